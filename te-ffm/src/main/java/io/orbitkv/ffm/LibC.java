@@ -1,0 +1,444 @@
+package io.orbitkv.ffm;
+
+import java.lang.foreign.AddressLayout;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * Hand-written bindings, in the shape jextract generates, for the parts of {@code <unistd.h>},
+ * {@code <sys/mman.h>}, {@code <fcntl.h>}, {@code <sys/syscall.h>} and {@code <string.h>} that OrbitKV needs
+ * on Linux x86_64 and aarch64 (LP64).
+ *
+ * <p>Every function has a holder class with its {@link FunctionDescriptor}, symbol and {@link MethodHandle}, so
+ * that a handle is linked the first time its function is called, and a static wrapper calling it with
+ * {@code invokeExact}. Functions that report failure through {@code errno} capture it into a caller-owned
+ * {@link CallState}: the wrappers allocate nothing, so they are usable on hot paths. Return values keep C's
+ * convention ({@code -1} or {@link #MAP_FAILED} on failure); deciding what a failure means is the caller's job.
+ *
+ * <p>Macro values are checked against the system headers by a compiled C harness in the tests.
+ */
+@SuppressWarnings("restricted") // binding native code is this class's purpose; JVMs run with native access
+public final class LibC
+{
+    public static final ValueLayout.OfByte C_CHAR = ValueLayout.JAVA_BYTE;
+    public static final ValueLayout.OfInt C_INT = ValueLayout.JAVA_INT;
+    public static final ValueLayout.OfLong C_LONG = ValueLayout.JAVA_LONG;
+    public static final ValueLayout.OfLong C_SIZE_T = ValueLayout.JAVA_LONG;
+    public static final ValueLayout.OfLong C_OFF_T = ValueLayout.JAVA_LONG;
+    public static final ValueLayout.OfInt C_PID_T = ValueLayout.JAVA_INT;
+    public static final ValueLayout.OfInt C_MODE_T = ValueLayout.JAVA_INT;
+    public static final AddressLayout C_POINTER = ValueLayout.ADDRESS;
+
+    // <sys/mman.h>: identical on x86_64 and aarch64 (asm-generic values).
+    public static final int PROT_NONE = 0x0;
+    public static final int PROT_READ = 0x1;
+    public static final int PROT_WRITE = 0x2;
+    public static final int MAP_SHARED = 0x01;
+    public static final int MAP_PRIVATE = 0x02;
+    public static final int MAP_FIXED = 0x10;
+    public static final int MAP_ANONYMOUS = 0x20;
+    public static final int MAP_NORESERVE = 0x4000;
+    /** Prefaults the mapping: never combine with {@link #MADV_HUGEPAGE}, which must precede the first touch. */
+    public static final int MAP_POPULATE = 0x8000;
+    public static final int MAP_HUGETLB = 0x40000;
+    public static final int MAP_FIXED_NOREPLACE = 0x100000;
+    /** {@code (void *) -1}, compare with {@link MemorySegment#address()} of what {@link #mmap} returns. */
+    public static final long MAP_FAILED = -1L;
+    public static final int MADV_NORMAL = 0;
+    public static final int MADV_WILLNEED = 3;
+    public static final int MADV_DONTNEED = 4;
+    public static final int MADV_HUGEPAGE = 14;
+    public static final int MADV_NOHUGEPAGE = 15;
+    public static final int MADV_POPULATE_WRITE = 23;
+
+    // <fcntl.h>: O_DIRECT and O_DIRECTORY swap values between x86_64 and aarch64.
+    private static final boolean AARCH64 = "aarch64".equals(System.getProperty("os.arch"));
+    public static final int O_RDONLY = 0;
+    public static final int O_WRONLY = 1;
+    public static final int O_RDWR = 2;
+    public static final int O_CREAT = 0100;
+    public static final int O_EXCL = 0200;
+    public static final int O_TRUNC = 01000;
+    public static final int O_DSYNC = 010000;
+    public static final int O_DIRECT = AARCH64 ? 0200000 : 040000;
+    public static final int O_DIRECTORY = AARCH64 ? 040000 : 0200000;
+    public static final int O_CLOEXEC = 02000000;
+    public static final int FALLOC_FL_KEEP_SIZE = 0x01;
+    public static final int FALLOC_FL_PUNCH_HOLE = 0x02;
+
+    // <sys/syscall.h>: io_uring came after the syscall tables were unified, so these hold on every arch.
+    public static final long SYS_IO_URING_SETUP = 425;
+    public static final long SYS_IO_URING_ENTER = 426;
+    public static final long SYS_IO_URING_REGISTER = 427;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final SymbolLookup SYMBOL_LOOKUP = LINKER.defaultLookup();
+    private static final Linker.Option CAPTURE_ERRNO = Linker.Option.captureCallState("errno");
+
+    private LibC()
+    {
+    }
+
+    private static final class mmap
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            C_POINTER, C_POINTER, C_SIZE_T, C_INT, C_INT, C_INT, C_OFF_T);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("mmap");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)}.
+     *
+     * @param state  receives {@code errno} on failure.
+     * @param addr   hint or fixed address, {@link MemorySegment#NULL} to let the kernel choose.
+     * @param length of the mapping in bytes.
+     * @param prot   {@code PROT_*} bits.
+     * @param flags  {@code MAP_*} bits.
+     * @param fd     file to map, {@code -1} for anonymous mappings.
+     * @param offset into the file, a multiple of the page size.
+     * @return a zero-length segment at the mapped address, {@link #MAP_FAILED} as its address on failure.
+     */
+    public static MemorySegment mmap(
+        final CallState state,
+        final MemorySegment addr,
+        final long length,
+        final int prot,
+        final int flags,
+        final int fd,
+        final long offset)
+    {
+        try
+        {
+            return (MemorySegment)mmap.HANDLE.invokeExact(state.segment(), addr, length, prot, flags, fd, offset);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class munmap
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_POINTER, C_SIZE_T);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("munmap");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int munmap(void *addr, size_t length)}.
+     *
+     * @param state  receives {@code errno} on failure.
+     * @param addr   page-aligned start of the range.
+     * @param length of the range in bytes.
+     * @return 0 on success, -1 on failure.
+     */
+    public static int munmap(final CallState state, final MemorySegment addr, final long length)
+    {
+        try
+        {
+            return (int)munmap.HANDLE.invokeExact(state.segment(), addr, length);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class madvise
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_POINTER, C_SIZE_T, C_INT);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("madvise");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int madvise(void *addr, size_t length, int advice)}.
+     *
+     * @param state  receives {@code errno} on failure.
+     * @param addr   page-aligned start of the range.
+     * @param length of the range in bytes.
+     * @param advice one of {@code MADV_*}.
+     * @return 0 on success, -1 on failure.
+     */
+    public static int madvise(final CallState state, final MemorySegment addr, final long length, final int advice)
+    {
+        try
+        {
+            return (int)madvise.HANDLE.invokeExact(state.segment(), addr, length, advice);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class open
+    {
+        // open is variadic: the mode travels in the variadic part, which matters to the calling convention.
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_POINTER, C_INT, C_MODE_T);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("open");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(
+            ADDR, DESC, Linker.Option.firstVariadicArg(2), CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int open(const char *path, int flags, ... /* mode_t mode *}{@code /)}.
+     *
+     * @param state receives {@code errno} on failure.
+     * @param path  NUL-terminated path, e.g. from {@code Arena.allocateFrom(String)}.
+     * @param flags {@code O_*} bits.
+     * @param mode  permission bits used with {@link #O_CREAT}, ignored otherwise.
+     * @return a file descriptor, or -1 on failure.
+     */
+    public static int open(final CallState state, final MemorySegment path, final int flags, final int mode)
+    {
+        try
+        {
+            return (int)open.HANDLE.invokeExact(state.segment(), path, flags, mode);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class close
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_INT);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("close");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int close(int fd)}.
+     *
+     * @param state receives {@code errno} on failure.
+     * @param fd    to close.
+     * @return 0 on success, -1 on failure.
+     */
+    public static int close(final CallState state, final int fd)
+    {
+        try
+        {
+            return (int)close.HANDLE.invokeExact(state.segment(), fd);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class ftruncate
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_INT, C_OFF_T);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("ftruncate");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int ftruncate(int fd, off_t length)}.
+     *
+     * @param state  receives {@code errno} on failure.
+     * @param fd     open for writing.
+     * @param length new file length in bytes.
+     * @return 0 on success, -1 on failure.
+     */
+    public static int ftruncate(final CallState state, final int fd, final long length)
+    {
+        try
+        {
+            return (int)ftruncate.HANDLE.invokeExact(state.segment(), fd, length);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class fallocate
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_INT, C_INT, C_OFF_T, C_OFF_T);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("fallocate");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int fallocate(int fd, int mode, off_t offset, off_t len)}.
+     *
+     * @param state  receives {@code errno} on failure.
+     * @param fd     open for writing.
+     * @param mode   0 to allocate and extend, or {@code FALLOC_FL_*} bits.
+     * @param offset of the range in bytes.
+     * @param length of the range in bytes.
+     * @return 0 on success, -1 on failure ({@link Errno#EOPNOTSUPP} on file systems without support).
+     */
+    public static int fallocate(final CallState state, final int fd, final int mode, final long offset, final long length)
+    {
+        try
+        {
+            return (int)fallocate.HANDLE.invokeExact(state.segment(), fd, mode, offset, length);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class fsync
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_INT);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("fsync");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int fsync(int fd)}.
+     *
+     * @param state receives {@code errno} on failure.
+     * @param fd    to flush to stable storage.
+     * @return 0 on success, -1 on failure.
+     */
+    public static int fsync(final CallState state, final int fd)
+    {
+        try
+        {
+            return (int)fsync.HANDLE.invokeExact(state.segment(), fd);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class syscall
+    {
+        // glibc's syscall(2) always loads six argument registers, so one six-argument shape serves every call;
+        // every variadic argument is passed as a full long so no register keeps stale upper bits.
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            C_LONG, C_LONG, C_LONG, C_LONG, C_LONG, C_LONG, C_LONG, C_LONG);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("syscall");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(
+            ADDR, DESC, Linker.Option.firstVariadicArg(1), CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code long syscall(long number, ...)} with six arguments; unused ones should be 0. Pointers are passed as
+     * {@link MemorySegment#address()}, so the caller keeps the memory alive for the duration of the call.
+     *
+     * @param state  receives {@code errno} on failure.
+     * @param number {@code SYS_*} number.
+     * @param arg1   first argument.
+     * @param arg2   second argument.
+     * @param arg3   third argument.
+     * @param arg4   fourth argument.
+     * @param arg5   fifth argument.
+     * @param arg6   sixth argument.
+     * @return the system call's result, -1 on failure.
+     */
+    public static long syscall(
+        final CallState state,
+        final long number,
+        final long arg1,
+        final long arg2,
+        final long arg3,
+        final long arg4,
+        final long arg5,
+        final long arg6)
+    {
+        try
+        {
+            return (long)syscall.HANDLE.invokeExact(state.segment(), number, arg1, arg2, arg3, arg4, arg5, arg6);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class getpid
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_PID_T);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("getpid");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * {@code pid_t getpid(void)}, which cannot fail.
+     *
+     * @return the calling process's id.
+     */
+    public static int getpid()
+    {
+        try
+        {
+            return (int)getpid.HANDLE.invokeExact();
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class strerror
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_POINTER, C_INT);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("strerror");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * {@code char *strerror(int errnum)}. glibc returns a static string for known values and a thread-local
+     * buffer for unknown ones, so the result is safe to read on the calling thread until its next call.
+     *
+     * @param errnum an {@code errno} value.
+     * @return a zero-length segment at the NUL-terminated message.
+     */
+    public static MemorySegment strerror(final int errnum)
+    {
+        try
+        {
+            return (MemorySegment)strerror.HANDLE.invokeExact(errnum);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    /**
+     * {@link #strerror(int)} copied into a Java string; allocates, so for error paths only.
+     *
+     * @param errnum an {@code errno} value.
+     * @return libc's description of the value.
+     */
+    public static String strerrorString(final int errnum)
+    {
+        final MemorySegment message = strerror(errnum);
+        if (MemorySegment.NULL.equals(message))
+        {
+            return "Unknown error " + errnum;
+        }
+
+        // Restricted but bounded: glibc's messages are short, a stray pointer still stops at 1 KiB.
+        return message.reinterpret(1024).getString(0);
+    }
+
+    private static RuntimeException rethrow(final Throwable ex)
+    {
+        // invokeExact declares Throwable; what a downcall can really throw is unchecked (e.g. a closed arena).
+        if (ex instanceof RuntimeException runtimeException)
+        {
+            return runtimeException;
+        }
+        if (ex instanceof Error error)
+        {
+            throw error;
+        }
+        return new IllegalStateException("unexpected checked exception from a downcall", ex);
+    }
+}

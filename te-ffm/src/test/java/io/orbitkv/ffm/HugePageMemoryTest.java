@@ -1,0 +1,231 @@
+package io.orbitkv.ffm;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class HugePageMemoryTest
+{
+    private static final long MIB = 1024 * 1024;
+    private static final long SMALL_PAGE_SIZE = 4096;
+
+    @ParameterizedTest
+    @ValueSource(longs = { 1, 4096, 2 * MIB - 1, 2 * MIB, 3 * MIB + 1, 64 * MIB })
+    void shouldMapRegionAtHugePageAlignedAddressRoundedToWholeHugePages(final long bytes)
+    {
+        try (MappedRegion region = HugePageMemory.mapAnonymous(bytes, true))
+        {
+            assertEquals(0, region.address() % HugePageMemory.HUGE_PAGE_SIZE, region.toString());
+            assertEquals(0, region.length() % HugePageMemory.HUGE_PAGE_SIZE, region.toString());
+            assertTrue(region.length() >= bytes && region.length() - bytes < HugePageMemory.HUGE_PAGE_SIZE);
+            assertEquals(region.address(), region.segment().address());
+            assertEquals(region.length(), region.segment().byteSize());
+        }
+    }
+
+    @Test
+    void shouldAlignRegionEvenWithoutHugePageAdvice()
+    {
+        try (MappedRegion region = HugePageMemory.mapAnonymous(5 * MIB, false))
+        {
+            assertEquals(0, region.address() % HugePageMemory.HUGE_PAGE_SIZE, region.toString());
+            assertEquals(6 * MIB, region.length());
+        }
+    }
+
+    @Test
+    void shouldGiveBackReservationSlackAfterAlignedRegion()
+    {
+        // The spare huge page reserved for alignment always leaves slack after the region (2 MiB minus the
+        // head), so the page following the region must be free again: a no-replace probe mapping succeeds there.
+        final CallState state = new CallState();
+        try (MappedRegion region = HugePageMemory.mapAnonymous(4 * MIB, false))
+        {
+            final MemorySegment probeAt = MemorySegment.ofAddress(region.address() + region.length());
+            final MemorySegment probe = LibC.mmap(
+                state,
+                probeAt,
+                SMALL_PAGE_SIZE,
+                LibC.PROT_NONE,
+                LibC.MAP_PRIVATE | LibC.MAP_ANONYMOUS | LibC.MAP_FIXED_NOREPLACE,
+                -1,
+                0);
+            final int errno = state.errno();
+            assertTrue(
+                probe.address() == probeAt.address(),
+                () -> "page after " + region + " still mapped: " + Errno.describe(errno));
+            assertEquals(0, LibC.munmap(state, probe, SMALL_PAGE_SIZE));
+        }
+    }
+
+    @Test
+    void shouldKeepAdvisedRegionAsOneMappingOfExactlyItsRange()
+    {
+        try (MappedRegion region = HugePageMemory.mapAnonymous(4 * MIB, true))
+        {
+            assumeTrue(region.hugePageAdvised(), "madvise(MADV_HUGEPAGE) refused: mapping not distinguishable");
+            final Smaps.Mapping mapping = Smaps.read().mappingContaining(region.address());
+            assertNotNull(mapping, region.toString());
+            assertEquals(region.address(), mapping.start(), () -> mapping.toString());
+            assertEquals(region.address() + region.length(), mapping.end(), () -> mapping.toString());
+            assertEquals(region.length() / 1024, mapping.sizeKb("Size"));
+        }
+    }
+
+    @Test
+    void shouldReadBackBytesWrittenThroughSegment()
+    {
+        try (MappedRegion region = HugePageMemory.mapAnonymous(3 * MIB, true))
+        {
+            final MemorySegment segment = region.segment();
+            final long words = segment.byteSize() / Long.BYTES;
+            for (long i = 0; i < words; i++)
+            {
+                segment.setAtIndex(ValueLayout.JAVA_LONG, i, i * 0x9E3779B97F4A7C15L);
+            }
+            segment.set(ValueLayout.JAVA_BYTE, segment.byteSize() - 1, (byte)0x5A);
+
+            for (long i = 0; i < words - 1; i++)
+            {
+                final long index = i;
+                assertEquals(i * 0x9E3779B97F4A7C15L, segment.getAtIndex(ValueLayout.JAVA_LONG, i), () -> "word " + index);
+            }
+            assertEquals((byte)0x5A, segment.get(ValueLayout.JAVA_BYTE, segment.byteSize() - 1));
+        }
+    }
+
+    @Test
+    void shouldStartZeroFilled()
+    {
+        try (MappedRegion region = HugePageMemory.mapAnonymous(2 * MIB, true))
+        {
+            final MemorySegment segment = region.segment();
+            for (long offset = 0; offset < segment.byteSize(); offset += SMALL_PAGE_SIZE)
+            {
+                assertEquals(0L, segment.get(ValueLayout.JAVA_LONG, offset));
+            }
+        }
+    }
+
+    @Test
+    void shouldRecordAcceptedHugePageAdviceAndKernelShouldSeeIt()
+    {
+        assumeFalse(
+            HugePageMemory.THP_UNAVAILABLE.equals(HugePageMemory.transparentHugePageMode()),
+            "kernel without transparent huge pages: MADV_HUGEPAGE is refused with EINVAL by design");
+
+        try (MappedRegion advised = HugePageMemory.mapAnonymous(4 * MIB, true);
+            MappedRegion plain = HugePageMemory.mapAnonymous(4 * MIB, false))
+        {
+            assertTrue(advised.hugePageAdvised(), advised.toString());
+            assertEquals(0, advised.hugePageAdviceErrno());
+            assertFalse(plain.hugePageAdvised(), plain.toString());
+
+            // "hg" in VmFlags is the kernel's record of MADV_HUGEPAGE for the VMA, whatever the THP mode.
+            final Smaps smaps = Smaps.read();
+            assertTrue(smaps.mappingContaining(advised.address()).hasVmFlag("hg"), advised.toString());
+            assertFalse(smaps.mappingContaining(plain.address()).hasVmFlag("hg"), plain.toString());
+        }
+    }
+
+    @Test
+    void shouldBackTouchedAdvisedRegionWithAnonHugePages()
+    {
+        final String mode = HugePageMemory.transparentHugePageMode();
+        assumeFalse(
+            "never".equals(mode) || HugePageMemory.THP_UNAVAILABLE.equals(mode),
+            "transparent huge pages are '" + mode + "' in " + HugePageMemory.THP_ENABLED_PATH +
+            ": no region can be backed by huge pages here");
+
+        try (MappedRegion region = HugePageMemory.mapAnonymous(4 * MIB, true))
+        {
+            final MemorySegment segment = region.segment();
+            for (long offset = 0; offset < segment.byteSize(); offset += SMALL_PAGE_SIZE)
+            {
+                segment.set(ValueLayout.JAVA_BYTE, offset, (byte)1);
+            }
+
+            final Smaps.Mapping mapping = Smaps.read().mappingContaining(region.address());
+            assertNotNull(mapping, region.toString());
+            // Each fault needs a free 2 MiB physical extent; demand at least one so a fragmented host still passes.
+            final long anonHugeKb = mapping.sizeKb("AnonHugePages");
+            assertTrue(anonHugeKb >= 2048, () -> "AnonHugePages=" + anonHugeKb + " kB for " + mapping);
+        }
+    }
+
+    @Test
+    void shouldLeaveTouchedUnadvisedRegionOnSmallPagesWhenModeIsMadvise()
+    {
+        assumeTrue(
+            "madvise".equals(HugePageMemory.transparentHugePageMode()),
+            "only with THP mode 'madvise' does the advice alone decide the page size");
+
+        try (MappedRegion region = HugePageMemory.mapAnonymous(4 * MIB, false))
+        {
+            final MemorySegment segment = region.segment();
+            for (long offset = 0; offset < segment.byteSize(); offset += SMALL_PAGE_SIZE)
+            {
+                segment.set(ValueLayout.JAVA_BYTE, offset, (byte)1);
+            }
+
+            final Smaps.Mapping mapping = Smaps.read().mappingContaining(region.address());
+            assertEquals(0, mapping.sizeKb("AnonHugePages"), mapping.toString());
+            assertEquals(4096, mapping.sizeKb("Rss"), mapping.toString());
+        }
+    }
+
+    @Test
+    void shouldUnmapOnCloseAndIgnoreSecondClose()
+    {
+        final MappedRegion region = HugePageMemory.mapAnonymous(2 * MIB, true);
+        final long address = region.address();
+        final long length = region.length();
+        region.segment().set(ValueLayout.JAVA_LONG, 0, 42L);
+        assertNotNull(Smaps.read().mappingContaining(address));
+
+        region.close();
+
+        assertTrue(region.isClosed());
+        assertFalse(Smaps.read().anyIntersects(address, length), "range still mapped after close");
+        assertThrows(IllegalStateException.class, () -> region.segment().get(ValueLayout.JAVA_LONG, 0));
+
+        region.close();
+        assertTrue(region.isClosed());
+    }
+
+    @Test
+    void shouldNameCallSizeAndErrnoWhenReservationFails()
+    {
+        // 2^60 bytes exceeds any user address space, so mmap refuses even with MAP_NORESERVE.
+        final long bytes = 1L << 60;
+        final NativeCallException ex = assertThrows(
+            NativeCallException.class, () -> HugePageMemory.mapAnonymous(bytes, true));
+
+        assertEquals(Errno.ENOMEM, ex.errno());
+        assertTrue(ex.getMessage().startsWith("mmap("), ex.getMessage());
+        assertTrue(ex.getMessage().contains(Long.toString(bytes)), ex.getMessage());
+        assertTrue(ex.getMessage().contains("ENOMEM(12) Cannot allocate memory"), ex.getMessage());
+    }
+
+    @Test
+    void shouldRejectNonPositiveOrUnroundableSize()
+    {
+        assertThrows(IllegalArgumentException.class, () -> HugePageMemory.mapAnonymous(0, true));
+        assertThrows(IllegalArgumentException.class, () -> HugePageMemory.mapAnonymous(-1, false));
+        assertThrows(IllegalArgumentException.class, () -> HugePageMemory.mapAnonymous(Long.MAX_VALUE, false));
+    }
+}

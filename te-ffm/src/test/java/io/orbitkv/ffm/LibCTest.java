@@ -1,0 +1,232 @@
+package io.orbitkv.ffm;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import com.sun.management.ThreadMXBean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class LibCTest
+{
+    private static final long MIB = 1024 * 1024;
+
+    private final CallState state = new CallState();
+    private Arena arena;
+    private Path directory;
+
+    @BeforeEach
+    void before() throws IOException
+    {
+        arena = Arena.ofConfined();
+        // Under target/ on the work disk: tmpfs (/dev/shm) ignores O_DIRECT and would prove nothing.
+        final Path target = Files.createDirectories(Path.of("target", "libc-test"));
+        directory = Files.createTempDirectory(target, "run-").toAbsolutePath();
+    }
+
+    @AfterEach
+    void after() throws IOException
+    {
+        arena.close();
+        try (Stream<Path> paths = Files.walk(directory))
+        {
+            for (final Path path : paths.sorted(Comparator.reverseOrder()).toList())
+            {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
+
+    @Test
+    void shouldCaptureEbadfWhenClosingInvalidDescriptor()
+    {
+        assertEquals(-1, LibC.close(state, -1));
+        assertEquals(Errno.EBADF, state.errno());
+        assertEquals(9, state.errno());
+    }
+
+    @Test
+    void shouldCaptureEinvalWhenUnmappingMisalignedAddress()
+    {
+        assertEquals(-1, LibC.munmap(state, MemorySegment.ofAddress(4096 + 1), 4096));
+        assertEquals(Errno.EINVAL, state.errno());
+    }
+
+    @Test
+    void shouldCaptureErrnoOfLatestFailureOnly()
+    {
+        assertEquals(-1, LibC.close(state, -1));
+        assertEquals(-1, LibC.munmap(state, MemorySegment.ofAddress(1), 4096));
+        assertEquals(Errno.EINVAL, state.errno());
+        state.reset();
+        assertEquals(0, state.errno());
+    }
+
+    @Test
+    void shouldCaptureEnoentWhenOpeningMissingFile()
+    {
+        final MemorySegment path = arena.allocateFrom(directory.resolve("missing").toString());
+        assertEquals(-1, LibC.open(state, path, LibC.O_RDONLY, 0));
+        assertEquals(Errno.ENOENT, state.errno());
+    }
+
+    @Test
+    void shouldCreateSizeAllocateSyncAndCloseFileUnderTarget() throws IOException
+    {
+        final Path file = directory.resolve("segment.dat");
+        final MemorySegment path = arena.allocateFrom(file.toString());
+
+        final int fd = LibC.open(state, path, LibC.O_RDWR | LibC.O_CREAT | LibC.O_EXCL | LibC.O_CLOEXEC, 0600);
+        assertTrue(fd >= 0, () -> "open: " + Errno.describe(state.errno()));
+        // The mode travels in open's variadic part; 0600 survives any usual umask.
+        assertEquals(0600, (int)Files.getAttribute(file, "unix:mode") & 0777);
+
+        assertEquals(0, LibC.ftruncate(state, fd, MIB), () -> "ftruncate: " + Errno.describe(state.errno()));
+        assertEquals(MIB, Files.size(file));
+
+        assertEquals(0, LibC.fallocate(state, fd, 0, 0, 8 * MIB), () -> "fallocate: " + Errno.describe(state.errno()));
+        assertEquals(8 * MIB, Files.size(file));
+
+        // KEEP_SIZE reserves blocks past the end without moving it.
+        assertEquals(0, LibC.fallocate(state, fd, LibC.FALLOC_FL_KEEP_SIZE, 8 * MIB, 8 * MIB));
+        assertEquals(8 * MIB, Files.size(file));
+
+        assertEquals(0, LibC.fsync(state, fd), () -> "fsync: " + Errno.describe(state.errno()));
+        assertEquals(0, LibC.close(state, fd));
+
+        assertEquals(-1, LibC.fsync(state, fd));
+        assertEquals(Errno.EBADF, state.errno());
+    }
+
+    @Test
+    void shouldCaptureEexistWhenExclusiveCreateFindsFile() throws IOException
+    {
+        final Path file = Files.createFile(directory.resolve("taken.dat"));
+        final MemorySegment path = arena.allocateFrom(file.toString());
+        assertEquals(-1, LibC.open(state, path, LibC.O_RDWR | LibC.O_CREAT | LibC.O_EXCL, 0600));
+        assertEquals(Errno.EEXIST, state.errno());
+    }
+
+    @Test
+    void shouldOpenWithDirectIoOnWorkDisk() throws IOException
+    {
+        final Path file = Files.createFile(directory.resolve("direct.dat"));
+        final MemorySegment path = arena.allocateFrom(file.toString());
+        final int fd = LibC.open(state, path, LibC.O_RDWR | LibC.O_DIRECT, 0);
+        assertTrue(fd >= 0, () -> "open(O_DIRECT): " + Errno.describe(state.errno()));
+        assertEquals(0, LibC.close(state, fd));
+    }
+
+    @Test
+    void shouldReturnPidOfThisProcess()
+    {
+        assertEquals(ProcessHandle.current().pid(), LibC.getpid());
+    }
+
+    @Test
+    void shouldCaptureEinvalFromRawSyscallWithInvalidArguments()
+    {
+        // io_uring_setup(0 entries) is rejected before anything is set up; the params must still be readable.
+        final MemorySegment params = arena.allocate(120);
+        final long result = LibC.syscall(state, LibC.SYS_IO_URING_SETUP, 0, params.address(), 0, 0, 0, 0);
+        assertEquals(-1, result);
+        assertEquals(Errno.EINVAL, state.errno());
+    }
+
+    @Test
+    void shouldCreateIoUringThroughRawSyscall()
+    {
+        final MemorySegment params = arena.allocate(120);
+        final long fd = LibC.syscall(state, LibC.SYS_IO_URING_SETUP, 4, params.address(), 0, 0, 0, 0);
+        assumeFalse(
+            fd < 0 && (state.errno() == Errno.EPERM || state.errno() == Errno.ENOSYS),
+            "io_uring blocked here (seccomp or io_uring_disabled): " + Errno.describe(state.errno()));
+        assertTrue(fd >= 0, () -> "io_uring_setup: " + Errno.describe(state.errno()));
+        try
+        {
+            // struct io_uring_params: sq_entries at 0, cq_entries at 4, filled in by the kernel.
+            assertEquals(4, params.get(LibC.C_INT, 0));
+            assertEquals(8, params.get(LibC.C_INT, 4));
+        }
+        finally
+        {
+            assertEquals(0, LibC.close(state, (int)fd));
+        }
+    }
+
+    @Test
+    void shouldDescribeErrnoWithNameNumberAndLibcText()
+    {
+        assertEquals("Bad file descriptor", LibC.strerrorString(Errno.EBADF));
+        assertEquals("EBADF(9) Bad file descriptor", Errno.describe(Errno.EBADF));
+        assertEquals("EINVAL(22) Invalid argument", Errno.describe(Errno.EINVAL));
+        assertEquals("errno(4242) Unknown error 4242", Errno.describe(4242));
+    }
+
+    @Test
+    void shouldNotAllocateWhenCapturingErrnoOfFailingCalls()
+    {
+        final ThreadMXBean threads = (ThreadMXBean)ManagementFactory.getThreadMXBean();
+        assumeTrue(threads.isThreadAllocatedMemorySupported(), "per-thread allocation counter not supported");
+
+        final MemorySegment misaligned = MemorySegment.ofAddress(1);
+        long errnoSum = 0;
+        for (int i = 0; i < 200_000; i++)
+        {
+            errnoSum += failingCalls(misaligned);
+        }
+
+        final long threadId = Thread.currentThread().threadId();
+        final long before = threads.getThreadAllocatedBytes(threadId);
+        for (int i = 0; i < 100_000; i++)
+        {
+            errnoSum += failingCalls(misaligned);
+        }
+        final long allocated = threads.getThreadAllocatedBytes(threadId) - before;
+
+        assertEquals(300_000L * (Errno.EBADF + Errno.EINVAL), errnoSum);
+        // 200k calls: anything per call would be megabytes; allow for the measurement's own noise.
+        assertTrue(allocated < 64 * 1024, () -> allocated + " bytes allocated by 200000 failing calls");
+    }
+
+    private int failingCalls(final MemorySegment misaligned)
+    {
+        LibC.close(state, -1);
+        final int closeErrno = state.errno();
+        LibC.munmap(state, misaligned, 4096);
+        return closeErrno + state.errno();
+    }
+
+    @Test
+    void shouldLinkEveryBindingEagerlyWithoutError()
+    {
+        // A wrong symbol name or descriptor only shows when a holder first initialises; touch them all.
+        assertFalse(LibC.getpid() <= 0);
+        assertEquals(-1, LibC.madvise(state, MemorySegment.ofAddress(1), 4096, LibC.MADV_NORMAL));
+        assertEquals(Errno.EINVAL, state.errno());
+        assertEquals(-1, LibC.ftruncate(state, -1, 0));
+        assertEquals(Errno.EBADF, state.errno());
+        assertEquals(-1, LibC.fallocate(state, -1, 0, 0, 1));
+        assertEquals(Errno.EBADF, state.errno());
+        final MemorySegment mapping = LibC.mmap(
+            state, MemorySegment.NULL, 4096, LibC.PROT_READ, LibC.MAP_PRIVATE | LibC.MAP_ANONYMOUS, -1, 0);
+        assertTrue(mapping.address() != LibC.MAP_FAILED, () -> "mmap: " + Errno.describe(state.errno()));
+        assertEquals(0, LibC.munmap(state, mapping, 4096));
+    }
+}
