@@ -1,0 +1,182 @@
+package io.orbitkv.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.codecs.engine.StatusCode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 20, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class EngineClientTest
+{
+    private Path dir;
+    private FakeManager manager;
+
+    @BeforeEach
+    void before() throws IOException
+    {
+        final Path shm = Paths.get("/dev/shm");
+        final Path base = Files.isDirectory(shm) ? shm : Paths.get(System.getProperty("java.io.tmpdir"));
+        dir = Files.createTempDirectory(base, "orbitkv-client-test-");
+    }
+
+    @AfterEach
+    void after() throws Exception
+    {
+        if (manager != null)
+        {
+            manager.close();
+        }
+        try (Stream<Path> paths = Files.walk(dir))
+        {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    private EngineClient.Context context()
+    {
+        return new EngineClient.Context()
+            .dir(dir.toString())
+            .clientName("test-engine")
+            .dataRegionBytes(1 << 16)
+            .attachTimeoutNs(TimeUnit.SECONDS.toNanos(5))
+            .responseTimeoutNs(TimeUnit.SECONDS.toNanos(5));
+    }
+
+    @Test
+    void shouldAttachMapTheDataRegionAndFreeTheSlotOnDetach() throws IOException
+    {
+        manager = new FakeManager(dir, TimeUnit.SECONDS.toNanos(5), true);
+        try (EngineClient client = EngineClient.connect(context()))
+        {
+            assertEquals(0, client.slotIndex());
+            assertEquals((1L << 32), client.clientId());
+            assertEquals(1 << 16, client.dataRegion().byteSize());
+            client.dataBuffer().putLong(100, 0xCAFEL);
+            assertEquals(CncFileDescriptor.SLOT_ATTACHED, manager.slotState(0));
+        }
+        assertEquals(CncFileDescriptor.SLOT_FREE, manager.slotState(0));
+        assertEquals(0, manager.claimPid(0));
+    }
+
+    @Test
+    void shouldSplitLongLookupAndStopAfterTheFirstShortRequest() throws IOException
+    {
+        manager = new FakeManager(dir, TimeUnit.SECONDS.toNanos(5), true);
+        manager.residentKeys = 700;
+        final int keys = 2 * EngineRingLimits.MAX_KEYS_PER_REQUEST + 276;
+        final KeyBatch batch = new KeyBatch(keys).namespace(new byte[]{'n', 's'});
+        for (int i = 0; i < keys; i++)
+        {
+            batch.addKey(new byte[]{(byte)i, (byte)(i >> 8)}, 0, 2);
+        }
+        final OperationResult result = new OperationResult(keys);
+        try (EngineClient client = EngineClient.connect(context()))
+        {
+            client.lookup(batch, true, result);
+        }
+        assertEquals(StatusCode.OK, result.code());
+        assertEquals(700, result.value());
+        assertEquals(2, result.requestCount());
+        assertEquals(List.of(EngineRingLimits.MAX_KEYS_PER_REQUEST, EngineRingLimits.MAX_KEYS_PER_REQUEST),
+            manager.lookupKeyCounts);
+        assertEquals(2, result.leaseCount());
+        assertEquals(KeyStatus.DRAM, result.status(699));
+        assertEquals(KeyStatus.MISS, result.status(700));
+        assertEquals(KeyStatus.NOT_ATTEMPTED, result.status(701));
+        assertEquals(KeyStatus.NOT_ATTEMPTED, result.status(keys - 1));
+    }
+
+    @Test
+    void shouldFailWithNoManagerWhenTheDirectoryHasNoCncFile()
+    {
+        final EngineClientException ex = assertThrows(EngineClientException.class,
+            () -> EngineClient.connect(context().attachTimeoutNs(TimeUnit.MILLISECONDS.toNanos(200))));
+        assertEquals(EngineClientException.Reason.NO_MANAGER, ex.reason());
+    }
+
+    @Test
+    void shouldRejectAManagerWhoseHeartbeatIsStale() throws IOException
+    {
+        manager = new FakeManager(dir, TimeUnit.MILLISECONDS.toNanos(100), false);
+        manager.requestRing.consumerHeartbeatTime(System.currentTimeMillis() - 10_000);
+        final EngineClientException ex = assertThrows(EngineClientException.class,
+            () -> EngineClient.connect(context().attachTimeoutNs(TimeUnit.MILLISECONDS.toNanos(300))));
+        assertEquals(EngineClientException.Reason.STALE_MANAGER, ex.reason());
+        assertEquals(0, manager.claimPid(0));
+    }
+
+    @Test
+    void shouldReportNameInUseAndGiveTheSlotBack() throws IOException
+    {
+        manager = new FakeManager(dir, TimeUnit.SECONDS.toNanos(5), true);
+        final EngineClientException ex = assertThrows(EngineClientException.class,
+            () -> EngineClient.connect(context().clientName(FakeManager.TAKEN_NAME)));
+        assertEquals(EngineClientException.Reason.ATTACH_REJECTED, ex.reason());
+        assertEquals(StatusCode.NAME_IN_USE, ex.statusCode());
+        assertEquals(0, manager.claimPid(0));
+        assertEquals(CncFileDescriptor.SLOT_FREE, manager.slotState(0));
+    }
+
+    @Test
+    void shouldThrowManagerDiedInsteadOfHangingWhenTheManagerStops() throws IOException
+    {
+        manager = new FakeManager(dir, TimeUnit.MILLISECONDS.toNanos(300), true);
+        final KeyBatch batch = new KeyBatch(1).namespace(new byte[]{'n'});
+        batch.addKey(new byte[]{1}, 0, 1);
+        try (EngineClient client = EngineClient.connect(context()))
+        {
+            manager.answering = false;
+            manager.heartbeating = false;
+            final long startNs = System.nanoTime();
+            final EngineClientException ex = assertThrows(EngineClientException.class,
+                () -> client.lookup(batch, false, new OperationResult(1)));
+            assertEquals(EngineClientException.Reason.MANAGER_DIED, ex.reason());
+            assertTrue(System.nanoTime() - startNs < TimeUnit.SECONDS.toNanos(4), "noticed before the response timeout");
+            assertThrows(EngineClientException.class, () -> client.lookup(batch, false, new OperationResult(1)));
+        }
+    }
+
+    @Test
+    void shouldThrowDetachedWhenTheSlotIsGivenAway() throws IOException
+    {
+        manager = new FakeManager(dir, TimeUnit.SECONDS.toNanos(5), true);
+        final KeyBatch batch = new KeyBatch(1).namespace(new byte[]{'n'});
+        batch.addKey(new byte[]{1}, 0, 1);
+        try (EngineClient client = EngineClient.connect(context()))
+        {
+            manager.answering = false;
+            manager.stealSlot(client.slotIndex());
+            final EngineClientException ex = assertThrows(EngineClientException.class,
+                () -> client.lookup(batch, false, new OperationResult(1)));
+            assertEquals(EngineClientException.Reason.DETACHED, ex.reason());
+        }
+    }
+
+    @Test
+    void shouldCheckRangesAgainstTheDataRegionBeforeSending() throws IOException
+    {
+        manager = new FakeManager(dir, TimeUnit.SECONDS.toNanos(5), true);
+        final KeyBatch batch = new KeyBatch(1).namespace(new byte[]{'n'});
+        batch.addKey(new byte[]{1}, 0, 1, (1 << 16) - 10, 11);
+        try (EngineClient client = EngineClient.connect(context()))
+        {
+            assertThrows(IllegalArgumentException.class, () -> client.publish(batch, new OperationResult(1)));
+        }
+    }
+}
