@@ -23,6 +23,7 @@ public final class Errno
     public static final int EFBIG = 27;
     public static final int ENOSPC = 28;
     public static final int ENOSYS = 38;
+    public static final int ETIME = 62;
     public static final int EOPNOTSUPP = 95;
 
     private Errno()
@@ -56,6 +57,7 @@ public final class Errno
             case EFBIG -> "EFBIG";
             case ENOSPC -> "ENOSPC";
             case ENOSYS -> "ENOSYS";
+            case ETIME -> "ETIME";
             case EOPNOTSUPP -> "EOPNOTSUPP";
             default -> "errno";
         };

@@ -23,6 +23,18 @@ public final class NativeCallException extends RuntimeException
     }
 
     /**
+     * @param call  the call with its significant arguments, e.g. {@code "mmap(length=4194304)"}.
+     * @param errno captured after the call failed.
+     * @param hint  what an operator can do about this failure, appended to the message.
+     */
+    public NativeCallException(final String call, final int errno, final String hint)
+    {
+        super(call + " failed: " + Errno.describe(errno) + "; " + hint);
+        this.call = call;
+        this.errno = errno;
+    }
+
+    /**
      * @return the call with its significant arguments.
      */
     public String call()

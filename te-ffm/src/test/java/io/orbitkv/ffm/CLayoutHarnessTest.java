@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -25,14 +26,19 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Compiles src/test/c/libc_layout.c with the system's gcc and compares what the headers say with the values
- * copied by hand into {@link LibC}, {@link Errno} and struct classes.
+ * copied by hand into {@link LibC}, {@link Errno}, {@link IoUringConstants} and the struct classes: a binding
+ * constant, struct size or field offset that differs from the headers by one fails the build.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class CLayoutHarnessTest
 {
     private static final Path SOURCE = Path.of("src", "test", "c", "libc_layout.c");
     private static final Path BINARY = Path.of("target", "c", "libc_layout");
-    private static final List<Class<?>> CONSTANT_CLASSES = List.of(LibC.class, Errno.class);
+    private static final List<Class<?>> CONSTANT_CLASSES = List.of(LibC.class, Errno.class, IoUringConstants.class);
+    private static final List<Class<?>> STRUCT_CLASSES = List.of(
+        IoSqringOffsets.class, IoCqringOffsets.class, IoUringParams.class, IoUringSqe.class, IoUringCqe.class, Iovec.class,
+        IoUringGeteventsArg.class, KernelTimespec.class);
+    private static final String OFFSET_METHOD_SUFFIX = "$offset";
 
     private static Map<String, Long> constants;
     private static Map<String, Long> sizes;
@@ -110,6 +116,53 @@ class CLayoutHarnessTest
     }
 
     @Test
+    void shouldCheckEveryStructSizeAndFieldOffset()
+    {
+        // A field or struct added to Java without a line in libc_layout.c would go unchecked.
+        final List<String> unchecked = new ArrayList<>();
+        for (final Class<?> type : STRUCT_CLASSES)
+        {
+            final String name = type.getSimpleName();
+            if (!sizes.containsKey(name))
+            {
+                unchecked.add("sizeof " + name);
+            }
+            for (final Method method : type.getDeclaredMethods())
+            {
+                final String methodName = method.getName();
+                if (Modifier.isStatic(method.getModifiers()) && methodName.endsWith(OFFSET_METHOD_SUFFIX))
+                {
+                    final String field = methodName.substring(0, methodName.length() - OFFSET_METHOD_SUFFIX.length());
+                    if (!offsets.containsKey(name + '.' + field))
+                    {
+                        unchecked.add("offsetof " + name + '.' + field);
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), unchecked, "add these to " + SOURCE);
+    }
+
+    @Test
+    void shouldMatchStructLayoutsWithTheirOffsetConstants() throws ReflectiveOperationException
+    {
+        // The $OFFSET constants are what hot paths use; each must agree with its accessor, which the harness checks.
+        for (final Class<?> type : STRUCT_CLASSES)
+        {
+            for (final Method method : type.getDeclaredMethods())
+            {
+                final String methodName = method.getName();
+                if (Modifier.isStatic(method.getModifiers()) && methodName.endsWith(OFFSET_METHOD_SUFFIX))
+                {
+                    final String field = methodName.substring(0, methodName.length() - OFFSET_METHOD_SUFFIX.length());
+                    final long constant = type.getField(field.toUpperCase(Locale.ROOT) + "$OFFSET").getLong(null);
+                    assertEquals(constant, (long)method.invoke(null), () -> type.getSimpleName() + '.' + field);
+                }
+            }
+        }
+    }
+
+    @Test
     void shouldMatchLayoutAndStructSizesWithCompiler() throws ReflectiveOperationException
     {
         for (final Map.Entry<String, Long> entry : sizes.entrySet())
@@ -126,6 +179,7 @@ class CLayoutHarnessTest
     void shouldMatchStructFieldOffsetsWithCompiler() throws ReflectiveOperationException
     {
         assertTrue(offsets.containsKey("TimespecFixture.tv_nsec"), "harness lost its struct fixture: " + offsets);
+        assertTrue(offsets.containsKey("IoUringSqe.buf_index"), "harness lost the io_uring structs: " + offsets);
         for (final Map.Entry<String, Long> entry : offsets.entrySet())
         {
             final String[] classAndField = entry.getKey().split("\\.");
