@@ -1,0 +1,345 @@
+package io.orbitkv.manager;
+
+import io.orbitkv.codecs.EngineRingLimits;
+import java.io.File;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
+
+/**
+ * The Manager's side of one client slot: liveness, the data region, leases (pinned Lookup prefixes) and the queue
+ * of in-flight copy operations. Everything is preallocated at start for every slot; only the data region mapping is
+ * made at attach (design: allocation is allowed at attach).
+ */
+final class ClientSession
+{
+    static final int FREE = 0;
+    static final int ATTACHED = 1;
+    /** Detached on request: everything released, waiting for the engine to read the Detach response. */
+    static final int DRAINING = 2;
+
+    final int slotIndex;
+    final AtomicBuffer responseRingBuffer;
+    final OneToOneRingBuffer responseRing;
+
+    int state = FREE;
+    long clientId;
+    long lastRequestNs;
+    long drainDeadlineNs;
+    long claimFirstSeenMs;
+    long claimFirstSeenPid;
+
+    private final byte[] name = new byte[EngineRingLimits.MAX_CLIENT_NAME_LENGTH];
+    private int nameLength;
+
+    private Arena regionArena;
+    private MemorySegment region;
+    private long regionBytes;
+    private File regionFile;
+    private byte[] regionPath;
+
+    private final long[] leaseIds = new long[Configuration.MAX_LEASES_PER_CLIENT];
+    private final int[] leaseStarts = new int[Configuration.MAX_LEASES_PER_CLIENT];
+    private final int[] leaseCounts = new int[Configuration.MAX_LEASES_PER_CLIENT];
+    private final int[] pinnedEntries = new int[Configuration.MAX_PINNED_BLOCKS_PER_CLIENT];
+    private int leaseCount;
+    private int pinnedCount;
+    private long nextLeaseId;
+
+    private final CopyOperation[] operations = new CopyOperation[Configuration.MAX_IN_FLIGHT_PER_CLIENT];
+    private int operationHead;
+    private int operationCount;
+
+    ClientSession(final int slotIndex, final AtomicBuffer responseRingBuffer)
+    {
+        this.slotIndex = slotIndex;
+        this.responseRingBuffer = responseRingBuffer;
+        this.responseRing = new OneToOneRingBuffer(responseRingBuffer);
+        for (int i = 0; i < operations.length; i++)
+        {
+            operations[i] = new CopyOperation();
+        }
+    }
+
+    boolean isAttached()
+    {
+        return ATTACHED == state;
+    }
+
+    void name(final DirectBuffer buffer, final int offset, final int length)
+    {
+        buffer.getBytes(offset, name, 0, length);
+        nameLength = length;
+    }
+
+    boolean hasName(final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (length != nameLength)
+        {
+            return false;
+        }
+        for (int i = 0; i < length; i++)
+        {
+            if (name[i] != buffer.getByte(offset + i))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    String nameAsString()
+    {
+        return new String(name, 0, nameLength, StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * Create the sparse data region file and map it. Slow path, at attach only.
+     *
+     * @param file  path of the region.
+     * @param bytes its size.
+     * @throws IOException if the file cannot be created or mapped.
+     */
+    void mapRegion(final File file, final long bytes) throws IOException
+    {
+        final Arena arena = Arena.ofShared();
+        try (RandomAccessFile raf = new RandomAccessFile(file, "rw"); FileChannel channel = raf.getChannel())
+        {
+            raf.setLength(bytes);
+            region = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            arena.close();
+            if (!file.delete() && file.exists())
+            {
+                ex.addSuppressed(new IOException("could not delete " + file));
+            }
+            throw ex;
+        }
+        regionArena = arena;
+        regionBytes = bytes;
+        regionFile = file;
+        regionPath = file.getAbsolutePath().getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * Unmap and delete the data region, if any.
+     */
+    void unmapRegion()
+    {
+        if (null != regionArena)
+        {
+            regionArena.close();
+            regionArena = null;
+            region = null;
+            regionBytes = 0;
+        }
+        if (null != regionFile)
+        {
+            if (!regionFile.delete() && regionFile.exists())
+            {
+                regionFile.deleteOnExit();
+            }
+            regionFile = null;
+            regionPath = null;
+        }
+    }
+
+    MemorySegment region()
+    {
+        return region;
+    }
+
+    long regionBytes()
+    {
+        return regionBytes;
+    }
+
+    byte[] regionPath()
+    {
+        return regionPath;
+    }
+
+    /**
+     * Whether {@code [offset, offset + length)} lies inside the data region, overflow-safe.
+     *
+     * @param offset start.
+     * @param length bytes, at least 1.
+     * @return true if inside.
+     */
+    boolean inRegion(final long offset, final long length)
+    {
+        return offset >= 0 && length > 0 && length <= regionBytes && offset <= regionBytes - length;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Leases
+
+    int leaseCount()
+    {
+        return leaseCount;
+    }
+
+    int pinnedCount()
+    {
+        return pinnedCount;
+    }
+
+    boolean canLease(final int blocks)
+    {
+        return leaseCount < leaseIds.length && pinnedCount + blocks <= pinnedEntries.length;
+    }
+
+    boolean leaseLimitReached()
+    {
+        return leaseCount >= leaseIds.length;
+    }
+
+    /**
+     * Record a lease over entries the caller has pinned already.
+     *
+     * @param entryIds pinned entries.
+     * @param count    how many.
+     * @return the new lease id, never 0.
+     */
+    long addLease(final int[] entryIds, final int count)
+    {
+        final long leaseId = ++nextLeaseId;
+        leaseIds[leaseCount] = leaseId;
+        leaseStarts[leaseCount] = pinnedCount;
+        leaseCounts[leaseCount] = count;
+        System.arraycopy(entryIds, 0, pinnedEntries, pinnedCount, count);
+        pinnedCount += count;
+        leaseCount++;
+        return leaseId;
+    }
+
+    int findLease(final long leaseId)
+    {
+        for (int i = 0; i < leaseCount; i++)
+        {
+            if (leaseIds[i] == leaseId)
+            {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Remove a lease, handing each of its entries to the unpinner.
+     *
+     * @param leaseIndex from {@link #findLease(long)}.
+     * @param unpinner   releases one pin.
+     * @return number of entries unpinned.
+     */
+    int removeLease(final int leaseIndex, final EntryAction unpinner)
+    {
+        final int start = leaseStarts[leaseIndex];
+        final int count = leaseCounts[leaseIndex];
+        for (int i = start; i < start + count; i++)
+        {
+            unpinner.apply(pinnedEntries[i]);
+        }
+
+        // Compact: leases are few and small, and release is not the lookup path.
+        final int tail = pinnedCount - (start + count);
+        System.arraycopy(pinnedEntries, start + count, pinnedEntries, start, tail);
+        pinnedCount -= count;
+        for (int i = leaseIndex + 1; i < leaseCount; i++)
+        {
+            leaseIds[i - 1] = leaseIds[i];
+            leaseStarts[i - 1] = leaseStarts[i] - count;
+            leaseCounts[i - 1] = leaseCounts[i];
+        }
+        leaseCount--;
+        return count;
+    }
+
+    int removeAllLeases(final EntryAction unpinner)
+    {
+        final int count = pinnedCount;
+        for (int i = 0; i < pinnedCount; i++)
+        {
+            unpinner.apply(pinnedEntries[i]);
+        }
+        pinnedCount = 0;
+        leaseCount = 0;
+        return count;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // In-flight operations, FIFO per client.
+
+    boolean hasOperations()
+    {
+        return operationCount > 0;
+    }
+
+    boolean operationQueueFull()
+    {
+        return operationCount == operations.length;
+    }
+
+    /**
+     * The slot the next operation will occupy; call {@link #enqueue()} once it is filled in.
+     *
+     * @return a free operation.
+     */
+    CopyOperation nextFreeOperation()
+    {
+        return operations[(operationHead + operationCount) % operations.length];
+    }
+
+    void enqueue()
+    {
+        operationCount++;
+    }
+
+    CopyOperation headOperation()
+    {
+        return operations[operationHead];
+    }
+
+    void dequeue()
+    {
+        operations[operationHead].clear();
+        operationHead = (operationHead + 1) % operations.length;
+        operationCount--;
+    }
+
+    int operationCount()
+    {
+        return operationCount;
+    }
+
+    void reset()
+    {
+        state = FREE;
+        clientId = 0;
+        lastRequestNs = 0;
+        drainDeadlineNs = 0;
+        nameLength = 0;
+        leaseCount = 0;
+        pinnedCount = 0;
+        operationHead = 0;
+        operationCount = 0;
+        claimFirstSeenMs = 0;
+        claimFirstSeenPid = 0;
+    }
+
+    /**
+     * A callback over one block entry id, implemented by the agent (no capturing lambdas on the data path).
+     */
+    interface EntryAction
+    {
+        void apply(int entryId);
+    }
+}

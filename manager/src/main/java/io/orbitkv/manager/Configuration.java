@@ -1,0 +1,257 @@
+package io.orbitkv.manager;
+
+import java.io.File;
+import java.util.concurrent.TimeUnit;
+import org.agrona.SystemUtil;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
+
+/**
+ * Defaults and system properties of a Manager. Every setting has a {@code *_PROP_NAME} and a {@code *_DEFAULT};
+ * the static accessors read the property (sizes accept k/m/g suffixes, durations ns/us/ms/s) and fall back to
+ * the default. {@link ManagerContext} starts from these values and CLI flags override them.
+ */
+public final class Configuration
+{
+    /** Parent of the default directories: one directory per Manager name (tmpfs, so the CnC never hits disk). */
+    public static final String DIR_PARENT_DEFAULT = "/dev/shm/orbitkv";
+
+    public static final String DIR_PROP_NAME = "orbitkv.manager.dir";
+
+    public static final String NAME_PROP_NAME = "orbitkv.manager.name";
+    public static final String NAME_DEFAULT = "default";
+
+    public static final String POOL_BYTES_PROP_NAME = "orbitkv.manager.pool.bytes";
+    public static final long POOL_BYTES_DEFAULT = 1L << 30;
+
+    public static final String MAX_BLOCK_BYTES_PROP_NAME = "orbitkv.manager.max.block.bytes";
+    public static final int MAX_BLOCK_BYTES_DEFAULT = 64 << 20;
+
+    public static final String INDEX_BUDGET_BYTES_PROP_NAME = "orbitkv.manager.index.budget.bytes";
+    public static final long INDEX_BUDGET_BYTES_DEFAULT = 64L << 20;
+
+    public static final String MAX_CLIENTS_PROP_NAME = "orbitkv.manager.max.clients";
+    public static final int MAX_CLIENTS_DEFAULT = 64;
+
+    /** Hard ceiling on client slots, as the CnC layout allows. */
+    public static final int MAX_CLIENTS_LIMIT = 4096;
+
+    public static final String REQUEST_RING_BYTES_PROP_NAME = "orbitkv.manager.request.ring.bytes";
+    public static final int REQUEST_RING_BYTES_DEFAULT = 1 << 20;
+
+    public static final String RESPONSE_RING_BYTES_PROP_NAME = "orbitkv.manager.response.ring.bytes";
+    public static final int RESPONSE_RING_BYTES_DEFAULT = 64 << 10;
+
+    public static final String CLIENT_TIMEOUT_PROP_NAME = "orbitkv.manager.client.timeout";
+    public static final long CLIENT_TIMEOUT_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
+
+    public static final String MAX_DATA_REGION_BYTES_PROP_NAME = "orbitkv.manager.max.data.region.bytes";
+    public static final long MAX_DATA_REGION_BYTES_DEFAULT = 16L << 30;
+
+    public static final String COPY_CHUNK_BYTES_PROP_NAME = "orbitkv.manager.copy.chunk.bytes";
+    public static final int COPY_CHUNK_BYTES_DEFAULT = 8 << 20;
+
+    public static final String THREADING_PROP_NAME = "orbitkv.manager.threading";
+    public static final ThreadingMode THREADING_DEFAULT = ThreadingMode.DEDICATED;
+
+    public static final String IDLE_STRATEGY_PROP_NAME = "orbitkv.manager.idle.strategy";
+    public static final String IDLE_STRATEGY_DEFAULT = "backoff";
+
+    public static final String METRICS_PORT_PROP_NAME = "orbitkv.manager.metrics.port";
+    public static final int METRICS_PORT_DEFAULT = 0;
+
+    public static final String MAX_NAMESPACES_PROP_NAME = "orbitkv.manager.max.namespaces";
+    public static final int MAX_NAMESPACES_DEFAULT = 1024;
+
+    public static final String COUNTERS_VALUES_BYTES_PROP_NAME = "orbitkv.manager.counters.values.bytes";
+    public static final int COUNTERS_VALUES_BYTES_DEFAULT = 64 << 10;
+
+    public static final String ERROR_LOG_BYTES_PROP_NAME = "orbitkv.manager.error.log.bytes";
+    public static final int ERROR_LOG_BYTES_DEFAULT = 1 << 20;
+
+    /** Leases (pinned Lookup prefixes) one client may hold at once (design: pins are bounded per client). */
+    public static final int MAX_LEASES_PER_CLIENT = 64;
+
+    /** Blocks one client may hold pinned under leases at once. */
+    public static final int MAX_PINNED_BLOCKS_PER_CLIENT = 4096;
+
+    /** Queued Publish/Read operations per client; more are answered {@code BUSY}. */
+    public static final int MAX_IN_FLIGHT_PER_CLIENT = 4;
+
+    /** Requests taken off the request ring per duty cycle, so housekeeping and copies keep running. */
+    public static final int REQUESTS_PER_CYCLE = 64;
+
+    /** Attempts to write one response into a full client ring before it is dropped and counted. */
+    public static final int RESPONSE_WRITE_ATTEMPTS = 3;
+
+    /** Lookup flag bit: pin the resident prefix under a lease (schema set LookupFlags, choice 0). */
+    public static final int LOOKUP_FLAG_PIN = 1;
+
+    /** Housekeeping period: liveness scans, heartbeat and gauges. */
+    public static final long HOUSEKEEPING_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
+
+    /** The pool is carved in 2 MiB pages (one huge page each). */
+    public static final long POOL_BYTES_ALIGNMENT = 2L << 20;
+
+    /** Smallest pool that makes sense: one 2 MiB huge page. */
+    public static final long MIN_POOL_BYTES = 2L << 20;
+
+    /** Smallest ring the protocol fits in: the largest request frame must fit (Agrona allows capacity / 8). */
+    public static final int MIN_RESPONSE_RING_BYTES = 16 << 10;
+
+    private Configuration()
+    {
+    }
+
+    /**
+     * How the Manager's agents map onto threads.
+     */
+    public enum ThreadingMode
+    {
+        /** The ring agent on its own thread; the right choice on hosts with cores to spare. */
+        DEDICATED,
+        /** Every agent composed into one thread (CompositeAgent): for 2-core boxes and tests. */
+        SHARED
+    }
+
+    public static String name()
+    {
+        return System.getProperty(NAME_PROP_NAME, NAME_DEFAULT);
+    }
+
+    /**
+     * The Manager directory: the property if set, else {@code /dev/shm/orbitkv/<name>}.
+     *
+     * @param name the Manager name.
+     * @return the directory.
+     */
+    public static File dir(final String name)
+    {
+        final String dir = System.getProperty(DIR_PROP_NAME);
+        return null != dir ? new File(dir) : defaultDir(name);
+    }
+
+    public static File defaultDir(final String name)
+    {
+        return new File(DIR_PARENT_DEFAULT, name);
+    }
+
+    public static long poolBytes()
+    {
+        return SystemUtil.getSizeAsLong(POOL_BYTES_PROP_NAME, POOL_BYTES_DEFAULT);
+    }
+
+    public static int maxBlockBytes()
+    {
+        return SystemUtil.getSizeAsInt(MAX_BLOCK_BYTES_PROP_NAME, MAX_BLOCK_BYTES_DEFAULT);
+    }
+
+    public static long indexBudgetBytes()
+    {
+        return SystemUtil.getSizeAsLong(INDEX_BUDGET_BYTES_PROP_NAME, INDEX_BUDGET_BYTES_DEFAULT);
+    }
+
+    public static int maxClients()
+    {
+        return Integer.getInteger(MAX_CLIENTS_PROP_NAME, MAX_CLIENTS_DEFAULT);
+    }
+
+    public static int requestRingBytes()
+    {
+        return SystemUtil.getSizeAsInt(REQUEST_RING_BYTES_PROP_NAME, REQUEST_RING_BYTES_DEFAULT);
+    }
+
+    public static int responseRingBytes()
+    {
+        return SystemUtil.getSizeAsInt(RESPONSE_RING_BYTES_PROP_NAME, RESPONSE_RING_BYTES_DEFAULT);
+    }
+
+    public static long clientTimeoutNs()
+    {
+        return SystemUtil.getDurationInNanos(CLIENT_TIMEOUT_PROP_NAME, CLIENT_TIMEOUT_NS_DEFAULT);
+    }
+
+    public static long maxDataRegionBytes()
+    {
+        return SystemUtil.getSizeAsLong(MAX_DATA_REGION_BYTES_PROP_NAME, MAX_DATA_REGION_BYTES_DEFAULT);
+    }
+
+    public static int copyChunkBytes()
+    {
+        return SystemUtil.getSizeAsInt(COPY_CHUNK_BYTES_PROP_NAME, COPY_CHUNK_BYTES_DEFAULT);
+    }
+
+    public static ThreadingMode threadingMode()
+    {
+        final String value = System.getProperty(THREADING_PROP_NAME);
+        return null == value ? THREADING_DEFAULT : parseThreadingMode(value);
+    }
+
+    public static String idleStrategyName()
+    {
+        return System.getProperty(IDLE_STRATEGY_PROP_NAME, IDLE_STRATEGY_DEFAULT);
+    }
+
+    public static int metricsPort()
+    {
+        return Integer.getInteger(METRICS_PORT_PROP_NAME, METRICS_PORT_DEFAULT);
+    }
+
+    public static int maxNamespaces()
+    {
+        return Integer.getInteger(MAX_NAMESPACES_PROP_NAME, MAX_NAMESPACES_DEFAULT);
+    }
+
+    public static int countersValuesBytes()
+    {
+        return SystemUtil.getSizeAsInt(COUNTERS_VALUES_BYTES_PROP_NAME, COUNTERS_VALUES_BYTES_DEFAULT);
+    }
+
+    public static int errorLogBytes()
+    {
+        return SystemUtil.getSizeAsInt(ERROR_LOG_BYTES_PROP_NAME, ERROR_LOG_BYTES_DEFAULT);
+    }
+
+    /**
+     * Parse a threading mode name, case-insensitive.
+     *
+     * @param value {@code dedicated} or {@code shared}.
+     * @return the mode.
+     */
+    public static ThreadingMode parseThreadingMode(final String value)
+    {
+        switch (value.trim().toLowerCase(java.util.Locale.ROOT))
+        {
+            case "dedicated":
+                return ThreadingMode.DEDICATED;
+            case "shared":
+                return ThreadingMode.SHARED;
+            default:
+                throw new IllegalArgumentException("unknown threading mode '" + value + "': expected dedicated or shared");
+        }
+    }
+
+    /**
+     * A new idle strategy by name. Busy spinning is opt-in only: on a 2-core host it starves everything else.
+     *
+     * @param name {@code backoff}, {@code yielding} or {@code busy}.
+     * @return a new idle strategy.
+     */
+    public static IdleStrategy newIdleStrategy(final String name)
+    {
+        switch (name.trim().toLowerCase(java.util.Locale.ROOT))
+        {
+            case "backoff":
+                return new BackoffIdleStrategy(
+                    100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(100));
+            case "yielding":
+                return new YieldingIdleStrategy();
+            case "busy":
+                return new BusySpinIdleStrategy();
+            default:
+                throw new IllegalArgumentException("unknown idle strategy '" + name + "': expected backoff, yielding or busy");
+        }
+    }
+}

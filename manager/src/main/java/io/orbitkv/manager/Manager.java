@@ -1,0 +1,284 @@
+package io.orbitkv.manager;
+
+import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import io.orbitkv.ffm.HugePageMemory;
+import io.orbitkv.ffm.MappedRegion;
+import io.orbitkv.index.BlockStore;
+import io.orbitkv.index.NamespaceTable;
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.MappedByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+import org.agrona.BufferUtil;
+import org.agrona.CloseHelper;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.CompositeAgent;
+import org.agrona.concurrent.errors.DistinctErrorLog;
+import org.agrona.concurrent.status.CountersManager;
+import org.agrona.concurrent.status.CountersReader;
+
+/**
+ * A standalone OrbitKV Manager: the CnC file engines attach through, the DRAM pool and the agents serving them.
+ *
+ * <p>Start-up order matters to readers of the CnC file: the directory is checked for a live Manager (refused) or a
+ * stale file (deleted), the file is created and its header filled, counters and the error log set up, the pool
+ * mapped, the agents started, and only then the layout version is written (design: the Manager writes
+ * {@code layoutVersion} last). {@link #close()} stops the agents, releases every client, unmaps and deletes the
+ * client data regions and the CnC file.
+ */
+public final class Manager implements AutoCloseable
+{
+    private final ManagerContext ctx;
+    private final UUID runtimeUuid;
+    private final long pid;
+    private MappedByteBuffer cncBuffer;
+    private CncFileDescriptor.Sections sections;
+    private CountersManager countersManager;
+    private SystemCounters systemCounters;
+    private MappedRegion poolRegion;
+    private EngineRingAgent ringAgent;
+    private AgentRunner agentRunner;
+    private MetricsServer metricsServer;
+    private volatile boolean closed;
+    private boolean ownsDirectory;
+
+    private Manager(final ManagerContext ctx)
+    {
+        this.ctx = ctx;
+        this.runtimeUuid = UUID.randomUUID();
+        this.pid = ProcessHandle.current().pid();
+    }
+
+    /**
+     * Launch a Manager. The context is concluded here.
+     *
+     * @param ctx settings.
+     * @return the running Manager, to close.
+     * @throws IllegalStateException if a live Manager owns the directory.
+     */
+    public static Manager launch(final ManagerContext ctx)
+    {
+        ctx.conclude();
+        final Manager manager = new Manager(ctx);
+        try
+        {
+            manager.start();
+        }
+        catch (final Throwable ex)
+        {
+            try
+            {
+                manager.close();
+            }
+            catch (final Throwable suppressed)
+            {
+                ex.addSuppressed(suppressed);
+            }
+            throw ex;
+        }
+        return manager;
+    }
+
+    private void start()
+    {
+        final File dir = ctx.dir();
+        if (!dir.isDirectory() && !dir.mkdirs())
+        {
+            throw new IllegalStateException("cannot create Manager directory " + dir);
+        }
+        final File cncFile = ctx.cncFile();
+        refuseIfLiveManager(cncFile);
+        ownsDirectory = true;
+        IoUtil.deleteIfExists(cncFile);
+        final File clientsDir = ctx.clientsDir();
+        if (clientsDir.exists())
+        {
+            IoUtil.delete(clientsDir, false);
+        }
+        if (!clientsDir.mkdirs())
+        {
+            throw new IllegalStateException("cannot create client data region directory " + clientsDir);
+        }
+
+        final CncFileDescriptor.Lengths lengths = ctx.cncLengths();
+        final long fileLength = CncFileDescriptor.fileLength(lengths);
+        cncBuffer = IoUtil.mapNewFile(cncFile, fileLength, true);
+        final long address = BufferUtil.address(cncBuffer);
+        final long startTimeMs = ctx.epochClock().time();
+        final org.agrona.concurrent.UnsafeBuffer header =
+            new org.agrona.concurrent.UnsafeBuffer(address, CncFileDescriptor.HEADER_LENGTH);
+        CncFileDescriptor.fillHeader(
+            header,
+            lengths,
+            pid,
+            startTimeMs,
+            runtimeUuid.getMostSignificantBits(),
+            runtimeUuid.getLeastSignificantBits(),
+            ctx.clientTimeoutNs(),
+            EngineRingLimits.MAX_KEYS_PER_REQUEST,
+            EngineRingLimits.MAX_REQUEST_BYTES,
+            ctx.maxDataRegionBytes(),
+            ctx.poolBytes());
+        sections = new CncFileDescriptor.Sections(address, fileLength);
+
+        countersManager = new CountersManager(
+            sections.countersMetadata(), sections.countersValues(), StandardCharsets.US_ASCII);
+        systemCounters = new SystemCounters(countersManager);
+        final DistinctErrorLog errorLog =
+            new DistinctErrorLog(sections.errorLog(), ctx.epochClock(), StandardCharsets.US_ASCII);
+        final ManagerErrorHandler errorHandler =
+            new ManagerErrorHandler(errorLog, systemCounters.get(SystemCounterDescriptor.ERRORS), System.err);
+
+        // design: one off-heap pool, 2 MiB aligned, MADV_HUGEPAGE before first touch.
+        poolRegion = HugePageMemory.mapAnonymous(ctx.poolBytes(), true);
+        final BlockStore blockStore = new BlockStore(
+            ctx.poolBytes(), ctx.maxBlockBytes(), ctx.indexBudgetBytes(), BlockStore.NO_OP_LISTENER);
+        final NamespaceTable namespaces = new NamespaceTable(ctx.maxNamespaces());
+
+        ringAgent = new EngineRingAgent(
+            ctx, sections, blockStore, namespaces, poolRegion.segment(), systemCounters, errorHandler, errorLog);
+
+        // One agent today; storage and peer agents join it here (CompositeAgent in SHARED mode).
+        final Agent agent = Configuration.ThreadingMode.SHARED == ctx.threadingMode() ?
+            new CompositeAgent(ringAgent) : ringAgent;
+        agentRunner = new AgentRunner(ctx.idleStrategy(), errorHandler, null, agent);
+        AgentRunner.startOnThread(agentRunner);
+
+        if (ctx.metricsPort() > 0)
+        {
+            try
+            {
+                metricsServer = new MetricsServer(ctx.metricsPort(), countersManager);
+            }
+            catch (final IOException ex)
+            {
+                throw new UncheckedIOException("cannot serve /metrics on port " + ctx.metricsPort(), ex);
+            }
+        }
+
+        CncFileDescriptor.signalReady(sections.header());
+    }
+
+    private void refuseIfLiveManager(final File cncFile)
+    {
+        if (!cncFile.exists())
+        {
+            return;
+        }
+        try (CncReader reader = CncReader.map(cncFile))
+        {
+            if (reader.isManagerAlive(ctx.epochClock().time()))
+            {
+                throw new IllegalStateException("a live Manager (pid " + reader.managerPid() + ", started at " +
+                    java.time.Instant.ofEpochMilli(reader.startTimeMs()) + ", heartbeat " +
+                    (ctx.epochClock().time() - reader.managerHeartbeatMs()) + " ms ago) owns " + ctx.dir() +
+                    "; stop it first or choose another --dir/--name");
+            }
+        }
+        catch (final IllegalStateException ex)
+        {
+            if (ex.getMessage().startsWith("a live Manager"))
+            {
+                throw ex;
+            }
+            // Unreadable leftovers are stale by definition: deleted below.
+        }
+    }
+
+    public ManagerContext context()
+    {
+        return ctx;
+    }
+
+    public UUID runtimeUuid()
+    {
+        return runtimeUuid;
+    }
+
+    public File cncFile()
+    {
+        return ctx.cncFile();
+    }
+
+    /**
+     * The Manager's counters, readable from any thread.
+     *
+     * @return counters reader over the CnC counters section.
+     */
+    public CountersReader countersReader()
+    {
+        return countersManager;
+    }
+
+    /**
+     * Current value of one system counter.
+     *
+     * @param descriptor the counter.
+     * @return its value.
+     */
+    public long counter(final SystemCounterDescriptor descriptor)
+    {
+        return countersManager.getCounterValue(descriptor.id());
+    }
+
+    /**
+     * Port of the metrics endpoint, or 0 when disabled.
+     *
+     * @return the bound port.
+     */
+    public int metricsPort()
+    {
+        return null == metricsServer ? 0 : metricsServer.port();
+    }
+
+    /**
+     * The thread running the agents, for diagnostics (e.g. allocation measurement in tests).
+     *
+     * @return the agent thread, or null before start.
+     */
+    Thread agentThread()
+    {
+        return null == agentRunner ? null : agentRunner.thread();
+    }
+
+    public EngineRingAgent ringAgent()
+    {
+        return ringAgent;
+    }
+
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        CloseHelper.quietClose(metricsServer);
+        CloseHelper.close(agentRunner);
+        CloseHelper.quietClose(poolRegion);
+        if (null != cncBuffer)
+        {
+            IoUtil.unmap(cncBuffer);
+            cncBuffer = null;
+        }
+        if (ownsDirectory)
+        {
+            IoUtil.deleteIfExists(ctx.cncFile());
+            final File clientsDir = ctx.clientsDir();
+            if (clientsDir.exists())
+            {
+                IoUtil.delete(clientsDir, true);
+            }
+        }
+    }
+
+    public String toString()
+    {
+        return "Manager{pid=" + pid + ", runtimeUuid=" + runtimeUuid + ", dir=" + ctx.dir() + '}';
+    }
+}

@@ -1,0 +1,417 @@
+package io.orbitkv.manager;
+
+import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import java.io.File;
+import java.util.concurrent.TimeUnit;
+import org.agrona.BitUtil;
+import org.agrona.concurrent.EpochClock;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemEpochClock;
+import org.agrona.concurrent.SystemNanoClock;
+import org.agrona.concurrent.status.CountersReader;
+
+/**
+ * Everything a {@link Manager} is launched with. Setters are fluent; {@link #conclude()} fills derived values
+ * and fails with a message naming the offending setting. Defaults come from {@link Configuration}.
+ *
+ * <pre>{@code
+ * try (Manager manager = Manager.launch(new ManagerContext().dir(dir).poolBytes(64 << 20)))
+ * {
+ *     ...
+ * }
+ * }</pre>
+ */
+public final class ManagerContext
+{
+    private boolean concluded;
+    private String name = Configuration.name();
+    private File dir;
+    private long poolBytes = Configuration.poolBytes();
+    private int maxBlockBytes = Configuration.maxBlockBytes();
+    private boolean maxBlockBytesSet = null != System.getProperty(Configuration.MAX_BLOCK_BYTES_PROP_NAME);
+    private long indexBudgetBytes = Configuration.indexBudgetBytes();
+    private int maxClients = Configuration.maxClients();
+    private int requestRingBytes = Configuration.requestRingBytes();
+    private int responseRingBytes = Configuration.responseRingBytes();
+    private long clientTimeoutNs = Configuration.clientTimeoutNs();
+    private long maxDataRegionBytes = Configuration.maxDataRegionBytes();
+    private int copyChunkBytes = Configuration.copyChunkBytes();
+    private Configuration.ThreadingMode threadingMode = Configuration.threadingMode();
+    private String idleStrategyName = Configuration.idleStrategyName();
+    private IdleStrategy idleStrategy;
+    private int metricsPort = Configuration.metricsPort();
+    private int maxNamespaces = Configuration.maxNamespaces();
+    private int countersValuesBytes = Configuration.countersValuesBytes();
+    private int errorLogBytes = Configuration.errorLogBytes();
+    private EpochClock epochClock;
+    private NanoClock nanoClock;
+
+    /**
+     * Validate every setting and fill derived ones. Called by {@link Manager#launch(ManagerContext)}.
+     *
+     * @return this.
+     * @throws IllegalArgumentException naming the first invalid setting.
+     */
+    public ManagerContext conclude()
+    {
+        if (concluded)
+        {
+            throw new IllegalStateException("ManagerContext already concluded: use one context per Manager");
+        }
+
+        if (null == name || name.isEmpty() || !name.matches("[A-Za-z0-9._-]{1,64}"))
+        {
+            throw new IllegalArgumentException("--name must be 1..64 characters of [A-Za-z0-9._-]: '" + name + "'");
+        }
+        if (null == dir)
+        {
+            dir = Configuration.dir(name);
+        }
+        dir = dir.getAbsoluteFile();
+
+        if (!maxBlockBytesSet && maxBlockBytes > poolBytes && poolBytes > 0)
+        {
+            // The default largest block (64m) shrinks to fit a small pool; an explicit setting is validated instead.
+            maxBlockBytes = (int)Math.min(Integer.MAX_VALUE, poolBytes);
+        }
+        check(poolBytes >= Configuration.MIN_POOL_BYTES, "--pool-bytes must be at least 2m: " + poolBytes);
+        check(poolBytes % Configuration.POOL_BYTES_ALIGNMENT == 0,
+            "--pool-bytes must be a multiple of 2m (the pool is carved in 2 MiB pages): " + poolBytes);
+        check(maxNamespaces >= 1, "max namespaces must be positive: " + maxNamespaces);
+        check(maxBlockBytes > 0, "--max-block-bytes must be positive: " + maxBlockBytes);
+        check(maxBlockBytes <= poolBytes, "--max-block-bytes (" + maxBlockBytes + ") exceeds --pool-bytes (" + poolBytes + ")");
+        check(indexBudgetBytes > 0, "--index-budget-bytes must be positive: " + indexBudgetBytes);
+        check(maxClients >= 1 && maxClients <= Configuration.MAX_CLIENTS_LIMIT,
+            "--max-clients must be in [1, " + Configuration.MAX_CLIENTS_LIMIT + "]: " + maxClients);
+        check(BitUtil.isPowerOfTwo(requestRingBytes), "--request-ring-bytes must be a power of two: " + requestRingBytes);
+        check(requestRingBytes / 8 >= EngineRingLimits.MAX_REQUEST_BYTES + 8,
+            "--request-ring-bytes too small for the largest request frame (" + EngineRingLimits.MAX_REQUEST_BYTES +
+            " bytes needs at least 1m): " + requestRingBytes);
+        check(BitUtil.isPowerOfTwo(responseRingBytes), "--response-ring-bytes must be a power of two: " + responseRingBytes);
+        check(responseRingBytes >= Configuration.MIN_RESPONSE_RING_BYTES,
+            "--response-ring-bytes must be at least 16k to hold the largest response: " + responseRingBytes);
+        check(clientTimeoutNs >= TimeUnit.MILLISECONDS.toNanos(10),
+            "--client-timeout must be at least 10ms: " + clientTimeoutNs + "ns");
+        check(maxDataRegionBytes > 0, "--max-data-region-bytes must be positive: " + maxDataRegionBytes);
+        check(copyChunkBytes >= 4096, "--copy-chunk-bytes must be at least 4k: " + copyChunkBytes);
+        check(null != threadingMode, "--threading must be dedicated or shared");
+        check(metricsPort >= 0 && metricsPort <= 65535, "--metrics-port must be in [0, 65535]: " + metricsPort);
+        check(countersValuesBytes >= CountersReader.COUNTER_LENGTH * 64 &&
+            countersValuesBytes % CountersReader.COUNTER_LENGTH == 0,
+            "counters values bytes must be a multiple of " + CountersReader.COUNTER_LENGTH + " and hold 64 counters: " +
+            countersValuesBytes);
+        check(errorLogBytes >= 4096, "error log bytes must be at least 4k: " + errorLogBytes);
+
+        if (null == idleStrategy)
+        {
+            idleStrategy = Configuration.newIdleStrategy(idleStrategyName);
+        }
+        if (null == epochClock)
+        {
+            epochClock = SystemEpochClock.INSTANCE;
+        }
+        if (null == nanoClock)
+        {
+            nanoClock = SystemNanoClock.INSTANCE;
+        }
+
+        concluded = true;
+        return this;
+    }
+
+    private static void check(final boolean condition, final String message)
+    {
+        if (!condition)
+        {
+            throw new IllegalArgumentException(message);
+        }
+    }
+
+    CncFileDescriptor.Lengths cncLengths()
+    {
+        return new CncFileDescriptor.Lengths(
+            requestRingBytes, maxClients, responseRingBytes, countersValuesBytes, errorLogBytes);
+    }
+
+    public File cncFile()
+    {
+        return new File(dir, CncFileDescriptor.CNC_FILE_NAME);
+    }
+
+    public File clientsDir()
+    {
+        return new File(dir, CncFileDescriptor.CLIENTS_DIR_NAME);
+    }
+
+    public String name()
+    {
+        return name;
+    }
+
+    public ManagerContext name(final String name)
+    {
+        this.name = name;
+        return this;
+    }
+
+    public File dir()
+    {
+        return dir;
+    }
+
+    /**
+     * The Manager directory; unset means {@code /dev/shm/orbitkv/<name>}.
+     *
+     * @param dir the directory, created if missing.
+     * @return this.
+     */
+    public ManagerContext dir(final File dir)
+    {
+        this.dir = dir;
+        return this;
+    }
+
+    public long poolBytes()
+    {
+        return poolBytes;
+    }
+
+    public ManagerContext poolBytes(final long poolBytes)
+    {
+        this.poolBytes = poolBytes;
+        return this;
+    }
+
+    public int maxBlockBytes()
+    {
+        return maxBlockBytes;
+    }
+
+    /**
+     * Largest block accepted. Unset, it is {@link Configuration#MAX_BLOCK_BYTES_DEFAULT} or the pool size if smaller.
+     *
+     * @param maxBlockBytes the limit.
+     * @return this.
+     */
+    public ManagerContext maxBlockBytes(final int maxBlockBytes)
+    {
+        this.maxBlockBytes = maxBlockBytes;
+        this.maxBlockBytesSet = true;
+        return this;
+    }
+
+    public long indexBudgetBytes()
+    {
+        return indexBudgetBytes;
+    }
+
+    public ManagerContext indexBudgetBytes(final long indexBudgetBytes)
+    {
+        this.indexBudgetBytes = indexBudgetBytes;
+        return this;
+    }
+
+    public int maxClients()
+    {
+        return maxClients;
+    }
+
+    public ManagerContext maxClients(final int maxClients)
+    {
+        this.maxClients = maxClients;
+        return this;
+    }
+
+    public int requestRingBytes()
+    {
+        return requestRingBytes;
+    }
+
+    public ManagerContext requestRingBytes(final int requestRingBytes)
+    {
+        this.requestRingBytes = requestRingBytes;
+        return this;
+    }
+
+    public int responseRingBytes()
+    {
+        return responseRingBytes;
+    }
+
+    public ManagerContext responseRingBytes(final int responseRingBytes)
+    {
+        this.responseRingBytes = responseRingBytes;
+        return this;
+    }
+
+    public long clientTimeoutNs()
+    {
+        return clientTimeoutNs;
+    }
+
+    public ManagerContext clientTimeoutNs(final long clientTimeoutNs)
+    {
+        this.clientTimeoutNs = clientTimeoutNs;
+        return this;
+    }
+
+    public long maxDataRegionBytes()
+    {
+        return maxDataRegionBytes;
+    }
+
+    public ManagerContext maxDataRegionBytes(final long maxDataRegionBytes)
+    {
+        this.maxDataRegionBytes = maxDataRegionBytes;
+        return this;
+    }
+
+    public int copyChunkBytes()
+    {
+        return copyChunkBytes;
+    }
+
+    public ManagerContext copyChunkBytes(final int copyChunkBytes)
+    {
+        this.copyChunkBytes = copyChunkBytes;
+        return this;
+    }
+
+    public Configuration.ThreadingMode threadingMode()
+    {
+        return threadingMode;
+    }
+
+    public ManagerContext threadingMode(final Configuration.ThreadingMode threadingMode)
+    {
+        this.threadingMode = threadingMode;
+        return this;
+    }
+
+    public String idleStrategyName()
+    {
+        return idleStrategyName;
+    }
+
+    /**
+     * Idle strategy by name ({@code backoff}, {@code yielding}, {@code busy}), used unless an instance is set.
+     *
+     * @param idleStrategyName the name.
+     * @return this.
+     */
+    public ManagerContext idleStrategyName(final String idleStrategyName)
+    {
+        this.idleStrategyName = idleStrategyName;
+        return this;
+    }
+
+    public IdleStrategy idleStrategy()
+    {
+        return idleStrategy;
+    }
+
+    public ManagerContext idleStrategy(final IdleStrategy idleStrategy)
+    {
+        this.idleStrategy = idleStrategy;
+        return this;
+    }
+
+    public int metricsPort()
+    {
+        return metricsPort;
+    }
+
+    /**
+     * Port of the Prometheus {@code /metrics} endpoint; 0 disables it.
+     *
+     * @param metricsPort the port.
+     * @return this.
+     */
+    public ManagerContext metricsPort(final int metricsPort)
+    {
+        this.metricsPort = metricsPort;
+        return this;
+    }
+
+    public int maxNamespaces()
+    {
+        return maxNamespaces;
+    }
+
+    /**
+     * Distinct namespaces the Manager tracks; a Publish under one more is answered {@code NAMESPACE_LIMIT}.
+     *
+     * @param maxNamespaces the bound.
+     * @return this.
+     */
+    public ManagerContext maxNamespaces(final int maxNamespaces)
+    {
+        this.maxNamespaces = maxNamespaces;
+        return this;
+    }
+
+    public int countersValuesBytes()
+    {
+        return countersValuesBytes;
+    }
+
+    public ManagerContext countersValuesBytes(final int countersValuesBytes)
+    {
+        this.countersValuesBytes = countersValuesBytes;
+        return this;
+    }
+
+    public int errorLogBytes()
+    {
+        return errorLogBytes;
+    }
+
+    public ManagerContext errorLogBytes(final int errorLogBytes)
+    {
+        this.errorLogBytes = errorLogBytes;
+        return this;
+    }
+
+    public EpochClock epochClock()
+    {
+        return epochClock;
+    }
+
+    public ManagerContext epochClock(final EpochClock epochClock)
+    {
+        this.epochClock = epochClock;
+        return this;
+    }
+
+    public NanoClock nanoClock()
+    {
+        return nanoClock;
+    }
+
+    public ManagerContext nanoClock(final NanoClock nanoClock)
+    {
+        this.nanoClock = nanoClock;
+        return this;
+    }
+
+    public String toString()
+    {
+        return "ManagerContext{name=" + name +
+            ", dir=" + dir +
+            ", poolBytes=" + poolBytes +
+            ", maxBlockBytes=" + maxBlockBytes +
+            ", indexBudgetBytes=" + indexBudgetBytes +
+            ", maxClients=" + maxClients +
+            ", requestRingBytes=" + requestRingBytes +
+            ", responseRingBytes=" + responseRingBytes +
+            ", clientTimeoutNs=" + clientTimeoutNs +
+            ", maxDataRegionBytes=" + maxDataRegionBytes +
+            ", copyChunkBytes=" + copyChunkBytes +
+            ", threadingMode=" + threadingMode +
+            ", idleStrategy=" + idleStrategyName +
+            ", metricsPort=" + metricsPort +
+            '}';
+    }
+}

@@ -1,0 +1,284 @@
+package io.orbitkv.manager;
+
+import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.engine.AttachRequestDecoder;
+import io.orbitkv.codecs.engine.DetachRequestDecoder;
+import io.orbitkv.codecs.engine.HeartbeatRequestDecoder;
+import io.orbitkv.codecs.engine.LookupRequestDecoder;
+import io.orbitkv.codecs.engine.MessageHeaderDecoder;
+import io.orbitkv.codecs.engine.PublishRequestDecoder;
+import io.orbitkv.codecs.engine.ReadRequestDecoder;
+import io.orbitkv.codecs.engine.ReleaseRequestDecoder;
+import java.nio.ByteOrder;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.MessageHandler;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * Decodes requests from the many-to-one request ring. Everything an engine writes is untrusted: the adapter checks
+ * the frame length, schema id, version and template id, then walks the whole frame (root block, group header and
+ * every entry, var-data lengths) against the frame's end before any decoder reads a field. Only then are the
+ * pre-allocated decoders wrapped, with the sender's block length and version, and the request handed on.
+ *
+ * <p>Decoders read through a view bounded to the frame, so even a bug in the walk cannot read a neighbouring frame.
+ */
+final class RequestAdapter implements MessageHandler
+{
+    static final int HASH_LENGTH_HEADER = 1;
+    static final int VAR_LENGTH_HEADER = 2;
+    static final int GROUP_HEADER = 4;
+
+    private final UnsafeBuffer frame = new UnsafeBuffer(0, 0);
+    private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
+    private final AttachRequestDecoder attachDecoder = new AttachRequestDecoder();
+    private final DetachRequestDecoder detachDecoder = new DetachRequestDecoder();
+    private final HeartbeatRequestDecoder heartbeatDecoder = new HeartbeatRequestDecoder();
+    private final PublishRequestDecoder publishDecoder = new PublishRequestDecoder();
+    private final LookupRequestDecoder lookupDecoder = new LookupRequestDecoder();
+    private final ReadRequestDecoder readDecoder = new ReadRequestDecoder();
+    private final ReleaseRequestDecoder releaseDecoder = new ReleaseRequestDecoder();
+    private final EngineRingAgent handler;
+
+    private Rejection walkFailure;
+    private int walkKeyCount;
+    private int walkVarOffset;
+    private int walkVarLength;
+
+    RequestAdapter(final EngineRingAgent handler)
+    {
+        this.handler = handler;
+    }
+
+    public void onMessage(final int msgTypeId, final MutableDirectBuffer buffer, final int index, final int length)
+    {
+        frame.wrap(buffer, index, length);
+        if (length < MessageHeaderDecoder.ENCODED_LENGTH)
+        {
+            handler.onBadFrame(Rejection.FRAME_TRUNCATED, 0, frame, length);
+            return;
+        }
+
+        headerDecoder.wrap(frame, 0);
+        final int templateId = headerDecoder.templateId();
+        if (MessageHeaderDecoder.SCHEMA_ID != headerDecoder.schemaId())
+        {
+            handler.onBadFrame(Rejection.SCHEMA_ID_MISMATCH, templateId, frame, length);
+            return;
+        }
+        final int version = headerDecoder.version();
+        if (version < 1 || version > MessageHeaderDecoder.SCHEMA_VERSION)
+        {
+            handler.onBadFrame(Rejection.VERSION_UNSUPPORTED, templateId, frame, length);
+            return;
+        }
+        if (length > EngineRingLimits.MAX_REQUEST_BYTES)
+        {
+            handler.onBadFrame(Rejection.FRAME_TOO_LARGE, templateId, frame, length);
+            return;
+        }
+
+        final int blockLength = headerDecoder.blockLength();
+        final int rootOffset = MessageHeaderDecoder.ENCODED_LENGTH;
+        final int rootEnd = rootOffset + blockLength;
+
+        switch (templateId)
+        {
+            case AttachRequestDecoder.TEMPLATE_ID:
+                if (checkRoot(AttachRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId) &&
+                    walkVarAscii(rootEnd, length, EngineRingLimits.MAX_CLIENT_NAME_LENGTH, templateId))
+                {
+                    attachDecoder.wrap(frame, rootOffset, blockLength, version);
+                    handler.onAttach(
+                        attachDecoder.correlationId(),
+                        attachDecoder.slotIndex(),
+                        attachDecoder.pid(),
+                        attachDecoder.dataRegionBytes(),
+                        frame,
+                        walkVarOffset,
+                        walkVarLength);
+                }
+                break;
+
+            case DetachRequestDecoder.TEMPLATE_ID:
+                if (checkRoot(DetachRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId))
+                {
+                    detachDecoder.wrap(frame, rootOffset, blockLength, version);
+                    handler.onDetach(detachDecoder.clientId(), detachDecoder.correlationId());
+                }
+                break;
+
+            case HeartbeatRequestDecoder.TEMPLATE_ID:
+                if (checkRoot(HeartbeatRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId))
+                {
+                    heartbeatDecoder.wrap(frame, rootOffset, blockLength, version);
+                    handler.onHeartbeat(heartbeatDecoder.clientId());
+                }
+                break;
+
+            case PublishRequestDecoder.TEMPLATE_ID:
+                if (checkRoot(PublishRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId) &&
+                    walkKeys(rootEnd, length, PublishRequestDecoder.BlocksDecoder.sbeBlockLength(), templateId))
+                {
+                    publishDecoder.wrap(frame, rootOffset, blockLength, version);
+                    handler.onPublish(publishDecoder, walkKeyCount, frame, walkVarOffset, walkVarLength);
+                }
+                break;
+
+            case LookupRequestDecoder.TEMPLATE_ID:
+                if (checkRoot(LookupRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId) &&
+                    walkKeys(rootEnd, length, LookupRequestDecoder.KeysDecoder.sbeBlockLength(), templateId))
+                {
+                    lookupDecoder.wrap(frame, rootOffset, blockLength, version);
+                    handler.onLookup(lookupDecoder, walkKeyCount, frame, walkVarOffset, walkVarLength);
+                }
+                break;
+
+            case ReadRequestDecoder.TEMPLATE_ID:
+                if (checkRoot(ReadRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId) &&
+                    walkKeys(rootEnd, length, ReadRequestDecoder.KeysDecoder.sbeBlockLength(), templateId))
+                {
+                    readDecoder.wrap(frame, rootOffset, blockLength, version);
+                    handler.onRead(readDecoder, walkKeyCount, frame, walkVarOffset, walkVarLength);
+                }
+                break;
+
+            case ReleaseRequestDecoder.TEMPLATE_ID:
+                if (checkRoot(ReleaseRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId))
+                {
+                    releaseDecoder.wrap(frame, rootOffset, blockLength, version);
+                    handler.onRelease(releaseDecoder.clientId(), releaseDecoder.correlationId(), releaseDecoder.leaseId());
+                }
+                break;
+
+            default:
+                handler.onBadFrame(Rejection.UNKNOWN_TEMPLATE, templateId, frame, length);
+                break;
+        }
+    }
+
+    private boolean checkRoot(
+        final int schemaBlockLength, final int blockLength, final int rootEnd, final int length, final int templateId)
+    {
+        if (blockLength < schemaBlockLength)
+        {
+            handler.onBadFrame(Rejection.BLOCK_LENGTH_TOO_SHORT, templateId, frame, length);
+            return false;
+        }
+        if (rootEnd > length)
+        {
+            handler.onBadFrame(Rejection.FRAME_TRUNCATED, templateId, frame, length);
+            return false;
+        }
+        return true;
+    }
+
+    private boolean walkVarAscii(final int offset, final int length, final int maxLength, final int templateId)
+    {
+        if (offset + VAR_LENGTH_HEADER > length)
+        {
+            handler.onBadFrame(Rejection.VAR_DATA_PAST_END, templateId, frame, length);
+            return false;
+        }
+        final int varLength = frame.getShort(offset, ByteOrder.LITTLE_ENDIAN) & 0xFFFF;
+        if (offset + VAR_LENGTH_HEADER + varLength > length)
+        {
+            handler.onBadFrame(Rejection.VAR_DATA_PAST_END, templateId, frame, length);
+            return false;
+        }
+        if (varLength < 1 || varLength > maxLength)
+        {
+            handler.onBadFrame(Rejection.BAD_CLIENT_NAME, templateId, frame, length);
+            return false;
+        }
+        walkVarOffset = offset + VAR_LENGTH_HEADER;
+        walkVarLength = varLength;
+        return true;
+    }
+
+    /**
+     * Walk a keys group whose entries end in a one-byte-length hash, then the trailing namespace.
+     */
+    private boolean walkKeys(final int groupOffset, final int length, final int schemaEntryLength, final int templateId)
+    {
+        walkFailure = null;
+        final int namespaceOffset = walkGroup(groupOffset, length, schemaEntryLength);
+        if (null == walkFailure)
+        {
+            walkNamespace(namespaceOffset, length);
+        }
+        if (null != walkFailure)
+        {
+            handler.onBadFrame(walkFailure, templateId, frame, length);
+            return false;
+        }
+        return true;
+    }
+
+    private int walkGroup(final int groupOffset, final int length, final int schemaEntryLength)
+    {
+        if (groupOffset + GROUP_HEADER > length)
+        {
+            walkFailure = Rejection.GROUP_HEADER_PAST_END;
+            return -1;
+        }
+        final int entryLength = frame.getShort(groupOffset, ByteOrder.LITTLE_ENDIAN) & 0xFFFF;
+        final int count = frame.getShort(groupOffset + 2, ByteOrder.LITTLE_ENDIAN) & 0xFFFF;
+        if (entryLength < schemaEntryLength)
+        {
+            walkFailure = Rejection.GROUP_BLOCK_LENGTH_TOO_SHORT;
+            return -1;
+        }
+        if (count < 1 || count > EngineRingLimits.MAX_KEYS_PER_REQUEST)
+        {
+            walkFailure = Rejection.KEY_COUNT;
+            return -1;
+        }
+
+        int position = groupOffset + GROUP_HEADER;
+        for (int i = 0; i < count; i++)
+        {
+            if (position + entryLength + HASH_LENGTH_HEADER > length)
+            {
+                walkFailure = Rejection.GROUP_ENTRY_PAST_END;
+                return -1;
+            }
+            position += entryLength;
+            final int hashLength = frame.getByte(position) & 0xFF;
+            if (position + HASH_LENGTH_HEADER + hashLength > length)
+            {
+                walkFailure = Rejection.VAR_DATA_PAST_END;
+                return -1;
+            }
+            if (hashLength < 1 || hashLength > EngineRingLimits.MAX_HASH_LENGTH)
+            {
+                walkFailure = Rejection.HASH_LENGTH;
+                return -1;
+            }
+            position += HASH_LENGTH_HEADER + hashLength;
+        }
+        walkKeyCount = count;
+        return position;
+    }
+
+    private void walkNamespace(final int offset, final int length)
+    {
+        if (offset + VAR_LENGTH_HEADER > length)
+        {
+            walkFailure = Rejection.VAR_DATA_PAST_END;
+            return;
+        }
+        final int namespaceLength = frame.getShort(offset, ByteOrder.LITTLE_ENDIAN) & 0xFFFF;
+        if (offset + VAR_LENGTH_HEADER + namespaceLength > length)
+        {
+            walkFailure = Rejection.VAR_DATA_PAST_END;
+            return;
+        }
+        if (namespaceLength < 1 || namespaceLength > EngineRingLimits.MAX_NAMESPACE_LENGTH)
+        {
+            walkFailure = Rejection.NAMESPACE_LENGTH;
+            return;
+        }
+        walkVarOffset = offset + VAR_LENGTH_HEADER;
+        walkVarLength = namespaceLength;
+    }
+}

@@ -1,0 +1,162 @@
+package io.orbitkv.manager;
+
+import io.orbitkv.codecs.engine.StatusCode;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersManager;
+
+/**
+ * The Manager's system counters, registered in the CnC file at start in this order. Ids are stable: append new
+ * ones, never renumber, as external readers ({@code orbitkv stat}, dashboards) key on them. Gauges are set on
+ * the housekeeping tick; the rest only ever grow.
+ */
+public enum SystemCounterDescriptor
+{
+    REQUESTS_ATTACH(0, "Requests: attach", false),
+    REQUESTS_DETACH(1, "Requests: detach", false),
+    REQUESTS_HEARTBEAT(2, "Requests: heartbeat", false),
+    REQUESTS_PUBLISH(3, "Requests: publish", false),
+    REQUESTS_LOOKUP(4, "Requests: lookup", false),
+    REQUESTS_READ(5, "Requests: read", false),
+    REQUESTS_RELEASE(6, "Requests: release", false),
+    BLOCKS_PUBLISHED(7, "Blocks published", false),
+    BYTES_PUBLISHED(8, "Bytes published", false),
+    BLOCKS_READ(9, "Blocks read", false),
+    BYTES_READ(10, "Bytes read", false),
+    LOOKUP_HITS(11, "Lookup hits (keys)", false),
+    LOOKUP_MISSES(12, "Lookup misses (keys)", false),
+    EVICTIONS(13, "Evictions", false),
+    POOL_BYTES_USED(14, "Pool bytes used", true),
+    POOL_BYTES_FREE(15, "Pool bytes free", true),
+    BLOCKS_RESIDENT(16, "Blocks resident", true),
+    PINS_ACTIVE(17, "Pins active", true),
+    LEASES_ACTIVE(18, "Leases active", true),
+    CLIENTS_ATTACHED(19, "Clients attached", true),
+    CLIENT_TIMEOUTS(20, "Client timeouts", false),
+    RESPONSES_DROPPED(21, "Responses dropped", false),
+    ERRORS(22, "Errors", false),
+    REJECTED_MALFORMED(23, "Rejected: malformed", false),
+    REJECTED_UNKNOWN_TEMPLATE(24, "Rejected: unknown template", false),
+    REJECTED_SCHEMA_MISMATCH(25, "Rejected: schema mismatch", false),
+    REJECTED_UNKNOWN_CLIENT(26, "Rejected: unknown client", false),
+    REJECTED_BATCH_TOO_LARGE(27, "Rejected: batch too large", false),
+    REJECTED_KEY_TOO_LARGE(28, "Rejected: key too large", false),
+    REJECTED_OUT_OF_RANGE(29, "Rejected: out of range", false),
+    REJECTED_NO_SPACE(30, "Rejected: no space (publish keys)", false),
+    REJECTED_NAME_IN_USE(31, "Rejected: name in use", false),
+    REJECTED_BAD_FLAGS(32, "Rejected: bad flags", false),
+    REJECTED_TOO_MANY_CLIENTS(33, "Rejected: too many clients", false),
+    REJECTED_PIN_LIMIT(34, "Rejected: pin limit", false),
+    REJECTED_BAD_DATA_REGION_SIZE(35, "Rejected: bad data region size", false),
+    REJECTED_UNKNOWN_LEASE(36, "Rejected: unknown lease", false),
+    REJECTED_NAMESPACE_LIMIT(37, "Rejected: namespace limit", false),
+    REJECTED_BUSY(38, "Rejected: busy", false),
+    REJECTED_INTERNAL_ERROR(39, "Rejected: internal error", false),
+    CLAIMED_SLOTS_RECLAIMED(40, "Claimed slots reclaimed", false),
+    OPERATIONS_CANCELLED(41, "Operations cancelled", false),
+    POOL_PAYLOAD_BYTES(42, "Pool payload bytes", true),
+    DUTY_CYCLES(43, "Ring agent duty cycles", false),
+    NAMESPACES(44, "Namespaces", true);
+
+    /** Type id of every system counter in the CnC counters section. */
+    public static final int SYSTEM_COUNTER_TYPE_ID = 0;
+
+    private static final Int2ObjectHashMap<SystemCounterDescriptor> BY_ID = new Int2ObjectHashMap<>();
+    private static final SystemCounterDescriptor[] REJECTION_BY_STATUS = new SystemCounterDescriptor[32];
+
+    static
+    {
+        for (final SystemCounterDescriptor descriptor : values())
+        {
+            if (null != BY_ID.put(descriptor.id, descriptor))
+            {
+                throw new IllegalStateException("duplicate counter id: " + descriptor.id);
+            }
+        }
+        REJECTION_BY_STATUS[StatusCode.ERROR.value()] = REJECTED_INTERNAL_ERROR;
+        REJECTION_BY_STATUS[StatusCode.MALFORMED.value()] = REJECTED_MALFORMED;
+        REJECTION_BY_STATUS[StatusCode.UNKNOWN_TEMPLATE.value()] = REJECTED_UNKNOWN_TEMPLATE;
+        REJECTION_BY_STATUS[StatusCode.SCHEMA_MISMATCH.value()] = REJECTED_SCHEMA_MISMATCH;
+        REJECTION_BY_STATUS[StatusCode.UNKNOWN_CLIENT.value()] = REJECTED_UNKNOWN_CLIENT;
+        REJECTION_BY_STATUS[StatusCode.BATCH_TOO_LARGE.value()] = REJECTED_BATCH_TOO_LARGE;
+        REJECTION_BY_STATUS[StatusCode.KEY_TOO_LARGE.value()] = REJECTED_KEY_TOO_LARGE;
+        REJECTION_BY_STATUS[StatusCode.OUT_OF_RANGE.value()] = REJECTED_OUT_OF_RANGE;
+        REJECTION_BY_STATUS[StatusCode.NO_SPACE.value()] = REJECTED_NO_SPACE;
+        REJECTION_BY_STATUS[StatusCode.NAME_IN_USE.value()] = REJECTED_NAME_IN_USE;
+        REJECTION_BY_STATUS[StatusCode.BAD_FLAGS.value()] = REJECTED_BAD_FLAGS;
+        REJECTION_BY_STATUS[StatusCode.TOO_MANY_CLIENTS.value()] = REJECTED_TOO_MANY_CLIENTS;
+        REJECTION_BY_STATUS[StatusCode.PIN_LIMIT.value()] = REJECTED_PIN_LIMIT;
+        REJECTION_BY_STATUS[StatusCode.BAD_DATA_REGION_SIZE.value()] = REJECTED_BAD_DATA_REGION_SIZE;
+        REJECTION_BY_STATUS[StatusCode.UNKNOWN_LEASE.value()] = REJECTED_UNKNOWN_LEASE;
+        REJECTION_BY_STATUS[StatusCode.NAMESPACE_LIMIT.value()] = REJECTED_NAMESPACE_LIMIT;
+        REJECTION_BY_STATUS[StatusCode.BUSY.value()] = REJECTED_BUSY;
+    }
+
+    private final int id;
+    private final String label;
+    private final boolean gauge;
+
+    SystemCounterDescriptor(final int id, final String label, final boolean gauge)
+    {
+        this.id = id;
+        this.label = label;
+        this.gauge = gauge;
+    }
+
+    /**
+     * Whether the value is a level (set on the housekeeping tick) rather than a monotonically growing count.
+     *
+     * @return true for gauges.
+     */
+    public boolean isGauge()
+    {
+        return gauge;
+    }
+
+    public int id()
+    {
+        return id;
+    }
+
+    public String label()
+    {
+        return label;
+    }
+
+    /**
+     * Descriptor for an id, or null.
+     *
+     * @param id counter id.
+     * @return descriptor or null.
+     */
+    public static SystemCounterDescriptor get(final int id)
+    {
+        return BY_ID.get(id);
+    }
+
+    /**
+     * The rejection counter for a non-OK status code.
+     *
+     * @param code the status code.
+     * @return its rejection counter descriptor, {@link #REJECTED_INTERNAL_ERROR} for codes without one.
+     */
+    public static SystemCounterDescriptor rejection(final StatusCode code)
+    {
+        final int value = code.value();
+        final SystemCounterDescriptor descriptor = value < REJECTION_BY_STATUS.length ? REJECTION_BY_STATUS[value] : null;
+        return null == descriptor ? REJECTED_INTERNAL_ERROR : descriptor;
+    }
+
+    /**
+     * Allocate this counter in the counters section; the key holds the descriptor id.
+     *
+     * @param countersManager of the CnC file.
+     * @return the counter.
+     */
+    public AtomicCounter newCounter(final CountersManager countersManager)
+    {
+        final int counterId = countersManager.allocate(
+            label, SYSTEM_COUNTER_TYPE_ID, (keyBuffer) -> keyBuffer.putInt(0, id));
+        return new AtomicCounter(countersManager.valuesBuffer(), counterId, countersManager);
+    }
+}

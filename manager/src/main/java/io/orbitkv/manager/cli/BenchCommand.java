@@ -1,0 +1,28 @@
+package io.orbitkv.manager.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * {@code orbitkv bench}: measurements against anchors taken in the same run. JMH micro-benchmarks are run by
+ * {@code scripts/orbitkv bench jmh [JMH args]} (benchmarks.jar), not through this class.
+ */
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    description = {
+        "Benchmarks, each printed as a ratio to an anchor measured in the same run.",
+        "  local   engine ring vs bare shm ring ping-pong; Publish/Read vs MemorySegment.copy",
+        "  (scripts/orbitkv bench jmh [ARGS] runs the JMH micro-benchmarks)"
+    },
+    subcommands = { BenchLocalCommand.class, BenchRingEchoCommand.class })
+public final class BenchCommand implements Runnable
+{
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    public void run()
+    {
+        spec.commandLine().usage(System.out);
+    }
+}

@@ -1,0 +1,617 @@
+package io.orbitkv.manager.cli;
+
+import java.io.File;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.MappedByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.orbitkv.client.EngineClient;
+import io.orbitkv.client.KeyBatch;
+import io.orbitkv.client.OperationResult;
+import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.codecs.engine.MessageHeaderDecoder;
+import io.orbitkv.codecs.engine.MessageHeaderEncoder;
+import io.orbitkv.codecs.engine.RingPingDecoder;
+import io.orbitkv.codecs.engine.RingPingEncoder;
+import io.orbitkv.manager.Configuration;
+import org.HdrHistogram.Histogram;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code orbitkv bench local}: one Manager process and this process as its engine client. Every figure is
+ * printed beside an anchor measured in the same run:
+ * <ul>
+ *   <li>Lookup RTT (1 and 64 resident keys) against a bare shared-memory ring ping-pong between two processes
+ *       that use the same ring types and the same idle strategy as the Manager;</li>
+ *   <li>Publish and Read throughput of 2 MiB blocks against {@code MemorySegment.copy} of the same bytes;</li>
+ *   <li>GC collections in both processes during the measured phases (goal: none).</li>
+ * </ul>
+ */
+@Command(name = "local", mixinStandardHelpOptions = true,
+    description = "Engine ring latency and copy throughput against same-run anchors (Manager in a child process).")
+public final class BenchLocalCommand implements Callable<Integer>
+{
+    private static final int SMALL_BLOCK_BYTES = 4096;
+    private static final int LOOKUP_KEYS = 64;
+    private static final int BIG_BLOCK_BYTES = 2 * 1024 * 1024;
+    private static final long MAX_RTT_NS = TimeUnit.SECONDS.toNanos(10);
+
+    @Option(names = "--warmup", defaultValue = "20000", description = "Warm-up round trips per latency case (${DEFAULT-VALUE}).")
+    private int warmup;
+
+    @Option(names = "--iterations", defaultValue = "100000", description = "Measured round trips per latency case (${DEFAULT-VALUE}).")
+    private int iterations;
+
+    @Option(names = "--blocks", defaultValue = "256", description = "2 MiB blocks per throughput round (${DEFAULT-VALUE}).")
+    private int blocks;
+
+    @Option(names = "--rounds", defaultValue = "3", description = "Measured throughput rounds; the median is reported (${DEFAULT-VALUE}).")
+    private int rounds;
+
+    @Option(names = "--blocks-per-request", defaultValue = "16", description = "2 MiB blocks per Publish/Read request (${DEFAULT-VALUE}).")
+    private int blocksPerRequest;
+
+    @Option(names = "--idle-strategy", defaultValue = Configuration.IDLE_STRATEGY_DEFAULT,
+        description = "Idle strategy of the Manager, the anchor responder and this client (${DEFAULT-VALUE}).")
+    private String idleStrategyName;
+
+    @Option(names = "--work-dir", description = "Where the Manager and the anchor put their files (default: a new dir under /dev/shm).")
+    private Path workDir;
+
+    @Option(names = "--json", description = "Also write the results as JSON to this file.")
+    private File jsonFile;
+
+    private final Map<String, Object> results = new LinkedHashMap<>();
+
+    public Integer call() throws Exception
+    {
+        final Path dir = null != workDir ? workDir : Files.createTempDirectory(Path.of("/dev/shm"), "orbitkv-bench-");
+        Files.createDirectories(dir);
+        System.out.printf("orbitkv bench local: work dir %s, idle strategy %s, %d cores%n",
+            dir, idleStrategyName, Runtime.getRuntime().availableProcessors());
+        results.put("idleStrategy", idleStrategyName);
+        results.put("cores", Runtime.getRuntime().availableProcessors());
+
+        final Histogram bareRing = measureBareRing(dir);
+        measureManager(dir, bareRing);
+
+        if (null != jsonFile)
+        {
+            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(jsonFile, results);
+            System.out.println("results written to " + jsonFile);
+        }
+        IoUtil.delete(dir.toFile(), true);
+        return 0;
+    }
+
+    private Histogram measureBareRing(final Path dir) throws Exception
+    {
+        final File ringFile = dir.resolve("anchor-ring.dat").toFile();
+        final File log = dir.resolve("anchor.log").toFile();
+        final Process echo = ChildJvm.startOrbitkv(log, List.of(),
+            List.of("bench", "ring-echo", "--file", ringFile.getPath(), "--idle-strategy", idleStrategyName));
+        try
+        {
+            final MappedByteBuffer mapped = awaitRingFile(ringFile, echo, log);
+            try
+            {
+                final UnsafeBuffer header = new UnsafeBuffer(mapped, 0, BenchRingEchoCommand.HEADER_LENGTH);
+                final ManyToOneRingBuffer toEcho = new ManyToOneRingBuffer(new UnsafeBuffer(
+                    mapped, BenchRingEchoCommand.HEADER_LENGTH, BenchRingEchoCommand.RING_LENGTH));
+                final OneToOneRingBuffer fromEcho = new OneToOneRingBuffer(new UnsafeBuffer(
+                    mapped, BenchRingEchoCommand.HEADER_LENGTH + BenchRingEchoCommand.RING_LENGTH,
+                    BenchRingEchoCommand.RING_LENGTH));
+                final RingPinger pinger = new RingPinger(toEcho, fromEcho, Configuration.newIdleStrategy(idleStrategyName));
+                for (int i = 0; i < warmup; i++)
+                {
+                    pinger.ping();
+                }
+                final Histogram histogram = newHistogram();
+                final GcSnapshot gc = GcSnapshot.take(echo.pid());
+                for (int i = 0; i < iterations; i++)
+                {
+                    histogram.recordValue(pinger.ping());
+                }
+                report("bareRingRtt", histogram, null, gc.delta(echo.pid()));
+                header.putIntRelease(BenchRingEchoCommand.READY_OFFSET, 0);
+                return histogram;
+            }
+            finally
+            {
+                IoUtil.unmap(mapped);
+            }
+        }
+        finally
+        {
+            stop(echo);
+        }
+    }
+
+    private void measureManager(final Path dir, final Histogram bareRing) throws Exception
+    {
+        final long dataRegionBytes = (long)blocks * BIG_BLOCK_BYTES;
+        final long poolBytes = (long)blocks * BIG_BLOCK_BYTES * (rounds + 2) + 64L * 1024 * 1024;
+        final Path managerDir = dir.resolve("manager");
+        final File log = dir.resolve("manager.log").toFile();
+        final Process manager = ChildJvm.startOrbitkv(log, List.of(), List.of(
+            "manager",
+            "--dir", managerDir.toString(),
+            "--pool-bytes", Long.toString(poolBytes),
+            "--max-data-region-bytes", Long.toString(dataRegionBytes),
+            "--idle-strategy", idleStrategyName));
+        try
+        {
+            awaitCnc(managerDir.resolve(CncFileDescriptor.CNC_FILE_NAME).toFile(), manager, log);
+            final EngineClient.Context ctx = new EngineClient.Context()
+                .dir(managerDir.toString())
+                .clientName("bench-local")
+                .dataRegionBytes(dataRegionBytes)
+                .idleStrategy(Configuration.newIdleStrategy(idleStrategyName));
+            try (EngineClient client = EngineClient.connect(ctx))
+            {
+                measureLookups(client, manager.pid(), bareRing);
+                measureThroughput(client, manager.pid());
+            }
+        }
+        finally
+        {
+            stop(manager);
+        }
+    }
+
+    private void measureLookups(final EngineClient client, final long managerPid, final Histogram bareRing)
+    {
+        final KeyBatch batch = new KeyBatch(LOOKUP_KEYS);
+        final OperationResult result = new OperationResult(LOOKUP_KEYS);
+        batch.namespace("bench;lookup".getBytes(StandardCharsets.US_ASCII));
+        final byte[] hash = new byte[32];
+        for (int i = 0; i < LOOKUP_KEYS; i++)
+        {
+            hash[0] = (byte)i;
+            hash[1] = (byte)(i >> 8);
+            batch.addKey(hash, 0, hash.length, (long)i * SMALL_BLOCK_BYTES, SMALL_BLOCK_BYTES);
+        }
+        client.publish(batch, result);
+        check(result.isOk() && result.count(KeyStatus.STORED) + result.count(KeyStatus.ALREADY_RESIDENT) == LOOKUP_KEYS,
+            "publishing the lookup blocks failed: " + result.code() + " " + result.message());
+
+        final KeyBatch one = new KeyBatch(1);
+        one.namespace("bench;lookup".getBytes(StandardCharsets.US_ASCII));
+        hash[0] = 0;
+        hash[1] = 0;
+        one.addKey(hash, 0, hash.length);
+
+        final Histogram oneKey = lookupLoop(client, one, result, 1, managerPid, "lookup1Rtt", bareRing);
+        lookupLoop(client, batch, result, LOOKUP_KEYS, managerPid, "lookup64Rtt", bareRing);
+        final double ratioP99 = (double)oneKey.getValueAtPercentile(99) / bareRing.getValueAtPercentile(99);
+        goal("lookup1P99VsBareRingP99", ratioP99, ratioP99 <= 3.0, "<= 3.0x");
+    }
+
+    private Histogram lookupLoop(
+        final EngineClient client,
+        final KeyBatch batch,
+        final OperationResult result,
+        final int expectedPrefix,
+        final long managerPid,
+        final String name,
+        final Histogram bareRing)
+    {
+        for (int i = 0; i < warmup; i++)
+        {
+            client.lookup(batch, false, result);
+        }
+        check(result.isOk() && result.value() == expectedPrefix, name + ": expected a prefix of " + expectedPrefix +
+            ", got " + result.value() + " (" + result.code() + ")");
+        final Histogram histogram = newHistogram();
+        final GcSnapshot gc = GcSnapshot.take(managerPid);
+        for (int i = 0; i < iterations; i++)
+        {
+            final long start = System.nanoTime();
+            client.lookup(batch, false, result);
+            histogram.recordValue(Math.min(System.nanoTime() - start, MAX_RTT_NS));
+        }
+        report(name, histogram, bareRing, gc.delta(managerPid));
+        if (expectedPrefix == LOOKUP_KEYS)
+        {
+            final double p50Us = histogram.getValueAtPercentile(50) / 1000.0;
+            goal("lookup64P50Us", p50Us, p50Us <= 10.0, "<= 10 us");
+        }
+        return histogram;
+    }
+
+    private void measureThroughput(final EngineClient client, final long managerPid)
+    {
+        final MemorySegment region = client.dataRegion();
+        final long bytes = (long)blocks * BIG_BLOCK_BYTES;
+        for (long off = 0; off < bytes; off += Long.BYTES)
+        {
+            region.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, off, off * 0x9E3779B97F4A7C15L);
+        }
+
+        final double[] memcpy = new double[rounds];
+        final double[] publish = new double[rounds];
+        final double[] read = new double[rounds];
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment target = arena.allocate(bytes, 4096);
+            copyRound(region, target, bytes);
+            final KeyBatch batch = new KeyBatch(blocks);
+            final OperationResult result = new OperationResult(blocks);
+            final byte[] namespace = "bench;throughput;2MiB".getBytes(StandardCharsets.US_ASCII);
+            final byte[] hash = new byte[32];
+            final long gcClientBefore = GcSnapshot.localCollections();
+            final GcSnapshot gcManager = GcSnapshot.take(managerPid);
+            for (int round = -1; round < rounds; round++)
+            {
+                fillBatch(batch, namespace, hash, round + 1);
+                final long copyNs = copyRound(region, target, bytes);
+                final long publishNs = publishRound(client, batch, result);
+                final long readNs = readRound(client, batch, result);
+                if (round >= 0)
+                {
+                    memcpy[round] = gbPerSec(bytes, copyNs);
+                    publish[round] = gbPerSec(bytes, publishNs);
+                    read[round] = gbPerSec(bytes, readNs);
+                }
+            }
+            final long clientGcs = GcSnapshot.localCollections() - gcClientBefore;
+            final long managerGcs = gcManager.delta(managerPid);
+            verifyReadBack(region, target, bytes);
+
+            final double memcpyGb = median(memcpy);
+            final double publishGb = median(publish);
+            final double readGb = median(read);
+            System.out.printf("%nthroughput, 2 MiB blocks, %d blocks/round, %d blocks/request, median of %d rounds:%n",
+                blocks, blocksPerRequest, rounds);
+            System.out.printf("  anchor MemorySegment.copy  %7.2f GB/s%n", memcpyGb);
+            System.out.printf("  Publish                    %7.2f GB/s  = %.2fx memcpy%n", publishGb, publishGb / memcpyGb);
+            System.out.printf("  Read                       %7.2f GB/s  = %.2fx memcpy%n", readGb, readGb / memcpyGb);
+            results.put("memcpyGBps", memcpyGb);
+            results.put("publishGBps", publishGb);
+            results.put("readGBps", readGb);
+            goal("publishVsMemcpy", publishGb / memcpyGb, publishGb / memcpyGb >= 0.8, ">= 0.8x");
+            goal("readVsMemcpy", readGb / memcpyGb, readGb / memcpyGb >= 0.8, ">= 0.8x");
+            goal("throughputGcCollectionsClient", clientGcs, clientGcs == 0, "0");
+            goal("throughputGcCollectionsManager", managerGcs, managerGcs == 0, "0");
+        }
+    }
+
+    private void fillBatch(final KeyBatch batch, final byte[] namespace, final byte[] hash, final int round)
+    {
+        batch.clear();
+        batch.namespace(namespace);
+        for (int i = 0; i < blocks; i++)
+        {
+            hash[0] = (byte)i;
+            hash[1] = (byte)(i >> 8);
+            hash[2] = (byte)round;
+            hash[3] = (byte)(round >> 8);
+            batch.addKey(hash, 0, hash.length, (long)i * BIG_BLOCK_BYTES, BIG_BLOCK_BYTES);
+        }
+    }
+
+    private static long copyRound(final MemorySegment src, final MemorySegment dst, final long bytes)
+    {
+        final long start = System.nanoTime();
+        for (long off = 0; off < bytes; off += BIG_BLOCK_BYTES)
+        {
+            MemorySegment.copy(src, off, dst, off, BIG_BLOCK_BYTES);
+        }
+        return System.nanoTime() - start;
+    }
+
+    private long publishRound(final EngineClient client, final KeyBatch all, final OperationResult result)
+    {
+        final long start = System.nanoTime();
+        sendInSlices(client, all, result, true);
+        return System.nanoTime() - start;
+    }
+
+    private long readRound(final EngineClient client, final KeyBatch all, final OperationResult result)
+    {
+        final long start = System.nanoTime();
+        sendInSlices(client, all, result, false);
+        return System.nanoTime() - start;
+    }
+
+    private KeyBatch slice;
+    private OperationResult sliceResult;
+    private final UnsafeBuffer hashScratch = new UnsafeBuffer(new byte[64]);
+
+    private void sendInSlices(final EngineClient client, final KeyBatch all, final OperationResult ignored, final boolean publish)
+    {
+        if (null == slice)
+        {
+            slice = new KeyBatch(blocksPerRequest);
+            sliceResult = new OperationResult(blocksPerRequest);
+        }
+        for (int first = 0; first < all.keyCount(); first += blocksPerRequest)
+        {
+            slice.clear();
+            slice.namespace(all.namespaceBuffer(), 0, all.namespaceLength());
+            final int last = Math.min(all.keyCount(), first + blocksPerRequest);
+            for (int i = first; i < last; i++)
+            {
+                final int length = all.getHash(i, hashScratch, 0);
+                slice.addKey(hashScratch, 0, length, all.offset(i), all.size(i));
+            }
+            if (publish)
+            {
+                client.publish(slice, sliceResult);
+                check(sliceResult.isOk() && sliceResult.count(KeyStatus.STORED) == last - first,
+                    "publish stored " + sliceResult.count(KeyStatus.STORED) + " of " + (last - first) + ": " +
+                    sliceResult.code() + " " + sliceResult.message());
+            }
+            else
+            {
+                client.read(slice, 0, sliceResult);
+                check(sliceResult.isOk() && sliceResult.value() == last - first,
+                    "read restored " + sliceResult.value() + " of " + (last - first) + ": " + sliceResult.code());
+            }
+        }
+    }
+
+    private static void verifyReadBack(final MemorySegment region, final MemorySegment copy, final long bytes)
+    {
+        final long mismatch = region.asSlice(0, bytes).mismatch(copy.asSlice(0, bytes));
+        check(mismatch == -1, "bytes read back differ from those published, first at offset " + mismatch);
+    }
+
+    private void report(final String name, final Histogram h, final Histogram anchor, final long gcs)
+    {
+        final Map<String, Object> row = new LinkedHashMap<>();
+        row.put("p50Ns", h.getValueAtPercentile(50));
+        row.put("p99Ns", h.getValueAtPercentile(99));
+        row.put("p999Ns", h.getValueAtPercentile(99.9));
+        row.put("maxNs", h.getMaxValue());
+        row.put("count", h.getTotalCount());
+        row.put("gcCollectionsPeer", gcs);
+        if (null == anchor)
+        {
+            System.out.printf("%-12s p50 %7.2f us  p99 %7.2f us  p99.9 %7.2f us   (anchor; peer GCs %d)%n", name,
+                h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3, h.getValueAtPercentile(99.9) / 1e3, gcs);
+        }
+        else
+        {
+            final double r50 = (double)h.getValueAtPercentile(50) / anchor.getValueAtPercentile(50);
+            final double r99 = (double)h.getValueAtPercentile(99) / anchor.getValueAtPercentile(99);
+            final double r999 = (double)h.getValueAtPercentile(99.9) / anchor.getValueAtPercentile(99.9);
+            System.out.printf("%-12s p50 %7.2f us  p99 %7.2f us  p99.9 %7.2f us   = %.2fx / %.2fx / %.2fx bare ring" +
+                " (Manager GCs %d)%n", name, h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3,
+                h.getValueAtPercentile(99.9) / 1e3, r50, r99, r999, gcs);
+            row.put("ratioP50", r50);
+            row.put("ratioP99", r99);
+            row.put("ratioP999", r999);
+        }
+        results.put(name, row);
+    }
+
+    @SuppressWarnings("unchecked")
+    private void goal(final String name, final double value, final boolean met, final String target)
+    {
+        System.out.printf("  goal %-32s %10.3f  target %-8s %s%n", name, value, target, met ? "MET" : "MISSED");
+        final Map<String, Object> goals = (Map<String, Object>)results.computeIfAbsent("goals", k -> new LinkedHashMap<>());
+        goals.put(name, Map.of("value", value, "target", target, "met", met));
+    }
+
+    private static Histogram newHistogram()
+    {
+        return new Histogram(MAX_RTT_NS, 3);
+    }
+
+    private static double gbPerSec(final long bytes, final long ns)
+    {
+        return bytes / (double)ns;
+    }
+
+    private static double median(final double[] values)
+    {
+        final double[] sorted = values.clone();
+        java.util.Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
+    }
+
+    private static void check(final boolean condition, final String message)
+    {
+        if (!condition)
+        {
+            throw new IllegalStateException(message);
+        }
+    }
+
+    private static MappedByteBuffer awaitRingFile(final File file, final Process echo, final File log) throws Exception
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline)
+        {
+            if (!echo.isAlive())
+            {
+                throw new IllegalStateException("anchor responder exited: " + Files.readString(log.toPath()));
+            }
+            if (file.length() == BenchRingEchoCommand.FILE_LENGTH)
+            {
+                final MappedByteBuffer mapped = IoUtil.mapExistingFile(file, "anchor ring");
+                if (new UnsafeBuffer(mapped, 0, 8).getIntVolatile(BenchRingEchoCommand.READY_OFFSET) == 1)
+                {
+                    return mapped;
+                }
+                IoUtil.unmap(mapped);
+            }
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+        throw new IllegalStateException("anchor responder not ready within 30 s: " + Files.readString(log.toPath()));
+    }
+
+    private static void awaitCnc(final File cnc, final Process manager, final File log) throws Exception
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline)
+        {
+            if (!manager.isAlive())
+            {
+                throw new IllegalStateException("Manager exited: " + Files.readString(log.toPath()));
+            }
+            if (cnc.length() >= CncFileDescriptor.HEADER_LENGTH)
+            {
+                final MappedByteBuffer mapped = IoUtil.mapExistingFile(cnc, "cnc");
+                try
+                {
+                    if (CncFileDescriptor.layoutVersion(new UnsafeBuffer(mapped, 0, CncFileDescriptor.HEADER_LENGTH)) != 0)
+                    {
+                        return;
+                    }
+                }
+                finally
+                {
+                    IoUtil.unmap(mapped);
+                }
+            }
+            Thread.yield();
+        }
+        throw new IllegalStateException("Manager not ready within 60 s: " + Files.readString(log.toPath()));
+    }
+
+    private static void stop(final Process process) throws InterruptedException
+    {
+        process.destroy();
+        if (!process.waitFor(10, TimeUnit.SECONDS))
+        {
+            process.destroyForcibly().waitFor();
+        }
+    }
+
+    /** Ping-pong over the anchor rings with the same SBE header + fixed block as a small engine request. */
+    static final class RingPinger
+    {
+        private final ManyToOneRingBuffer out;
+        private final OneToOneRingBuffer in;
+        private final IdleStrategy idle;
+        private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[128]);
+        private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
+        private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
+        private final RingPingEncoder encoder = new RingPingEncoder();
+        private final RingPingDecoder decoder = new RingPingDecoder();
+        private long correlationId;
+        private long echoedCorrelationId;
+        private final org.agrona.concurrent.MessageHandler handler = this::onEcho;
+
+        RingPinger(final ManyToOneRingBuffer out, final OneToOneRingBuffer in, final IdleStrategy idle)
+        {
+            this.out = out;
+            this.in = in;
+            this.idle = idle;
+        }
+
+        long ping()
+        {
+            final long id = ++correlationId;
+            final long start = System.nanoTime();
+            encoder.wrapAndApplyHeader(buffer, 0, headerEncoder).clientId(1).correlationId(id).sendTimeNs(start);
+            final int length = MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+            while (!out.write(RingPingEncoder.TEMPLATE_ID, buffer, 0, length))
+            {
+                Thread.onSpinWait();
+            }
+            idle.reset();
+            while (echoedCorrelationId != id)
+            {
+                idle.idle(in.read(handler, 1));
+            }
+            return Math.min(System.nanoTime() - start, MAX_RTT_NS);
+        }
+
+        private void onEcho(final int msgTypeId, final org.agrona.MutableDirectBuffer b, final int index, final int length)
+        {
+            decoder.wrapAndApplyHeader(b, index, headerDecoder);
+            echoedCorrelationId = decoder.correlationId();
+        }
+    }
+
+    /** Collections of a process, read with jstat for a child and with MXBeans for this JVM. */
+    static final class GcSnapshot
+    {
+        private final long collections;
+
+        private GcSnapshot(final long collections)
+        {
+            this.collections = collections;
+        }
+
+        static GcSnapshot take(final long pid)
+        {
+            return new GcSnapshot(childCollections(pid));
+        }
+
+        long delta(final long pid)
+        {
+            final long now = childCollections(pid);
+            return now < 0 || collections < 0 ? -1 : now - collections;
+        }
+
+        static long localCollections()
+        {
+            long total = 0;
+            for (final GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans())
+            {
+                total += Math.max(0, gc.getCollectionCount());
+            }
+            return total;
+        }
+
+        /** Young + full + concurrent collections from {@code jstat -gc}, or -1 when jstat cannot tell. */
+        static long childCollections(final long pid)
+        {
+            try
+            {
+                final Process jstat = new ProcessBuilder(
+                    Path.of(System.getProperty("java.home"), "bin", "jstat").toString(), "-gc", Long.toString(pid))
+                    .redirectErrorStream(true).start();
+                final String text = new String(jstat.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+                jstat.waitFor(10, TimeUnit.SECONDS);
+                final String[] lines = text.trim().split("\n");
+                if (lines.length < 2)
+                {
+                    return -1;
+                }
+                final List<String> names = new ArrayList<>(List.of(lines[0].trim().split("\\s+")));
+                final String[] values = lines[1].trim().split("\\s+");
+                long total = 0;
+                for (final String column : new String[]{"YGC", "FGC", "CGC"})
+                {
+                    final int i = names.indexOf(column);
+                    if (i >= 0 && i < values.length && !"-".equals(values[i]))
+                    {
+                        total += Long.parseLong(values[i]);
+                    }
+                }
+                return total;
+            }
+            catch (final IOException | InterruptedException | NumberFormatException ex)
+            {
+                return -1;
+            }
+        }
+    }
+}

@@ -1,0 +1,340 @@
+package io.orbitkv.manager.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.orbitkv.client.EngineClient;
+import io.orbitkv.client.EngineClientException;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+/**
+ * {@code orbitkv client}: an engine on the command line. Attaches to a Manager like any engine, runs one
+ * operation over a deterministic {@link BlockChain} and prints one JSON object on stdout.
+ *
+ * <p>Exit codes: 0 done, 1 verification failed (mismatched bytes, short smoke round), 2 usage, 3 could not talk
+ * to the Manager.
+ */
+@Command(
+    name = "client",
+    mixinStandardHelpOptions = true,
+    description = "Attach to a Manager as an engine and publish, look up or read a deterministic block chain.",
+    subcommands = {
+        ClientCommand.Smoke.class,
+        ClientCommand.Publish.class,
+        ClientCommand.Lookup.class,
+        ClientCommand.Read.class
+    })
+public final class ClientCommand implements Callable<Integer>
+{
+    static final int EXIT_OK = 0;
+    static final int EXIT_VERIFY_FAILED = 1;
+    static final int EXIT_MANAGER_FAILURE = 3;
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--dir", description = "Manager directory holding cnc.dat (default: ${DEFAULT-VALUE}).",
+        defaultValue = EngineClient.Context.DIR_DEFAULT)
+    String dir;
+
+    @Option(names = "--client-name", description = "Client name (default: orbitkv-cli-<pid>).")
+    String clientName;
+
+    @Option(names = "--data-region-bytes", description = "Data region to ask for; chains larger than it are moved in " +
+        "windows (default: ${DEFAULT-VALUE}).", defaultValue = "64m", converter = ClientSizeConverter.class)
+    long dataRegionBytes;
+
+    @Option(names = "--attach-timeout-ms", description = "How long to wait for a ready Manager (default: ${DEFAULT-VALUE}).",
+        defaultValue = "10000")
+    long attachTimeoutMs;
+
+    @Option(names = "--response-timeout-ms", description = "How long one request may wait (default: ${DEFAULT-VALUE}).",
+        defaultValue = "30000")
+    long responseTimeoutMs;
+
+    public Integer call()
+    {
+        spec.commandLine().usage(System.out);
+        return CommandLine.ExitCode.USAGE;
+    }
+
+    EngineClient connect(final long chainBytes, final int maxBlockBytes)
+    {
+        final long regionBytes = Math.max(Math.min(dataRegionBytes, chainBytes), maxBlockBytes);
+        return EngineClient.connect(new EngineClient.Context()
+            .dir(dir)
+            .clientName(clientName != null ? clientName : "orbitkv-cli-" + ProcessHandle.current().pid())
+            .dataRegionBytes(regionBytes)
+            .attachTimeoutNs(TimeUnit.MILLISECONDS.toNanos(attachTimeoutMs))
+            .responseTimeoutNs(TimeUnit.MILLISECONDS.toNanos(responseTimeoutMs)));
+    }
+
+    /** Options naming a chain, shared by every subcommand. */
+    static class ChainOptions
+    {
+        @Option(names = "--namespace", description = "Key namespace (default: ${DEFAULT-VALUE}).", defaultValue = "orbitkv-cli")
+        String namespace;
+
+        @Option(names = "--seed", description = "Chain seed (default: ${DEFAULT-VALUE}).", defaultValue = "1")
+        long seed;
+
+        @Option(names = "--blocks", description = "Blocks in the chain (default: ${DEFAULT-VALUE}).", defaultValue = "64")
+        int blocks;
+
+        @Option(names = "--block-bytes", description = "Block size, or the largest with --min-block-bytes " +
+            "(default: ${DEFAULT-VALUE}).", defaultValue = "64k", converter = ClientSizeConverter.class)
+        long blockBytes;
+
+        @Option(names = "--min-block-bytes", description = "Smallest block: sizes vary per block between this and " +
+            "--block-bytes (default: fixed size).", converter = ClientSizeConverter.class)
+        Long minBlockBytes;
+
+        @Option(names = "--keys", description = "Print per-key rows (default: ${DEFAULT-VALUE}).", defaultValue = "true",
+            negatable = true, fallbackValue = "true")
+        boolean keys;
+
+        BlockChain chain()
+        {
+            if (blockBytes > Integer.MAX_VALUE || (minBlockBytes != null && minBlockBytes > blockBytes))
+            {
+                throw new CommandLine.ParameterException(new CommandLine(this), "bad block sizes");
+            }
+            final int max = (int)blockBytes;
+            final int min = minBlockBytes == null ? max : minBlockBytes.intValue();
+            return new BlockChain(seed, blocks, min, max);
+        }
+    }
+
+    abstract static class ClientSubcommand implements Callable<Integer>
+    {
+        @ParentCommand
+        ClientCommand parent;
+
+        @CommandLine.Mixin
+        ChainOptions chainOptions = new ChainOptions();
+
+        final ObjectMapper mapper = new ObjectMapper();
+
+        public Integer call()
+        {
+            final BlockChain chain = chainOptions.chain();
+            final ObjectNode json = mapper.createObjectNode();
+            json.put("command", name());
+            json.put("namespace", chainOptions.namespace);
+            json.put("seed", chain.seed());
+            json.put("blocks", chain.blockCount());
+            json.put("minBlockBytes", chain.minBlockBytes());
+            json.put("maxBlockBytes", chain.maxBlockBytes());
+            final long attachStartNs = System.nanoTime();
+            try (EngineClient client = parent.connect(chain.totalBytes(chain.blockCount()), chain.maxBlockBytes()))
+            {
+                json.put("clientId", client.clientId());
+                json.put("dataRegionBytes", client.dataRegionBytes());
+                json.put("attachMs", millis(System.nanoTime() - attachStartNs));
+                final ClientChainRunner runner = new ClientChainRunner(client, chain, chainOptions.namespace);
+                final int exit = run(client, runner, json);
+                print(json);
+                return exit;
+            }
+            catch (final EngineClientException ex)
+            {
+                json.put("error", ex.getMessage());
+                json.put("reason", ex.reason().name());
+                print(json);
+                return EXIT_MANAGER_FAILURE;
+            }
+        }
+
+        abstract String name();
+
+        abstract int run(EngineClient client, ClientChainRunner runner, ObjectNode json);
+
+        void print(final ObjectNode json)
+        {
+            try
+            {
+                System.out.println(mapper.writeValueAsString(json));
+                System.out.flush();
+            }
+            catch (final com.fasterxml.jackson.core.JsonProcessingException ex)
+            {
+                throw new IllegalStateException(ex);
+            }
+        }
+
+        static double millis(final long ns)
+        {
+            return Math.round(ns / 1_000.0) / 1_000.0;
+        }
+    }
+
+    @Command(name = "smoke", mixinStandardHelpOptions = true,
+        description = "Publish a chain, look it up, read it back and verify every byte; exit 1 on any mismatch.")
+    static final class Smoke extends ClientSubcommand
+    {
+        String name()
+        {
+            return "smoke";
+        }
+
+        int run(final EngineClient client, final ClientChainRunner runner, final ObjectNode json)
+        {
+            long t0 = System.nanoTime();
+            final ClientChainRunner.PublishSummary published = runner.publish();
+            json.put("published", published.stored());
+            json.put("alreadyResident", published.alreadyResident());
+            json.put("noSpace", published.noSpace());
+            json.put("publishMs", millis(System.nanoTime() - t0));
+
+            t0 = System.nanoTime();
+            final ClientChainRunner.LookupSummary lookup = runner.lookup(false);
+            json.put("hitBlocks", lookup.prefixLength());
+            json.put("lookupMs", millis(System.nanoTime() - t0));
+
+            t0 = System.nanoTime();
+            final ClientChainRunner.ReadSummary read = runner.read();
+            json.put("readBlocks", read.restored());
+            json.put("verifiedBytes", read.verifiedBytes());
+            json.put("mismatches", read.mismatches());
+            json.put("readMs", millis(System.nanoTime() - t0));
+
+            final boolean ok = read.mismatches() == 0 && lookup.prefixLength() == runner.blockCount() &&
+                read.restored() == runner.blockCount();
+            json.put("ok", ok);
+            return ok ? EXIT_OK : EXIT_VERIFY_FAILED;
+        }
+    }
+
+    @Command(name = "publish", mixinStandardHelpOptions = true,
+        description = "Publish the chain's blocks; prints stored / already resident / no space counts.")
+    static final class Publish extends ClientSubcommand
+    {
+        String name()
+        {
+            return "publish";
+        }
+
+        int run(final EngineClient client, final ClientChainRunner runner, final ObjectNode json)
+        {
+            final long t0 = System.nanoTime();
+            final ClientChainRunner.PublishSummary published = runner.publish();
+            json.put("stored", published.stored());
+            json.put("alreadyResident", published.alreadyResident());
+            json.put("noSpace", published.noSpace());
+            json.put("publishedBytes", published.storedBytes());
+            json.put("requests", published.requests());
+            json.put("publishMs", millis(System.nanoTime() - t0));
+            if (published.errorCode() != null)
+            {
+                json.put("error", published.errorCode() + " " + published.errorMessage());
+            }
+            if (chainOptions.keys)
+            {
+                final ArrayNode statuses = json.putArray("keyStatus");
+                for (int i = 0; i < runner.blockCount(); i++)
+                {
+                    statuses.add(runner.keyStatus(i).name());
+                }
+            }
+            return published.errorCode() == null ? EXIT_OK : EXIT_VERIFY_FAILED;
+        }
+    }
+
+    @Command(name = "lookup", mixinStandardHelpOptions = true,
+        description = "Look up the longest resident prefix of the chain; prints the tier of each key.")
+    static final class Lookup extends ClientSubcommand
+    {
+        @Option(names = "--pin", description = "Pin the resident prefix under leases and print their ids.")
+        boolean pin;
+
+        @Option(names = "--hold-ms", description = "With --pin: keep the leases (and stay attached) this long after " +
+            "printing, then exit (default: ${DEFAULT-VALUE}).", defaultValue = "0")
+        long holdMs;
+
+        String name()
+        {
+            return "lookup";
+        }
+
+        int run(final EngineClient client, final ClientChainRunner runner, final ObjectNode json)
+        {
+            final long t0 = System.nanoTime();
+            final ClientChainRunner.LookupSummary lookup = runner.lookup(pin);
+            json.put("prefixLength", lookup.prefixLength());
+            json.put("lookupMs", millis(System.nanoTime() - t0));
+            if (lookup.errorCode() != null)
+            {
+                json.put("error", lookup.errorCode() + " " + lookup.errorMessage());
+            }
+            if (pin)
+            {
+                final ArrayNode leases = json.putArray("leaseIds");
+                for (int i = 0; i < lookup.leaseIds().length; i++)
+                {
+                    leases.add(lookup.leaseIds()[i]);
+                }
+            }
+            if (chainOptions.keys)
+            {
+                final ArrayNode tiers = json.putArray("tiers");
+                for (int i = 0; i < runner.blockCount(); i++)
+                {
+                    tiers.add(runner.keyStatus(i).name());
+                }
+            }
+            if (pin && holdMs > 0)
+            {
+                // the JSON line is the signal that the leases are held; print it before holding them
+                print(json);
+                final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(holdMs);
+                while (System.nanoTime() - deadlineNs < 0)
+                {
+                    java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+                }
+                json.removeAll();
+                json.put("command", "lookup");
+                json.put("held", true);
+            }
+            return lookup.errorCode() == null ? EXIT_OK : EXIT_VERIFY_FAILED;
+        }
+    }
+
+    @Command(name = "read", mixinStandardHelpOptions = true,
+        description = "Read the chain's leading resident blocks back and verify every byte; exit 1 on a mismatch.")
+    static final class Read extends ClientSubcommand
+    {
+        String name()
+        {
+            return "read";
+        }
+
+        int run(final EngineClient client, final ClientChainRunner runner, final ObjectNode json)
+        {
+            final long t0 = System.nanoTime();
+            final ClientChainRunner.ReadSummary read = runner.read();
+            json.put("prefixLength", read.restored());
+            json.put("restored", read.restored());
+            json.put("verifiedBytes", read.verifiedBytes());
+            json.put("mismatches", read.mismatches());
+            json.put("readMs", millis(System.nanoTime() - t0));
+            if (read.errorCode() != null)
+            {
+                json.put("error", read.errorCode() + " " + read.errorMessage());
+            }
+            if (chainOptions.keys)
+            {
+                final ArrayNode tiers = json.putArray("tiers");
+                for (int i = 0; i < runner.blockCount(); i++)
+                {
+                    tiers.add(runner.keyStatus(i).name());
+                }
+            }
+            return read.mismatches() == 0 && read.errorCode() == null ? EXIT_OK : EXIT_VERIFY_FAILED;
+        }
+    }
+}

@@ -1,0 +1,200 @@
+package io.orbitkv.manager.cli;
+
+import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.Manager;
+import io.orbitkv.manager.ManagerContext;
+import java.io.File;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.agrona.SystemUtil;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code orbitkv manager}: runs a standalone Manager (embedded defaults: no etcd, no network) until SIGINT/SIGTERM,
+ * after printing where engines attach and how to read its counters.
+ */
+@Command(
+    name = "manager",
+    mixinStandardHelpOptions = true,
+    description = "Run a standalone OrbitKV Manager: engines attach over shared memory under --dir.")
+public final class ManagerCommand implements Callable<Integer>
+{
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--name", description = "Manager name; the default directory is " + Configuration.DIR_PARENT_DEFAULT +
+        "/<name> (default: ${DEFAULT-VALUE}).", defaultValue = Configuration.NAME_DEFAULT)
+    String name;
+
+    @Option(names = "--dir", description = "Manager directory (CnC file and client data regions); overrides --name.")
+    File dir;
+
+    @Option(names = "--pool-bytes", description = "DRAM pool size, multiple of 2m (default: ${DEFAULT-VALUE}).",
+        defaultValue = "1g", converter = SizeConverter.class)
+    long poolBytes;
+
+    @Option(names = "--max-block-bytes", description = "Largest block (default: 64m, or the pool size if smaller).",
+        converter = SizeConverter.class)
+    Long maxBlockBytes;
+
+    @Option(names = "--index-budget-bytes", description = "Byte budget of the block index (default: ${DEFAULT-VALUE}).",
+        defaultValue = "64m", converter = SizeConverter.class)
+    long indexBudgetBytes;
+
+    @Option(names = "--max-clients", description = "Client slots (default: ${DEFAULT-VALUE}).", defaultValue = "64")
+    int maxClients;
+
+    @Option(names = "--request-ring-bytes", description = "Request ring capacity, power of two (default: ${DEFAULT-VALUE}).",
+        defaultValue = "1m", converter = SizeConverter.class)
+    long requestRingBytes;
+
+    @Option(names = "--response-ring-bytes", description = "Per-client response ring capacity, power of two " +
+        "(default: ${DEFAULT-VALUE}).", defaultValue = "64k", converter = SizeConverter.class)
+    long responseRingBytes;
+
+    @Option(names = "--client-timeout", description = "Detach a client silent this long, e.g. 5s, 500ms " +
+        "(default: ${DEFAULT-VALUE}).", defaultValue = "5s", converter = DurationConverter.class)
+    long clientTimeoutNs;
+
+    @Option(names = "--max-data-region-bytes", description = "Largest data region a client may ask for " +
+        "(default: ${DEFAULT-VALUE}).", defaultValue = "16g", converter = SizeConverter.class)
+    long maxDataRegionBytes;
+
+    @Option(names = "--copy-chunk-bytes", description = "Most bytes copied per duty cycle, so large requests do not " +
+        "stall other clients (default: ${DEFAULT-VALUE}).", defaultValue = "8m", converter = SizeConverter.class)
+    long copyChunkBytes;
+
+    @Option(names = "--max-namespaces", description = "Distinct namespaces tracked (default: ${DEFAULT-VALUE}).",
+        defaultValue = "1024")
+    int maxNamespaces;
+
+    @Option(names = "--threading", description = "dedicated: the ring agent has its own thread; shared: all agents on " +
+        "one thread (2-core boxes) (default: ${DEFAULT-VALUE}).", defaultValue = "dedicated")
+    String threading;
+
+    @Option(names = "--idle-strategy", description = "backoff, yielding or busy (busy spins a core; opt-in only) " +
+        "(default: ${DEFAULT-VALUE}).", defaultValue = Configuration.IDLE_STRATEGY_DEFAULT)
+    String idleStrategy;
+
+    @Option(names = "--metrics-port", description = "Serve Prometheus text at http://<host>:<port>/metrics; 0 = off " +
+        "(default: ${DEFAULT-VALUE}).", defaultValue = "0")
+    int metricsPort;
+
+    public Integer call() throws Exception
+    {
+        final PrintWriter out = spec.commandLine().getOut();
+        final PrintWriter err = spec.commandLine().getErr();
+        final ManagerContext ctx;
+        try
+        {
+            ctx = new ManagerContext()
+                .name(name)
+                .dir(dir)
+                .poolBytes(poolBytes)
+                .indexBudgetBytes(indexBudgetBytes)
+                .maxClients(maxClients)
+                .requestRingBytes(toInt("--request-ring-bytes", requestRingBytes))
+                .responseRingBytes(toInt("--response-ring-bytes", responseRingBytes))
+                .clientTimeoutNs(clientTimeoutNs)
+                .maxDataRegionBytes(maxDataRegionBytes)
+                .copyChunkBytes(toInt("--copy-chunk-bytes", copyChunkBytes))
+                .maxNamespaces(maxNamespaces)
+                .threadingMode(Configuration.parseThreadingMode(threading))
+                .idleStrategyName(idleStrategy)
+                .metricsPort(metricsPort);
+            if (null != maxBlockBytes)
+            {
+                ctx.maxBlockBytes(toInt("--max-block-bytes", maxBlockBytes));
+            }
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            err.println("orbitkv manager: " + ex.getMessage());
+            return 2;
+        }
+
+        final Manager manager;
+        try
+        {
+            manager = Manager.launch(ctx);
+        }
+        catch (final IllegalArgumentException | IllegalStateException ex)
+        {
+            err.println("orbitkv manager: " + ex.getMessage());
+            return 1;
+        }
+
+        final CountDownLatch stopped = new CountDownLatch(1);
+        final Thread hook = new Thread(() ->
+        {
+            manager.close();
+            stopped.countDown();
+        }, "orbitkv-manager-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+
+        out.println("OrbitKV Manager running (pid " + ProcessHandle.current().pid() + ", runtime " +
+            manager.runtimeUuid() + ")");
+        out.println("  engines attach at: " + ctx.dir() + "  (CnC file " + manager.cncFile() + ")");
+        out.println("  pool: " + ctx.poolBytes() + " bytes, max block " + ctx.maxBlockBytes() + " bytes, " +
+            ctx.maxClients() + " client slots, client timeout " + ctx.clientTimeoutNs() / 1_000_000 + " ms, threading " +
+            ctx.threadingMode().name().toLowerCase(java.util.Locale.ROOT) + ", idle " + ctx.idleStrategyName());
+        out.println("  counters: scripts/orbitkv stat --dir " + ctx.dir() + "   (--once for one snapshot)");
+        if (manager.metricsPort() > 0)
+        {
+            out.println("  metrics: http://localhost:" + manager.metricsPort() + "/metrics");
+        }
+        out.println("  stop with Ctrl-C (SIGINT) or SIGTERM");
+        out.flush();
+
+        stopped.await();
+        return 0;
+    }
+
+    private static int toInt(final String flag, final long value)
+    {
+        if (value > Integer.MAX_VALUE)
+        {
+            throw new IllegalArgumentException(flag + " must be below 2g: " + value);
+        }
+        return (int)value;
+    }
+
+    /**
+     * Sizes with an optional k/m/g suffix (powers of 1024).
+     */
+    static final class SizeConverter implements CommandLine.ITypeConverter<Long>
+    {
+        public Long convert(final String value)
+        {
+            try
+            {
+                return SystemUtil.parseSize("size", value.trim());
+            }
+            catch (final NumberFormatException ex)
+            {
+                throw new CommandLine.TypeConversionException("not a size (e.g. 4096, 64k, 1m, 2g): '" + value + "'");
+            }
+        }
+    }
+
+    /**
+     * Durations with a unit suffix: ns, us, ms, s (no suffix = ns).
+     */
+    static final class DurationConverter implements CommandLine.ITypeConverter<Long>
+    {
+        public Long convert(final String value)
+        {
+            try
+            {
+                return SystemUtil.parseDuration("duration", value.trim());
+            }
+            catch (final NumberFormatException ex)
+            {
+                throw new CommandLine.TypeConversionException("not a duration (e.g. 500ms, 5s): '" + value + "'");
+            }
+        }
+    }
+}

@@ -1,0 +1,135 @@
+package io.orbitkv.manager.cli;
+
+import io.orbitkv.manager.CncReader;
+import io.orbitkv.manager.Configuration;
+import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import java.io.File;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code orbitkv stat}: prints a Manager's header facts and every counter from its CnC file, from any process,
+ * refreshed in place (like AeronStat) or once with {@code --once}.
+ *
+ * <p>Exit codes: 0 printed, 1 no Manager (file missing, not ready, or its Manager is dead), 2 usage.
+ */
+@Command(
+    name = "stat",
+    mixinStandardHelpOptions = true,
+    description = "Print a running Manager's counters from its CnC file.")
+public final class StatCommand implements Callable<Integer>
+{
+    private static final String CLEAR_SCREEN = "\u001b[H\u001b[2J";
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--dir", description = "Manager directory; overrides --name.")
+    File dir;
+
+    @Option(names = "--name", description = "Manager name, directory " + Configuration.DIR_PARENT_DEFAULT +
+        "/<name> (default: ${DEFAULT-VALUE}).", defaultValue = Configuration.NAME_DEFAULT)
+    String name;
+
+    @Option(names = "--once", description = "Print one snapshot and exit.")
+    boolean once;
+
+    @Option(names = "--interval-ms", description = "Refresh period (default: ${DEFAULT-VALUE}).", defaultValue = "1000")
+    long intervalMs;
+
+    @Option(names = "--errors", description = "Also print the distinct error log.")
+    boolean errors;
+
+    public Integer call() throws InterruptedException
+    {
+        final PrintWriter out = spec.commandLine().getOut();
+        final PrintWriter err = spec.commandLine().getErr();
+        if (intervalMs < 1)
+        {
+            err.println("orbitkv stat: --interval-ms must be positive");
+            return 2;
+        }
+        final File managerDir = null != dir ? dir : Configuration.defaultDir(name);
+        final File cncFile = new File(managerDir, CncFileDescriptor.CNC_FILE_NAME);
+
+        final CncReader reader;
+        try
+        {
+            reader = CncReader.map(cncFile);
+        }
+        catch (final IllegalStateException ex)
+        {
+            err.println("orbitkv stat: " + ex.getMessage());
+            return 1;
+        }
+
+        try (reader)
+        {
+            if (!reader.isReady())
+            {
+                err.println("orbitkv stat: the Manager at " + managerDir + " has not finished starting (layout version " +
+                    reader.layoutVersion() + ")");
+                return 1;
+            }
+            while (true)
+            {
+                final StringBuilder text = new StringBuilder(4096);
+                final boolean alive = render(reader, text);
+                if (errors)
+                {
+                    renderErrors(reader, text);
+                }
+                if (!once)
+                {
+                    out.print(CLEAR_SCREEN);
+                }
+                out.print(text);
+                out.flush();
+                if (once)
+                {
+                    return alive ? 0 : 1;
+                }
+                if (!alive)
+                {
+                    err.println("orbitkv stat: Manager is no longer alive");
+                    return 1;
+                }
+                TimeUnit.MILLISECONDS.sleep(intervalMs);
+            }
+        }
+    }
+
+    static boolean render(final CncReader reader, final StringBuilder text)
+    {
+        final long nowMs = System.currentTimeMillis();
+        final boolean alive = reader.isManagerAlive(nowMs);
+        text.append("OrbitKV Manager  ").append(reader.cncFile()).append('\n');
+        text.append("  pid ").append(reader.managerPid())
+            .append("  started ").append(Instant.ofEpochMilli(reader.startTimeMs()))
+            .append("  uptime ").append(Duration.ofMillis(Math.max(0, nowMs - reader.startTimeMs())).toSeconds()).append(" s\n");
+        text.append("  runtime UUID ").append(reader.runtimeUuid())
+            .append("  heartbeat age ").append(Math.max(0, nowMs - reader.managerHeartbeatMs())).append(" ms")
+            .append(alive ? "  (alive)" : "  (NOT ALIVE)").append('\n');
+        text.append("  pool ").append(reader.poolBytes()).append(" bytes  client slots ").append(reader.maxClients())
+            .append("  client liveness ").append(reader.clientLivenessNs() / 1_000_000).append(" ms\n");
+        text.append("==========================\n");
+        reader.countersReader().forEach((value, counterId, label) ->
+            text.append(String.format("%3d: %,20d - %s%n", counterId, value, label)));
+        return alive;
+    }
+
+    private static void renderErrors(final CncReader reader, final StringBuilder text)
+    {
+        text.append("== distinct errors ==\n");
+        final int count = reader.readErrors((observationCount, firstMs, lastMs, encodedException) ->
+            text.append(observationCount).append(" observations, first ").append(Instant.ofEpochMilli(firstMs))
+                .append(", last ").append(Instant.ofEpochMilli(lastMs)).append('\n').append(encodedException).append('\n'));
+        text.append(count).append(" distinct errors\n");
+    }
+}

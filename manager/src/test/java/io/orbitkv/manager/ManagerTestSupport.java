@@ -1,0 +1,83 @@
+package io.orbitkv.manager;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.File;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.YieldingIdleStrategy;
+
+/**
+ * Shared set-up: a Manager in-process on a fresh directory under /dev/shm with a small pool, SHARED threading and a
+ * yielding idle strategy (tests must pass on 2 cores), and polling with deadlines instead of sleeps.
+ */
+final class ManagerTestSupport
+{
+    static final long POLL_DEADLINE_NS = TimeUnit.SECONDS.toNanos(10);
+
+    private ManagerTestSupport()
+    {
+    }
+
+    static File newDir()
+    {
+        final File parent = new File("/dev/shm").isDirectory() ? new File("/dev/shm") : new File(System.getProperty("java.io.tmpdir"));
+        return new File(parent, "orbitkv-test-" + UUID.randomUUID());
+    }
+
+    static ManagerContext smallContext(final File dir)
+    {
+        return new ManagerContext()
+            .dir(dir)
+            .poolBytes(8L << 20)
+            .maxBlockBytes(1 << 20)
+            .indexBudgetBytes(1L << 20)
+            .maxClients(8)
+            .responseRingBytes(64 << 10)
+            .maxDataRegionBytes(64L << 20)
+            .copyChunkBytes(64 << 10)
+            .threadingMode(Configuration.ThreadingMode.SHARED)
+            .idleStrategy(new YieldingIdleStrategy());
+    }
+
+    static void deleteDir(final File dir)
+    {
+        if (null != dir && dir.exists())
+        {
+            IoUtil.delete(dir, true);
+        }
+    }
+
+    static void awaitTrue(final BooleanSupplier condition, final Supplier<String> message)
+    {
+        final long deadline = System.nanoTime() + POLL_DEADLINE_NS;
+        while (!condition.getAsBoolean())
+        {
+            if (System.nanoTime() > deadline)
+            {
+                fail("timed out: " + message.get());
+            }
+            Thread.yield();
+        }
+    }
+
+    static void awaitCounter(final Manager manager, final SystemCounterDescriptor counter, final long expected)
+    {
+        awaitTrue(
+            () -> manager.counter(counter) == expected,
+            () -> counter.label() + " expected " + expected + " but was " + manager.counter(counter));
+    }
+
+    static String errorLog(final Manager manager)
+    {
+        try (CncReader reader = CncReader.map(manager.cncFile()))
+        {
+            final StringBuilder text = new StringBuilder();
+            reader.readErrors((count, first, last, encoded) -> text.append(count).append(" x ").append(encoded).append('\n'));
+            return text.toString();
+        }
+    }
+}

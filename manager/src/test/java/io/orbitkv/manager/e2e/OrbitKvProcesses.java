@@ -1,0 +1,254 @@
+package io.orbitkv.manager.e2e;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import io.orbitkv.manager.cli.ChildJvm;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.CountersReader;
+
+/**
+ * Test support: a Manager and its clients as separate OS processes, talked to as a user would (the CLI, JSON
+ * on stdout, counters from cnc.dat). Output of every process is captured and dumped by {@link #dump()}.
+ */
+final class OrbitKvProcesses implements AutoCloseable
+{
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    final Path dir;
+    private final List<Started> started = new ArrayList<>();
+    private Process manager;
+    private Arena cncArena;
+    private CountersReader counters;
+
+    OrbitKvProcesses() throws IOException
+    {
+        final Path shm = Paths.get("/dev/shm");
+        dir = Files.createTempDirectory(Files.isDirectory(shm) ? shm : Paths.get(System.getProperty("java.io.tmpdir")),
+            "orbitkv-e2e-");
+    }
+
+    record Started(String name, Process process, Path out, Path err)
+    {
+    }
+
+    /** One finished client run: exit code and the JSON object it printed. */
+    record ClientRun(int exitCode, JsonNode json, String stdout)
+    {
+    }
+
+    Process startManager(final String... extraArgs) throws IOException
+    {
+        final List<String> args = new ArrayList<>(List.of("manager", "--dir", dir.toString()));
+        args.addAll(List.of(extraArgs));
+        manager = start("manager", args);
+        awaitCncReady(TimeUnit.SECONDS.toNanos(30));
+        return manager;
+    }
+
+    Started startClient(final String... args) throws IOException
+    {
+        final List<String> all = new ArrayList<>(List.of("client", "--dir", dir.toString()));
+        all.addAll(List.of(args));
+        start("client", all);
+        return started.get(started.size() - 1);
+    }
+
+    ClientRun runClient(final long timeoutMs, final String... args) throws IOException, InterruptedException
+    {
+        final Started client = startClient(args);
+        if (!client.process().waitFor(timeoutMs, TimeUnit.MILLISECONDS))
+        {
+            client.process().destroyForcibly();
+            throw new AssertionError("client did not finish within " + timeoutMs + " ms: " + String.join(" ", args));
+        }
+        final String stdout = Files.readString(client.out(), StandardCharsets.UTF_8).trim();
+        final String lastLine = stdout.isEmpty() ? "{}" : stdout.substring(stdout.lastIndexOf('\n') + 1);
+        return new ClientRun(client.process().exitValue(), JSON.readTree(lastLine), stdout);
+    }
+
+    /**
+     * Wait for the first JSON line a long-running client prints.
+     *
+     * @param client    the process.
+     * @param timeoutNs deadline.
+     * @return the parsed line.
+     */
+    JsonNode awaitFirstLine(final Started client, final long timeoutNs) throws IOException
+    {
+        final long deadlineNs = System.nanoTime() + timeoutNs;
+        while (System.nanoTime() - deadlineNs < 0)
+        {
+            try (BufferedReader reader = new BufferedReader(
+                new InputStreamReader(Files.newInputStream(client.out()), StandardCharsets.UTF_8)))
+            {
+                final String line = reader.readLine();
+                if (line != null && line.endsWith("}"))
+                {
+                    return JSON.readTree(line);
+                }
+            }
+            if (!client.process().isAlive())
+            {
+                throw new AssertionError(client.name() + " exited with " + client.process().exitValue() + " before printing");
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+        throw new AssertionError(client.name() + " printed nothing in time");
+    }
+
+    long counter(final String label)
+    {
+        final long[] value = {Long.MIN_VALUE};
+        counters.forEach((counterId, typeId, keyBuffer, counterLabel) ->
+        {
+            if (counterLabel.equals(label))
+            {
+                value[0] = counters.getCounterValue(counterId);
+            }
+        });
+        if (value[0] == Long.MIN_VALUE)
+        {
+            throw new AssertionError("no counter labelled '" + label + "'");
+        }
+        return value[0];
+    }
+
+    /**
+     * Poll a counter until it equals {@code expected} or the deadline passes.
+     *
+     * @return the last value seen.
+     */
+    long awaitCounter(final String label, final long expected, final long timeoutNs)
+    {
+        final long deadlineNs = System.nanoTime() + timeoutNs;
+        long value = counter(label);
+        while (value != expected && System.nanoTime() - deadlineNs < 0)
+        {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+            value = counter(label);
+        }
+        return value;
+    }
+
+    private void awaitCncReady(final long timeoutNs) throws IOException
+    {
+        final Path cnc = dir.resolve(CncFileDescriptor.CNC_FILE_NAME);
+        final long deadlineNs = System.nanoTime() + timeoutNs;
+        while (true)
+        {
+            if (Files.exists(cnc) && Files.size(cnc) >= CncFileDescriptor.HEADER_LENGTH)
+            {
+                final Arena arena = Arena.ofShared();
+                final MemorySegment segment;
+                try (FileChannel channel = FileChannel.open(cnc, StandardOpenOption.READ, StandardOpenOption.WRITE))
+                {
+                    segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, Files.size(cnc), arena);
+                }
+                final UnsafeBuffer header = new UnsafeBuffer(segment.address(), CncFileDescriptor.HEADER_LENGTH);
+                if (CncFileDescriptor.layoutVersion(header) == CncFileDescriptor.LAYOUT_VERSION)
+                {
+                    cncArena = arena;
+                    final CncFileDescriptor.Sections sections =
+                        new CncFileDescriptor.Sections(segment.address(), segment.byteSize());
+                    counters = new CountersReader(sections.countersMetadata(), sections.countersValues());
+                    return;
+                }
+                arena.close();
+            }
+            if (!manager.isAlive())
+            {
+                throw new AssertionError("Manager exited with " + manager.exitValue() + "\n" + dump());
+            }
+            if (System.nanoTime() - deadlineNs > 0)
+            {
+                throw new AssertionError("Manager not ready in time\n" + dump());
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+    }
+
+    private Process start(final String name, final List<String> args) throws IOException
+    {
+        final List<String> command = ChildJvm.orbitkvCommand(List.of("-Xmx512m"), args);
+        final int index = started.size();
+        // logs live under target/ so that they survive clean-up and can be dumped after a failure
+        final Path logs = Files.createDirectories(Paths.get("target", "e2e-logs"));
+        final Path out = logs.resolve(dir.getFileName() + "-" + index + "-" + name + ".out");
+        final Path err = logs.resolve(dir.getFileName() + "-" + index + "-" + name + ".err");
+        final Process process = new ProcessBuilder(command)
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile())
+            .start();
+        started.add(new Started(name + "#" + index + " " + String.join(" ", args), process, out, err));
+        return process;
+    }
+
+    String dump()
+    {
+        final StringBuilder builder = new StringBuilder();
+        for (final Started s : started)
+        {
+            builder.append("==== ").append(s.name()).append(" alive=").append(s.process().isAlive()).append('\n');
+            try
+            {
+                builder.append("-- stdout\n").append(tail(Files.readString(s.out()))).append('\n');
+                builder.append("-- stderr\n").append(tail(Files.readString(s.err()))).append('\n');
+            }
+            catch (final IOException ex)
+            {
+                builder.append(ex).append('\n');
+            }
+        }
+        return builder.toString();
+    }
+
+    private static String tail(final String text)
+    {
+        return text.length() > 4000 ? "..." + text.substring(text.length() - 4000) : text;
+    }
+
+    public void close() throws IOException
+    {
+        for (final Started s : started)
+        {
+            s.process().destroyForcibly();
+        }
+        for (final Started s : started)
+        {
+            try
+            {
+                s.process().waitFor(10, TimeUnit.SECONDS);
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (cncArena != null)
+        {
+            cncArena.close();
+        }
+        try (Stream<Path> paths = Files.walk(dir))
+        {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+}
