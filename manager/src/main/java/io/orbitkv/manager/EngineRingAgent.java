@@ -83,6 +83,9 @@ public final class EngineRingAgent implements Agent
     private final AtomicCounter leasesActive;
     private final AtomicCounter clientsAttached;
     private final AtomicCounter clientTimeouts;
+    private final AtomicCounter dataRegionFaults;
+    private ClientSession copyingSession;
+    private CopyOperation unqueuedOperation;
     private final AtomicCounter blocksNoSpace;
     private final AtomicCounter claimedSlotsReclaimed;
     private final AtomicCounter operationsCancelled;
@@ -169,6 +172,7 @@ public final class EngineRingAgent implements Agent
         leasesActive = counters.get(SystemCounterDescriptor.LEASES_ACTIVE);
         clientsAttached = counters.get(SystemCounterDescriptor.CLIENTS_ATTACHED);
         clientTimeouts = counters.get(SystemCounterDescriptor.CLIENT_TIMEOUTS);
+        dataRegionFaults = counters.get(SystemCounterDescriptor.DATA_REGION_FAULTS);
         blocksNoSpace = counters.get(SystemCounterDescriptor.REJECTED_NO_SPACE);
         claimedSlotsReclaimed = counters.get(SystemCounterDescriptor.CLAIMED_SLOTS_RECLAIMED);
         operationsCancelled = counters.get(SystemCounterDescriptor.OPERATIONS_CANCELLED);
@@ -201,16 +205,32 @@ public final class EngineRingAgent implements Agent
         {
             workCount += requestRing.read(adapter, Configuration.REQUESTS_PER_CYCLE);
         }
+        catch (final InternalError ex)
+        {
+            onCopyFault(ex);
+            workCount++;
+        }
         catch (final Throwable ex)
         {
             // design: a bad message never takes the Manager down; the ring has consumed the frame already.
             errorHandler.onError(ex);
             workCount++;
         }
+        copyingSession = null;
+        unqueuedOperation = null;
 
         if (queuedOperations > 0)
         {
-            workCount += copyQueuedOperations();
+            try
+            {
+                workCount += copyQueuedOperations();
+            }
+            catch (final InternalError ex)
+            {
+                onCopyFault(ex);
+                workCount++;
+            }
+            copyingSession = null;
         }
 
         if (nowNs - lastHousekeepingNs >= Configuration.HOUSEKEEPING_INTERVAL_NS)
@@ -670,12 +690,18 @@ public final class EngineRingAgent implements Agent
     private void startOperation(final ClientSession session, final CopyOperation op)
     {
         // FIFO per client: a new operation waits behind the client's queued ones.
-        if (!session.hasOperations() && progress(session, op))
+        if (!session.hasOperations())
         {
-            complete(session, op);
-            op.clear();
-            return;
+            copyingSession = session;
+            unqueuedOperation = op;
+            if (progress(session, op))
+            {
+                complete(session, op);
+                op.clear();
+                return;
+            }
         }
+        unqueuedOperation = null;
         session.enqueue();
         queuedOperations++;
     }
@@ -692,6 +718,7 @@ public final class EngineRingAgent implements Agent
             {
                 final CopyOperation op = session.headOperation();
                 workCount++;
+                copyingSession = session;
                 if (progress(session, op))
                 {
                     complete(session, op);
@@ -910,6 +937,36 @@ public final class EngineRingAgent implements Agent
             }
             consumerStallSinceNs = nowNs;
         }
+    }
+
+    /**
+     * The JVM reports SIGBUS on a mapping whose file shrank as an {@link InternalError} raised at a safepoint poll
+     * shortly after the faulting copy, so it is attributed to the session copied last. The data region is the
+     * engine's to break, not ours: drop that client and keep serving everyone else.
+     */
+    private void onCopyFault(final InternalError ex)
+    {
+        final ClientSession session = copyingSession;
+        if (null == session || ClientSession.ATTACHED != session.state)
+        {
+            errorHandler.onError(ex);
+            return;
+        }
+        if (null != unqueuedOperation)
+        {
+            cancel(unqueuedOperation);
+            unqueuedOperation.clear();
+            unqueuedOperation = null;
+        }
+        onDataRegionFault(session);
+    }
+
+    private void onDataRegionFault(final ClientSession session)
+    {
+        dataRegionFaults.incrementRelease();
+        reject(Rejection.DATA_REGION_FAULT);
+        releaseSession(session);
+        freeSlot(session);
     }
 
     private void releaseSession(final ClientSession session)

@@ -40,6 +40,7 @@ enum Rejection
     SLOT_ALREADY_ATTACHED(StatusCode.UNKNOWN_CLIENT, "attach through a slot that is already attached"),
     STALE_CLIENT(StatusCode.UNKNOWN_CLIENT, "client id not attached or of a past generation"),
     REQUEST_RING_UNBLOCKED(StatusCode.MALFORMED, "request ring unblocked: a producer died between claim and commit"),
+    DATA_REGION_FAULT(StatusCode.ERROR, "client's data region faulted during a copy (file shrunk under the mapping?): client detached"),
     INTERNAL_ERROR(StatusCode.ERROR, "internal error while serving the request; see the Manager's error log");
 
     private final StatusCode code;

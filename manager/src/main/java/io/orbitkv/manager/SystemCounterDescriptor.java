@@ -56,7 +56,8 @@ public enum SystemCounterDescriptor
     OPERATIONS_CANCELLED(41, "Operations cancelled", false),
     POOL_PAYLOAD_BYTES(42, "Pool payload bytes", true),
     DUTY_CYCLES(43, "Ring agent duty cycles", false),
-    NAMESPACES(44, "Namespaces", true);
+    NAMESPACES(44, "Namespaces", true),
+    DATA_REGION_FAULTS(45, "Data region faults (client detached)", false);
 
     /** Type id of every system counter in the CnC counters section. */
     public static final int SYSTEM_COUNTER_TYPE_ID = 0;

@@ -130,6 +130,40 @@ class ManagerTest
     }
 
     @Test
+    void shouldDetachAClientWhoseDataRegionShrinksUnderACopyAndKeepServingOthers() throws Exception
+    {
+        launch(ManagerTestSupport.smallContext(dir));
+        try (RawRingClient healthy = new RawRingClient(manager.cncFile());
+            RawRingClient saboteur = new RawRingClient(manager.cncFile()))
+        {
+            healthy.attachOrFail("engine-healthy", 4L * MB);
+            saboteur.attachOrFail("engine-saboteur", 4L * MB);
+            awaitCounter(manager, SystemCounterDescriptor.CLIENTS_ATTACHED, 2);
+            saboteur.fill(MB, MB, 7);
+
+            // The engine owns its side of the mapping and can shrink the file: the Manager's copy then faults.
+            try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(saboteur.regionPath(), "rw"))
+            {
+                file.setLength(4096);
+            }
+            saboteur.publish(NS, new long[]{MB}, new int[]{MB}, new byte[][]{RawRingClient.hash(77)});
+
+            awaitCounter(manager, SystemCounterDescriptor.DATA_REGION_FAULTS, 1);
+            awaitCounter(manager, SystemCounterDescriptor.CLIENTS_ATTACHED, 1);
+            awaitCounter(manager, SystemCounterDescriptor.BLOCKS_RESIDENT, 0);
+
+            healthy.fill(0, 64 * KB, 3);
+            final RawRingClient.Reply stored = healthy.awaitReply(healthy.publish(
+                NS, new long[]{0}, new int[]{64 * KB}, new byte[][]{RawRingClient.hash(1)}));
+            assertEquals(StatusCode.OK, stored.code(), stored::toString);
+            final RawRingClient.Reply found = healthy.awaitReply(
+                healthy.lookup(NS, false, new byte[][]{RawRingClient.hash(1), RawRingClient.hash(77)}));
+            assertEquals(List.of(KeyStatus.DRAM, KeyStatus.MISS), found.statuses(), "the faulted publish never sealed");
+            assertTrue(ManagerTestSupport.errorLog(manager).contains("data region faulted"), "fault recorded in the error log");
+        }
+    }
+
+    @Test
     void shouldCopyLargeBlocksInChunksAndAnswerBusyPastTheInFlightLimit()
     {
         launch(ManagerTestSupport.smallContext(dir).poolBytes(32L * MB).copyChunkBytes(4 * KB));
