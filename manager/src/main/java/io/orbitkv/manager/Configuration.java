@@ -50,6 +50,10 @@ public final class Configuration
     public static final String MAX_DATA_REGION_BYTES_PROP_NAME = "orbitkv.manager.max.data.region.bytes";
     public static final long MAX_DATA_REGION_BYTES_DEFAULT = 16L << 30;
 
+    /** Fault the whole pool in at start so the first publishes do not pay for page faults. */
+    public static final String POOL_PRETOUCH_PROP_NAME = "orbitkv.manager.pool.pretouch";
+    public static final boolean POOL_PRETOUCH_DEFAULT = true;
+
     public static final String COPY_CHUNK_BYTES_PROP_NAME = "orbitkv.manager.copy.chunk.bytes";
     public static final int COPY_CHUNK_BYTES_DEFAULT = 8 << 20;
 
@@ -176,6 +180,11 @@ public final class Configuration
     public static long maxDataRegionBytes()
     {
         return SystemUtil.getSizeAsLong(MAX_DATA_REGION_BYTES_PROP_NAME, MAX_DATA_REGION_BYTES_DEFAULT);
+    }
+
+    public static boolean poolPretouch()
+    {
+        return Boolean.parseBoolean(System.getProperty(POOL_PRETOUCH_PROP_NAME, Boolean.toString(POOL_PRETOUCH_DEFAULT)));
     }
 
     public static int copyChunkBytes()

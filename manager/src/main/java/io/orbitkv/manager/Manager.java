@@ -136,6 +136,10 @@ public final class Manager implements AutoCloseable
 
         // design: one off-heap pool, 2 MiB aligned, MADV_HUGEPAGE before first touch.
         poolRegion = HugePageMemory.mapAnonymous(ctx.poolBytes(), true);
+        if (ctx.poolPretouch())
+        {
+            HugePageMemory.prefault(poolRegion);
+        }
         final BlockStore blockStore = new BlockStore(
             ctx.poolBytes(), ctx.maxBlockBytes(), ctx.indexBudgetBytes(), BlockStore.NO_OP_LISTENER);
         final NamespaceTable namespaces = new NamespaceTable(ctx.maxNamespaces());

@@ -38,6 +38,7 @@ public final class ManagerContext
     private long clientTimeoutNs = Configuration.clientTimeoutNs();
     private long maxDataRegionBytes = Configuration.maxDataRegionBytes();
     private int copyChunkBytes = Configuration.copyChunkBytes();
+    private boolean poolPretouch = Configuration.poolPretouch();
     private Configuration.ThreadingMode threadingMode = Configuration.threadingMode();
     private String idleStrategyName = Configuration.idleStrategyName();
     private IdleStrategy idleStrategy;
@@ -268,6 +269,17 @@ public final class ManagerContext
         return this;
     }
 
+    public boolean poolPretouch()
+    {
+        return poolPretouch;
+    }
+
+    public ManagerContext poolPretouch(final boolean poolPretouch)
+    {
+        this.poolPretouch = poolPretouch;
+        return this;
+    }
+
     public int copyChunkBytes()
     {
         return copyChunkBytes;
@@ -409,6 +421,7 @@ public final class ManagerContext
             ", clientTimeoutNs=" + clientTimeoutNs +
             ", maxDataRegionBytes=" + maxDataRegionBytes +
             ", copyChunkBytes=" + copyChunkBytes +
+            ", poolPretouch=" + poolPretouch +
             ", threadingMode=" + threadingMode +
             ", idleStrategy=" + idleStrategyName +
             ", metricsPort=" + metricsPort +

@@ -67,6 +67,11 @@ public final class ManagerCommand implements Callable<Integer>
         "stall other clients (default: ${DEFAULT-VALUE}).", defaultValue = "8m", converter = SizeConverter.class)
     long copyChunkBytes;
 
+    @Option(names = "--pool-pretouch", negatable = true, defaultValue = "true", fallbackValue = "true",
+        description = "Fault the whole pool in at start (MADV_POPULATE_WRITE) so first publishes do not pay for page " +
+        "faults and huge-page compaction (default: ${DEFAULT-VALUE}).")
+    boolean poolPretouch;
+
     @Option(names = "--max-namespaces", description = "Distinct namespaces tracked (default: ${DEFAULT-VALUE}).",
         defaultValue = "1024")
     int maxNamespaces;
@@ -101,6 +106,7 @@ public final class ManagerCommand implements Callable<Integer>
                 .clientTimeoutNs(clientTimeoutNs)
                 .maxDataRegionBytes(maxDataRegionBytes)
                 .copyChunkBytes(toInt("--copy-chunk-bytes", copyChunkBytes))
+                .poolPretouch(poolPretouch)
                 .maxNamespaces(maxNamespaces)
                 .threadingMode(Configuration.parseThreadingMode(threading))
                 .idleStrategyName(idleStrategy)

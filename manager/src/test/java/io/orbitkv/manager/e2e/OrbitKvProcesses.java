@@ -28,33 +28,33 @@ import org.agrona.concurrent.status.CountersReader;
  * Test support: a Manager and its clients as separate OS processes, talked to as a user would (the CLI, JSON
  * on stdout, counters from cnc.dat). Output of every process is captured and dumped by {@link #dump()}.
  */
-final class OrbitKvProcesses implements AutoCloseable
+public final class OrbitKvProcesses implements AutoCloseable
 {
     static final ObjectMapper JSON = new ObjectMapper();
 
-    final Path dir;
+    public final Path dir;
     private final List<Started> started = new ArrayList<>();
     private Process manager;
     private Arena cncArena;
     private CountersReader counters;
 
-    OrbitKvProcesses() throws IOException
+    public OrbitKvProcesses() throws IOException
     {
         final Path shm = Paths.get("/dev/shm");
         dir = Files.createTempDirectory(Files.isDirectory(shm) ? shm : Paths.get(System.getProperty("java.io.tmpdir")),
             "orbitkv-e2e-");
     }
 
-    record Started(String name, Process process, Path out, Path err)
+    public record Started(String name, Process process, Path out, Path err)
     {
     }
 
     /** One finished client run: exit code and the JSON object it printed. */
-    record ClientRun(int exitCode, JsonNode json, String stdout)
+    public record ClientRun(int exitCode, JsonNode json, String stdout)
     {
     }
 
-    Process startManager(final String... extraArgs) throws IOException
+    public Process startManager(final String... extraArgs) throws IOException
     {
         final List<String> args = new ArrayList<>(List.of("manager", "--dir", dir.toString()));
         args.addAll(List.of(extraArgs));
@@ -63,7 +63,7 @@ final class OrbitKvProcesses implements AutoCloseable
         return manager;
     }
 
-    Started startClient(final String... args) throws IOException
+    public Started startClient(final String... args) throws IOException
     {
         final List<String> all = new ArrayList<>(List.of("client", "--dir", dir.toString()));
         all.addAll(List.of(args));
@@ -71,7 +71,7 @@ final class OrbitKvProcesses implements AutoCloseable
         return started.get(started.size() - 1);
     }
 
-    ClientRun runClient(final long timeoutMs, final String... args) throws IOException, InterruptedException
+    public ClientRun runClient(final long timeoutMs, final String... args) throws IOException, InterruptedException
     {
         final Started client = startClient(args);
         if (!client.process().waitFor(timeoutMs, TimeUnit.MILLISECONDS))
@@ -91,7 +91,7 @@ final class OrbitKvProcesses implements AutoCloseable
      * @param timeoutNs deadline.
      * @return the parsed line.
      */
-    JsonNode awaitFirstLine(final Started client, final long timeoutNs) throws IOException
+    public JsonNode awaitFirstLine(final Started client, final long timeoutNs) throws IOException
     {
         final long deadlineNs = System.nanoTime() + timeoutNs;
         while (System.nanoTime() - deadlineNs < 0)
@@ -114,7 +114,7 @@ final class OrbitKvProcesses implements AutoCloseable
         throw new AssertionError(client.name() + " printed nothing in time");
     }
 
-    long counter(final String label)
+    public long counter(final String label)
     {
         final long[] value = {Long.MIN_VALUE};
         counters.forEach((counterId, typeId, keyBuffer, counterLabel) ->
@@ -136,7 +136,7 @@ final class OrbitKvProcesses implements AutoCloseable
      *
      * @return the last value seen.
      */
-    long awaitCounter(final String label, final long expected, final long timeoutNs)
+    public long awaitCounter(final String label, final long expected, final long timeoutNs)
     {
         final long deadlineNs = System.nanoTime() + timeoutNs;
         long value = counter(label);
@@ -201,7 +201,7 @@ final class OrbitKvProcesses implements AutoCloseable
         return process;
     }
 
-    String dump()
+    public String dump()
     {
         final StringBuilder builder = new StringBuilder();
         for (final Started s : started)
