@@ -342,6 +342,16 @@ public final class BlockIndex
     }
 
     /**
+     * One past the highest id ever handed out: ids at or above it have never been live. Scans stop here.
+     *
+     * @return exclusive upper bound of ids in use.
+     */
+    public int idLimit()
+    {
+        return neverUsedId;
+    }
+
+    /**
      * @param id entry id.
      * @return true if the id names a live entry (PREPARING or READY).
      */

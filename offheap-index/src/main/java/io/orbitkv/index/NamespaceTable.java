@@ -153,6 +153,25 @@ public final class NamespaceTable
     }
 
     /**
+     * Copy a namespace's bytes without allocating.
+     *
+     * @param id        a registered namespace id.
+     * @param dst       destination.
+     * @param dstOffset offset in the destination.
+     * @return bytes copied.
+     */
+    public int copyNamespace(final int id, final org.agrona.MutableDirectBuffer dst, final int dstOffset)
+    {
+        if (id < 0 || id >= size)
+        {
+            throw new IllegalArgumentException("unknown namespace id: " + id);
+        }
+        final byte[] name = names[id];
+        dst.putBytes(dstOffset, name);
+        return name.length;
+    }
+
+    /**
      * @return number of registered namespaces.
      */
     public int size()

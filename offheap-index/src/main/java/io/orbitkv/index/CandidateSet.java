@@ -1,0 +1,88 @@
+package io.orbitkv.index;
+
+import io.orbitkv.codecs.CatalogLimits;
+
+/**
+ * Reusable holder of up to {@link CatalogLimits#MAX_CANDIDATES_PER_ROW} candidates of one StateKey: owner node index,
+ * owner runtime UUID, insertion sequence, tier and byte size. Preallocated once per caller; never a raw address.
+ */
+public final class CandidateSet
+{
+    public static final int CAPACITY = CatalogLimits.MAX_CANDIDATES_PER_ROW;
+
+    final int[] ownerNode = new int[CAPACITY];
+    final long[] incarnationMsb = new long[CAPACITY];
+    final long[] incarnationLsb = new long[CAPACITY];
+    final long[] insertionSequence = new long[CAPACITY];
+    final int[] tier = new int[CAPACITY];
+    final long[] byteSize = new long[CAPACITY];
+    int count;
+
+    public CandidateSet clear()
+    {
+        count = 0;
+        return this;
+    }
+
+    /**
+     * Append a candidate.
+     *
+     * @return false (and nothing added) when the set already holds {@link #CAPACITY}.
+     */
+    public boolean add(
+        final int ownerNode,
+        final long incarnationMsb,
+        final long incarnationLsb,
+        final long insertionSequence,
+        final int tier,
+        final long byteSize)
+    {
+        if (count == CAPACITY)
+        {
+            return false;
+        }
+        final int i = count++;
+        this.ownerNode[i] = ownerNode;
+        this.incarnationMsb[i] = incarnationMsb;
+        this.incarnationLsb[i] = incarnationLsb;
+        this.insertionSequence[i] = insertionSequence;
+        this.tier[i] = tier;
+        this.byteSize[i] = byteSize;
+        return true;
+    }
+
+    public int count()
+    {
+        return count;
+    }
+
+    public int ownerNode(final int i)
+    {
+        return ownerNode[i];
+    }
+
+    public long incarnationMsb(final int i)
+    {
+        return incarnationMsb[i];
+    }
+
+    public long incarnationLsb(final int i)
+    {
+        return incarnationLsb[i];
+    }
+
+    public long insertionSequence(final int i)
+    {
+        return insertionSequence[i];
+    }
+
+    public int tier(final int i)
+    {
+        return tier[i];
+    }
+
+    public long byteSize(final int i)
+    {
+        return byteSize[i];
+    }
+}
