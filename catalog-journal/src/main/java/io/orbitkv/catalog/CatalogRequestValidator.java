@@ -1,0 +1,147 @@
+package io.orbitkv.catalog;
+
+import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.StateKeyShard;
+import io.orbitkv.codecs.catalog.CatalogStatus;
+import org.agrona.DirectBuffer;
+
+/**
+ * Checks the addressing every catalog message carries before any state is touched (design: receivers reject wrong
+ * destinations, unregistered publishers and cross-shard keys; RPCs carry the shard, placement fingerprint and
+ * destination incarnation), and the cold-query batch limits. Each rejection reason has its own counter. The
+ * publisher's incarnation is judged by its {@link ShardReceiver}, which knows the member view.
+ * Single threaded (the peer agent's adapter); allocation free.
+ */
+public final class CatalogRequestValidator
+{
+    private final long localIncarnationMsb;
+    private final long localIncarnationLsb;
+    private final long placementFingerprint;
+    private final boolean[] hostedShards;
+    private final StateKeyShard shardFunction = new StateKeyShard();
+
+    private long wrongDestinations;
+    private long wrongFingerprints;
+    private long crossShardKeys;
+    private long batchesTooLarge;
+    private long malformed;
+
+    /**
+     * @param localIncarnationMsb  this runtime's incarnation, high bits.
+     * @param localIncarnationLsb  this runtime's incarnation, low bits.
+     * @param placementFingerprint fingerprint of the installed placement.
+     * @param hostedShards         which of the 16 shards this host serves (copied).
+     */
+    public CatalogRequestValidator(
+        final long localIncarnationMsb,
+        final long localIncarnationLsb,
+        final long placementFingerprint,
+        final boolean[] hostedShards)
+    {
+        if (hostedShards.length != CatalogLimits.SHARD_COUNT)
+        {
+            throw new IllegalArgumentException("hostedShards must have " + CatalogLimits.SHARD_COUNT + " entries");
+        }
+        this.localIncarnationMsb = localIncarnationMsb;
+        this.localIncarnationLsb = localIncarnationLsb;
+        this.placementFingerprint = placementFingerprint;
+        this.hostedShards = hostedShards.clone();
+    }
+
+    /**
+     * Validate a message's route.
+     *
+     * @param requireHostedShard true for messages to a catalog host (deltas, snapshots, cold queries); false for
+     *                           messages to an owner (acks, repair requests), which serve every shard.
+     * @return {@link CatalogStatus#OK} or the rejection.
+     */
+    public CatalogStatus checkRoute(
+        final int shard,
+        final long fingerprint,
+        final long destinationMsb,
+        final long destinationLsb,
+        final boolean requireHostedShard)
+    {
+        if (shard < 0 || shard >= CatalogLimits.SHARD_COUNT)
+        {
+            malformed++;
+            return CatalogStatus.MALFORMED;
+        }
+        if (fingerprint != placementFingerprint)
+        {
+            wrongFingerprints++;
+            return CatalogStatus.WRONG_FINGERPRINT;
+        }
+        if (destinationMsb != localIncarnationMsb || destinationLsb != localIncarnationLsb ||
+            (requireHostedShard && !hostedShards[shard]))
+        {
+            wrongDestinations++;
+            return CatalogStatus.WRONG_DESTINATION;
+        }
+        return CatalogStatus.OK;
+    }
+
+    /**
+     * A key in a message for {@code shard} must map to that shard.
+     */
+    public CatalogStatus checkKey(
+        final int shard,
+        final DirectBuffer namespace,
+        final int namespaceOffset,
+        final int namespaceLength,
+        final DirectBuffer hash,
+        final int hashOffset,
+        final int hashLength)
+    {
+        if (namespaceLength < 1 || namespaceLength > io.orbitkv.codecs.StateKey.MAX_NAMESPACE_LENGTH ||
+            hashLength < 1 || hashLength > io.orbitkv.codecs.StateKey.MAX_HASH_LENGTH)
+        {
+            malformed++;
+            return CatalogStatus.MALFORMED;
+        }
+        if (shardFunction.shard(namespace, namespaceOffset, namespaceLength, hash, hashOffset, hashLength) != shard)
+        {
+            crossShardKeys++;
+            return CatalogStatus.CROSS_SHARD_KEY;
+        }
+        return CatalogStatus.OK;
+    }
+
+    /**
+     * design: cold lookups use batches of at most 128 keys and 64 KiB of namespace/hash bytes.
+     */
+    public CatalogStatus checkColdQueryBatch(final int keyCount, final long keyBytes)
+    {
+        if (keyCount > CatalogLimits.MAX_COLD_QUERY_KEYS || keyBytes > CatalogLimits.MAX_COLD_QUERY_KEY_BYTES)
+        {
+            batchesTooLarge++;
+            return CatalogStatus.BATCH_TOO_LARGE;
+        }
+        return CatalogStatus.OK;
+    }
+
+    public long wrongDestinations()
+    {
+        return wrongDestinations;
+    }
+
+    public long wrongFingerprints()
+    {
+        return wrongFingerprints;
+    }
+
+    public long crossShardKeys()
+    {
+        return crossShardKeys;
+    }
+
+    public long batchesTooLarge()
+    {
+        return batchesTooLarge;
+    }
+
+    public long malformed()
+    {
+        return malformed;
+    }
+}
