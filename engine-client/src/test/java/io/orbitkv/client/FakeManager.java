@@ -37,6 +37,7 @@ final class FakeManager implements AutoCloseable
     final CopyOnWriteArrayList<Integer> lookupKeyCounts = new CopyOnWriteArrayList<>();
     volatile boolean heartbeating = true;
     volatile boolean answering = true;
+    private volatile long dutyCycles;
     volatile int residentKeys = Integer.MAX_VALUE;
     private int lookupKeysSeen;
     private final Arena arena = Arena.ofShared();
@@ -106,6 +107,20 @@ final class FakeManager implements AutoCloseable
             {
                 requestRing.read(this::onRequest, 16);
             }
+            dutyCycles++;
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * Wait until a whole duty cycle has run after the caller changed a flag, so a read that started before the change
+     * cannot answer a request sent after it.
+     */
+    void awaitFlagsSeen()
+    {
+        final long target = dutyCycles + 2;
+        while (running && dutyCycles < target)
+        {
             Thread.onSpinWait();
         }
     }

@@ -61,6 +61,7 @@ public final class CandidateIndex
     private long emptyPutsIgnored;
     private long candidateRemovals;
     private long namespaceLimitRejections;
+    private long oversizeRejections;
 
     /**
      * Index with the design's budget and TTL.
@@ -131,6 +132,11 @@ public final class CandidateIndex
             index.remove(id);
         }
         final long bytes = entryBytes(hashLength, set.count);
+        if (bytes > budgetBytes)
+        {
+            oversizeRejections++;
+            return false;
+        }
         while (lruTail != BlockIndex.NULL_ID && (logicalBytes + bytes > budgetBytes || index.isFull()))
         {
             evictions++;
@@ -314,6 +320,14 @@ public final class CandidateIndex
     public long namespaceLimitRejections()
     {
         return namespaceLimitRejections;
+    }
+
+    /**
+     * @return puts refused because one entry alone exceeds the logical budget.
+     */
+    public long oversizeRejections()
+    {
+        return oversizeRejections;
     }
 
     private int find(
