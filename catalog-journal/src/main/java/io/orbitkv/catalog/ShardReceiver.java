@@ -408,7 +408,8 @@ public final class ShardReceiver
         {
             final int id = liveView.find(namespaceId, tier, hash, hashOffset, hashLength);
             if (id >= 0 && !liveView.isTombstone(id) && row.add(
-                ownerNode, incarnationMsb, incarnationLsb, liveView.insertionSequence(id), tier, liveView.byteSize(id)))
+                ownerNode, incarnationMsb, incarnationLsb, liveView.insertionSequence(id), tier, liveView.byteSize(id),
+                liveView.generation(id)))
             {
                 added++;
             }

@@ -16,6 +16,7 @@ public final class CandidateSet
     final long[] insertionSequence = new long[CAPACITY];
     final int[] tier = new int[CAPACITY];
     final long[] byteSize = new long[CAPACITY];
+    final long[] generation = new long[CAPACITY];
     int count;
 
     public CandidateSet clear()
@@ -25,7 +26,7 @@ public final class CandidateSet
     }
 
     /**
-     * Append a candidate.
+     * Append a candidate whose residency generation is not known (the requester-side index does not keep it).
      *
      * @return false (and nothing added) when the set already holds {@link #CAPACITY}.
      */
@@ -37,11 +38,29 @@ public final class CandidateSet
         final int tier,
         final long byteSize)
     {
+        return add(ownerNode, incarnationMsb, incarnationLsb, insertionSequence, tier, byteSize, 0);
+    }
+
+    /**
+     * Append a candidate with its residency generation (catalog host answers).
+     *
+     * @return false (and nothing added) when the set already holds {@link #CAPACITY}.
+     */
+    public boolean add(
+        final int ownerNode,
+        final long incarnationMsb,
+        final long incarnationLsb,
+        final long insertionSequence,
+        final int tier,
+        final long byteSize,
+        final long generation)
+    {
         if (count == CAPACITY)
         {
             return false;
         }
         final int i = count++;
+        this.generation[i] = generation;
         this.ownerNode[i] = ownerNode;
         this.incarnationMsb[i] = incarnationMsb;
         this.incarnationLsb[i] = incarnationLsb;
@@ -84,5 +103,13 @@ public final class CandidateSet
     public long byteSize(final int i)
     {
         return byteSize[i];
+    }
+
+    /**
+     * @return the residency generation, 0 when unknown.
+     */
+    public long generation(final int i)
+    {
+        return generation[i];
     }
 }

@@ -1,0 +1,129 @@
+package io.orbitkv.catalog;
+
+import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.index.CandidateSet;
+import io.orbitkv.index.NamespaceTable;
+import org.agrona.DirectBuffer;
+
+/**
+ * A catalog host's directory: for each shard it hosts, one {@link ShardReceiver} per owner node, all sharing one
+ * {@link HostBudget} and one namespace table. Answers one cold-query row from every owner's view of the key's shard.
+ * <p>
+ * Owners are added when the member view shows them (slow path, allocates the receivers); a row visits owners in node
+ * order and stops at {@link CatalogLimits#MAX_CANDIDATES_PER_ROW}. The cost of a row is proportional to the number of
+ * owners, which is fine for the tens of nodes this stage targets; a key-to-owners index per shard is the next step if
+ * clusters grow. Single threaded (the peer agent).
+ */
+public final class CatalogDirectory
+{
+    /**
+     * design: the member view holds at most 4,096 members.
+     */
+    public static final int MAX_OWNERS = 4096;
+
+    private final boolean[] hostedShards;
+    private final HostBudget budget;
+    private final NamespaceTable namespaces = new NamespaceTable();
+    private final ShardReceiver[][] receivers = new ShardReceiver[MAX_OWNERS][];
+    private final int[] owners = new int[MAX_OWNERS];
+    private int ownerCount;
+
+    public CatalogDirectory(final boolean[] hostedShards, final HostBudget budget)
+    {
+        if (hostedShards.length != CatalogLimits.SHARD_COUNT)
+        {
+            throw new IllegalArgumentException("hostedShards must have " + CatalogLimits.SHARD_COUNT + " entries");
+        }
+        this.hostedShards = hostedShards.clone();
+        this.budget = budget;
+    }
+
+    public boolean hosts(final int shard)
+    {
+        return shard >= 0 && shard < CatalogLimits.SHARD_COUNT && hostedShards[shard];
+    }
+
+    /**
+     * Receivers for an owner node (created on first call).
+     *
+     * @return false when {@link #MAX_OWNERS} owners exist or the node index is out of range.
+     */
+    public boolean addOwner(final int ownerNode)
+    {
+        if (ownerNode < 0 || ownerNode >= MAX_OWNERS)
+        {
+            return false;
+        }
+        if (null == receivers[ownerNode])
+        {
+            final ShardReceiver[] byShard = new ShardReceiver[CatalogLimits.SHARD_COUNT];
+            for (int s = 0; s < byShard.length; s++)
+            {
+                if (hostedShards[s])
+                {
+                    byShard[s] = new ShardReceiver(s, ownerNode, budget, namespaces);
+                }
+            }
+            receivers[ownerNode] = byShard;
+            int at = ownerCount++;
+            while (at > 0 && owners[at - 1] > ownerNode)
+            {
+                owners[at] = owners[at - 1];
+                at--;
+            }
+            owners[at] = ownerNode;
+        }
+        return true;
+    }
+
+    /**
+     * @return the receiver of (owner, shard), or null when the owner is unknown or the shard not hosted here.
+     */
+    public ShardReceiver receiver(final int ownerNode, final int shard)
+    {
+        if (ownerNode < 0 || ownerNode >= MAX_OWNERS || null == receivers[ownerNode] || !hosts(shard))
+        {
+            return null;
+        }
+        return receivers[ownerNode][shard];
+    }
+
+    /**
+     * Fill one cold-query row.
+     *
+     * @param row cleared by the caller; receives at most four candidates.
+     * @return true when every owner's view of the shard is complete (otherwise an empty row proves nothing).
+     */
+    public boolean lookup(
+        final int shard,
+        final DirectBuffer namespace,
+        final int namespaceOffset,
+        final int namespaceLength,
+        final DirectBuffer hash,
+        final int hashOffset,
+        final int hashLength,
+        final CandidateSet row)
+    {
+        boolean complete = true;
+        for (int i = 0; i < ownerCount; i++)
+        {
+            final ShardReceiver receiver = receivers[owners[i]][shard];
+            complete &= receiver.coverageComplete();
+            if (row.count() < CandidateSet.CAPACITY)
+            {
+                receiver.lookup(namespace, namespaceOffset, namespaceLength, hash, hashOffset, hashLength, row);
+            }
+        }
+        return complete;
+    }
+
+    public int ownerCount()
+    {
+        return ownerCount;
+    }
+
+    public HostBudget budget()
+    {
+        return budget;
+    }
+}
