@@ -32,6 +32,18 @@ class ShardReceiverTest
     }
 
     @Test
+    void shouldAccountAgainstTheDesignHostBudgetByDefault()
+    {
+        assertEquals(256L * 1024 * 1024, new HostBudget().budgetBytes());
+        final HostBudget exact = new HostBudget(100);
+        assertTrue(exact.tryReserve(100));
+        assertFalse(exact.tryReserve(1));
+        assertEquals(1, exact.refusals());
+        exact.release(100);
+        assertEquals(0, exact.reservedBytes());
+    }
+
+    @Test
     void shouldDedupeBySequenceAndAckContiguousProgress()
     {
         receiver.admitIncarnation(MSB, LSB);
