@@ -115,7 +115,9 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
         this.stagingAllocator = new SlabAllocator(ctx.ssdStagingBytes(), ctx.maxBlockBytes());
         this.description = backend.description();
 
-        final int commandCapacity = BitUtil.findNextPositivePowerOfTwo(Math.max(256, 4 * queueDepth));
+        // One command per 4 KiB of staging at most: staging, not the command table, is what bounds admissions.
+        final int commandCapacity = BitUtil.findNextPositivePowerOfTwo(
+            (int)Math.max(4L * queueDepth, ctx.ssdStagingBytes() / BLOCK));
         cmdKind = new byte[commandCapacity];
         cmdEntry = new int[commandCapacity];
         cmdStagingOffset = new long[commandCapacity];
