@@ -534,7 +534,8 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
 
     void updateGauges()
     {
-        bytesUsed.setRelease(residences.allocatedBytes());
+        // Used includes extent tail slack, so used + free is exactly --ssd-bytes.
+        bytesUsed.setRelease(residences.poolBytes() - residences.freeBytes());
         bytesFree.setRelease(residences.freeBytes());
         blocksResident.setRelease(residences.blockCount());
         queueDepthGauge.setRelease(backend.inFlight() + (pendingTail - pendingHead));
