@@ -248,7 +248,8 @@ public final class EngineRingAgent implements Agent
         {
             // design: with nothing else to do, wait briefly in the kernel for SSD completions instead of parking.
             final int ioWork = ssd.doWork(0 == workCount ? Configuration.SSD_IDLE_WAIT_NS : 0);
-            workCount += ioWork;
+            // While I/O is outstanding the thread waits in io_uring_enter, never in the idle strategy's longer parks.
+            workCount += ioWork > 0 || !ssd.hasIoOutstanding() ? ioWork : 1;
             if (ioWork > 0 && queuedOperations > 0 && copyBudget > 0)
             {
                 try
