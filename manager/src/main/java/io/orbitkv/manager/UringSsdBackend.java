@@ -28,6 +28,7 @@ final class UringSsdBackend implements SsdBackend, IoUring.CompletionHandler
     private IoUring ring;
     private boolean fixedBuffers;
     private boolean deferTaskrun;
+    private boolean timedWait;
     private Completions handler;
     private String description = "io_uring (not started)";
 
@@ -53,6 +54,7 @@ final class UringSsdBackend implements SsdBackend, IoUring.CompletionHandler
             ring = new IoUring(queueDepth, 0);
             deferTaskrun = false;
         }
+        timedWait = (ring.features() & IoUringConstants.IORING_FEAT_EXT_ARG) != 0;
         try
         {
             ring.registerBuffers(staging.segment());
@@ -118,7 +120,7 @@ final class UringSsdBackend implements SsdBackend, IoUring.CompletionHandler
         {
             return 0;
         }
-        if (waitNs > 0 && 0 == pending)
+        if (waitNs > 0 && 0 == pending && timedWait)
         {
             ring.submitAndWait(1, waitNs);
         }
