@@ -197,6 +197,19 @@ public final class Manager implements AutoCloseable
             throw new IllegalStateException("cannot create --ssd-dir " + ssdDir);
         }
         ssdFile = new File(ssdDir, "orbitkv-" + ctx.name() + ".ssd").toPath();
+        try
+        {
+            final String type = java.nio.file.Files.getFileStore(ssdDir.toPath()).type();
+            if ("tmpfs".equals(type) || "ramfs".equals(type))
+            {
+                System.err.println("orbitkv ssd: --ssd-dir " + ssdDir + " is on " + type + ", which accepts O_DIRECT and " +
+                    "ignores it: this is memory, not an SSD tier");
+            }
+        }
+        catch (final IOException ex)
+        {
+            // Only a warning is at stake.
+        }
         final io.orbitkv.ffm.CallState state = new io.orbitkv.ffm.CallState();
         try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined())
         {

@@ -278,4 +278,42 @@ class SsdTierTest
             assertEquals(List.of(KeyStatus.MISS), lookup.statuses());
         }
     }
+
+    @Test
+    void shouldReleaseStagingAndPinsWhenAClientDetachesWithSsdReadsInFlight()
+    {
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.IO_URING));
+        try (RawRingClient client = new RawRingClient(manager.cncFile());
+            RawRingClient other = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine-leaving", 48L * MB);
+            other.attachOrFail("engine-staying", 48L * MB);
+            publish(client, 0, 16);
+            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 8);
+
+            // The Read's SSD I/O is queued when the Detach behind it cancels the operation: the completions find
+            // their operation gone and release staging and pins themselves.
+            final long readsBefore = manager.counter(SystemCounterDescriptor.SSD_READS);
+            final long[] dst = new long[8];
+            final int[] capacities = new int[8];
+            for (int i = 0; i < 8; i++)
+            {
+                dst[i] = (long)(16 + i) * MB;
+                capacities[i] = MB;
+            }
+            client.read(NS, 0, dst, capacities, hashes(0, 8));
+            client.detach();
+            awaitTrue(() -> manager.counter(SystemCounterDescriptor.SSD_READS) > readsBefore, () -> "reads submitted");
+            awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
+            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, 0);
+            awaitTrue(() -> 0 == manager.ssdTier().stagingBytesInUse(), () -> "staging released");
+            assertTrue(manager.counter(SystemCounterDescriptor.OPERATIONS_CANCELLED) >= 1);
+
+            final long[] otherDst = {16L * MB};
+            final RawRingClient.Reply read = other.awaitReply(
+                other.read(NS, 0, otherDst, new int[]{MB}, hashes(3, 1)));
+            assertEquals(List.of(KeyStatus.SSD), read.statuses(), "the residences survive for other clients");
+            assertTrue(other.matches(16L * MB, MB, 1000 + 3));
+        }
+    }
 }
