@@ -210,7 +210,8 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     /**
      * Submit queued commands (many per system call) and handle completions.
      *
-     * @param waitNs when positive and nothing is queued but I/O is in flight, wait up to this long in the kernel.
+     * @param waitNs when positive and I/O is in flight, wait up to this long in the kernel for a first completion
+     *               (the caller passes 0 when it has other work).
      * @return work done.
      */
     int doWork(final long waitNs)
@@ -235,7 +236,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
             pendingHead++;
             workCount++;
         }
-        workCount += backend.process(this, 0 == workCount ? waitNs : 0);
+        workCount += backend.process(this, waitNs);
         return workCount;
     }
 

@@ -120,8 +120,9 @@ final class UringSsdBackend implements SsdBackend, IoUring.CompletionHandler
         {
             return 0;
         }
-        if (waitNs > 0 && 0 == pending && timedWait)
+        if (waitNs > 0 && timedWait)
         {
+            // Submit the batch and wait for a first completion in one io_uring_enter.
             ring.submitAndWait(1, waitNs);
         }
         else if (deferTaskrun)

@@ -65,6 +65,10 @@ public final class BenchSsdCommand implements Callable<Integer>
         "read; all but the last ~30 end up on SSD only (${DEFAULT-VALUE}).")
     private int e2eBlocks;
 
+    @Option(names = "--fio-fixedbufs-anchor", negatable = true, defaultValue = "true", fallbackValue = "true",
+        description = "Also run fio with --fixedbufs as a second anchor (${DEFAULT-VALUE}).")
+    private boolean fixedBufsAnchor;
+
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
@@ -79,6 +83,7 @@ public final class BenchSsdCommand implements Callable<Integer>
         out.flush();
 
         final double[][] fio = new double[3][rounds];
+        final double[][] fioFixed = new double[3][rounds];
         final double[][] ours = new double[3][rounds];
         final double[] e2e = new double[rounds];
         String ourDescription = "";
@@ -106,23 +111,44 @@ public final class BenchSsdCommand implements Callable<Integer>
 
             for (int round = 0; round < rounds; round++)
             {
-                fio[0][round] = fio(file, "write", BIG_BLOCK, false).path("write").path("bw_bytes").asDouble();
+                fio[0][round] = fio(file, "write", BIG_BLOCK, false, false).path("write").path("bw_bytes").asDouble();
                 try (SsdStoragePath path = new SsdStoragePath(file, queueDepth, BIG_BLOCK))
                 {
                     ourDescription = path.description();
                     ours[0][round] = path.sequential(true, fileBytes);
                 }
-                fio[1][round] = fio(file, "read", BIG_BLOCK, false).path("read").path("bw_bytes").asDouble();
+                if (fixedBufsAnchor)
+                {
+                    fioFixed[0][round] =
+                        fio(file, "write", BIG_BLOCK, false, true).path("write").path("bw_bytes").asDouble();
+                }
+                fio[1][round] = fio(file, "read", BIG_BLOCK, false, false).path("read").path("bw_bytes").asDouble();
                 try (SsdStoragePath path = new SsdStoragePath(file, queueDepth, BIG_BLOCK))
                 {
                     ours[1][round] = path.sequential(false, fileBytes);
                 }
-                fio[2][round] = fio(file, "randread", SMALL_BLOCK, true).path("read").path("iops").asDouble();
+                if (fixedBufsAnchor)
+                {
+                    fioFixed[1][round] =
+                        fio(file, "read", BIG_BLOCK, false, true).path("read").path("bw_bytes").asDouble();
+                }
+                fio[2][round] = fio(file, "randread", SMALL_BLOCK, true, false).path("read").path("iops").asDouble();
                 try (SsdStoragePath path = new SsdStoragePath(file, queueDepth, SMALL_BLOCK))
                 {
                     ours[2][round] = path.randomReads(fileBytes, TimeUnit.SECONDS.toNanos(randomSeconds));
                 }
+                if (fixedBufsAnchor)
+                {
+                    fioFixed[2][round] =
+                        fio(file, "randread", SMALL_BLOCK, true, true).path("read").path("iops").asDouble();
+                }
                 e2e[round] = endToEnd.readSsdResident();
+                if (fixedBufsAnchor)
+                {
+                    out.printf(Locale.ROOT, "  round %d fio --fixedbufs: seq write %.0f MiB/s, seq read %.0f MiB/s, " +
+                        "rand read %.0f IOPS%n", round + 1, fioFixed[0][round] / (1 << 20),
+                        fioFixed[1][round] / (1 << 20), fioFixed[2][round]);
+                }
                 out.printf(Locale.ROOT,
                     "  round %d: seq write %.0f / %.0f MiB/s, seq read %.0f / %.0f MiB/s, rand read %.0f / %.0f IOPS, " +
                     "e2e read %.0f MiB/s (fio / ours)%n",
@@ -146,6 +172,18 @@ public final class BenchSsdCommand implements Callable<Integer>
         row(out, "4 KiB random read qd " + queueDepth, median(fio[2]), median(ours[2]), "IOPS", ">= 0.9x");
         row(out, "e2e Read of SSD-resident 2 MiB blocks (vs fio seq read)", median(fio[1]) / (1 << 20),
             median(e2e) / (1 << 20), "MiB/s", "report");
+        if (fixedBufsAnchor)
+        {
+            out.println();
+            out.println("Second anchor: fio with --fixedbufs (registered buffers, as our staging is):");
+            out.println("| case | fio --fixedbufs (median) | OrbitKV (median) | ratio |");
+            out.println("|---|---|---|---|");
+            row(out, "2 MiB sequential write", median(fioFixed[0]) / (1 << 20), median(ours[0]) / (1 << 20), "MiB/s", "");
+            row(out, "2 MiB sequential read", median(fioFixed[1]) / (1 << 20), median(ours[1]) / (1 << 20), "MiB/s", "");
+            row(out, "4 KiB random read qd " + queueDepth, median(fioFixed[2]), median(ours[2]), "IOPS", "");
+            row(out, "e2e Read of SSD-resident 2 MiB blocks", median(fioFixed[1]) / (1 << 20),
+                median(e2e) / (1 << 20), "MiB/s", "");
+        }
         out.flush();
         return 0;
     }
@@ -153,7 +191,15 @@ public final class BenchSsdCommand implements Callable<Integer>
     private static void row(
         final PrintWriter out, final String name, final double fio, final double ours, final String unit, final String goal)
     {
-        out.printf(Locale.ROOT, "| %s | %.0f %s | %.0f %s | %.2fx | %s |%n", name, fio, unit, ours, unit, ours / fio, goal);
+        if (goal.isEmpty())
+        {
+            out.printf(Locale.ROOT, "| %s | %.0f %s | %.0f %s | %.2fx |%n", name, fio, unit, ours, unit, ours / fio);
+        }
+        else
+        {
+            out.printf(Locale.ROOT, "| %s | %.0f %s | %.0f %s | %.2fx | %s |%n",
+                name, fio, unit, ours, unit, ours / fio, goal);
+        }
     }
 
     private static double median(final double[] values)
@@ -164,12 +210,17 @@ public final class BenchSsdCommand implements Callable<Integer>
         return 0 == n % 2 ? (sorted[n / 2 - 1] + sorted[n / 2]) / 2 : sorted[n / 2];
     }
 
-    private JsonNode fio(final Path file, final String rw, final int blockBytes, final boolean timed)
+    private JsonNode fio(
+        final Path file, final String rw, final int blockBytes, final boolean timed, final boolean fixedBufs)
         throws IOException, InterruptedException
     {
         final List<String> command = new ArrayList<>(List.of("fio", "--name=orbitkv", "--filename=" + file,
             "--ioengine=io_uring", "--direct=1", "--rw=" + rw, "--bs=" + blockBytes, "--iodepth=" + queueDepth,
             "--size=" + fileBytes, "--output-format=json"));
+        if (fixedBufs)
+        {
+            command.add("--fixedbufs");
+        }
         if (timed)
         {
             command.add("--time_based");
