@@ -79,10 +79,18 @@ class SsdTierEndToEndTest
         assertEquals(10000, publish.json().get("stored").asInt(), publish.stdout());
 
         // ~340 MB through a 64 MiB pool: most blocks now live only on SSD.
+        // Gauges move on the 1 ms housekeeping tick: wait until no I/O is in flight and admissions stopped moving.
         final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (processes.counter("SSD I/O in flight") != 0 && System.nanoTime() - deadlineNs < 0)
+        long lastAdmissions = -1;
+        while (System.nanoTime() - deadlineNs < 0)
         {
-            Thread.sleep(5);
+            final long admissions = processes.counter("SSD admissions (write completed)");
+            if (admissions == lastAdmissions && 0 == processes.counter("SSD I/O in flight"))
+            {
+                break;
+            }
+            lastAdmissions = admissions;
+            Thread.sleep(50);
         }
         assertEquals(0, processes.counter("SSD admissions skipped (staging, queue or space)"));
         assertEquals(0, processes.counter("SSD I/O errors (residence dropped)"));
