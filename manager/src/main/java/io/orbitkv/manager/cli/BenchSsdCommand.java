@@ -161,6 +161,8 @@ public final class BenchSsdCommand implements Callable<Integer>
         finally
         {
             Files.deleteIfExists(file);
+            org.agrona.IoUtil.delete(managerDir, true);
+            org.agrona.IoUtil.delete(e2eSsdDir, true);
         }
 
         out.printf(Locale.ROOT, "%nours: %s; fio: %s%n", ourDescription,
