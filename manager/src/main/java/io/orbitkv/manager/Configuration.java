@@ -75,6 +75,82 @@ public final class Configuration
     public static final String ERROR_LOG_BYTES_PROP_NAME = "orbitkv.manager.error.log.bytes";
     public static final int ERROR_LOG_BYTES_DEFAULT = 1 << 20;
 
+    /** Directory of the SSD tier's files; unset = no SSD tier. */
+    public static final String SSD_DIR_PROP_NAME = "orbitkv.manager.ssd.dir";
+
+    public static final String SSD_BYTES_PROP_NAME = "orbitkv.manager.ssd.bytes";
+    public static final long SSD_BYTES_DEFAULT = 16L << 30;
+
+    public static final String SSD_ADMISSION_PROP_NAME = "orbitkv.manager.ssd.admission";
+    public static final SsdAdmission SSD_ADMISSION_DEFAULT = SsdAdmission.ON_EVICT;
+
+    public static final String SSD_PROMOTE_PROP_NAME = "orbitkv.manager.ssd.promote";
+    public static final boolean SSD_PROMOTE_DEFAULT = false;
+
+    public static final String SSD_QUEUE_DEPTH_PROP_NAME = "orbitkv.manager.ssd.queue.depth";
+    public static final int SSD_QUEUE_DEPTH_DEFAULT = 64;
+
+    public static final String SSD_BACKEND_PROP_NAME = "orbitkv.manager.ssd.backend";
+    public static final SsdBackendChoice SSD_BACKEND_DEFAULT = SsdBackendChoice.AUTO;
+
+    /** Staging memory for SSD I/O (2 MiB-aligned THP mapping registered with the ring); 0 = derived. */
+    public static final String SSD_STAGING_BYTES_PROP_NAME = "orbitkv.manager.ssd.staging.bytes";
+    public static final long SSD_STAGING_BYTES_DEFAULT = 64L << 20;
+
+    /** Longest wait in the kernel for SSD completions when a duty cycle found nothing else to do. */
+    public static final long SSD_IDLE_WAIT_NS = TimeUnit.MICROSECONDS.toNanos(50);
+
+    /** O_DIRECT granule: extents, I/O lengths and staging offsets are multiples of it. */
+    public static final int SSD_BLOCK_BYTES = 4096;
+
+    /**
+     * When a block gets an SSD copy.
+     */
+    public enum SsdAdmission
+    {
+        /** A DRAM victim not yet on SSD is written before its DRAM space is reused (default). */
+        ON_EVICT,
+        /** Every sealed publish is also written to SSD. */
+        ON_PUBLISH,
+        /** Nothing is written: the SSD tier only serves what is already there (i.e. nothing, after a restart). */
+        OFF
+    }
+
+    /**
+     * Which I/O path the SSD tier uses.
+     */
+    public enum SsdBackendChoice
+    {
+        /** io_uring when the probe succeeds, else FileChannel. */
+        AUTO,
+        /** io_uring or fail at start. */
+        IO_URING,
+        /** FileChannel with ExtendedOpenOption.DIRECT, even when io_uring works. */
+        FILECHANNEL
+    }
+
+    public static SsdAdmission parseSsdAdmission(final String value)
+    {
+        return switch (value.trim().toLowerCase(java.util.Locale.ROOT))
+        {
+            case "on-evict", "on_evict" -> SsdAdmission.ON_EVICT;
+            case "on-publish", "on_publish" -> SsdAdmission.ON_PUBLISH;
+            case "off" -> SsdAdmission.OFF;
+            default -> throw new IllegalArgumentException("--ssd-admission must be on-evict, on-publish or off: " + value);
+        };
+    }
+
+    public static SsdBackendChoice parseSsdBackend(final String value)
+    {
+        return switch (value.trim().toLowerCase(java.util.Locale.ROOT))
+        {
+            case "auto" -> SsdBackendChoice.AUTO;
+            case "io_uring", "io-uring", "iouring" -> SsdBackendChoice.IO_URING;
+            case "filechannel", "file-channel" -> SsdBackendChoice.FILECHANNEL;
+            default -> throw new IllegalArgumentException("--ssd-backend must be auto, io_uring or filechannel: " + value);
+        };
+    }
+
     /** Leases (pinned Lookup prefixes) one client may hold at once (design: pins are bounded per client). */
     public static final int MAX_LEASES_PER_CLIENT = 64;
 

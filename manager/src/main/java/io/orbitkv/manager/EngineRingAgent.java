@@ -59,6 +59,7 @@ public final class EngineRingAgent implements Agent
     private final int copyChunkBytes;
     private final RequestRejectedException[] rejections;
     private final ClientSession.EntryAction unpinAction;
+    private final SsdTier ssd;
 
     private final AtomicCounter[] rejectionCounters;
     private final AtomicCounter requestsAttach;
@@ -117,8 +118,10 @@ public final class EngineRingAgent implements Agent
         final MemorySegment pool,
         final SystemCounters counters,
         final ErrorHandler errorHandler,
-        final DistinctErrorLog errorLog)
+        final DistinctErrorLog errorLog,
+        final SsdTier ssd)
     {
+        this.ssd = ssd;
         this.requestRing = new ManyToOneRingBuffer(sections.requestRing());
         this.slotTable = sections.slotTable();
         this.blockStore = blockStore;
@@ -179,7 +182,7 @@ public final class EngineRingAgent implements Agent
         dutyCycles = counters.get(SystemCounterDescriptor.DUTY_CYCLES);
         namespaceCount = counters.get(SystemCounterDescriptor.NAMESPACES);
 
-        unpinAction = blockStore::unpin;
+        unpinAction = null == ssd ? blockStore::unpin : ssd::unpinLeased;
         adapter = new RequestAdapter(this);
         responseProxy = new ResponseProxy(counters.get(SystemCounterDescriptor.RESPONSES_DROPPED));
 
@@ -193,6 +196,14 @@ public final class EngineRingAgent implements Agent
     public String roleName()
     {
         return "orbitkv-engine-ring";
+    }
+
+    public void onStart()
+    {
+        if (null != ssd)
+        {
+            ssd.onStart();
+        }
     }
 
     public int doWork()
@@ -233,6 +244,27 @@ public final class EngineRingAgent implements Agent
             copyingSession = null;
         }
 
+        if (null != ssd && ssd.hasIoOutstanding())
+        {
+            // design: with nothing else to do, wait briefly in the kernel for SSD completions instead of parking.
+            final int ioWork = ssd.doWork(0 == workCount ? Configuration.SSD_IDLE_WAIT_NS : 0);
+            // While I/O is outstanding the thread waits in io_uring_enter, never in the idle strategy's longer parks.
+            workCount += ioWork > 0 || !ssd.hasIoOutstanding() ? ioWork : 1;
+            if (ioWork > 0 && queuedOperations > 0 && copyBudget > 0)
+            {
+                try
+                {
+                    workCount += copyQueuedOperations();
+                }
+                catch (final InternalError ex)
+                {
+                    onCopyFault(ex);
+                    workCount++;
+                }
+                copyingSession = null;
+            }
+        }
+
         if (nowNs - lastHousekeepingNs >= Configuration.HOUSEKEEPING_INTERVAL_NS)
         {
             lastHousekeepingNs = nowNs;
@@ -257,6 +289,17 @@ public final class EngineRingAgent implements Agent
                 {
                     errorHandler.onError(ex);
                 }
+            }
+        }
+        if (null != ssd)
+        {
+            try
+            {
+                ssd.onClose();
+            }
+            catch (final Throwable ex)
+            {
+                errorHandler.onError(ex);
             }
         }
         updateGauges();
@@ -496,7 +539,17 @@ public final class EngineRingAgent implements Agent
             // design: lookup never changes LRU order, and PREPARING data is not ready data.
             final int entryId = namespaceId < 0 ?
                 BlockStore.NOT_FOUND : blockStore.findReady(namespaceId, buffer, hashOffset, hashLength);
-            if (BlockStore.NOT_FOUND == entryId)
+            final int ssdEntryId = BlockStore.NOT_FOUND != entryId || null == ssd || namespaceId < 0 ?
+                BlockStore.NOT_FOUND : ssd.findReady(namespaceId, buffer, hashOffset, hashLength);
+            if (BlockStore.NOT_FOUND != ssdEntryId)
+            {
+                // design: the tier is reported per key; DRAM wins when both residences exist.
+                scratchStatuses[i] = KeyStatus.SSD;
+                scratchLengths[i] = ssd.length(ssdEntryId);
+                scratchEntries[prefix++] = ssdEntryId | SsdTier.SSD_ENTRY_BIT;
+                ssd.countLookupHit();
+            }
+            else if (BlockStore.NOT_FOUND == entryId)
             {
                 scratchStatuses[i] = KeyStatus.MISS;
                 scratchLengths[i] = 0;
@@ -530,7 +583,15 @@ public final class EngineRingAgent implements Agent
             }
             for (int i = 0; i < prefix; i++)
             {
-                blockStore.pin(scratchEntries[i]);
+                final int leased = scratchEntries[i];
+                if (0 != (leased & SsdTier.SSD_ENTRY_BIT))
+                {
+                    ssd.pin(leased & ~SsdTier.SSD_ENTRY_BIT);
+                }
+                else
+                {
+                    blockStore.pin(leased);
+                }
             }
             leaseId = session.addLease(scratchEntries, prefix);
             leaseTotal++;
@@ -601,12 +662,34 @@ public final class EngineRingAgent implements Agent
                 op.statuses[i] = KeyStatus.NOT_ATTEMPTED;
                 continue;
             }
+            op.tiers[i] = CopyOperation.TIER_DRAM;
             final int entryId = namespaceId < 0 ?
                 BlockStore.NOT_FOUND : blockStore.findReady(namespaceId, buffer, scratchHashOffsets[i], scratchHashLengths[i]);
             if (BlockStore.NOT_FOUND == entryId)
             {
-                op.statuses[i] = KeyStatus.MISS;
-                stopped = true;
+                final int ssdEntryId = null == ssd || namespaceId < 0 ?
+                    BlockStore.NOT_FOUND : ssd.findReady(namespaceId, buffer, scratchHashOffsets[i], scratchHashLengths[i]);
+                if (BlockStore.NOT_FOUND == ssdEntryId)
+                {
+                    op.statuses[i] = KeyStatus.MISS;
+                    stopped = true;
+                    continue;
+                }
+                final int ssdLength = ssd.length(ssdEntryId);
+                op.lengths[i] = ssdLength;
+                if (ssdLength > scratchCapacities[i])
+                {
+                    op.statuses[i] = KeyStatus.DESTINATION_TOO_SMALL;
+                    stopped = true;
+                    continue;
+                }
+                // design: the residence is pinned until its bytes reached the client, so SSD eviction skips it.
+                ssd.pin(ssdEntryId);
+                op.entryIds[i] = ssdEntryId;
+                op.tiers[i] = CopyOperation.TIER_SSD;
+                op.ssdPhases[i] = CopyOperation.SSD_NEEDS_IO;
+                op.statuses[i] = KeyStatus.SSD;
+                op.ssdKeys++;
                 continue;
             }
             final int length = blockStore.length(entryId);
@@ -739,6 +822,10 @@ public final class EngineRingAgent implements Agent
     private boolean progress(final ClientSession session, final CopyOperation op)
     {
         final MemorySegment region = session.region();
+        if (op.ssdKeys > 0)
+        {
+            ssd.startReads(op);
+        }
         while (op.nextKey < op.keyCount)
         {
             final int i = op.nextKey;
@@ -751,6 +838,38 @@ public final class EngineRingAgent implements Agent
             if (copyBudget <= 0)
             {
                 return false;
+            }
+
+            if (CopyOperation.READ == op.kind && CopyOperation.TIER_SSD == op.tiers[i])
+            {
+                final byte phase = op.ssdPhases[i];
+                if (CopyOperation.SSD_FAILED == phase)
+                {
+                    failSsdKey(op, i);
+                    return true;
+                }
+                if (CopyOperation.SSD_STAGED != phase)
+                {
+                    return false;
+                }
+                final int length = op.lengths[i];
+                final long copied = op.copiedInKey;
+                final long bytes = Math.min(length - copied, copyBudget);
+                MemorySegment.copy(
+                    ssd.staging(), op.stagingOffsets[i] + copied, region, op.regionOffsets[i] + copied, bytes);
+                copyBudget -= bytes;
+                op.copiedInKey = copied + bytes;
+                if (op.copiedInKey == length)
+                {
+                    ssd.finishRead(op, i);
+                    blocksRead.incrementRelease();
+                    bytesRead.getAndAddRelease(length);
+                    op.entryIds[i] = CopyOperation.NO_ENTRY;
+                    op.completedCount++;
+                    op.copiedInKey = 0;
+                    op.nextKey++;
+                }
+                continue;
             }
 
             final int length = op.lengths[i];
@@ -777,6 +896,10 @@ public final class EngineRingAgent implements Agent
                     blockStore.seal(entryId);
                     blocksPublished.incrementRelease();
                     bytesPublished.getAndAddRelease(length);
+                    if (null != ssd)
+                    {
+                        ssd.onPublished(entryId);
+                    }
                 }
                 else
                 {
@@ -792,6 +915,43 @@ public final class EngineRingAgent implements Agent
             }
         }
         return true;
+    }
+
+    /**
+     * An SSD read failed (the residence is already dropped): the key reports a miss, and like any miss it ends the
+     * restored prefix, so the keys after it are released and not attempted.
+     */
+    private void failSsdKey(final CopyOperation op, final int key)
+    {
+        op.statuses[key] = KeyStatus.MISS;
+        op.lengths[key] = 0;
+        op.entryIds[key] = CopyOperation.NO_ENTRY;
+        op.copiedInKey = 0;
+        for (int i = key + 1; i < op.keyCount; i++)
+        {
+            releaseReadKey(op, i);
+            op.statuses[i] = KeyStatus.NOT_ATTEMPTED;
+            op.lengths[i] = 0;
+        }
+        op.nextKey = op.keyCount;
+    }
+
+    private void releaseReadKey(final CopyOperation op, final int key)
+    {
+        final int entryId = op.entryIds[key];
+        if (CopyOperation.NO_ENTRY == entryId)
+        {
+            return;
+        }
+        if (CopyOperation.TIER_SSD == op.tiers[key])
+        {
+            ssd.releaseKey(op, key);
+        }
+        else
+        {
+            blockStore.unpin(entryId);
+        }
+        op.entryIds[key] = CopyOperation.NO_ENTRY;
     }
 
     private void complete(final ClientSession session, final CopyOperation op)
@@ -828,12 +988,12 @@ public final class EngineRingAgent implements Agent
                 if (CopyOperation.PUBLISH == op.kind)
                 {
                     blockStore.abort(entryId);
+                    op.entryIds[i] = CopyOperation.NO_ENTRY;
                 }
                 else
                 {
-                    blockStore.unpin(entryId);
+                    releaseReadKey(op, i);
                 }
-                op.entryIds[i] = CopyOperation.NO_ENTRY;
             }
         }
         operationsCancelled.incrementRelease();
@@ -1016,6 +1176,10 @@ public final class EngineRingAgent implements Agent
         leasesActive.setRelease(leaseTotal);
         clientsAttached.setRelease(attachedCount);
         namespaceCount.setRelease(namespaces.size());
+        if (null != ssd)
+        {
+            ssd.updateGauges();
+        }
     }
 
     private ClientSession lookupAttached(final long clientId)

@@ -44,6 +44,10 @@ public final class Manager implements AutoCloseable
     private EngineRingAgent ringAgent;
     private AgentRunner agentRunner;
     private MetricsServer metricsServer;
+    private SsdTier ssdTier;
+    private MappedRegion stagingRegion;
+    private int ssdFd = -1;
+    private java.nio.file.Path ssdFile;
     private volatile boolean closed;
     private boolean ownsDirectory;
 
@@ -140,18 +144,30 @@ public final class Manager implements AutoCloseable
         {
             HugePageMemory.prefault(poolRegion);
         }
+        if (null != ctx.ssdDir())
+        {
+            ssdTier = openSsdTier(errorHandler);
+        }
         final BlockStore blockStore = new BlockStore(
-            ctx.poolBytes(), ctx.maxBlockBytes(), ctx.indexBudgetBytes(), BlockStore.NO_OP_LISTENER);
+            ctx.poolBytes(),
+            ctx.maxBlockBytes(),
+            ctx.indexBudgetBytes(),
+            null == ssdTier ? BlockStore.NO_OP_LISTENER : ssdTier);
+        if (null != ssdTier)
+        {
+            ssdTier.attach(blockStore, poolRegion.segment());
+        }
         final NamespaceTable namespaces = new NamespaceTable(ctx.maxNamespaces());
 
         ringAgent = new EngineRingAgent(
-            ctx, sections, blockStore, namespaces, poolRegion.segment(), systemCounters, errorHandler, errorLog);
+            ctx, sections, blockStore, namespaces, poolRegion.segment(), systemCounters, errorHandler, errorLog, ssdTier);
 
         // One agent today; storage and peer agents join it here (CompositeAgent in SHARED mode).
         final Agent agent = Configuration.ThreadingMode.SHARED == ctx.threadingMode() ?
             new CompositeAgent(ringAgent) : ringAgent;
         agentRunner = new AgentRunner(ctx.idleStrategy(), errorHandler, null, agent);
         AgentRunner.startOnThread(agentRunner);
+        awaitSsdStarted();
 
         if (ctx.metricsPort() > 0)
         {
@@ -166,6 +182,127 @@ public final class Manager implements AutoCloseable
         }
 
         CncFileDescriptor.signalReady(sections.header());
+    }
+
+    /**
+     * Truncate/create the SSD file (O_DIRECT, space reserved with fallocate where the filesystem allows), map and
+     * pre-fault the staging region on 2 MiB pages, and choose the backend: io_uring when the probe succeeds (or
+     * required by --ssd-backend=io_uring), FileChannel otherwise.
+     */
+    private SsdTier openSsdTier(final ManagerErrorHandler errorHandler)
+    {
+        final File ssdDir = ctx.ssdDir();
+        if (!ssdDir.isDirectory() && !ssdDir.mkdirs())
+        {
+            throw new IllegalStateException("cannot create --ssd-dir " + ssdDir);
+        }
+        ssdFile = new File(ssdDir, "orbitkv-" + ctx.name() + ".ssd").toPath();
+        try
+        {
+            final String type = java.nio.file.Files.getFileStore(ssdDir.toPath()).type();
+            if ("tmpfs".equals(type) || "ramfs".equals(type))
+            {
+                System.err.println("orbitkv ssd: --ssd-dir " + ssdDir + " is on " + type + ", which accepts O_DIRECT and " +
+                    "ignores it: this is memory, not an SSD tier");
+            }
+        }
+        catch (final IOException ex)
+        {
+            // Only a warning is at stake.
+        }
+        final io.orbitkv.ffm.CallState state = new io.orbitkv.ffm.CallState();
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined())
+        {
+            // design: no persistence promise yet, so the file is truncated at every start.
+            ssdFd = io.orbitkv.ffm.LibC.open(
+                state,
+                arena.allocateFrom(ssdFile.toString()),
+                io.orbitkv.ffm.LibC.O_RDWR | io.orbitkv.ffm.LibC.O_CREAT | io.orbitkv.ffm.LibC.O_TRUNC |
+                io.orbitkv.ffm.LibC.O_DIRECT | io.orbitkv.ffm.LibC.O_CLOEXEC,
+                0600);
+        }
+        if (ssdFd < 0)
+        {
+            throw new IllegalStateException("cannot open " + ssdFile + " with O_DIRECT: " +
+                io.orbitkv.ffm.Errno.describe(state.errno()));
+        }
+        if (io.orbitkv.ffm.LibC.fallocate(state, ssdFd, 0, 0, ctx.ssdBytes()) < 0)
+        {
+            final int errno = state.errno();
+            if (io.orbitkv.ffm.LibC.ftruncate(state, ssdFd, ctx.ssdBytes()) < 0)
+            {
+                throw new IllegalStateException("cannot size " + ssdFile + " to " + ctx.ssdBytes() + " bytes: " +
+                    io.orbitkv.ffm.Errno.describe(state.errno()));
+            }
+            System.err.println("orbitkv ssd: fallocate of " + ctx.ssdBytes() + " bytes failed (" +
+                io.orbitkv.ffm.Errno.describe(errno) + "); the file is sparse and writes may fail with ENOSPC " +
+                "(counted as SSD I/O errors)");
+        }
+
+        stagingRegion = HugePageMemory.mapAnonymous(ctx.ssdStagingBytes(), true);
+        HugePageMemory.prefault(stagingRegion);
+
+        final SsdBackend backend;
+        final Configuration.SsdBackendChoice choice = ctx.ssdBackend();
+        if (Configuration.SsdBackendChoice.FILECHANNEL == choice)
+        {
+            backend = new FileChannelSsdBackend(ssdFile, ctx.ssdQueueDepth(), stagingRegion, "forced by --ssd-backend");
+        }
+        else
+        {
+            final io.orbitkv.ffm.IoUring.Availability availability = io.orbitkv.ffm.IoUring.probe();
+            if (availability.available())
+            {
+                backend = new UringSsdBackend(ssdFd, ctx.ssdQueueDepth(), stagingRegion, System.err);
+            }
+            else if (Configuration.SsdBackendChoice.IO_URING == choice)
+            {
+                throw new IllegalStateException("--ssd-backend=io_uring but " + availability.reason());
+            }
+            else
+            {
+                backend = new FileChannelSsdBackend(
+                    ssdFile, ctx.ssdQueueDepth(), stagingRegion, "io_uring unavailable: " + availability.reason());
+            }
+        }
+        return new SsdTier(ctx, ssdFile, backend, stagingRegion, systemCounters, errorHandler, System.err);
+    }
+
+    private void awaitSsdStarted()
+    {
+        if (null == ssdTier)
+        {
+            return;
+        }
+        final long deadlineNs = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        while (!ssdTier.isStarted())
+        {
+            if (System.nanoTime() - deadlineNs > 0 || agentRunner.isClosed())
+            {
+                throw new IllegalStateException("SSD tier did not start on the storage thread");
+            }
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
+
+    /**
+     * @return the SSD tier's backend and file, or "off".
+     */
+    public String ssdDescription()
+    {
+        if (null == ssdTier)
+        {
+            return "off (no --ssd-dir)";
+        }
+        return ssdTier.description() + ", file " + ssdFile + ", " + ctx.ssdBytes() + " bytes, admission " +
+            ctx.ssdAdmission().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-') +
+            (ctx.ssdPromote() ? ", promote on hit" : "") + ", staging " + ctx.ssdStagingBytes() + " bytes";
+    }
+
+    SsdTier ssdTier()
+    {
+        return ssdTier;
     }
 
     private void refuseIfLiveManager(final File cncFile)
@@ -265,6 +402,21 @@ public final class Manager implements AutoCloseable
         CloseHelper.quietClose(metricsServer);
         CloseHelper.close(agentRunner);
         CloseHelper.quietClose(poolRegion);
+        CloseHelper.quietClose(stagingRegion);
+        if (ssdFd >= 0)
+        {
+            io.orbitkv.ffm.LibC.close(new io.orbitkv.ffm.CallState(), ssdFd);
+            ssdFd = -1;
+            try
+            {
+                // design: no persistence promise, so the space goes back at exit as it would be truncated at start.
+                java.nio.file.Files.deleteIfExists(ssdFile);
+            }
+            catch (final IOException ex)
+            {
+                System.err.println("orbitkv ssd: cannot delete " + ssdFile + ": " + ex);
+            }
+        }
         if (null != cncBuffer)
         {
             IoUtil.unmap(cncBuffer);

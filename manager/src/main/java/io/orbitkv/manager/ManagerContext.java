@@ -48,6 +48,22 @@ public final class ManagerContext
     private int errorLogBytes = Configuration.errorLogBytes();
     private EpochClock epochClock;
     private NanoClock nanoClock;
+    private File ssdDir = null == System.getProperty(Configuration.SSD_DIR_PROP_NAME) ?
+        null : new File(System.getProperty(Configuration.SSD_DIR_PROP_NAME));
+    private long ssdBytes = org.agrona.SystemUtil.getSizeAsLong(
+        Configuration.SSD_BYTES_PROP_NAME, Configuration.SSD_BYTES_DEFAULT);
+    private Configuration.SsdAdmission ssdAdmission = null == System.getProperty(Configuration.SSD_ADMISSION_PROP_NAME) ?
+        Configuration.SSD_ADMISSION_DEFAULT :
+        Configuration.parseSsdAdmission(System.getProperty(Configuration.SSD_ADMISSION_PROP_NAME));
+    private boolean ssdPromote = Boolean.parseBoolean(System.getProperty(
+        Configuration.SSD_PROMOTE_PROP_NAME, Boolean.toString(Configuration.SSD_PROMOTE_DEFAULT)));
+    private int ssdQueueDepth = Integer.getInteger(
+        Configuration.SSD_QUEUE_DEPTH_PROP_NAME, Configuration.SSD_QUEUE_DEPTH_DEFAULT);
+    private Configuration.SsdBackendChoice ssdBackend = null == System.getProperty(Configuration.SSD_BACKEND_PROP_NAME) ?
+        Configuration.SSD_BACKEND_DEFAULT :
+        Configuration.parseSsdBackend(System.getProperty(Configuration.SSD_BACKEND_PROP_NAME));
+    private long ssdStagingBytes = org.agrona.SystemUtil.getSizeAsLong(
+        Configuration.SSD_STAGING_BYTES_PROP_NAME, Configuration.SSD_STAGING_BYTES_DEFAULT);
 
     /**
      * Validate every setting and fill derived ones. Called by {@link Manager#launch(ManagerContext)}.
@@ -104,6 +120,22 @@ public final class ManagerContext
             "counters values bytes must be a multiple of " + CountersReader.COUNTER_LENGTH + " and hold 64 counters: " +
             countersValuesBytes);
         check(errorLogBytes >= 4096, "error log bytes must be at least 4k: " + errorLogBytes);
+        if (null != ssdDir)
+        {
+            ssdDir = ssdDir.getAbsoluteFile();
+            // design: the SSD file is carved in 2 MiB pages of 4 KiB-multiple extents; round down, never up.
+            ssdBytes -= ssdBytes % Configuration.POOL_BYTES_ALIGNMENT;
+            check(ssdBytes >= Configuration.POOL_BYTES_ALIGNMENT, "--ssd-bytes must be at least 2m: " + ssdBytes);
+            check(ssdBytes >= maxBlockBytes, "--ssd-bytes (" + ssdBytes + ") is below --max-block-bytes (" +
+                maxBlockBytes + ")");
+            check(ssdQueueDepth >= 1 && ssdQueueDepth <= 4096, "--ssd-queue-depth must be in [1, 4096]: " + ssdQueueDepth);
+            check(null != ssdAdmission, "--ssd-admission must be on-evict, on-publish or off");
+            check(null != ssdBackend, "--ssd-backend must be auto, io_uring or filechannel");
+            final long minStaging = BitUtil.align((long)maxBlockBytes, (int)Configuration.POOL_BYTES_ALIGNMENT);
+            ssdStagingBytes = BitUtil.align(Math.max(ssdStagingBytes, minStaging), (int)Configuration.POOL_BYTES_ALIGNMENT);
+            check(ssdStagingBytes <= (1L << 30), "--ssd-staging-bytes must be at most 1g (one registered buffer): " +
+                ssdStagingBytes);
+        }
 
         if (null == idleStrategy)
         {
@@ -277,6 +309,87 @@ public final class ManagerContext
     public ManagerContext poolPretouch(final boolean poolPretouch)
     {
         this.poolPretouch = poolPretouch;
+        return this;
+    }
+
+    public File ssdDir()
+    {
+        return ssdDir;
+    }
+
+    /**
+     * @param ssdDir directory for the SSD tier's file, or null for no SSD tier.
+     * @return this.
+     */
+    public ManagerContext ssdDir(final File ssdDir)
+    {
+        this.ssdDir = ssdDir;
+        return this;
+    }
+
+    public long ssdBytes()
+    {
+        return ssdBytes;
+    }
+
+    public ManagerContext ssdBytes(final long ssdBytes)
+    {
+        this.ssdBytes = ssdBytes;
+        return this;
+    }
+
+    public Configuration.SsdAdmission ssdAdmission()
+    {
+        return ssdAdmission;
+    }
+
+    public ManagerContext ssdAdmission(final Configuration.SsdAdmission ssdAdmission)
+    {
+        this.ssdAdmission = ssdAdmission;
+        return this;
+    }
+
+    public boolean ssdPromote()
+    {
+        return ssdPromote;
+    }
+
+    public ManagerContext ssdPromote(final boolean ssdPromote)
+    {
+        this.ssdPromote = ssdPromote;
+        return this;
+    }
+
+    public int ssdQueueDepth()
+    {
+        return ssdQueueDepth;
+    }
+
+    public ManagerContext ssdQueueDepth(final int ssdQueueDepth)
+    {
+        this.ssdQueueDepth = ssdQueueDepth;
+        return this;
+    }
+
+    public Configuration.SsdBackendChoice ssdBackend()
+    {
+        return ssdBackend;
+    }
+
+    public ManagerContext ssdBackend(final Configuration.SsdBackendChoice ssdBackend)
+    {
+        this.ssdBackend = ssdBackend;
+        return this;
+    }
+
+    public long ssdStagingBytes()
+    {
+        return ssdStagingBytes;
+    }
+
+    public ManagerContext ssdStagingBytes(final long ssdStagingBytes)
+    {
+        this.ssdStagingBytes = ssdStagingBytes;
         return this;
     }
 

@@ -57,7 +57,23 @@ public enum SystemCounterDescriptor
     POOL_PAYLOAD_BYTES(42, "Pool payload bytes", true),
     DUTY_CYCLES(43, "Ring agent duty cycles", false),
     NAMESPACES(44, "Namespaces", true),
-    DATA_REGION_FAULTS(45, "Data region faults (client detached)", false);
+    DATA_REGION_FAULTS(45, "Data region faults (client detached)", false),
+    SSD_BYTES_USED(46, "SSD bytes used", true),
+    SSD_BYTES_FREE(47, "SSD bytes free", true),
+    SSD_BLOCKS_RESIDENT(48, "SSD blocks resident", true),
+    SSD_READS(49, "SSD reads", false),
+    SSD_READ_BYTES(50, "SSD read bytes", false),
+    SSD_WRITES(51, "SSD writes", false),
+    SSD_WRITE_BYTES(52, "SSD write bytes", false),
+    SSD_QUEUE_DEPTH(53, "SSD I/O in flight", true),
+    SSD_IO_ERRORS(54, "SSD I/O errors (residence dropped)", false),
+    SSD_BACKEND(55, "SSD backend: 0 none, 1 io_uring fixed buffers, 2 io_uring, 3 FileChannel", true),
+    SSD_FALLBACK(56, "SSD fallback backend in use", true),
+    SSD_ADMISSIONS(57, "SSD admissions (write completed)", false),
+    SSD_ADMISSION_SKIPS(58, "SSD admissions skipped (staging, queue or space)", false),
+    SSD_EVICTIONS(59, "SSD evictions", false),
+    SSD_PROMOTIONS(60, "SSD promotions to DRAM", false),
+    SSD_LOOKUP_HITS(61, "SSD lookup hits (keys)", false);
 
     /** Type id of every system counter in the CnC counters section. */
     public static final int SYSTEM_COUNTER_TYPE_ID = 0;

@@ -15,7 +15,7 @@ import picocli.CommandLine.Command;
         "  local   engine ring vs bare shm ring ping-pong; Publish/Read vs MemorySegment.copy",
         "  (scripts/orbitkv bench jmh [ARGS] runs the JMH micro-benchmarks)"
     },
-    subcommands = { BenchLocalCommand.class, BenchRingEchoCommand.class })
+    subcommands = { BenchLocalCommand.class, BenchRingEchoCommand.class, BenchSsdCommand.class })
 public final class BenchCommand implements Runnable
 {
     @CommandLine.Spec

@@ -88,6 +88,34 @@ public final class ManagerCommand implements Callable<Integer>
         "(default: ${DEFAULT-VALUE}).", defaultValue = "0")
     int metricsPort;
 
+    @Option(names = "--ssd-dir", description = "Directory of the SSD tier's file (a real disk, not tmpfs); absent = no " +
+        "SSD tier. The file is truncated at start: no persistence promise.")
+    File ssdDir;
+
+    @Option(names = "--ssd-bytes", description = "SSD tier capacity, rounded down to 2m (default: ${DEFAULT-VALUE}).",
+        defaultValue = "16g", converter = SizeConverter.class)
+    long ssdBytes;
+
+    @Option(names = "--ssd-admission", description = "on-evict (a DRAM victim is written before its space is reused), " +
+        "on-publish or off (default: ${DEFAULT-VALUE}).", defaultValue = "on-evict")
+    String ssdAdmission;
+
+    @Option(names = "--ssd-promote", description = "Copy an SSD hit back into DRAM on Read (default: ${DEFAULT-VALUE}).",
+        defaultValue = "false")
+    boolean ssdPromote;
+
+    @Option(names = "--ssd-queue-depth", description = "Most SSD I/Os in flight (default: ${DEFAULT-VALUE}).",
+        defaultValue = "64")
+    int ssdQueueDepth;
+
+    @Option(names = "--ssd-backend", description = "auto, io_uring or filechannel (O_DIRECT FileChannel fallback) " +
+        "(default: ${DEFAULT-VALUE}).", defaultValue = "auto")
+    String ssdBackend;
+
+    @Option(names = "--ssd-staging-bytes", description = "Staging memory for SSD I/O, at least --max-block-bytes " +
+        "(default: ${DEFAULT-VALUE}).", defaultValue = "64m", converter = SizeConverter.class)
+    long ssdStagingBytes;
+
     public Integer call() throws Exception
     {
         final PrintWriter out = spec.commandLine().getOut();
@@ -110,7 +138,14 @@ public final class ManagerCommand implements Callable<Integer>
                 .maxNamespaces(maxNamespaces)
                 .threadingMode(Configuration.parseThreadingMode(threading))
                 .idleStrategyName(idleStrategy)
-                .metricsPort(metricsPort);
+                .metricsPort(metricsPort)
+                .ssdDir(ssdDir)
+                .ssdBytes(ssdBytes)
+                .ssdAdmission(Configuration.parseSsdAdmission(ssdAdmission))
+                .ssdPromote(ssdPromote)
+                .ssdQueueDepth(ssdQueueDepth)
+                .ssdBackend(Configuration.parseSsdBackend(ssdBackend))
+                .ssdStagingBytes(ssdStagingBytes);
             if (null != maxBlockBytes)
             {
                 ctx.maxBlockBytes(toInt("--max-block-bytes", maxBlockBytes));
@@ -147,6 +182,7 @@ public final class ManagerCommand implements Callable<Integer>
         out.println("  pool: " + ctx.poolBytes() + " bytes, max block " + ctx.maxBlockBytes() + " bytes, " +
             ctx.maxClients() + " client slots, client timeout " + ctx.clientTimeoutNs() / 1_000_000 + " ms, threading " +
             ctx.threadingMode().name().toLowerCase(java.util.Locale.ROOT) + ", idle " + ctx.idleStrategyName());
+        out.println("  ssd: " + manager.ssdDescription());
         out.println("  counters: scripts/orbitkv stat --dir " + ctx.dir() + "   (--once for one snapshot)");
         if (manager.metricsPort() > 0)
         {

@@ -1,0 +1,617 @@
+package io.orbitkv.manager;
+
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.index.BlockIndex;
+import io.orbitkv.index.BlockStore;
+import io.orbitkv.index.SlabAllocator;
+import io.orbitkv.ffm.MappedRegion;
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.agrona.BitUtil;
+import org.agrona.ErrorHandler;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+
+/**
+ * The SSD tier: an index of SSD residences, the staging region every byte to or from the SSD goes through, and a
+ * bounded table of I/O commands driven through an {@link SsdBackend}. Run by the engine ring agent's duty cycle on
+ * the ring agent's thread: it shares the DRAM index with that agent, so no state crosses threads (see
+ * docs/ssd-tier.md for why storage is a component of that agent rather than an agent of its own).
+ *
+ * <p>Residences: SSD copies live in their own {@link BlockStore} over file offsets. Its allocator's size classes
+ * are 4 KiB multiples carved from 2 MiB pages, so each extent is 4 KiB aligned and I/O lengths round up to 4 KiB
+ * within the extent; accounting is exact against {@code --ssd-bytes}. A residence is PREPARING while its write is in
+ * flight and becomes READY only when the write completed with every byte (design: publish SSD evidence only after
+ * the write has completed successfully). DRAM and SSD residences of one key are independent entries in two
+ * indexes: evicting one never touches the other.
+ *
+ * <p>Back-pressure: staging, commands and the queue depth are fixed at start. An admission that finds no staging,
+ * no command or no SSD room is skipped and counted (never blocks a Publish); a Read that finds none waits in its
+ * operation queue and retries on the next duty cycle.
+ */
+final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completions
+{
+    /** Set on lease entry ids that name SSD residences rather than DRAM entries. */
+    static final int SSD_ENTRY_BIT = 1 << 30;
+
+    private static final byte CMD_FREE = 0;
+    private static final byte CMD_WRITE = 1;
+    private static final byte CMD_READ = 2;
+    private static final int BLOCK = Configuration.SSD_BLOCK_BYTES;
+    private static final long DRAIN_TIMEOUT_NS = 10_000_000_000L;
+
+    private final BlockStore residences;
+    private final SlabAllocator stagingAllocator;
+    private final MappedRegion stagingRegion;
+    private final MemorySegment staging;
+    private final Path file;
+    private final int queueDepth;
+    private final Configuration.SsdAdmission admission;
+    private final boolean promote;
+    private final ErrorHandler errorHandler;
+    private final PrintStream log;
+    private final AtomicInteger injectedFaults = new AtomicInteger();
+    private final UnsafeBuffer admitHash = new UnsafeBuffer(new byte[BlockIndex.MAX_HASH_BYTES]);
+    private final UnsafeBuffer promoteHash = new UnsafeBuffer(new byte[BlockIndex.MAX_HASH_BYTES]);
+
+    private final byte[] cmdKind;
+    private final int[] cmdEntry;
+    private final long[] cmdStagingOffset;
+    private final long[] cmdFileOffset;
+    private final int[] cmdIoLength;
+    private final CopyOperation[] cmdOp;
+    private final int[] cmdKey;
+    private final boolean[] cmdOrphaned;
+    private final int[] freeCommands;
+    private int freeCommandCount;
+    private final int[] pendingCommands;
+    private long pendingHead;
+    private long pendingTail;
+
+    private final AtomicCounter bytesUsed;
+    private final AtomicCounter bytesFree;
+    private final AtomicCounter blocksResident;
+    private final AtomicCounter reads;
+    private final AtomicCounter readBytes;
+    private final AtomicCounter writes;
+    private final AtomicCounter writeBytes;
+    private final AtomicCounter queueDepthGauge;
+    private final AtomicCounter ioErrors;
+    private final AtomicCounter backendGauge;
+    private final AtomicCounter fallbackGauge;
+    private final AtomicCounter admissions;
+    private final AtomicCounter admissionSkips;
+    private final AtomicCounter evictions;
+    private final AtomicCounter promotions;
+    private final AtomicCounter lookupHits;
+
+    private SsdBackend backend;
+    private BlockStore dram;
+    private MemorySegment pool;
+    private volatile boolean started;
+    private volatile String description;
+
+    SsdTier(
+        final ManagerContext ctx,
+        final Path file,
+        final SsdBackend backend,
+        final MappedRegion stagingRegion,
+        final SystemCounters counters,
+        final ErrorHandler errorHandler,
+        final PrintStream log)
+    {
+        this.file = file;
+        this.backend = backend;
+        this.stagingRegion = stagingRegion;
+        this.staging = stagingRegion.segment();
+        this.queueDepth = ctx.ssdQueueDepth();
+        this.admission = ctx.ssdAdmission();
+        this.promote = ctx.ssdPromote();
+        this.errorHandler = errorHandler;
+        this.log = log;
+        this.residences = new BlockStore(ctx.ssdBytes(), ctx.maxBlockBytes(), ctx.indexBudgetBytes(), BlockStore.NO_OP_LISTENER);
+        this.stagingAllocator = new SlabAllocator(ctx.ssdStagingBytes(), ctx.maxBlockBytes());
+        this.description = backend.description();
+
+        // One command per 4 KiB of staging at most: staging, not the command table, is what bounds admissions.
+        final int commandCapacity = BitUtil.findNextPositivePowerOfTwo(
+            (int)Math.max(4L * queueDepth, ctx.ssdStagingBytes() / BLOCK));
+        cmdKind = new byte[commandCapacity];
+        cmdEntry = new int[commandCapacity];
+        cmdStagingOffset = new long[commandCapacity];
+        cmdFileOffset = new long[commandCapacity];
+        cmdIoLength = new int[commandCapacity];
+        cmdOp = new CopyOperation[commandCapacity];
+        cmdKey = new int[commandCapacity];
+        cmdOrphaned = new boolean[commandCapacity];
+        freeCommands = new int[commandCapacity];
+        pendingCommands = new int[commandCapacity];
+        for (int i = 0; i < commandCapacity; i++)
+        {
+            freeCommands[i] = commandCapacity - 1 - i;
+        }
+        freeCommandCount = commandCapacity;
+
+        bytesUsed = counters.get(SystemCounterDescriptor.SSD_BYTES_USED);
+        bytesFree = counters.get(SystemCounterDescriptor.SSD_BYTES_FREE);
+        blocksResident = counters.get(SystemCounterDescriptor.SSD_BLOCKS_RESIDENT);
+        reads = counters.get(SystemCounterDescriptor.SSD_READS);
+        readBytes = counters.get(SystemCounterDescriptor.SSD_READ_BYTES);
+        writes = counters.get(SystemCounterDescriptor.SSD_WRITES);
+        writeBytes = counters.get(SystemCounterDescriptor.SSD_WRITE_BYTES);
+        queueDepthGauge = counters.get(SystemCounterDescriptor.SSD_QUEUE_DEPTH);
+        ioErrors = counters.get(SystemCounterDescriptor.SSD_IO_ERRORS);
+        backendGauge = counters.get(SystemCounterDescriptor.SSD_BACKEND);
+        fallbackGauge = counters.get(SystemCounterDescriptor.SSD_FALLBACK);
+        admissions = counters.get(SystemCounterDescriptor.SSD_ADMISSIONS);
+        admissionSkips = counters.get(SystemCounterDescriptor.SSD_ADMISSION_SKIPS);
+        evictions = counters.get(SystemCounterDescriptor.SSD_EVICTIONS);
+        promotions = counters.get(SystemCounterDescriptor.SSD_PROMOTIONS);
+        lookupHits = counters.get(SystemCounterDescriptor.SSD_LOOKUP_HITS);
+        fallbackGauge.setRelease(SsdBackend.KIND_FILECHANNEL == backend.kind() ? 1 : 0);
+        updateGauges();
+    }
+
+    /**
+     * Wire in the DRAM tier, whose evictions this tier listens to.
+     */
+    void attach(final BlockStore dram, final MemorySegment pool)
+    {
+        this.dram = dram;
+        this.pool = pool;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Lifecycle, on the storage thread.
+
+    void onStart()
+    {
+        try
+        {
+            backend.start();
+        }
+        catch (final RuntimeException ex)
+        {
+            // The probe said yes but this thread's ring was refused: keep serving on the fallback.
+            log.println("orbitkv ssd: io_uring setup failed on the storage thread (" + ex.getMessage() +
+                "); falling back to FileChannel");
+            backend.close();
+            backend = new FileChannelSsdBackend(file, queueDepth, stagingRegion, "io_uring refused: " + ex.getMessage());
+            backend.start();
+        }
+        description = backend.description();
+        backendGauge.setRelease(backend.kind());
+        fallbackGauge.setRelease(SsdBackend.KIND_FILECHANNEL == backend.kind() ? 1 : 0);
+        started = true;
+    }
+
+    void onClose()
+    {
+        // design: staging must outlive every I/O the kernel may still be doing into it.
+        backend.drain(this, DRAIN_TIMEOUT_NS);
+        backend.close();
+    }
+
+    boolean isStarted()
+    {
+        return started;
+    }
+
+    String description()
+    {
+        return description;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Duty cycle
+
+    /**
+     * Submit queued commands (many per system call) and handle completions.
+     *
+     * @param waitNs when positive and I/O is in flight, wait up to this long in the kernel for a first completion
+     *               (the caller passes 0 when it has other work).
+     * @return work done.
+     */
+    int doWork(final long waitNs)
+    {
+        int workCount = 0;
+        final int mask = pendingCommands.length - 1;
+        while (pendingTail != pendingHead)
+        {
+            final int cmd = pendingCommands[(int)pendingHead & mask];
+            final boolean fault = consumeInjectedFault();
+            final boolean queued = CMD_WRITE == cmdKind[cmd] ?
+                backend.write(cmd, cmdFileOffset[cmd], cmdStagingOffset[cmd], cmdIoLength[cmd], fault) :
+                backend.read(cmd, cmdFileOffset[cmd], cmdStagingOffset[cmd], cmdIoLength[cmd], fault);
+            if (!queued)
+            {
+                if (fault)
+                {
+                    injectedFaults.incrementAndGet();
+                }
+                break;
+            }
+            pendingHead++;
+            workCount++;
+        }
+        workCount += backend.process(this, waitNs);
+        return workCount;
+    }
+
+    boolean hasIoOutstanding()
+    {
+        return pendingTail != pendingHead || backend.inFlight() > 0;
+    }
+
+    public void onIoComplete(final int cmd, final int result)
+    {
+        final int entry = cmdEntry[cmd];
+        final boolean ok = result == cmdIoLength[cmd];
+        if (CMD_WRITE == cmdKind[cmd])
+        {
+            if (ok)
+            {
+                residences.seal(entry);
+                writes.incrementRelease();
+                writeBytes.getAndAddRelease(result);
+                admissions.incrementRelease();
+            }
+            else
+            {
+                residences.abort(entry);
+                onIoError("write", cmd, result);
+            }
+            stagingAllocator.free(cmdStagingOffset[cmd]);
+        }
+        else
+        {
+            if (ok)
+            {
+                reads.incrementRelease();
+                readBytes.getAndAddRelease(result);
+            }
+            else
+            {
+                onIoError("read", cmd, result);
+            }
+            if (cmdOrphaned[cmd])
+            {
+                stagingAllocator.free(cmdStagingOffset[cmd]);
+                residences.unpin(entry);
+                if (!ok)
+                {
+                    residences.remove(entry);
+                }
+            }
+            else
+            {
+                final CopyOperation op = cmdOp[cmd];
+                final int key = cmdKey[cmd];
+                if (ok)
+                {
+                    op.ssdPhases[key] = CopyOperation.SSD_STAGED;
+                }
+                else
+                {
+                    op.ssdPhases[key] = CopyOperation.SSD_FAILED;
+                    stagingAllocator.free(cmdStagingOffset[cmd]);
+                    residences.unpin(entry);
+                    // design: a residence whose I/O failed is dropped; a concurrent reader's pin keeps it until then.
+                    residences.remove(entry);
+                }
+            }
+        }
+        releaseCommand(cmd);
+    }
+
+    private void onIoError(final String what, final int cmd, final int result)
+    {
+        ioErrors.incrementRelease();
+        errorHandler.onError(new SsdIoException(
+            "SSD " + what + " failed at file offset " + cmdFileOffset[cmd] + " length " + cmdIoLength[cmd] + ": " +
+            (result < 0 ? io.orbitkv.ffm.Errno.describe(-result) : "short transfer of " + result + " bytes") +
+            "; residence dropped"));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Admission
+
+    /**
+     * The DRAM tier is about to reuse this entry's space.
+     */
+    public void onEvict(final BlockStore store, final int entryId)
+    {
+        if (Configuration.SsdAdmission.ON_EVICT == admission)
+        {
+            admit(entryId);
+        }
+    }
+
+    /**
+     * A DRAM entry was just sealed.
+     */
+    void onPublished(final int dramEntryId)
+    {
+        if (Configuration.SsdAdmission.ON_PUBLISH == admission)
+        {
+            admit(dramEntryId);
+        }
+    }
+
+    private void admit(final int dramEntryId)
+    {
+        final int namespaceId = dram.namespaceId(dramEntryId);
+        final int hashLength = dram.hashLength(dramEntryId);
+        dram.getHash(dramEntryId, admitHash, 0);
+        if (BlockStore.NOT_FOUND != residences.find(namespaceId, admitHash, 0, hashLength))
+        {
+            return;
+        }
+        final int length = dram.length(dramEntryId);
+        if (0 == freeCommandCount)
+        {
+            admissionSkips.incrementRelease();
+            return;
+        }
+        final long stagingOffset = allocateStaging(length);
+        if (SlabAllocator.NO_SPACE == stagingOffset)
+        {
+            admissionSkips.incrementRelease();
+            return;
+        }
+        // design: SSD full -> the least recently used SSD residences go; pinned and in-flight ones never do.
+        final int entry = residences.reserve(namespaceId, admitHash, 0, hashLength, length);
+        if (entry < 0)
+        {
+            stagingAllocator.free(stagingOffset);
+            admissionSkips.incrementRelease();
+            return;
+        }
+        // design: the victim's bytes are copied out before its DRAM space is reused.
+        MemorySegment.copy(pool, dram.offset(dramEntryId), staging, stagingOffset, length);
+        final int cmd = takeCommand();
+        cmdKind[cmd] = CMD_WRITE;
+        cmdEntry[cmd] = entry;
+        cmdStagingOffset[cmd] = stagingOffset;
+        cmdFileOffset[cmd] = residences.offset(entry);
+        cmdIoLength[cmd] = ioLength(length);
+        enqueue(cmd);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Reads, called by the ring agent for keys not in DRAM.
+
+    int findReady(final int namespaceId, final org.agrona.DirectBuffer hash, final int hashOffset, final int hashLength)
+    {
+        return residences.findReady(namespaceId, hash, hashOffset, hashLength);
+    }
+
+    int length(final int entry)
+    {
+        return residences.length(entry);
+    }
+
+    void pin(final int entry)
+    {
+        residences.pin(entry);
+    }
+
+    void unpin(final int entry)
+    {
+        residences.unpin(entry);
+    }
+
+    void countLookupHit()
+    {
+        lookupHits.incrementRelease();
+    }
+
+    /**
+     * Queue reads for the operation's SSD keys that have none yet, in key order, while staging and commands last.
+     */
+    void startReads(final CopyOperation op)
+    {
+        for (int i = Math.max(op.nextKey, op.nextSsdKey); i < op.keyCount; i++)
+        {
+            if (CopyOperation.TIER_SSD != op.tiers[i] || CopyOperation.NO_ENTRY == op.entryIds[i] ||
+                CopyOperation.SSD_NEEDS_IO != op.ssdPhases[i])
+            {
+                continue;
+            }
+            if (0 == freeCommandCount)
+            {
+                op.nextSsdKey = i;
+                return;
+            }
+            final int entry = op.entryIds[i];
+            final long stagingOffset = allocateStaging(op.lengths[i]);
+            if (SlabAllocator.NO_SPACE == stagingOffset)
+            {
+                op.nextSsdKey = i;
+                return;
+            }
+            final int cmd = takeCommand();
+            cmdKind[cmd] = CMD_READ;
+            cmdEntry[cmd] = entry;
+            cmdStagingOffset[cmd] = stagingOffset;
+            cmdFileOffset[cmd] = residences.offset(entry);
+            cmdIoLength[cmd] = ioLength(op.lengths[i]);
+            cmdOp[cmd] = op;
+            cmdKey[cmd] = i;
+            op.commands[i] = cmd;
+            op.stagingOffsets[i] = stagingOffset;
+            op.ssdPhases[i] = CopyOperation.SSD_IN_FLIGHT;
+            enqueue(cmd);
+        }
+        op.nextSsdKey = op.keyCount;
+    }
+
+    MemorySegment staging()
+    {
+        return staging;
+    }
+
+    /**
+     * Every byte of an SSD key reached the client: release staging and the pin, promote if asked.
+     */
+    void finishRead(final CopyOperation op, final int key)
+    {
+        final int entry = op.entryIds[key];
+        final long stagingOffset = op.stagingOffsets[key];
+        if (promote)
+        {
+            promote(entry, stagingOffset, op.lengths[key]);
+        }
+        stagingAllocator.free(stagingOffset);
+        residences.touch(entry);
+        residences.unpin(entry);
+    }
+
+    private void promote(final int entry, final long stagingOffset, final int length)
+    {
+        final int namespaceId = residences.namespaceId(entry);
+        final int hashLength = residences.hashLength(entry);
+        residences.getHash(entry, promoteHash, 0);
+        final int dramEntry = dram.reserve(namespaceId, promoteHash, 0, hashLength, length);
+        if (dramEntry >= 0)
+        {
+            MemorySegment.copy(staging, stagingOffset, pool, dram.offset(dramEntry), length);
+            dram.seal(dramEntry);
+            promotions.incrementRelease();
+        }
+    }
+
+    /**
+     * Give back whatever an unfinished SSD key of a cancelled operation holds.
+     */
+    void releaseKey(final CopyOperation op, final int key)
+    {
+        final int entry = op.entryIds[key];
+        switch (op.ssdPhases[key])
+        {
+            case CopyOperation.SSD_NEEDS_IO:
+                residences.unpin(entry);
+                break;
+
+            case CopyOperation.SSD_IN_FLIGHT:
+                // The kernel may still be writing into staging: the completion releases it.
+                cmdOrphaned[op.commands[key]] = true;
+                break;
+
+            case CopyOperation.SSD_STAGED:
+                stagingAllocator.free(op.stagingOffsets[key]);
+                residences.unpin(entry);
+                break;
+
+            default:
+                break;
+        }
+    }
+
+    /**
+     * Lease bookkeeping stores SSD residences with {@link #SSD_ENTRY_BIT}; release one pin of either tier.
+     */
+    void unpinLeased(final int leasedId)
+    {
+        if (0 != (leasedId & SSD_ENTRY_BIT))
+        {
+            residences.unpin(leasedId & ~SSD_ENTRY_BIT);
+        }
+        else
+        {
+            dram.unpin(leasedId);
+        }
+    }
+
+    KeyStatus tierStatus()
+    {
+        return KeyStatus.SSD;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Gauges, tests
+
+    void updateGauges()
+    {
+        // Used includes extent tail slack, so used + free is exactly --ssd-bytes.
+        bytesUsed.setRelease(residences.poolBytes() - residences.freeBytes());
+        bytesFree.setRelease(residences.freeBytes());
+        blocksResident.setRelease(residences.blockCount());
+        queueDepthGauge.setRelease(backend.inFlight() + (pendingTail - pendingHead));
+        evictions.setRelease(residences.evictions());
+    }
+
+    /**
+     * Test hook at the native boundary: the next {@code count} I/Os go to the kernel with an invalid descriptor
+     * (io_uring) or fail with EIO (FileChannel). Callable from any thread.
+     */
+    void injectFaults(final int count)
+    {
+        injectedFaults.addAndGet(count);
+    }
+
+    BlockStore residences()
+    {
+        return residences;
+    }
+
+    long stagingBytesInUse()
+    {
+        return stagingAllocator.allocatedBytes();
+    }
+
+    private boolean consumeInjectedFault()
+    {
+        if (injectedFaults.get() <= 0)
+        {
+            return false;
+        }
+        return injectedFaults.getAndDecrement() > 0;
+    }
+
+    private long allocateStaging(final int length)
+    {
+        final int sizeClass = stagingAllocator.sizeClassOf(ioLength(length));
+        return sizeClass < 0 ? SlabAllocator.NO_SPACE : stagingAllocator.allocate(sizeClass);
+    }
+
+    private static int ioLength(final int length)
+    {
+        return (length + BLOCK - 1) & -BLOCK;
+    }
+
+    private int takeCommand()
+    {
+        return freeCommands[--freeCommandCount];
+    }
+
+    private void releaseCommand(final int cmd)
+    {
+        cmdKind[cmd] = CMD_FREE;
+        cmdOp[cmd] = null;
+        cmdOrphaned[cmd] = false;
+        freeCommands[freeCommandCount++] = cmd;
+    }
+
+    private void enqueue(final int cmd)
+    {
+        // Never overflows: every queued command was taken from the free list, whose size is the queue's capacity.
+        pendingCommands[(int)pendingTail & (pendingCommands.length - 1)] = cmd;
+        pendingTail++;
+    }
+
+    /**
+     * An SSD I/O that failed; recorded in the distinct error log.
+     */
+    static final class SsdIoException extends RuntimeException
+    {
+        private static final long serialVersionUID = 1L;
+
+        SsdIoException(final String message)
+        {
+            super(message, null, false, false);
+        }
+    }
+}

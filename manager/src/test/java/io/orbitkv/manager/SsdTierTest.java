@@ -1,0 +1,321 @@
+package io.orbitkv.manager;
+
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.codecs.engine.StatusCode;
+import java.io.File;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static io.orbitkv.manager.ManagerTestSupport.awaitCounter;
+import static io.orbitkv.manager.ManagerTestSupport.awaitTrue;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The SSD tier in-process, on a real directory under target/ (never tmpfs: it ignores O_DIRECT).
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class SsdTierTest
+{
+    private static final String NS = "model=ssd;dtype=bf16";
+    private static final int MB = 1024 * 1024;
+
+    private File dir;
+    private File ssdDir;
+    private Manager manager;
+    private boolean internalErrorsExpected;
+
+    @BeforeEach
+    void setUp()
+    {
+        dir = ManagerTestSupport.newDir();
+        ssdDir = new File("target/ssd-tests/" + dir.getName()).getAbsoluteFile();
+    }
+
+    @AfterEach
+    void tearDown()
+    {
+        try
+        {
+            if (null != manager && !internalErrorsExpected)
+            {
+                assertEquals(0, manager.counter(SystemCounterDescriptor.ERRORS),
+                    () -> "unexpected internal errors:\n" + ManagerTestSupport.errorLog(manager));
+            }
+        }
+        finally
+        {
+            if (null != manager)
+            {
+                manager.close();
+            }
+            ManagerTestSupport.deleteDir(dir);
+            ManagerTestSupport.deleteDir(ssdDir);
+        }
+    }
+
+    private ManagerContext context(final Configuration.SsdBackendChoice backend)
+    {
+        return ManagerTestSupport.smallContext(dir)
+            .poolBytes(8L * MB)
+            .maxBlockBytes(MB)
+            .ssdDir(ssdDir)
+            .ssdBytes(64L * MB)
+            .ssdStagingBytes(8L * MB)
+            .ssdQueueDepth(16)
+            .ssdBackend(backend);
+    }
+
+    private static byte[][] hashes(final int from, final int count)
+    {
+        final byte[][] hashes = new byte[count][];
+        for (int i = 0; i < count; i++)
+        {
+            hashes[i] = RawRingClient.hash(from + i);
+        }
+        return hashes;
+    }
+
+    /** Publish blocks {@code [from, from + count)} of 1 MiB, one per request, each filled from its index. */
+    private static void publish(final RawRingClient client, final int from, final int count)
+    {
+        for (int i = from; i < from + count; i++)
+        {
+            final long offset = (long)(i % 16) * MB;
+            client.fill(offset, MB, 1000 + i);
+            final RawRingClient.Reply reply = client.awaitReply(
+                client.publish(NS, new long[]{offset}, new int[]{MB}, hashes(i, 1)));
+            assertEquals(StatusCode.OK, reply.code(), reply::toString);
+            assertEquals(List.of(KeyStatus.STORED), reply.statuses(), reply::toString);
+        }
+    }
+
+    private static RawRingClient.Reply readAll(final RawRingClient client, final int from, final int count)
+    {
+        final long[] dst = new long[count];
+        final int[] capacities = new int[count];
+        for (int i = 0; i < count; i++)
+        {
+            dst[i] = (long)(16 + i) * MB;
+            capacities[i] = MB;
+        }
+        return client.awaitReply(client.read(NS, 0, dst, capacities, hashes(from, count)));
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Configuration.SsdBackendChoice.class, names = {"IO_URING", "FILECHANNEL"})
+    void shouldKeepTheSsdCopyWhenTheDramCopyIsEvictedAndRestoreItByteExact(
+        final Configuration.SsdBackendChoice backend)
+    {
+        manager = Manager.launch(context(backend));
+        assertEquals(Configuration.SsdBackendChoice.IO_URING == backend ? 1 : 3,
+            manager.counter(SystemCounterDescriptor.SSD_BACKEND), manager::ssdDescription);
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine", 48L * MB);
+            publish(client, 0, 16);
+            // 16 MiB through an 8 MiB pool: the oldest blocks were evicted from DRAM and written to SSD.
+            awaitTrue(() -> manager.counter(SystemCounterDescriptor.SSD_ADMISSIONS) >= 8,
+                () -> "admissions " + manager.counter(SystemCounterDescriptor.SSD_ADMISSIONS));
+            assertEquals(0, manager.counter(SystemCounterDescriptor.SSD_ADMISSION_SKIPS));
+
+            final RawRingClient.Reply lookup = client.awaitReply(client.lookup(NS, false, hashes(0, 16)));
+            assertEquals(16, lookup.value(), lookup::toString);
+            assertEquals(KeyStatus.SSD, lookup.statuses().get(0), "DRAM copy evicted, SSD copy resident");
+            assertEquals(KeyStatus.DRAM, lookup.statuses().get(15));
+            assertTrue(manager.counter(SystemCounterDescriptor.SSD_LOOKUP_HITS) >= 8);
+
+            final RawRingClient.Reply read = readAll(client, 0, 16);
+            assertEquals(StatusCode.OK, read.code(), read::toString);
+            assertEquals(16, read.value(), read::toString);
+            assertEquals(KeyStatus.SSD, read.statuses().get(0));
+            for (int i = 0; i < 16; i++)
+            {
+                assertTrue(client.matches((long)(16 + i) * MB, MB, 1000 + i), "block " + i + " byte-exact");
+            }
+            assertTrue(manager.counter(SystemCounterDescriptor.SSD_READS) >= 8);
+            assertEquals(0, manager.counter(SystemCounterDescriptor.SSD_PROMOTIONS), "promotion is off by default");
+
+            // A lease over a prefix spanning both tiers pins both residences and releases them.
+            final RawRingClient.Reply leased = client.awaitReply(client.lookup(NS, true, hashes(0, 16)));
+            assertEquals(16, leased.value());
+            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, countDram(leased));
+            final RawRingClient.Reply released = client.awaitReply(client.release(leased.leaseId()));
+            assertEquals(16, released.value());
+            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, 0);
+            awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
+            assertEquals(0, manager.ssdTier().stagingBytesInUse(), "no staging leaked");
+        }
+    }
+
+    private static long countDram(final RawRingClient.Reply reply)
+    {
+        return reply.statuses().stream().filter(s -> s == KeyStatus.DRAM).count();
+    }
+
+    @Test
+    void shouldEvictLeastRecentlyUsedSsdResidencesWhenTheSsdIsFull()
+    {
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.AUTO).ssdBytes(4L * MB));
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine", 48L * MB);
+            publish(client, 0, 20);
+            // 20 blocks through an 8-block pool: blocks 0..11 were DRAM victims, each written (counters move at once).
+            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 12);
+            awaitTrue(() -> manager.counter(SystemCounterDescriptor.SSD_EVICTIONS) > 0,
+                () -> "ssd evictions " + manager.counter(SystemCounterDescriptor.SSD_EVICTIONS));
+            awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
+            assertEquals(4L * MB, manager.counter(SystemCounterDescriptor.SSD_BYTES_USED) +
+                manager.counter(SystemCounterDescriptor.SSD_BYTES_FREE), "exact accounting against --ssd-bytes");
+            assertTrue(manager.counter(SystemCounterDescriptor.SSD_BLOCKS_RESIDENT) <= 4);
+
+            final RawRingClient.Reply first = client.awaitReply(client.lookup(NS, false, hashes(0, 1)));
+            assertEquals(List.of(KeyStatus.MISS), first.statuses(), "oldest SSD residence evicted");
+            // The most recent DRAM victims are the newest SSD residences.
+            final int newestVictim = 20 - 1 - 8;
+            final RawRingClient.Reply recent = client.awaitReply(client.lookup(NS, false, hashes(newestVictim, 1)));
+            assertEquals(List.of(KeyStatus.SSD), recent.statuses(), recent::toString);
+            final RawRingClient.Reply read = readAll(client, newestVictim, 1);
+            assertEquals(1, read.value());
+            assertTrue(client.matches(16L * MB, MB, 1000 + newestVictim));
+        }
+    }
+
+    @Test
+    void shouldDropTheResidenceCountAndKeepServingWhenSsdIoFails()
+    {
+        internalErrorsExpected = true;
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.AUTO));
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine", 48L * MB);
+            publish(client, 0, 8);
+            // The next I/O, the write of block 0 when block 8 evicts it, fails in the kernel.
+            manager.ssdTier().injectFaults(1);
+            publish(client, 8, 1);
+            awaitCounter(manager, SystemCounterDescriptor.SSD_IO_ERRORS, 1);
+            awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
+            final RawRingClient.Reply lost = client.awaitReply(client.lookup(NS, false, hashes(0, 1)));
+            assertEquals(List.of(KeyStatus.MISS), lost.statuses(), "no residence recorded for a failed write");
+            assertTrue(ManagerTestSupport.errorLog(manager).contains("SSD write failed"),
+                ManagerTestSupport.errorLog(manager));
+
+            publish(client, 9, 2);
+            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 2);
+            final RawRingClient.Reply both = client.awaitReply(client.lookup(NS, false, hashes(1, 2)));
+            assertEquals(List.of(KeyStatus.SSD, KeyStatus.SSD), both.statuses());
+
+            // A failed read reports a miss, ends the prefix and drops the residence.
+            manager.ssdTier().injectFaults(1);
+            final RawRingClient.Reply read = readAll(client, 1, 2);
+            assertEquals(StatusCode.OK, read.code());
+            assertEquals(0, read.value(), read::toString);
+            assertEquals(List.of(KeyStatus.MISS, KeyStatus.NOT_ATTEMPTED), read.statuses());
+            awaitCounter(manager, SystemCounterDescriptor.SSD_IO_ERRORS, 2);
+            final RawRingClient.Reply after = client.awaitReply(client.lookup(NS, false, hashes(1, 2)));
+            assertEquals(List.of(KeyStatus.MISS, KeyStatus.NOT_ATTEMPTED), after.statuses());
+            final RawRingClient.Reply second = readAll(client, 2, 1);
+            assertEquals(1, second.value(), "the Manager keeps serving the other residence");
+            assertTrue(client.matches(16L * MB, MB, 1000 + 2));
+            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, 0);
+            assertEquals(0, manager.ssdTier().stagingBytesInUse());
+        }
+    }
+
+    @Test
+    void shouldPromoteAnSsdHitToDramWhenAsked()
+    {
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.AUTO).ssdPromote(true));
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine", 48L * MB);
+            publish(client, 0, 10);
+            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 2);
+            final RawRingClient.Reply read = readAll(client, 0, 1);
+            assertEquals(List.of(KeyStatus.SSD), read.statuses());
+            assertTrue(client.matches(16L * MB, MB, 1000));
+            assertEquals(1, manager.counter(SystemCounterDescriptor.SSD_PROMOTIONS));
+            final RawRingClient.Reply lookup = client.awaitReply(client.lookup(NS, false, hashes(0, 1)));
+            assertEquals(List.of(KeyStatus.DRAM), lookup.statuses(), "promoted copy is in DRAM");
+            final RawRingClient.Reply again = readAll(client, 0, 1);
+            assertEquals(List.of(KeyStatus.DRAM), again.statuses());
+            assertTrue(client.matches(16L * MB, MB, 1000));
+        }
+    }
+
+    @Test
+    void shouldWriteEveryPublishToSsdWithOnPublishAdmissionAndReportDramFirst()
+    {
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.AUTO)
+            .ssdAdmission(Configuration.SsdAdmission.ON_PUBLISH));
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine", 48L * MB);
+            publish(client, 0, 3);
+            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 3);
+            final RawRingClient.Reply lookup = client.awaitReply(client.lookup(NS, false, hashes(0, 3)));
+            assertEquals(List.of(KeyStatus.DRAM, KeyStatus.DRAM, KeyStatus.DRAM), lookup.statuses());
+            awaitCounter(manager, SystemCounterDescriptor.SSD_BLOCKS_RESIDENT, 3);
+        }
+    }
+
+    @Test
+    void shouldAdmitNothingWhenAdmissionIsOff()
+    {
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.AUTO)
+            .ssdAdmission(Configuration.SsdAdmission.OFF));
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine", 48L * MB);
+            publish(client, 0, 12);
+            assertEquals(0, manager.counter(SystemCounterDescriptor.SSD_WRITES));
+            final RawRingClient.Reply lookup = client.awaitReply(client.lookup(NS, false, hashes(0, 1)));
+            assertEquals(List.of(KeyStatus.MISS), lookup.statuses());
+        }
+    }
+
+    @Test
+    void shouldReleaseStagingAndPinsWhenAClientDetachesWithSsdReadsInFlight()
+    {
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.IO_URING));
+        try (RawRingClient client = new RawRingClient(manager.cncFile());
+            RawRingClient other = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine-leaving", 48L * MB);
+            other.attachOrFail("engine-staying", 48L * MB);
+            publish(client, 0, 16);
+            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 8);
+
+            // The Read's SSD I/O is queued when the Detach behind it cancels the operation: the completions find
+            // their operation gone and release staging and pins themselves.
+            final long readsBefore = manager.counter(SystemCounterDescriptor.SSD_READS);
+            final long[] dst = new long[8];
+            final int[] capacities = new int[8];
+            for (int i = 0; i < 8; i++)
+            {
+                dst[i] = (long)(16 + i) * MB;
+                capacities[i] = MB;
+            }
+            client.read(NS, 0, dst, capacities, hashes(0, 8));
+            client.detach();
+            awaitTrue(() -> manager.counter(SystemCounterDescriptor.SSD_READS) > readsBefore, () -> "reads submitted");
+            awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
+            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, 0);
+            awaitTrue(() -> 0 == manager.ssdTier().stagingBytesInUse(), () -> "staging released");
+            assertTrue(manager.counter(SystemCounterDescriptor.OPERATIONS_CANCELLED) >= 1);
+
+            final long[] otherDst = {16L * MB};
+            final RawRingClient.Reply read = other.awaitReply(
+                other.read(NS, 0, otherDst, new int[]{MB}, hashes(3, 1)));
+            assertEquals(List.of(KeyStatus.SSD), read.statuses(), "the residences survive for other clients");
+            assertTrue(other.matches(16L * MB, MB, 1000 + 3));
+        }
+    }
+}
