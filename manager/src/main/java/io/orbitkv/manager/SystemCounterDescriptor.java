@@ -57,7 +57,35 @@ public enum SystemCounterDescriptor
     POOL_PAYLOAD_BYTES(42, "Pool payload bytes", true),
     DUTY_CYCLES(43, "Ring agent duty cycles", false),
     NAMESPACES(44, "Namespaces", true),
-    DATA_REGION_FAULTS(45, "Data region faults (client detached)", false);
+    DATA_REGION_FAULTS(45, "Data region faults (client detached)", false),
+    ETCD_CALLS_GET(46, "etcd calls: get", false),
+    ETCD_CALLS_TXN(47, "etcd calls: txn", false),
+    ETCD_CALLS_LEASE_GRANT(48, "etcd calls: lease grant", false),
+    ETCD_CALLS_LEASE_KEEPALIVE(49, "etcd calls: lease keepalive", false),
+    ETCD_CALLS_LEASE_REVOKE(50, "etcd calls: lease revoke", false),
+    ETCD_CALLS_WATCH(51, "etcd calls: watch open", false),
+    ETCD_CALL_FAILURES(52, "etcd call failures", false),
+    ETCD_CALL_TIMEOUTS(53, "etcd call timeouts (deadline passed)", false),
+    MEMBERSHIP_REGISTRATION_STATE(54, "Membership: registration state (0 standalone, 1 registering, " +
+        "2 registered, 3 expired, 4 fenced)", true),
+    MEMBERSHIP_VIEW_COMPLETE(55, "Membership: member view complete (1 = yes)", true),
+    MEMBERSHIP_FENCED(56, "Membership: fenced until restart (cause code, 0 = not fenced)", true),
+    MEMBERSHIP_REMOTE_WORK_ENABLED(57, "Membership: remote work enabled (1 = yes)", true),
+    MEMBERSHIP_MEMBERS(58, "Membership: members in view", true),
+    MEMBERSHIP_VIEW_REVISION(59, "Membership: view revision", true),
+    MEMBERSHIP_SNAPSHOTS(60, "Membership: snapshots", false),
+    MEMBERSHIP_SNAPSHOT_PAGES(61, "Membership: snapshot pages", false),
+    MEMBERSHIP_WATCH_EVENTS(62, "Membership: watch events applied", false),
+    MEMBERSHIP_INVALIDATIONS_RECONNECT(63, "Membership: view invalidations: reconnect", false),
+    MEMBERSHIP_INVALIDATIONS_COMPACTION(64, "Membership: view invalidations: compaction", false),
+    MEMBERSHIP_INVALIDATIONS_MALFORMED(65, "Membership: view invalidations: malformed record", false),
+    MEMBERSHIP_INVALIDATIONS_MEMBER_OVERFLOW(66, "Membership: view invalidations: over 4096 members", false),
+    MEMBERSHIP_INVALIDATIONS_RECORD_TOO_LARGE(67, "Membership: view invalidations: record over 1 KiB", false),
+    MEMBERSHIP_INVALIDATIONS_QUEUE_OVERFLOW(68, "Membership: view invalidations: watch queue overflow", false),
+    MEMBERSHIP_RECORDS_REJECTED(69, "Membership: member records rejected by snapshots", false),
+    MEMBERSHIP_KEEPALIVES_ACKED(70, "Membership: keepalives acknowledged", false),
+    MEMBERSHIP_KEEPALIVE_FAILURES(71, "Membership: keepalive failures", false),
+    MEMBERSHIP_SHARDS_UNAVAILABLE(72, "Membership: shards whose host is not in the view", true);
 
     /** Type id of every system counter in the CnC counters section. */
     public static final int SYSTEM_COUNTER_TYPE_ID = 0;
