@@ -311,6 +311,11 @@ final class MemberViewKeeper implements Agent
         retryDelayNs = MembershipConfiguration.SNAPSHOT_RETRY_MIN_NS;
         publishComplete();
 
+        final Runnable hook = membership.beforeWatchHook();
+        if (null != hook)
+        {
+            hook.run();
+        }
         final long watchGeneration = generation;
         try
         {

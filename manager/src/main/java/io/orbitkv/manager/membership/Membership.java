@@ -61,6 +61,7 @@ public final class Membership implements AutoCloseable
     private AgentRunner viewRunner;
     private MemberViewKeeper viewKeeper;
     private volatile boolean closed;
+    private Runnable beforeWatchHook;
 
     private Membership(
         final MembershipSettings settings,
@@ -97,7 +98,23 @@ public final class Membership implements AutoCloseable
         final PrintStream log,
         final NanoClock clock)
     {
+        return join(settings, counters, errorHandler, log, clock, null);
+    }
+
+    /**
+     * Join with a hook run by the view keeper between each snapshot and opening its watch (tests use it to move
+     * etcd's history past the snapshot revision).
+     */
+    static Membership join(
+        final MembershipSettings settings,
+        final SystemCounters counters,
+        final ErrorHandler errorHandler,
+        final PrintStream log,
+        final NanoClock clock,
+        final Runnable beforeWatchHook)
+    {
         final Membership membership = new Membership(settings, counters, errorHandler, log, clock);
+        membership.beforeWatchHook = beforeWatchHook;
         try
         {
             membership.setState(STATE_REGISTERING);
@@ -153,6 +170,23 @@ public final class Membership implements AutoCloseable
         }
         throw new IllegalStateException("cannot reach etcd at " + settings.etcdEndpoints() + " to check placement: " +
             last.getMessage(), last);
+    }
+
+    /**
+     * Run the registration rounds again with the same lease and runtime: what a retry after an unknown-outcome
+     * transaction does. It must recognise the own record and not take a new epoch (tests).
+     *
+     * @return the own record found.
+     */
+    MemberRecord retryRegistration()
+    {
+        register();
+        return ownRecord;
+    }
+
+    Runnable beforeWatchHook()
+    {
+        return beforeWatchHook;
     }
 
     private void register()
