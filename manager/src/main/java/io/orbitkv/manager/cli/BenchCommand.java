@@ -13,9 +13,10 @@ import picocli.CommandLine.Command;
     description = {
         "Benchmarks, each printed as a ratio to an anchor measured in the same run.",
         "  local   engine ring vs bare shm ring ping-pong; Publish/Read vs MemorySegment.copy",
+        "  membership   join time, view convergence and etcd call rate against a real etcd",
         "  (scripts/orbitkv bench jmh [ARGS] runs the JMH micro-benchmarks)"
     },
-    subcommands = { BenchLocalCommand.class, BenchRingEchoCommand.class })
+    subcommands = { BenchLocalCommand.class, BenchRingEchoCommand.class, BenchMembershipCommand.class })
 public final class BenchCommand implements Runnable
 {
     @CommandLine.Spec
