@@ -274,8 +274,8 @@ final class MemberViewKeeper implements Agent
         }
         catch (final MemberSnapshot.MemberOverflowException ex)
         {
-            counters.get(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_MEMBER_OVERFLOW).increment();
             snapshotFailed(ex.getMessage());
+            counters.get(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_MEMBER_OVERFLOW).increment();
             return;
         }
         catch (final RuntimeException ex)
@@ -361,11 +361,12 @@ final class MemberViewKeeper implements Agent
 
     private void invalidate(final SystemCounterDescriptor cause, final String reason)
     {
+        // The incomplete view is published before the cause is counted: whoever sees the count sees the view.
+        membership.publish(membership.view().invalidated(reason));
         counters.get(cause).increment();
         membership.log().println("orbitkv membership: view invalidated (" + cause.label() + "): " + reason +
             "; taking a fresh snapshot");
         closeWatcher();
-        membership.publish(membership.view().invalidated(reason));
         needSnapshot = true;
         retryAtNs = clock.nanoTime();
     }
