@@ -154,6 +154,26 @@ class MembershipSystemTest
             final Membership.PlacementMismatchException ex = assertThrows(Membership.PlacementMismatchException.class,
                 () -> join(etcd.endpoints(), cluster, "b", "a,b"));
             assertTrue(ex.getMessage().contains("[a, b, c]") && ex.getMessage().contains("[a, b]"), ex.getMessage());
+            // the CLI fails the launch with exit code 1 and the same message
+            final java.io.StringWriter text = new java.io.StringWriter();
+            final picocli.CommandLine cli = new picocli.CommandLine(new io.orbitkv.manager.cli.OrbitKvCli());
+            cli.setOut(new java.io.PrintWriter(text, true));
+            cli.setErr(new java.io.PrintWriter(text, true));
+            final File dir = new File("/dev/shm", "orbitkv-mismatch-" + UUID.randomUUID());
+            try
+            {
+                assertEquals(1, cli.execute("manager", "--dir", dir.toString(), "--pool-bytes", "4m",
+                    "--pool-pretouch=false", "--etcd-endpoints", etcd.endpoints(), "--cluster-name", cluster,
+                    "--node-id", "d", "--catalog-nodes", "a,b,c,d"), text.toString());
+            }
+            finally
+            {
+                IoUtil.delete(dir, true);
+            }
+            assertTrue(text.toString().contains("placement mismatch") && text.toString().contains("[a, b, c, d]") &&
+                text.toString().contains("[a, b, c]"), text.toString());
+            assertNull(a.membership.view().member("d"), "a failed join leaves no record");
+
             // the same set in another order and with duplicates is the same canonical placement
             try (Joined b = join(etcd.endpoints(), cluster, "b", "b,c,a"))
             {
@@ -353,6 +373,12 @@ class MembershipSystemTest
             {
                 awaitCompleteWith(a, "a", "b");
                 assertEquals(StateKeyShard.SHARD_COUNT - shardsOfAb, a.membership.view().unavailableShards());
+                final String listing = membersCli(cluster);
+                assertTrue(listing.contains(a.membership.ownRecord().runtimeUuid().toString()) &&
+                    listing.contains(b.membership.ownRecord().runtimeUuid().toString()) &&
+                    listing.contains("peer-a:7470") && listing.contains(placement.fingerprint()) &&
+                    listing.contains((StateKeyShard.SHARD_COUNT - shardsOfAb) + " of 16 shards unavailable") &&
+                    listing.contains("UNAVAILABLE (host not registered)"), listing);
                 for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
                 {
                     final MemberRecord host = a.membership.view().hostRecord(shard);
@@ -510,6 +536,17 @@ class MembershipSystemTest
             manager.waitFor(10, TimeUnit.SECONDS);
             IoUtil.delete(dir, true);
         }
+    }
+
+    private static String membersCli(final String cluster)
+    {
+        final java.io.StringWriter text = new java.io.StringWriter();
+        final picocli.CommandLine cli = new picocli.CommandLine(new io.orbitkv.manager.cli.OrbitKvCli());
+        cli.setOut(new java.io.PrintWriter(text, true));
+        cli.setErr(new java.io.PrintWriter(text, true));
+        final int exit = cli.execute("members", "--etcd-endpoints", etcd.endpoints(), "--cluster-name", cluster);
+        assertEquals(0, exit, text.toString());
+        return text.toString();
     }
 
     private static String read(final Path path)
