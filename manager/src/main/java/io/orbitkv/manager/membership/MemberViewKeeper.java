@@ -373,8 +373,14 @@ final class MemberViewKeeper implements Agent
 
     private void publishComplete()
     {
+        final boolean wasComplete = membership.view().isComplete();
         final MemberView view = new MemberView(revision, true, Map.copyOf(working), expectedPlacement, null);
         membership.publish(view);
+        if (!wasComplete)
+        {
+            membership.log().println("orbitkv membership: member view complete at revision " + revision + ": " +
+                view.members().size() + " member(s), " + view.unavailableShards() + " of 16 shards unavailable");
+        }
     }
 
     private void updateGauges(final long nowNs)

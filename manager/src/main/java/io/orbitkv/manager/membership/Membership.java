@@ -290,7 +290,8 @@ public final class Membership implements AutoCloseable
         setState(STATE_REGISTERED);
         log.println("orbitkv membership: registered node '" + record.nodeId() + "' in cluster '" +
             settings.clusterName() + "' epoch " + record.epoch() + " lease " + Long.toHexString(leaseId) + " TTL " +
-            grantedTtlSecs + " s runtime " + record.runtimeUuid());
+            grantedTtlSecs + " s runtime " + record.runtimeUuid() + " (" +
+            counters.get(SystemCounterDescriptor.ETCD_CALL_TIMEOUTS).get() + " etcd call(s) timed out while joining)");
     }
 
     private void startAgents()
