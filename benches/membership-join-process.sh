@@ -32,6 +32,6 @@ for i in $(seq 1 "$rounds"); do
   sa=$(ms_since "$t0")
   kill "$pid"; wait "$pid" 2>/dev/null || true
   grep -o "([0-9]* etcd call(s) timed out" "$log" || true
-  rm -f "$log" "$log.sa"
+  rm -f "$log" "$log.sa"; rm -rf "/dev/shm/$tag" "/dev/shm/$tag-sa"
   echo "round $i: registered ${reg} ms, complete view ${comp} ms; standalone Manager running ${sa} ms (load $(cut -d' ' -f1 /proc/loadavg))"
 done
