@@ -3,6 +3,8 @@ package io.orbitkv.jmh.index;
 import java.util.concurrent.TimeUnit;
 
 import io.orbitkv.index.BlockStore;
+import org.agrona.collections.Hashing;
+import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -91,6 +93,44 @@ public class BlockIndexBenchmark
                 store.seal(id);
             }
         }
+    }
+
+    /**
+     * Anchor: Agrona's on-heap {@code Long2LongHashMap} holding as many entries, probed in the same order with the
+     * first 8 bytes of each hash as the key. It shows what a primitive hash probe costs on this machine; the block
+     * index also compares every byte of a 32-byte key and its namespace, off-heap.
+     */
+    @State(Scope.Thread)
+    public static class AnchorMap
+    {
+        Long2LongHashMap map;
+        UnsafeBuffer hitKeys;
+        int cursor;
+
+        /**
+         * Build and fill the map.
+         */
+        @Setup
+        public void setup()
+        {
+            map = new Long2LongHashMap(KEY_COUNT * 2, Hashing.DEFAULT_LOAD_FACTOR, -1);
+            hitKeys = keys(1);
+            for (int i = 0; i < KEY_COUNT; i++)
+            {
+                map.put(hitKeys.getLong(i * HASH_LENGTH), i);
+            }
+        }
+    }
+
+    /**
+     * @param state map and keys.
+     * @return value found.
+     */
+    @Benchmark
+    public long anchorLong2LongGetHit(final AnchorMap state)
+    {
+        final int slot = state.cursor++ & KEY_MASK;
+        return state.map.get(state.hitKeys.getLong(slot * HASH_LENGTH));
     }
 
     /**

@@ -134,7 +134,9 @@ public final class BenchLocalCommand implements Callable<Integer>
                 {
                     histogram.recordValue(pinger.ping());
                 }
-                report("bareRingRtt", histogram, null, gc.delta(echo.pid()));
+                final GcSnapshot gcAfter = gc.again();
+                report("bareRingRtt", histogram, null, gc.collectionsUntil(gcAfter));
+                System.out.println("  " + gc.describeUntil(gcAfter, "anchor responder"));
                 header.putIntRelease(BenchRingEchoCommand.READY_OFFSET, 0);
                 return histogram;
             }
@@ -232,7 +234,10 @@ public final class BenchLocalCommand implements Callable<Integer>
             client.lookup(batch, false, result);
             histogram.recordValue(Math.min(System.nanoTime() - start, MAX_RTT_NS));
         }
-        report(name, histogram, bareRing, gc.delta(managerPid));
+        final GcSnapshot gcAfter = gc.again();
+        report(name, histogram, bareRing, gc.collectionsUntil(gcAfter));
+        System.out.println("  " + gc.describeUntil(gcAfter, "Manager"));
+        goal(name + "GcCollections", gc.collectionsUntil(gcAfter), gc.collectionsUntil(gcAfter) == 0, "0");
         if (expectedPrefix == LOOKUP_KEYS)
         {
             final double p50Us = histogram.getValueAtPercentile(50) / 1000.0;
@@ -264,8 +269,7 @@ public final class BenchLocalCommand implements Callable<Integer>
             final OperationResult result = new OperationResult(blocks);
             final byte[] namespace = "bench;throughput;2MiB".getBytes(StandardCharsets.US_ASCII);
             final byte[] hash = new byte[32];
-            final long gcClientBefore = GcSnapshot.localCollections();
-            final GcSnapshot gcManager = GcSnapshot.take(managerPid);
+            final GcSnapshot gc = GcSnapshot.take(managerPid);
             for (int round = -1; round < rounds; round++)
             {
                 fillBatch(batch, namespace, hash, round + 1);
@@ -283,8 +287,7 @@ public final class BenchLocalCommand implements Callable<Integer>
                         round, memcpy[round], publish[round], read[round]);
                 }
             }
-            final long clientGcs = GcSnapshot.localCollections() - gcClientBefore;
-            final long managerGcs = gcManager.delta(managerPid);
+            final GcSnapshot gcAfter = gc.again();
             verifyReadBack(region, target, bytes);
 
             final double memcpyGb = median(memcpy);
@@ -300,8 +303,8 @@ public final class BenchLocalCommand implements Callable<Integer>
             results.put("readGBps", readGb);
             goal("publishVsMemcpy", publishGb / memcpyGb, publishGb / memcpyGb >= 0.8, ">= 0.8x");
             goal("readVsMemcpy", readGb / memcpyGb, readGb / memcpyGb >= 0.8, ">= 0.8x");
-            goal("throughputGcCollectionsClient", clientGcs, clientGcs == 0, "0");
-            goal("throughputGcCollectionsManager", managerGcs, managerGcs == 0, "0");
+            System.out.println("  " + gc.describeUntil(gcAfter, "Manager"));
+            goal("throughputGcCollections", gc.collectionsUntil(gcAfter), gc.collectionsUntil(gcAfter) == 0, "0");
         }
     }
 
@@ -394,10 +397,10 @@ public final class BenchLocalCommand implements Callable<Integer>
         row.put("p999Ns", h.getValueAtPercentile(99.9));
         row.put("maxNs", h.getMaxValue());
         row.put("count", h.getTotalCount());
-        row.put("gcCollectionsPeer", gcs);
+        row.put("gcCollections", gcs);
         if (null == anchor)
         {
-            System.out.printf("%-12s p50 %7.2f us  p99 %7.2f us  p99.9 %7.2f us   (anchor; peer GCs %d)%n", name,
+            System.out.printf("%-12s p50 %7.2f us  p99 %7.2f us  p99.9 %7.2f us   (anchor; GCs %d)%n", name,
                 h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3, h.getValueAtPercentile(99.9) / 1e3, gcs);
         }
         else
@@ -406,7 +409,7 @@ public final class BenchLocalCommand implements Callable<Integer>
             final double r99 = (double)h.getValueAtPercentile(99) / anchor.getValueAtPercentile(99);
             final double r999 = (double)h.getValueAtPercentile(99.9) / anchor.getValueAtPercentile(99.9);
             System.out.printf("%-12s p50 %7.2f us  p99 %7.2f us  p99.9 %7.2f us   = %.2fx / %.2fx / %.2fx bare ring" +
-                " (Manager GCs %d)%n", name, h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3,
+                " (GCs %d)%n", name, h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3,
                 h.getValueAtPercentile(99.9) / 1e3, r50, r99, r999, gcs);
             row.put("ratioP50", r50);
             row.put("ratioP99", r99);
@@ -557,39 +560,70 @@ public final class BenchLocalCommand implements Callable<Integer>
         }
     }
 
-    /** Collections of a process, read with jstat for a child and with MXBeans for this JVM. */
+    /**
+     * GC collections and time of this JVM (MXBeans) and of one child JVM ({@code jstat -gc}), taken before and
+     * after a measured phase. Counts include young, full and concurrent cycles.
+     */
     static final class GcSnapshot
     {
-        private final long collections;
+        private final long pid;
+        private final long clientCount;
+        private final long clientTimeMs;
+        private final long peerCount;
+        private final double peerTimeMs;
 
-        private GcSnapshot(final long collections)
+        private GcSnapshot(final long pid, final long clientCount, final long clientTimeMs, final long peerCount,
+            final double peerTimeMs)
         {
-            this.collections = collections;
+            this.pid = pid;
+            this.clientCount = clientCount;
+            this.clientTimeMs = clientTimeMs;
+            this.peerCount = peerCount;
+            this.peerTimeMs = peerTimeMs;
         }
 
         static GcSnapshot take(final long pid)
         {
-            return new GcSnapshot(childCollections(pid));
-        }
-
-        long delta(final long pid)
-        {
-            final long now = childCollections(pid);
-            return now < 0 || collections < 0 ? -1 : now - collections;
-        }
-
-        static long localCollections()
-        {
-            long total = 0;
+            long count = 0;
+            long timeMs = 0;
             for (final GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans())
             {
-                total += Math.max(0, gc.getCollectionCount());
+                count += Math.max(0, gc.getCollectionCount());
+                timeMs += Math.max(0, gc.getCollectionTime());
             }
-            return total;
+            final double[] peer = jstat(pid);
+            return new GcSnapshot(pid, count, timeMs, (long)peer[0], peer[1]);
         }
 
-        /** Young + full + concurrent collections from {@code jstat -gc}, or -1 when jstat cannot tell. */
-        static long childCollections(final long pid)
+        /**
+         * Collections since this snapshot in both processes, -1 if the peer could not be read.
+         *
+         * @param later snapshot after the phase.
+         * @return total collections.
+         */
+        long collectionsUntil(final GcSnapshot later)
+        {
+            if (peerCount < 0 || later.peerCount < 0)
+            {
+                return -1;
+            }
+            return (later.clientCount - clientCount) + (later.peerCount - peerCount);
+        }
+
+        String describeUntil(final GcSnapshot later, final String peerName)
+        {
+            return String.format("GC during phase: this client %d (%d ms), %s %d (%.1f ms)",
+                later.clientCount - clientCount, later.clientTimeMs - clientTimeMs, peerName,
+                later.peerCount - peerCount, later.peerTimeMs - peerTimeMs);
+        }
+
+        GcSnapshot again()
+        {
+            return take(pid);
+        }
+
+        /** {collections, time ms} of a child JVM from {@code jstat -gc}, or {-1, -1} when jstat cannot tell. */
+        private static double[] jstat(final long pid)
         {
             try
             {
@@ -601,24 +635,27 @@ public final class BenchLocalCommand implements Callable<Integer>
                 final String[] lines = text.trim().split("\n");
                 if (lines.length < 2)
                 {
-                    return -1;
+                    return new double[]{-1, -1};
                 }
                 final List<String> names = new ArrayList<>(List.of(lines[0].trim().split("\\s+")));
                 final String[] values = lines[1].trim().split("\\s+");
-                long total = 0;
+                long count = 0;
                 for (final String column : new String[]{"YGC", "FGC", "CGC"})
                 {
                     final int i = names.indexOf(column);
                     if (i >= 0 && i < values.length && !"-".equals(values[i]))
                     {
-                        total += Long.parseLong(values[i]);
+                        count += Long.parseLong(values[i]);
                     }
                 }
-                return total;
+                final int t = names.indexOf("GCT");
+                final double timeMs = t >= 0 && t < values.length && !"-".equals(values[t]) ?
+                    Double.parseDouble(values[t]) * 1000.0 : 0.0;
+                return new double[]{count, timeMs};
             }
             catch (final IOException | InterruptedException | NumberFormatException ex)
             {
-                return -1;
+                return new double[]{-1, -1};
             }
         }
     }
