@@ -113,6 +113,31 @@ class MembershipSystemTest
     @Test
     @Timeout(60)
     @Execution(ExecutionMode.CONCURRENT)
+    void shouldFailToJoinAnUnreachableEtcdWithinItsDeadlinesInsteadOfHanging() throws Exception
+    {
+        final int closedPort;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0))
+        {
+            closedPort = socket.getLocalPort();
+        }
+        final MembershipSettings base = MembershipTestSupport.settings(
+            "http://127.0.0.1:" + closedPort, cluster("unreachable"), "a", "a");
+        final long deadlineMs = 200;
+        final MembershipSettings settings = new MembershipSettings(base.etcdEndpoints(), base.clusterName(),
+            base.nodeId(), base.ttlSecs(), deadlineMs, base.placement(), base.peerEndpoint(), base.transferEndpoint(),
+            base.runtimeUuid(), base.startTimeMs());
+        final long startNs = System.nanoTime();
+        final IllegalStateException ex = assertThrows(IllegalStateException.class, () -> join(settings, null));
+        final long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+        assertTrue(ex.getMessage().contains("cannot reach etcd"), ex.getMessage());
+        // placement check: at most 5 attempts, each bounded by the deadline (plus client set-up and revoke)
+        assertTrue(tookMs < MembershipConfiguration.MAX_REGISTRATION_ATTEMPTS * deadlineMs * 3 + 2_000,
+            "took " + tookMs + " ms");
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
     void shouldRecogniseItsOwnRecordWhenRetryingAnUnknownOutcomeRegistration()
     {
         final String cluster = cluster("retry");
