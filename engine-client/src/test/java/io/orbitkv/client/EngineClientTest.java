@@ -143,6 +143,7 @@ class EngineClientTest
         {
             manager.answering = false;
             manager.heartbeating = false;
+            manager.awaitFlagsApplied();
             final long startNs = System.nanoTime();
             final EngineClientException ex = assertThrows(EngineClientException.class,
                 () -> client.lookup(batch, false, new OperationResult(1)));
@@ -161,6 +162,7 @@ class EngineClientTest
         try (EngineClient client = EngineClient.connect(context()))
         {
             manager.answering = false;
+            manager.awaitFlagsApplied();
             manager.stealSlot(client.slotIndex());
             final EngineClientException ex = assertThrows(EngineClientException.class,
                 () -> client.lookup(batch, false, new OperationResult(1)));

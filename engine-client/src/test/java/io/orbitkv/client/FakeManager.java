@@ -48,6 +48,7 @@ final class FakeManager implements AutoCloseable
     private final ResponseEncoder responseEncoder = new ResponseEncoder();
     private final Thread thread;
     private volatile boolean running = true;
+    private volatile long loops;
 
     FakeManager(final Path dir, final long clientLivenessNs, final boolean start) throws IOException
     {
@@ -106,6 +107,20 @@ final class FakeManager implements AutoCloseable
             {
                 requestRing.read(this::onRequest, 16);
             }
+            loops++;
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * Wait until the loop has passed its flag checks twice more, so that a change to {@link #answering} or
+     * {@link #heartbeating} made before the call is in effect (an iteration that read the old value has ended).
+     */
+    void awaitFlagsApplied()
+    {
+        final long target = loops + 2;
+        while (loops < target && running)
+        {
             Thread.onSpinWait();
         }
     }
