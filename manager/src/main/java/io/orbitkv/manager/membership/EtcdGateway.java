@@ -50,8 +50,14 @@ public final class EtcdGateway implements AutoCloseable
      */
     public EtcdGateway(final String endpoints, final long deadlineMs, final SystemCounters counters)
     {
+        // round_robin sends each call to a connected member, so a killed member (e.g. the leader) is skipped at
+        // once; gRPC's default pick_first stayed on the dead endpoint long enough to let a lease expire in a
+        // leader-kill test. waitForReady(false) fails a call fast when no member is connected: the callers retry
+        // under their own schedule instead of parking until the deadline.
         this.client = Client.builder()
             .endpoints(endpoints.split(","))
+            .loadBalancerPolicy("round_robin")
+            .waitForReady(false)
             .connectTimeout(Duration.ofMillis(deadlineMs))
             .build();
         this.deadlineMs = deadlineMs;
