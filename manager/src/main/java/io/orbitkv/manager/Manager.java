@@ -6,6 +6,8 @@ import io.orbitkv.ffm.HugePageMemory;
 import io.orbitkv.ffm.MappedRegion;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.membership.Membership;
+import io.orbitkv.manager.membership.MembershipSettings;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -48,6 +50,7 @@ public final class Manager implements AutoCloseable
     private MappedRegion stagingRegion;
     private int ssdFd = -1;
     private java.nio.file.Path ssdFile;
+    private Membership membership;
     private volatile boolean closed;
     private boolean ownsDirectory;
 
@@ -181,6 +184,28 @@ public final class Manager implements AutoCloseable
             }
         }
 
+        if (ctx.hasMembership())
+        {
+            // Joins after the local service is up: a cluster problem never takes local DRAM service down with it,
+            // but a failed join (placement mismatch, node id in use) fails the launch with its message.
+            membership = Membership.join(
+                new MembershipSettings(
+                    ctx.etcdEndpoints(),
+                    ctx.clusterName(),
+                    ctx.nodeId(),
+                    ctx.membershipTtlSecs(),
+                    ctx.etcdDeadlineMs(),
+                    ctx.placement(),
+                    ctx.peerEndpoint(),
+                    ctx.transferEndpoint(),
+                    runtimeUuid,
+                    startTimeMs),
+                systemCounters,
+                errorHandler,
+                ctx.membershipLog(),
+                ctx.nanoClock());
+        }
+
         CncFileDescriptor.signalReady(sections.header());
     }
 
@@ -305,6 +330,16 @@ public final class Manager implements AutoCloseable
         return ssdTier;
     }
 
+    /**
+     * Cluster membership, or null for a standalone Manager.
+     *
+     * @return the membership.
+     */
+    public Membership membership()
+    {
+        return membership;
+    }
+
     private void refuseIfLiveManager(final File cncFile)
     {
         if (!cncFile.exists())
@@ -399,6 +434,7 @@ public final class Manager implements AutoCloseable
             return;
         }
         closed = true;
+        CloseHelper.quietClose(membership);
         CloseHelper.quietClose(metricsServer);
         CloseHelper.close(agentRunner);
         CloseHelper.quietClose(poolRegion);

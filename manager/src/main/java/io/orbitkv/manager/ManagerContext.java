@@ -2,7 +2,11 @@ package io.orbitkv.manager;
 
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.manager.membership.MemberRecord;
+import io.orbitkv.manager.membership.MembershipConfiguration;
 import java.io.File;
+import java.io.PrintStream;
 import java.util.concurrent.TimeUnit;
 import org.agrona.BitUtil;
 import org.agrona.concurrent.EpochClock;
@@ -64,6 +68,16 @@ public final class ManagerContext
         Configuration.parseSsdBackend(System.getProperty(Configuration.SSD_BACKEND_PROP_NAME));
     private long ssdStagingBytes = org.agrona.SystemUtil.getSizeAsLong(
         Configuration.SSD_STAGING_BYTES_PROP_NAME, Configuration.SSD_STAGING_BYTES_DEFAULT);
+    private String etcdEndpoints;
+    private String clusterName;
+    private String nodeId;
+    private int membershipTtlSecs = MembershipConfiguration.MEMBERSHIP_TTL_SECS_DEFAULT;
+    private long etcdDeadlineMs = MembershipConfiguration.ETCD_DEADLINE_MS_DEFAULT;
+    private String catalogNodes;
+    private ShardPlacement placement;
+    private String peerEndpoint = MembershipConfiguration.PEER_ENDPOINT_DEFAULT;
+    private String transferEndpoint = MembershipConfiguration.TRANSFER_ENDPOINT_DEFAULT;
+    private PrintStream membershipLog = System.out;
 
     /**
      * Validate every setting and fill derived ones. Called by {@link Manager#launch(ManagerContext)}.
@@ -137,6 +151,11 @@ public final class ManagerContext
                 ssdStagingBytes);
         }
 
+        if (null != etcdEndpoints)
+        {
+            concludeMembership();
+        }
+
         if (null == idleStrategy)
         {
             idleStrategy = Configuration.newIdleStrategy(idleStrategyName);
@@ -152,6 +171,37 @@ public final class ManagerContext
 
         concluded = true;
         return this;
+    }
+
+    private void concludeMembership()
+    {
+        check(!etcdEndpoints.isBlank(), "--etcd-endpoints must list at least one http://host:port URL");
+        for (final String endpoint : etcdEndpoints.split(","))
+        {
+            check(endpoint.startsWith("http://"), "--etcd-endpoints takes http:// URLs (no TLS in this stage): '" +
+                endpoint + "'");
+        }
+        check(null != clusterName, "--cluster-name is required with --etcd-endpoints");
+        MembershipConfiguration.checkClusterName(clusterName);
+        check(null != nodeId, "--node-id is required with --etcd-endpoints");
+        ShardPlacement.checkNodeId(nodeId);
+        check(membershipTtlSecs >= MembershipConfiguration.MIN_MEMBERSHIP_TTL_SECS,
+            "--membership-ttl-secs must be at least " + MembershipConfiguration.MIN_MEMBERSHIP_TTL_SECS + ": " +
+            membershipTtlSecs + ". Shorter leases were measured to expire across an etcd restart or leader " +
+            "election (a few seconds without keepalive replies), which would fence healthy Managers");
+        check(etcdDeadlineMs >= MembershipConfiguration.MIN_ETCD_DEADLINE_MS,
+            "--etcd-deadline-ms must be at least " + MembershipConfiguration.MIN_ETCD_DEADLINE_MS + ": " + etcdDeadlineMs);
+        check(etcdDeadlineMs * 1000L < membershipTtlSecs * 500_000L,
+            "--etcd-deadline-ms (" + etcdDeadlineMs + ") must be below half the TTL (" + membershipTtlSecs +
+            " s): a keepalive that takes longer can never keep the registration valid");
+        check(null != catalogNodes, "--catalog-nodes is required with --etcd-endpoints (1-" +
+            ShardPlacement.MAX_CATALOG_NODES + " node ids, identical on every Manager of the cluster)");
+        placement = ShardPlacement.parse(catalogNodes);
+        check(null != peerEndpoint && !peerEndpoint.isBlank(), "--peer-endpoint must not be empty");
+        check(null != transferEndpoint && !transferEndpoint.isBlank(), "--transfer-endpoint must not be empty");
+        // The record must fit 1 KiB with the longest runtime values; encoding a worst case checks it now.
+        new MemberRecord(nodeId, Long.MAX_VALUE, new java.util.UUID(-1, -1), Long.MIN_VALUE, peerEndpoint,
+            transferEndpoint, MembershipConfiguration.PROTOCOL_VERSION, Long.MAX_VALUE).encode();
     }
 
     private static void check(final boolean condition, final String message)
@@ -518,6 +568,131 @@ public final class ManagerContext
     public ManagerContext nanoClock(final NanoClock nanoClock)
     {
         this.nanoClock = nanoClock;
+        return this;
+    }
+
+    /**
+     * Whether this Manager joins a cluster (etcd endpoints given) rather than running standalone.
+     *
+     * @return true with membership.
+     */
+    public boolean hasMembership()
+    {
+        return null != etcdEndpoints;
+    }
+
+    public String etcdEndpoints()
+    {
+        return etcdEndpoints;
+    }
+
+    /**
+     * etcd client URLs, comma-separated; null (the default) keeps the Manager standalone with no jetcd threads.
+     *
+     * @param etcdEndpoints e.g. {@code http://127.0.0.1:23790}.
+     * @return this.
+     */
+    public ManagerContext etcdEndpoints(final String etcdEndpoints)
+    {
+        this.etcdEndpoints = etcdEndpoints;
+        return this;
+    }
+
+    public String clusterName()
+    {
+        return clusterName;
+    }
+
+    public ManagerContext clusterName(final String clusterName)
+    {
+        this.clusterName = clusterName;
+        return this;
+    }
+
+    public String nodeId()
+    {
+        return nodeId;
+    }
+
+    public ManagerContext nodeId(final String nodeId)
+    {
+        this.nodeId = nodeId;
+        return this;
+    }
+
+    public int membershipTtlSecs()
+    {
+        return membershipTtlSecs;
+    }
+
+    public ManagerContext membershipTtlSecs(final int membershipTtlSecs)
+    {
+        this.membershipTtlSecs = membershipTtlSecs;
+        return this;
+    }
+
+    public long etcdDeadlineMs()
+    {
+        return etcdDeadlineMs;
+    }
+
+    public ManagerContext etcdDeadlineMs(final long etcdDeadlineMs)
+    {
+        this.etcdDeadlineMs = etcdDeadlineMs;
+        return this;
+    }
+
+    public String catalogNodes()
+    {
+        return catalogNodes;
+    }
+
+    public ManagerContext catalogNodes(final String catalogNodes)
+    {
+        this.catalogNodes = catalogNodes;
+        return this;
+    }
+
+    /**
+     * The canonical placement of {@link #catalogNodes()}, after conclude.
+     *
+     * @return placement or null when standalone.
+     */
+    public ShardPlacement placement()
+    {
+        return placement;
+    }
+
+    public String peerEndpoint()
+    {
+        return peerEndpoint;
+    }
+
+    public ManagerContext peerEndpoint(final String peerEndpoint)
+    {
+        this.peerEndpoint = peerEndpoint;
+        return this;
+    }
+
+    public String transferEndpoint()
+    {
+        return transferEndpoint;
+    }
+
+    public ManagerContext transferEndpoint(final String transferEndpoint)
+    {
+        this.transferEndpoint = transferEndpoint;
+        return this;
+    }
+
+    public PrintStream membershipLog()
+    {
+        return membershipLog;
+    }
+
+    public ManagerContext membershipLog(final PrintStream membershipLog)
+    {
+        this.membershipLog = membershipLog;
         return this;
     }
 

@@ -73,7 +73,35 @@ public enum SystemCounterDescriptor
     SSD_ADMISSION_SKIPS(58, "SSD admissions skipped (staging, queue or space)", false),
     SSD_EVICTIONS(59, "SSD evictions", false),
     SSD_PROMOTIONS(60, "SSD promotions to DRAM", false),
-    SSD_LOOKUP_HITS(61, "SSD lookup hits (keys)", false);
+    SSD_LOOKUP_HITS(61, "SSD lookup hits (keys)", false),
+    ETCD_CALLS_GET(62, "etcd calls: get", false),
+    ETCD_CALLS_TXN(63, "etcd calls: txn", false),
+    ETCD_CALLS_LEASE_GRANT(64, "etcd calls: lease grant", false),
+    ETCD_CALLS_LEASE_KEEPALIVE(65, "etcd calls: lease keepalive", false),
+    ETCD_CALLS_LEASE_REVOKE(66, "etcd calls: lease revoke", false),
+    ETCD_CALLS_WATCH(67, "etcd calls: watch open", false),
+    ETCD_CALL_FAILURES(68, "etcd call failures", false),
+    ETCD_CALL_TIMEOUTS(69, "etcd call timeouts (deadline passed)", false),
+    MEMBERSHIP_REGISTRATION_STATE(70, "Membership: registration state (0 standalone, 1 registering, " +
+        "2 registered, 3 expired, 4 fenced)", true),
+    MEMBERSHIP_VIEW_COMPLETE(71, "Membership: member view complete (1 = yes)", true),
+    MEMBERSHIP_FENCED(72, "Membership: fenced until restart (cause code, 0 = not fenced)", true),
+    MEMBERSHIP_REMOTE_WORK_ENABLED(73, "Membership: remote work enabled (1 = yes)", true),
+    MEMBERSHIP_MEMBERS(74, "Membership: members in view", true),
+    MEMBERSHIP_VIEW_REVISION(75, "Membership: view revision", true),
+    MEMBERSHIP_SNAPSHOTS(76, "Membership: snapshots", false),
+    MEMBERSHIP_SNAPSHOT_PAGES(77, "Membership: snapshot pages", false),
+    MEMBERSHIP_WATCH_EVENTS(78, "Membership: watch events applied", false),
+    MEMBERSHIP_INVALIDATIONS_RECONNECT(79, "Membership: view invalidations: reconnect", false),
+    MEMBERSHIP_INVALIDATIONS_COMPACTION(80, "Membership: view invalidations: compaction", false),
+    MEMBERSHIP_INVALIDATIONS_MALFORMED(81, "Membership: view invalidations: malformed record", false),
+    MEMBERSHIP_INVALIDATIONS_MEMBER_OVERFLOW(82, "Membership: view invalidations: over 4096 members", false),
+    MEMBERSHIP_INVALIDATIONS_RECORD_TOO_LARGE(83, "Membership: view invalidations: record over 1 KiB", false),
+    MEMBERSHIP_INVALIDATIONS_QUEUE_OVERFLOW(84, "Membership: view invalidations: watch queue overflow", false),
+    MEMBERSHIP_RECORDS_REJECTED(85, "Membership: member records rejected by snapshots", false),
+    MEMBERSHIP_KEEPALIVES_ACKED(86, "Membership: keepalives acknowledged", false),
+    MEMBERSHIP_KEEPALIVE_FAILURES(87, "Membership: keepalive failures", false),
+    MEMBERSHIP_SHARDS_UNAVAILABLE(88, "Membership: shards whose host is not in the view", true);
 
     /** Type id of every system counter in the CnC counters section. */
     public static final int SYSTEM_COUNTER_TYPE_ID = 0;

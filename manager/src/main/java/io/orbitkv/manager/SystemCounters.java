@@ -7,11 +7,11 @@ import org.agrona.concurrent.status.CountersManager;
 /**
  * The allocated {@link SystemCounterDescriptor} counters, indexed by descriptor, for the agents to update.
  */
-final class SystemCounters implements AutoCloseable
+public final class SystemCounters implements AutoCloseable
 {
     private final AtomicCounter[] counters;
 
-    SystemCounters(final CountersManager countersManager)
+    public SystemCounters(final CountersManager countersManager)
     {
         final SystemCounterDescriptor[] descriptors = SystemCounterDescriptor.values();
         counters = new AtomicCounter[descriptors.length];
@@ -27,7 +27,27 @@ final class SystemCounters implements AutoCloseable
         }
     }
 
-    AtomicCounter get(final SystemCounterDescriptor descriptor)
+    /**
+     * Counters in a private heap buffer, for tools (e.g. {@code orbitkv members}) that reuse Manager components
+     * without a CnC file.
+     *
+     * @return counters nobody else can read.
+     */
+    public static SystemCounters inMemory()
+    {
+        final int valuesLength = 128 * org.agrona.concurrent.status.CountersReader.COUNTER_LENGTH;
+        return new SystemCounters(new CountersManager(
+            new org.agrona.concurrent.UnsafeBuffer(org.agrona.BufferUtil.allocateDirectAligned(valuesLength * 4, 64)),
+            new org.agrona.concurrent.UnsafeBuffer(org.agrona.BufferUtil.allocateDirectAligned(valuesLength, 64))));
+    }
+
+    /**
+     * The counter of a descriptor.
+     *
+     * @param descriptor which one.
+     * @return its counter.
+     */
+    public AtomicCounter get(final SystemCounterDescriptor descriptor)
     {
         return counters[descriptor.ordinal()];
     }

@@ -13,9 +13,13 @@ import picocli.CommandLine.Command;
     description = {
         "Benchmarks, each printed as a ratio to an anchor measured in the same run.",
         "  local   engine ring vs bare shm ring ping-pong; Publish/Read vs MemorySegment.copy",
+        "  ssd     SSD tier storage path and end-to-end Read vs fio on the same file",
+        "  membership   join time, view convergence and etcd call rate against a real etcd",
         "  (scripts/orbitkv bench jmh [ARGS] runs the JMH micro-benchmarks)"
     },
-    subcommands = { BenchLocalCommand.class, BenchRingEchoCommand.class, BenchSsdCommand.class })
+    subcommands = {
+        BenchLocalCommand.class, BenchRingEchoCommand.class, BenchSsdCommand.class, BenchMembershipCommand.class
+    })
 public final class BenchCommand implements Runnable
 {
     @CommandLine.Spec

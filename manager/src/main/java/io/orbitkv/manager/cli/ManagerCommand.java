@@ -3,6 +3,7 @@ package io.orbitkv.manager.cli;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.Manager;
 import io.orbitkv.manager.ManagerContext;
+import io.orbitkv.manager.membership.MembershipConfiguration;
 import java.io.File;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
@@ -19,7 +20,8 @@ import picocli.CommandLine.Option;
 @Command(
     name = "manager",
     mixinStandardHelpOptions = true,
-    description = "Run a standalone OrbitKV Manager: engines attach over shared memory under --dir.")
+    description = "Run an OrbitKV Manager: engines attach over shared memory under --dir; with --etcd-endpoints it " +
+        "also registers in a cluster.")
 public final class ManagerCommand implements Callable<Integer>
 {
     @CommandLine.Spec
@@ -115,6 +117,38 @@ public final class ManagerCommand implements Callable<Integer>
     @Option(names = "--ssd-staging-bytes", description = "Staging memory for SSD I/O, at least --max-block-bytes " +
         "(default: ${DEFAULT-VALUE}).", defaultValue = "64m", converter = SizeConverter.class)
     long ssdStagingBytes;
+    @Option(names = "--etcd-endpoints", description = "Join a cluster through etcd (comma-separated http:// URLs). " +
+        "Without it the Manager is standalone: no etcd, no jetcd threads.")
+    String etcdEndpoints;
+
+    @Option(names = "--cluster-name", description = "Cluster to join; keys live under /orbitkv/v1/<cluster>/.")
+    String clusterName;
+
+    @Option(names = "--node-id", description = "Stable node id of this Manager in the cluster ([A-Za-z0-9._-], 1-64).")
+    String nodeId;
+
+    @Option(names = "--membership-ttl-secs", description = "Lease TTL of the member record, at least " +
+        MembershipConfiguration.MIN_MEMBERSHIP_TTL_SECS + " (default: ${DEFAULT-VALUE}).",
+        defaultValue = "" + MembershipConfiguration.MEMBERSHIP_TTL_SECS_DEFAULT)
+    int membershipTtlSecs;
+
+    @Option(names = "--etcd-deadline-ms", description = "Deadline of every etcd call (default: ${DEFAULT-VALUE}).",
+        defaultValue = "" + MembershipConfiguration.ETCD_DEADLINE_MS_DEFAULT)
+    long etcdDeadlineMs;
+
+    @Option(names = "--catalog-nodes", description = "The cluster's 1-16 catalog node ids, e.g. a,b,c; identical on " +
+        "every Manager (the first installs it in etcd, a mismatch fails the join).")
+    String catalogNodes;
+
+    @Option(names = "--peer-endpoint", description = "Peer endpoint advertised in the member record (placeholder " +
+        "until the peer transport lands) (default: ${DEFAULT-VALUE}).",
+        defaultValue = MembershipConfiguration.PEER_ENDPOINT_DEFAULT)
+    String peerEndpoint;
+
+    @Option(names = "--transfer-endpoint", description = "Transfer endpoint advertised in the member record " +
+        "(placeholder until the transfer transport lands) (default: ${DEFAULT-VALUE}).",
+        defaultValue = MembershipConfiguration.TRANSFER_ENDPOINT_DEFAULT)
+    String transferEndpoint;
 
     public Integer call() throws Exception
     {
@@ -145,7 +179,15 @@ public final class ManagerCommand implements Callable<Integer>
                 .ssdPromote(ssdPromote)
                 .ssdQueueDepth(ssdQueueDepth)
                 .ssdBackend(Configuration.parseSsdBackend(ssdBackend))
-                .ssdStagingBytes(ssdStagingBytes);
+                .ssdStagingBytes(ssdStagingBytes)
+                .etcdEndpoints(etcdEndpoints)
+                .clusterName(clusterName)
+                .nodeId(nodeId)
+                .membershipTtlSecs(membershipTtlSecs)
+                .etcdDeadlineMs(etcdDeadlineMs)
+                .catalogNodes(catalogNodes)
+                .peerEndpoint(peerEndpoint)
+                .transferEndpoint(transferEndpoint);
             if (null != maxBlockBytes)
             {
                 ctx.maxBlockBytes(toInt("--max-block-bytes", maxBlockBytes));
@@ -187,6 +229,14 @@ public final class ManagerCommand implements Callable<Integer>
         if (manager.metricsPort() > 0)
         {
             out.println("  metrics: http://localhost:" + manager.metricsPort() + "/metrics");
+        }
+        if (null != manager.membership())
+        {
+            out.println("  cluster '" + ctx.clusterName() + "' node '" + ctx.nodeId() + "' epoch " +
+                manager.membership().ownRecord().epoch() + ", catalog " + ctx.placement().nodes() + " (placement " +
+                ctx.placement().fingerprint() + ")");
+            out.println("  members: scripts/orbitkv members --etcd-endpoints " + ctx.etcdEndpoints() +
+                " --cluster-name " + ctx.clusterName());
         }
         out.println("  stop with Ctrl-C (SIGINT) or SIGTERM");
         out.flush();

@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
         StatCommand.class,
         ClientCommand.class,
         BenchCommand.class,
+        MembersCommand.class,
         CommandLine.HelpCommand.class
     })
 public final class OrbitKvCli implements Runnable
@@ -24,8 +25,12 @@ public final class OrbitKvCli implements Runnable
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
+    /** Held so the setting is not garbage collected with the logger: grpc logs transport chatter at INFO. */
+    private static final java.util.logging.Logger GRPC_LOGGER = java.util.logging.Logger.getLogger("io.grpc");
+
     public static void main(final String[] args)
     {
+        GRPC_LOGGER.setLevel(java.util.logging.Level.WARNING);
         System.exit(new CommandLine(new OrbitKvCli()).execute(args));
     }
 

@@ -2,6 +2,10 @@ package io.orbitkv.manager.cli;
 
 import io.orbitkv.manager.CncReader;
 import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.SystemCounterDescriptor;
+import io.orbitkv.manager.membership.FenceCause;
+import io.orbitkv.manager.membership.Membership;
+import org.agrona.concurrent.status.CountersReader;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import java.io.File;
 import java.io.PrintWriter;
@@ -118,10 +122,49 @@ public final class StatCommand implements Callable<Integer>
             .append(alive ? "  (alive)" : "  (NOT ALIVE)").append('\n');
         text.append("  pool ").append(reader.poolBytes()).append(" bytes  client slots ").append(reader.maxClients())
             .append("  client liveness ").append(reader.clientLivenessNs() / 1_000_000).append(" ms\n");
+        renderMembership(reader.countersReader(), text);
         text.append("==========================\n");
         reader.countersReader().forEach((value, counterId, label) ->
             text.append(String.format("%3d: %,20d - %s%n", counterId, value, label)));
         return alive;
+    }
+
+    private static void renderMembership(final CountersReader counters, final StringBuilder text)
+    {
+        final int stateId = SystemCounterDescriptor.MEMBERSHIP_REGISTRATION_STATE.id();
+        if (counters.maxCounterId() <= stateId ||
+            CountersReader.RECORD_ALLOCATED != counters.getCounterState(stateId))
+        {
+            return;
+        }
+        final long state = counters.getCounterValue(stateId);
+        if (Membership.STATE_STANDALONE == state)
+        {
+            text.append("  membership: standalone (no --etcd-endpoints)\n");
+            return;
+        }
+        final FenceCause cause =
+            FenceCause.of(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_FENCED.id()));
+        text.append("  membership: ");
+        if (FenceCause.NONE != cause)
+        {
+            text.append(Membership.STATE_EXPIRED == state ? "EXPIRED" : "FENCED").append(" until restart (")
+                .append(cause.description()).append("); remote work refused, local service continues");
+        }
+        else
+        {
+            text.append(Membership.STATE_REGISTERED == state ? "registered" : "registering");
+        }
+        text.append("\n  member view ")
+            .append(1 == counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE.id()) ?
+                "complete" : "INCOMPLETE")
+            .append(", members ").append(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_MEMBERS.id()))
+            .append(", remote work ")
+            .append(1 == counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED.id()) ?
+                "enabled" : "DISABLED")
+            .append(", shards unavailable ")
+            .append(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_SHARDS_UNAVAILABLE.id()))
+            .append(" of 16\n");
     }
 
     private static void renderErrors(final CncReader reader, final StringBuilder text)

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Independent (non-Java) reference for catalog placement: equal-weight rendezvous hashing of 16 shards.
+
+Writes ../resources/shard-placement-vectors.json; ShardPlacementTest must agree with every entry.
+score(shard, node) = SHA-256(b"orbitkv/v1/placement-score" + b"\\x00" + shard as 4-byte big-endian + node utf-8),
+compared as an unsigned big-endian number; highest wins, exact ties go to the smallest node id.
+fingerprint = first 16 bytes (hex) of SHA-256(b"orbitkv/v1/placement-fingerprint" + b"\\x00" + canonical config),
+canonical config = "shards=16;nodes=" + ",".join(sorted(set(nodes))).
+"""
+import hashlib
+import json
+import os
+
+SHARD_COUNT = 16
+SCORE_TAG = b"orbitkv/v1/placement-score"
+FINGERPRINT_TAG = b"orbitkv/v1/placement-fingerprint"
+
+
+def score(shard: int, node: str) -> bytes:
+    return hashlib.sha256(SCORE_TAG + b"\x00" + shard.to_bytes(4, "big") + node.encode("utf-8")).digest()
+
+
+def placement(nodes):
+    canonical = sorted(set(nodes))
+    hosts = []
+    for s in range(SHARD_COUNT):
+        # max by score; among equal scores the smallest id wins (sorted order, strict comparison)
+        best = None
+        for n in canonical:
+            if best is None or score(s, n) > score(s, best):
+                best = n
+        hosts.append(best)
+    config = "shards=%d;nodes=%s" % (SHARD_COUNT, ",".join(canonical))
+    fp = hashlib.sha256(FINGERPRINT_TAG + b"\x00" + config.encode("utf-8")).digest()[:16].hex()
+    return canonical, config, fp, hosts
+
+
+def cases():
+    yield ["a"]
+    yield ["a", "b"]
+    yield ["a", "b", "c"]
+    yield ["c", "a", "b", "a"]                    # unsorted with a duplicate: same as a,b,c
+    yield ["a", "b", "c", "d"]                    # adding a node moves only the shards it wins
+    yield ["a", "c"]                              # removing b from the config
+    yield ["node-1", "node-2", "node-3", "node-4", "node-5"]
+    yield ["host%02d" % i for i in range(16)]     # the maximum
+    yield ["gpu-box.rack7_A", "x", "Z9"]
+
+
+def main():
+    vectors = []
+    for nodes in cases():
+        canonical, config, fp, hosts = placement(nodes)
+        vectors.append({
+            "catalogNodes": nodes,
+            "canonicalNodes": canonical,
+            "canonicalConfig": config,
+            "fingerprint": fp,
+            "hostByShard": hosts,
+        })
+    scores = [{"shard": s, "node": n, "scoreHex": score(s, n).hex()} for s, n in [(0, "a"), (15, "host15"), (7, "Z9")]]
+    out = {
+        "scoreDomainTag": SCORE_TAG.decode(),
+        "fingerprintDomainTag": FINGERPRINT_TAG.decode(),
+        "shardCount": SHARD_COUNT,
+        "scores": scores,
+        "vectors": vectors,
+    }
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "resources", "shard-placement-vectors.json")
+    with open(path, "w") as f:
+        json.dump(out, f, indent=2)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

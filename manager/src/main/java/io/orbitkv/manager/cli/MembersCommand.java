@@ -1,0 +1,124 @@
+package io.orbitkv.manager.cli;
+
+import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.codecs.StateKeyShard;
+import io.orbitkv.manager.SystemCounters;
+import io.orbitkv.manager.membership.EtcdGateway;
+import io.orbitkv.manager.membership.MemberRecord;
+import io.orbitkv.manager.membership.MemberSnapshot;
+import io.orbitkv.manager.membership.MembershipConfiguration;
+import java.io.PrintWriter;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code orbitkv members}: one consistent snapshot of a cluster's members (node id, epoch, runtime UUID, endpoints,
+ * lease TTL left) and its shard to host table with the placement fingerprint and the unavailable shards.
+ *
+ * <p>Exit codes: 0 printed, 1 etcd unreachable or the cluster has no placement, 2 usage.
+ */
+@Command(
+    name = "members",
+    mixinStandardHelpOptions = true,
+    description = "List a cluster's members and its shard -> host placement, read from etcd.")
+public final class MembersCommand implements Callable<Integer>
+{
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--etcd-endpoints", required = true, description = "etcd client URLs, comma-separated.")
+    String etcdEndpoints;
+
+    @Option(names = "--cluster-name", required = true, description = "Cluster name.")
+    String clusterName;
+
+    @Option(names = "--etcd-deadline-ms", description = "Deadline of every etcd call (default: ${DEFAULT-VALUE}).",
+        defaultValue = "" + MembershipConfiguration.ETCD_DEADLINE_MS_DEFAULT)
+    long etcdDeadlineMs;
+
+    public Integer call()
+    {
+        final PrintWriter out = spec.commandLine().getOut();
+        final PrintWriter err = spec.commandLine().getErr();
+        try
+        {
+            MembershipConfiguration.checkClusterName(clusterName);
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            err.println("orbitkv members: " + ex.getMessage());
+            return 2;
+        }
+        try (EtcdGateway etcd = new EtcdGateway(etcdEndpoints, etcdDeadlineMs, SystemCounters.inMemory()))
+        {
+            final MemberSnapshot snapshot = MemberSnapshot.read(etcd, clusterName, null);
+            out.println("cluster '" + clusterName + "' at etcd revision " + snapshot.revision() + ": " +
+                snapshot.members().size() + " member(s)");
+            out.printf("%-20s %8s  %-36s  %-24s %-24s %10s%n",
+                "NODE", "EPOCH", "RUNTIME UUID", "PEER ENDPOINT", "TRANSFER ENDPOINT", "TTL LEFT");
+            for (final Map.Entry<String, MemberRecord> entry : snapshot.members().entrySet())
+            {
+                final MemberRecord record = entry.getValue();
+                final long leaseId = snapshot.leaseIds().get(entry.getKey());
+                String ttlLeft;
+                try
+                {
+                    final long ttl = etcd.timeToLive(leaseId).getTTL();
+                    ttlLeft = ttl < 0 ? "expired" : ttl + " s";
+                }
+                catch (final RuntimeException ex)
+                {
+                    ttlLeft = "?";
+                }
+                out.printf("%-20s %8d  %-36s  %-24s %-24s %10s%n", record.nodeId(), record.epoch(),
+                    record.runtimeUuid(), record.peerEndpoint(), record.transferEndpoint(), ttlLeft);
+                out.printf("%-20s started %s, protocol %d, lease %x%n", "",
+                    Instant.ofEpochMilli(record.startTimeMs()), record.protocolVersion(), leaseId);
+            }
+            for (final Map.Entry<String, String> rejected : snapshot.rejected().entrySet())
+            {
+                out.println("INVALID RECORD " + rejected.getKey() + ": " + rejected.getValue());
+            }
+
+            final ShardPlacement placement = snapshot.placement();
+            if (null == placement)
+            {
+                out.println(null == snapshot.placementError() ?
+                    "no placement installed at " + MembershipConfiguration.placementKey(clusterName) :
+                    "UNREADABLE placement: " + snapshot.placementError());
+                out.flush();
+                return 1;
+            }
+            out.println();
+            out.println("placement " + placement.nodes() + " fingerprint " + placement.fingerprint());
+            out.printf("%-6s %-20s %s%n", "SHARD", "HOST", "STATE");
+            int unavailable = 0;
+            final StringBuilder unavailableList = new StringBuilder();
+            for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+            {
+                final String host = placement.hostOf(shard);
+                final MemberRecord record = snapshot.members().get(host);
+                if (null == record)
+                {
+                    unavailable++;
+                    unavailableList.append(unavailableList.isEmpty() ? "" : ",").append(shard);
+                }
+                out.printf("%-6d %-20s %s%n", shard, host, null == record ?
+                    "UNAVAILABLE (host not registered)" : "available (epoch " + record.epoch() + ")");
+            }
+            out.println(unavailable + " of " + StateKeyShard.SHARD_COUNT + " shards unavailable" +
+                (0 == unavailable ? "" : ": " + unavailableList));
+            out.flush();
+            return 0;
+        }
+        catch (final RuntimeException ex)
+        {
+            err.println("orbitkv members: " + ex.getMessage());
+            return 1;
+        }
+    }
+}

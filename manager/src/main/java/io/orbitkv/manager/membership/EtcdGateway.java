@@ -1,0 +1,281 @@
+package io.orbitkv.manager.membership;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.LeaseOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.orbitkv.manager.SystemCounterDescriptor;
+import io.orbitkv.manager.SystemCounters;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.agrona.concurrent.status.AtomicCounter;
+
+/**
+ * Every etcd call OrbitKV makes goes through here: each has a deadline (an unreachable etcd never hangs a caller)
+ * and is counted by kind, so tests and operators can see that cache operations make none.
+ *
+ * <p>Thread safe: the membership threads and the shutdown hook share one instance.
+ */
+public final class EtcdGateway implements AutoCloseable
+{
+    private final Client client;
+    private final long deadlineMs;
+    private final AtomicCounter gets;
+    private final AtomicCounter txns;
+    private final AtomicCounter grants;
+    private final AtomicCounter keepalives;
+    private final AtomicCounter revokes;
+    private final AtomicCounter watches;
+    private final AtomicCounter failures;
+    private final AtomicCounter timeouts;
+
+    /**
+     * Connect (lazily: jetcd opens channels on the first call).
+     *
+     * @param endpoints  comma-separated etcd client URLs.
+     * @param deadlineMs deadline of every call.
+     * @param counters   where the call counters live.
+     */
+    public EtcdGateway(final String endpoints, final long deadlineMs, final SystemCounters counters)
+    {
+        // round_robin sends each call to a connected member, so a killed member (e.g. the leader) is skipped at
+        // once; gRPC's default pick_first stayed on the dead endpoint long enough to let a lease expire in a
+        // leader-kill test. waitForReady(false) fails a call fast when no member is connected: the callers retry
+        // under their own schedule instead of parking until the deadline.
+        this.client = Client.builder()
+            .endpoints(endpoints.split(","))
+            .loadBalancerPolicy("round_robin")
+            .waitForReady(false)
+            .connectTimeout(Duration.ofMillis(deadlineMs))
+            .build();
+        this.deadlineMs = deadlineMs;
+        this.gets = counters.get(SystemCounterDescriptor.ETCD_CALLS_GET);
+        this.txns = counters.get(SystemCounterDescriptor.ETCD_CALLS_TXN);
+        this.grants = counters.get(SystemCounterDescriptor.ETCD_CALLS_LEASE_GRANT);
+        this.keepalives = counters.get(SystemCounterDescriptor.ETCD_CALLS_LEASE_KEEPALIVE);
+        this.revokes = counters.get(SystemCounterDescriptor.ETCD_CALLS_LEASE_REVOKE);
+        this.watches = counters.get(SystemCounterDescriptor.ETCD_CALLS_WATCH);
+        this.failures = counters.get(SystemCounterDescriptor.ETCD_CALL_FAILURES);
+        this.timeouts = counters.get(SystemCounterDescriptor.ETCD_CALL_TIMEOUTS);
+    }
+
+    static ByteSequence bytes(final String s)
+    {
+        return ByteSequence.from(s, StandardCharsets.UTF_8);
+    }
+
+    static ByteSequence bytes(final byte[] b)
+    {
+        return ByteSequence.from(b);
+    }
+
+    public long deadlineMs()
+    {
+        return deadlineMs;
+    }
+
+    /**
+     * Read one key (linearizable).
+     *
+     * @param key the key.
+     * @return the response.
+     */
+    public GetResponse get(final String key)
+    {
+        gets.increment();
+        return await(client.getKVClient().get(bytes(key)));
+    }
+
+    /**
+     * Read one page of a key range at a fixed revision, in key order. No sort option: on etcd 3.4/3.5 a sorted
+     * range ignores the limit server-side and reads the whole range (notes/etcd.md).
+     *
+     * @param fromKey   first key (inclusive).
+     * @param endKey    end of the range (exclusive).
+     * @param revision  revision to read at, 0 for the current one.
+     * @param limit     most keys.
+     * @return the response.
+     */
+    public GetResponse page(final ByteSequence fromKey, final ByteSequence endKey, final long revision, final int limit)
+    {
+        gets.increment();
+        return await(client.getKVClient().get(fromKey, GetOption.builder()
+            .withRange(endKey)
+            .withRevision(revision)
+            .withLimit(limit)
+            .build()));
+    }
+
+    /**
+     * One transaction.
+     *
+     * @param conditions all must hold.
+     * @param then       applied when they do.
+     * @param otherwise  applied when they do not.
+     * @return the response.
+     */
+    public TxnResponse txn(final Cmp[] conditions, final Op[] then, final Op[] otherwise)
+    {
+        txns.increment();
+        return await(client.getKVClient().txn().If(conditions).Then(then).Else(otherwise).commit());
+    }
+
+    /**
+     * Grant a lease.
+     *
+     * @param ttlSecs requested TTL.
+     * @return {id, granted TTL seconds}.
+     */
+    public long[] grant(final long ttlSecs)
+    {
+        grants.increment();
+        final var response = await(client.getLeaseClient().grant(ttlSecs));
+        return new long[]{response.getID(), response.getTTL()};
+    }
+
+    /**
+     * One keepalive round trip.
+     *
+     * @param leaseId the lease.
+     * @return the response; TTL &lt;= 0 means etcd no longer knows the lease.
+     */
+    public LeaseKeepAliveResponse keepAliveOnce(final long leaseId)
+    {
+        keepalives.increment();
+        return await(client.getLeaseClient().keepAliveOnce(leaseId));
+    }
+
+    /**
+     * Revoke a lease (deletes its keys).
+     *
+     * @param leaseId the lease.
+     */
+    public void revoke(final long leaseId)
+    {
+        revokes.increment();
+        await(client.getLeaseClient().revoke(leaseId));
+    }
+
+    /**
+     * Remaining TTL of a lease, for {@code orbitkv members}.
+     *
+     * @param leaseId the lease.
+     * @return the response.
+     */
+    public LeaseTimeToLiveResponse timeToLive(final long leaseId)
+    {
+        gets.increment();
+        return await(client.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT));
+    }
+
+    /**
+     * Compact history (tests and operators only).
+     *
+     * @param revision compact everything below this.
+     */
+    public void compact(final long revision)
+    {
+        txns.increment();
+        await(client.getKVClient().compact(revision));
+    }
+
+    /**
+     * Watch a prefix from a revision with previous values. Opening does not block; events arrive on jetcd threads.
+     *
+     * @param prefix   key prefix.
+     * @param revision first revision to deliver.
+     * @param listener callbacks.
+     * @return the watcher, to close.
+     */
+    public Watch.Watcher watch(final String prefix, final long revision, final Watch.Listener listener)
+    {
+        watches.increment();
+        return client.getWatchClient().watch(
+            bytes(prefix),
+            WatchOption.builder().isPrefix(true).withRevision(revision).withPrevKV(true).build(),
+            listener);
+    }
+
+    private <T> T await(final CompletableFuture<T> future)
+    {
+        try
+        {
+            return future.get(deadlineMs, TimeUnit.MILLISECONDS);
+        }
+        catch (final TimeoutException ex)
+        {
+            future.cancel(true);
+            timeouts.increment();
+            failures.increment();
+            throw new EtcdCallException("etcd call exceeded its deadline of " + deadlineMs + " ms", ex, true);
+        }
+        catch (final ExecutionException ex)
+        {
+            failures.increment();
+            final Throwable cause = null == ex.getCause() ? ex : ex.getCause();
+            throw new EtcdCallException("etcd call failed: " + cause, cause, false);
+        }
+        catch (final InterruptedException ex)
+        {
+            future.cancel(true);
+            failures.increment();
+            Thread.currentThread().interrupt();
+            throw new EtcdCallException("interrupted while waiting for etcd", ex, true);
+        }
+    }
+
+    public void close()
+    {
+        client.close();
+    }
+
+    /**
+     * A failed or timed-out etcd call. For a write, {@link #outcomeUnknown()} says whether it may have committed.
+     */
+    public static final class EtcdCallException extends RuntimeException
+    {
+        private static final long serialVersionUID = 1L;
+        private final boolean outcomeUnknown;
+
+        EtcdCallException(final String message, final Throwable cause, final boolean outcomeUnknown)
+        {
+            super(message, cause);
+            this.outcomeUnknown = outcomeUnknown;
+        }
+
+        public boolean outcomeUnknown()
+        {
+            return outcomeUnknown;
+        }
+
+        /**
+         * Whether etcd answered that the lease does not exist.
+         *
+         * @return true if the cause says so.
+         */
+        public boolean isLeaseNotFound()
+        {
+            for (Throwable t = getCause(); null != t; t = t.getCause())
+            {
+                if (t instanceof io.etcd.jetcd.lease.NoSuchLeaseException ||
+                    (null != t.getMessage() && t.getMessage().contains("lease not found")))
+                {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+}

@@ -1,0 +1,423 @@
+package io.orbitkv.manager.membership;
+
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.common.exception.CompactedException;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
+import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.manager.SystemCounterDescriptor;
+import io.orbitkv.manager.SystemCounters;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.TreeMap;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.status.AtomicCounter;
+
+/**
+ * Keeps the member view: a paged snapshot at one revision, then a Watch from the next revision over the whole
+ * cluster prefix. jetcd delivers watch callbacks on its own threads; they only offer to a bounded queue that this
+ * agent drains, so all view state has one writer. Reconnect, compaction, a malformed or oversized record, more
+ * than 4,096 members or a full queue invalidate the view (counted by cause) and trigger a fresh snapshot.
+ *
+ * <p>Choice where the design is silent: a snapshot skips (and counts) malformed and oversized records rather
+ * than refusing to complete, so one bad writer cannot disable remote work for the whole cluster; only the events
+ * that carry such a record invalidate the view. Exceeding 4,096 members keeps the view incomplete until the
+ * count drops.
+ */
+final class MemberViewKeeper implements Agent
+{
+    private static final int DRAIN_LIMIT = 64;
+    private static final long GAUGE_INTERVAL_NS = 50_000_000L;
+
+    private final Membership membership;
+    private final EtcdGateway etcd;
+    private final NanoClock clock;
+    private final String clusterPrefix;
+    private final String membersPrefix;
+    private final String placementKey;
+    private final String ownNodeId;
+    private final ShardPlacement expectedPlacement;
+    private final ManyToOneConcurrentArrayQueue<WatchItem> queue =
+        new ManyToOneConcurrentArrayQueue<>(MembershipConfiguration.WATCH_QUEUE_CAPACITY);
+    private final SystemCounters counters;
+    private final AtomicCounter snapshots;
+    private final AtomicCounter snapshotPages;
+    private final AtomicCounter watchEvents;
+    private final AtomicCounter recordsRejected;
+
+    private final TreeMap<String, MemberRecord> working = new TreeMap<>();
+    private long revision;
+    private boolean needSnapshot = true;
+    private long retryAtNs;
+    private long retryDelayNs = MembershipConfiguration.SNAPSHOT_RETRY_MIN_NS;
+    private long nextGaugeNs;
+    private volatile long generation;
+    private volatile long overflowedGeneration = -1;
+    private Watch.Watcher watcher;
+
+    MemberViewKeeper(final Membership membership)
+    {
+        this.membership = membership;
+        this.etcd = membership.etcd();
+        this.clock = membership.clock();
+        final String cluster = membership.settings().clusterName();
+        this.clusterPrefix = MembershipConfiguration.clusterPrefix(cluster);
+        this.membersPrefix = MembershipConfiguration.membersPrefix(cluster);
+        this.placementKey = MembershipConfiguration.placementKey(cluster);
+        this.ownNodeId = membership.settings().nodeId();
+        this.expectedPlacement = membership.settings().placement();
+        this.counters = membership.counters();
+        this.snapshots = counters.get(SystemCounterDescriptor.MEMBERSHIP_SNAPSHOTS);
+        this.snapshotPages = counters.get(SystemCounterDescriptor.MEMBERSHIP_SNAPSHOT_PAGES);
+        this.watchEvents = counters.get(SystemCounterDescriptor.MEMBERSHIP_WATCH_EVENTS);
+        this.recordsRejected = counters.get(SystemCounterDescriptor.MEMBERSHIP_RECORDS_REJECTED);
+    }
+
+    /** One callback from jetcd: a response, an error, or the end of the stream. */
+    private record WatchItem(long generation, WatchResponse response, Throwable error)
+    {
+    }
+
+    public int doWork()
+    {
+        final long nowNs = clock.nanoTime();
+        int work = 0;
+        if (needSnapshot)
+        {
+            if (nowNs - retryAtNs >= 0)
+            {
+                snapshot();
+                work++;
+            }
+        }
+        else
+        {
+            work += drain();
+        }
+        if (nowNs - nextGaugeNs >= 0)
+        {
+            nextGaugeNs = nowNs + GAUGE_INTERVAL_NS;
+            updateGauges(nowNs);
+        }
+        return work;
+    }
+
+    private int drain()
+    {
+        if (overflowedGeneration == generation)
+        {
+            invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_QUEUE_OVERFLOW, "watch queue overflow");
+            return 1;
+        }
+        int drained = 0;
+        boolean changed = false;
+        WatchItem item;
+        while (drained < DRAIN_LIMIT && null != (item = queue.poll()))
+        {
+            drained++;
+            if (item.generation() != generation)
+            {
+                continue;
+            }
+            if (null != item.error())
+            {
+                if (isCompaction(item.error()))
+                {
+                    invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_COMPACTION,
+                        "watch history compacted: " + item.error().getMessage());
+                }
+                else
+                {
+                    invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_RECONNECT,
+                        "watch interrupted: " + item.error());
+                }
+                return drained;
+            }
+            if (null == item.response())
+            {
+                invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_RECONNECT, "watch stream ended");
+                return drained;
+            }
+            final int applied = apply(item.response());
+            if (applied < 0)
+            {
+                return drained;
+            }
+            changed |= applied > 0;
+        }
+        if (changed)
+        {
+            publishComplete();
+        }
+        return drained;
+    }
+
+    private static boolean isCompaction(final Throwable error)
+    {
+        for (Throwable t = error; null != t; t = t.getCause())
+        {
+            if (t instanceof CompactedException ||
+                (null != t.getMessage() && t.getMessage().contains("compacted")))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Apply one watch response to the working set.
+     *
+     * @return events applied, or -1 if the view was invalidated.
+     */
+    private int apply(final WatchResponse response)
+    {
+        int applied = 0;
+        for (final WatchEvent event : response.getEvents())
+        {
+            final String key = event.getKeyValue().getKey().toString(StandardCharsets.UTF_8);
+            final long modRevision = event.getKeyValue().getModRevision();
+            final boolean delete = WatchEvent.EventType.DELETE == event.getEventType();
+            watchEvents.increment();
+            if (key.startsWith(membersPrefix))
+            {
+                final String nodeId = key.substring(membersPrefix.length());
+                if (delete)
+                {
+                    working.remove(nodeId);
+                    if (ownNodeId.equals(nodeId))
+                    {
+                        membership.fence(FenceCause.OWN_RECORD_REMOVED);
+                    }
+                }
+                else
+                {
+                    final MemberRecord record;
+                    try
+                    {
+                        record = MemberRecord.decode(key, event.getKeyValue().getValue().getBytes());
+                    }
+                    catch (final MemberRecord.RecordTooLargeException ex)
+                    {
+                        invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_RECORD_TOO_LARGE, ex.getMessage());
+                        return -1;
+                    }
+                    catch (final MemberRecord.MalformedRecordException ex)
+                    {
+                        invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_MALFORMED, ex.getMessage());
+                        return -1;
+                    }
+                    if (ownNodeId.equals(nodeId))
+                    {
+                        checkOwnBinding(record, event.getKeyValue().getLease());
+                    }
+                    working.put(nodeId, record);
+                    if (working.size() > MembershipConfiguration.MAX_MEMBERS)
+                    {
+                        invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_MEMBER_OVERFLOW,
+                            "more than " + MembershipConfiguration.MAX_MEMBERS + " members");
+                        return -1;
+                    }
+                }
+            }
+            else if (key.equals(placementKey))
+            {
+                if (delete || !expectedPlacement.equals(decodePlacementOrNull(event)))
+                {
+                    membership.fence(FenceCause.PLACEMENT_CHANGED);
+                }
+            }
+            // Epoch counters and other keys under the cluster prefix do not change the view.
+            if (modRevision > revision)
+            {
+                revision = modRevision;
+            }
+            applied++;
+        }
+        return applied;
+    }
+
+    private static ShardPlacement decodePlacementOrNull(final WatchEvent event)
+    {
+        try
+        {
+            return PlacementRecord.decode(event.getKeyValue().getValue().getBytes());
+        }
+        catch (final IllegalStateException ex)
+        {
+            return null;
+        }
+    }
+
+    private void checkOwnBinding(final MemberRecord record, final long leaseId)
+    {
+        final MemberRecord own = membership.ownRecord();
+        if (record.epoch() != own.epoch() || !record.runtimeUuid().equals(own.runtimeUuid()) ||
+            record.leaseId() != membership.leaseId() || leaseId != membership.leaseId())
+        {
+            membership.fence(FenceCause.BINDING_CHANGED);
+        }
+    }
+
+    private void snapshot()
+    {
+        closeWatcher();
+        generation++;
+        queue.clear();
+        snapshots.increment();
+        final MemberSnapshot snapshot;
+        try
+        {
+            snapshot = MemberSnapshot.read(etcd, membership.settings().clusterName(), snapshotPages);
+        }
+        catch (final MemberSnapshot.MemberOverflowException ex)
+        {
+            snapshotFailed(ex.getMessage());
+            counters.get(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_MEMBER_OVERFLOW).increment();
+            return;
+        }
+        catch (final RuntimeException ex)
+        {
+            snapshotFailed("snapshot failed: " + ex.getMessage());
+            return;
+        }
+
+        if (!snapshot.rejected().isEmpty())
+        {
+            recordsRejected.getAndAdd(snapshot.rejected().size());
+            membership.log().println("orbitkv membership: snapshot at revision " + snapshot.revision() +
+                " skipped " + snapshot.rejected().size() + " invalid member record(s): " + snapshot.rejected());
+        }
+        if (!expectedPlacement.equals(snapshot.placement()))
+        {
+            membership.fence(FenceCause.PLACEMENT_CHANGED);
+        }
+        final MemberRecord own = snapshot.members().get(ownNodeId);
+        if (null == own)
+        {
+            membership.fence(FenceCause.OWN_RECORD_REMOVED);
+        }
+        else
+        {
+            checkOwnBinding(own, snapshot.leaseIds().get(ownNodeId));
+        }
+
+        working.clear();
+        working.putAll(snapshot.members());
+        revision = snapshot.revision();
+        needSnapshot = false;
+        retryDelayNs = MembershipConfiguration.SNAPSHOT_RETRY_MIN_NS;
+        publishComplete();
+
+        final Runnable hook = membership.beforeWatchHook();
+        if (null != hook)
+        {
+            hook.run();
+        }
+        final long watchGeneration = generation;
+        try
+        {
+            watcher = etcd.watch(clusterPrefix, revision + 1, new Watch.Listener()
+            {
+                public void onNext(final WatchResponse response)
+                {
+                    offer(new WatchItem(watchGeneration, response, null));
+                }
+
+                public void onError(final Throwable throwable)
+                {
+                    offer(new WatchItem(watchGeneration, null, throwable));
+                }
+
+                public void onCompleted()
+                {
+                    offer(new WatchItem(watchGeneration, null, null));
+                }
+            });
+        }
+        catch (final RuntimeException ex)
+        {
+            invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_RECONNECT, "cannot open watch: " + ex);
+        }
+    }
+
+    private void offer(final WatchItem item)
+    {
+        if (!queue.offer(item))
+        {
+            overflowedGeneration = item.generation();
+        }
+    }
+
+    private void snapshotFailed(final String reason)
+    {
+        membership.publish(membership.view().invalidated(reason));
+        needSnapshot = true;
+        retryAtNs = clock.nanoTime() + retryDelayNs;
+        retryDelayNs = Math.min(retryDelayNs * 2, MembershipConfiguration.SNAPSHOT_RETRY_MAX_NS);
+    }
+
+    private void invalidate(final SystemCounterDescriptor cause, final String reason)
+    {
+        // The incomplete view is published before the cause is counted: whoever sees the count sees the view.
+        membership.publish(membership.view().invalidated(reason));
+        counters.get(cause).increment();
+        membership.log().println("orbitkv membership: view invalidated (" + cause.label() + "): " + reason +
+            "; taking a fresh snapshot");
+        closeWatcher();
+        needSnapshot = true;
+        retryAtNs = clock.nanoTime();
+    }
+
+    private void publishComplete()
+    {
+        final boolean wasComplete = membership.view().isComplete();
+        final MemberView view = new MemberView(revision, true, Map.copyOf(working), expectedPlacement, null);
+        membership.publish(view);
+        if (!wasComplete)
+        {
+            membership.log().println("orbitkv membership: member view complete at revision " + revision + ": " +
+                view.members().size() + " member(s), " + view.unavailableShards() + " of 16 shards unavailable");
+        }
+    }
+
+    private void updateGauges(final long nowNs)
+    {
+        final MemberView view = membership.view();
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE).setRelease(view.isComplete() ? 1 : 0);
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_MEMBERS).setRelease(view.members().size());
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_VIEW_REVISION).setRelease(view.revision());
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_SHARDS_UNAVAILABLE).setRelease(view.unavailableShards());
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED)
+            .setRelease(membership.remoteWorkEnabled(nowNs) ? 1 : 0);
+    }
+
+    void closeWatcher()
+    {
+        final Watch.Watcher current = watcher;
+        watcher = null;
+        if (null != current)
+        {
+            try
+            {
+                current.close();
+            }
+            catch (final RuntimeException ignore)
+            {
+                // closing a broken stream may throw; the generation check drops its late callbacks anyway
+            }
+        }
+    }
+
+    public void onClose()
+    {
+        closeWatcher();
+    }
+
+    public String roleName()
+    {
+        return "orbitkv-member-view-keeper";
+    }
+}

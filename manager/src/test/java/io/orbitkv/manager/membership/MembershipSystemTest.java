@@ -1,0 +1,595 @@
+package io.orbitkv.manager.membership;
+
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.PutOption;
+import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.codecs.StateKeyShard;
+import io.orbitkv.manager.CncReader;
+import io.orbitkv.manager.SystemCounterDescriptor;
+import io.orbitkv.manager.cli.ChildJvm;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.agrona.IoUtil;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+
+import static io.orbitkv.manager.membership.MembershipTestSupport.Joined;
+import static io.orbitkv.manager.membership.MembershipTestSupport.await;
+import static io.orbitkv.manager.membership.MembershipTestSupport.awaitCompleteWith;
+import static io.orbitkv.manager.membership.MembershipTestSupport.bytes;
+import static io.orbitkv.manager.membership.MembershipTestSupport.fakeRecord;
+import static io.orbitkv.manager.membership.MembershipTestSupport.join;
+import static io.orbitkv.manager.membership.MembershipTestSupport.put;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Membership against real etcd processes. The scenarios wait on leases and elections, so they run concurrently
+ * (methods only; the class itself runs alone) and share one etcd, isolated by distinct cluster names; the ones
+ * that kill etcd start their own.
+ */
+class MembershipSystemTest
+{
+    private static EtcdCluster etcd;
+    private static Client raw;
+
+    @BeforeAll
+    static void startEtcd() throws Exception
+    {
+        etcd = EtcdCluster.start(1);
+        raw = Client.builder().endpoints(etcd.endpoints().split(",")).build();
+    }
+
+    @AfterAll
+    static void stopEtcd()
+    {
+        if (null != raw)
+        {
+            raw.close();
+        }
+        if (null != etcd)
+        {
+            etcd.close();
+        }
+    }
+
+    private static String cluster(final String name)
+    {
+        return name + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldRegisterWithANewEpochPerStartAndRevokeTheLeaseOnGracefulClose() throws Exception
+    {
+        final String cluster = cluster("reg");
+        try (Joined observer = join(etcd.endpoints(), cluster, "b", "a,b"))
+        {
+            final Joined first = join(etcd.endpoints(), cluster, "a", "a,b");
+            assertEquals(1, first.membership.ownRecord().epoch());
+            awaitCompleteWith(observer, "a", "b");
+            awaitCompleteWith(first, "a", "b");
+            assertTrue(first.membership.remoteWorkEnabled(System.nanoTime()));
+            final MemberRecord seen = observer.membership.view().member("a");
+            assertEquals(first.membership.ownRecord(), seen);
+            assertTrue(seen.encode().length <= MembershipConfiguration.MAX_RECORD_BYTES);
+
+            first.close();
+            final GetResponse gone = raw.getKVClient()
+                .get(bytes(MembershipConfiguration.memberKey(cluster, "a"))).get(5, TimeUnit.SECONDS);
+            assertEquals(0, gone.getKvs().size(), "graceful close revokes the lease: the record is gone at once");
+            await(() -> null == observer.membership.view().member("a"), 5_000, () -> "observer sees a leave");
+            assertEquals(1, first.counter(SystemCounterDescriptor.ETCD_CALLS_LEASE_REVOKE));
+
+            try (Joined second = join(etcd.endpoints(), cluster, "a", "a,b"))
+            {
+                assertEquals(2, second.membership.ownRecord().epoch(), "the epoch is persistent across restarts");
+                awaitCompleteWith(observer, "a");
+            }
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldFailToJoinAnUnreachableEtcdWithinItsDeadlinesInsteadOfHanging() throws Exception
+    {
+        final int closedPort;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0))
+        {
+            closedPort = socket.getLocalPort();
+        }
+        final MembershipSettings base = MembershipTestSupport.settings(
+            "http://127.0.0.1:" + closedPort, cluster("unreachable"), "a", "a");
+        final long deadlineMs = 200;
+        final MembershipSettings settings = new MembershipSettings(base.etcdEndpoints(), base.clusterName(),
+            base.nodeId(), base.ttlSecs(), deadlineMs, base.placement(), base.peerEndpoint(), base.transferEndpoint(),
+            base.runtimeUuid(), base.startTimeMs());
+        final long startNs = System.nanoTime();
+        final IllegalStateException ex = assertThrows(IllegalStateException.class, () -> join(settings, null));
+        final long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+        assertTrue(ex.getMessage().contains("cannot reach etcd"), ex.getMessage());
+        // placement check: at most 5 attempts, each bounded by the deadline (plus client set-up and revoke)
+        assertTrue(tookMs < MembershipConfiguration.MAX_REGISTRATION_ATTEMPTS * deadlineMs * 3 + 2_000,
+            "took " + tookMs + " ms");
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldRecogniseItsOwnRecordWhenRetryingAnUnknownOutcomeRegistration()
+    {
+        final String cluster = cluster("retry");
+        try (Joined a = join(etcd.endpoints(), cluster, "a", "a"))
+        {
+            final MemberRecord own = a.membership.ownRecord();
+            final long txnsBefore = a.counter(SystemCounterDescriptor.ETCD_CALLS_TXN);
+            final MemberRecord again = a.membership.retryRegistration();
+            assertEquals(own, again, "the retry finds the committed record by lease and runtime UUID");
+            assertEquals(txnsBefore, a.counter(SystemCounterDescriptor.ETCD_CALLS_TXN), "no second registration txn");
+            assertEquals(1, again.epoch());
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldRefuseASecondLiveRuntimeForTheSameNodeId()
+    {
+        final String cluster = cluster("dup");
+        try (Joined a = join(etcd.endpoints(), cluster, "a", "a"))
+        {
+            final Membership.NodeIdInUseException ex = assertThrows(Membership.NodeIdInUseException.class,
+                () -> join(etcd.endpoints(), cluster, "a", "a"));
+            assertTrue(ex.getMessage().contains(a.membership.ownRecord().runtimeUuid().toString()), ex.getMessage());
+            assertTrue(ex.getMessage().contains("already registered"), ex.getMessage());
+            assertEquals(a.membership.ownRecord(), a.membership.view().member("a"), "the live one is untouched");
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldFailToJoinWithAPlacementThatDiffersNamingBothSets()
+    {
+        final String cluster = cluster("placement");
+        try (Joined a = join(etcd.endpoints(), cluster, "a", "c,a,b,a"))
+        {
+            final Membership.PlacementMismatchException ex = assertThrows(Membership.PlacementMismatchException.class,
+                () -> join(etcd.endpoints(), cluster, "b", "a,b"));
+            assertTrue(ex.getMessage().contains("[a, b, c]") && ex.getMessage().contains("[a, b]"), ex.getMessage());
+            // the CLI fails the launch with exit code 1 and the same message
+            final java.io.StringWriter text = new java.io.StringWriter();
+            final picocli.CommandLine cli = new picocli.CommandLine(new io.orbitkv.manager.cli.OrbitKvCli());
+            cli.setOut(new java.io.PrintWriter(text, true));
+            cli.setErr(new java.io.PrintWriter(text, true));
+            final File dir = new File("/dev/shm", "orbitkv-mismatch-" + UUID.randomUUID());
+            try
+            {
+                assertEquals(1, cli.execute("manager", "--dir", dir.toString(), "--pool-bytes", "4m",
+                    "--pool-pretouch=false", "--etcd-endpoints", etcd.endpoints(), "--cluster-name", cluster,
+                    "--node-id", "d", "--catalog-nodes", "a,b,c,d"), text.toString());
+            }
+            finally
+            {
+                IoUtil.delete(dir, true);
+            }
+            assertTrue(text.toString().contains("placement mismatch") && text.toString().contains("[a, b, c, d]") &&
+                text.toString().contains("[a, b, c]"), text.toString());
+            assertNull(a.membership.view().member("d"), "a failed join leaves no record");
+
+            // the same set in another order and with duplicates is the same canonical placement
+            try (Joined b = join(etcd.endpoints(), cluster, "b", "b,c,a"))
+            {
+                awaitCompleteWith(b, "a", "b");
+            }
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldInvalidateOnAMalformedRecordAndRecoverWithoutCrashing() throws Exception
+    {
+        final String cluster = cluster("malformed");
+        try (Joined a = join(etcd.endpoints(), cluster, "a", "a"))
+        {
+            awaitCompleteWith(a, "a");
+            final long snapshots = a.counter(SystemCounterDescriptor.MEMBERSHIP_SNAPSHOTS);
+            put(raw, MembershipConfiguration.memberKey(cluster, "zz"), "{not json".getBytes(StandardCharsets.UTF_8));
+            await(() -> 1 == a.counter(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_MALFORMED), 5_000, a::log);
+            await(() -> a.counter(SystemCounterDescriptor.MEMBERSHIP_SNAPSHOTS) > snapshots &&
+                1 == a.counter(SystemCounterDescriptor.MEMBERSHIP_RECORDS_REJECTED), 5_000, a::log);
+            awaitCompleteWith(a, "a");
+            assertNull(a.membership.view().member("zz"));
+            assertEquals(FenceCause.NONE, a.membership.fenceCause());
+            assertTrue(a.membership.remoteWorkEnabled(System.nanoTime()));
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldAcceptARecordOfExactlyOneKibibyteAndRejectOneByteMore() throws Exception
+    {
+        final String cluster = cluster("kib");
+        try (Joined a = join(etcd.endpoints(), cluster, "a", "a"))
+        {
+            awaitCompleteWith(a, "a");
+            final byte[] exact = fakeRecord("big", MembershipConfiguration.MAX_RECORD_BYTES);
+            assertEquals(1024, exact.length);
+            put(raw, MembershipConfiguration.memberKey(cluster, "big"), exact);
+            awaitCompleteWith(a, "big");
+
+            final byte[] over = fakeRecord("big2", MembershipConfiguration.MAX_RECORD_BYTES + 1);
+            assertEquals(1025, over.length);
+            put(raw, MembershipConfiguration.memberKey(cluster, "big2"), over);
+            await(() -> 1 == a.counter(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_RECORD_TOO_LARGE), 5_000, a::log);
+            await(() -> 1 == a.counter(SystemCounterDescriptor.MEMBERSHIP_RECORDS_REJECTED), 5_000, a::log);
+            awaitCompleteWith(a, "a", "big");
+            assertNull(a.membership.view().member("big2"));
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldTakeAFreshSnapshotAfterCompactionPastTheWatchedRevision() throws Exception
+    {
+        // Compaction is global to an etcd: this scenario gets its own so it cannot disturb the others.
+        try (EtcdCluster own = EtcdCluster.start(1);
+            Client ownRaw = Client.builder().endpoints(own.endpoints().split(",")).build())
+        {
+            compactBetweenSnapshotAndWatch(own, ownRaw);
+        }
+    }
+
+    private static void compactBetweenSnapshotAndWatch(final EtcdCluster own, final Client raw)
+    {
+        final String cluster = cluster("compact");
+        final AtomicBoolean once = new AtomicBoolean();
+        final Runnable compactBeforeFirstWatch = () ->
+        {
+            if (once.compareAndSet(false, true))
+            {
+                try
+                {
+                    // history moves on and is compacted before the watch from snapshot revision + 1 opens
+                    long head = 0;
+                    for (int i = 0; i < 3; i++)
+                    {
+                        head = raw.getKVClient().put(bytes(MembershipConfiguration.clusterPrefix(cluster) + "noise"),
+                            bytes("v" + i)).get(5, TimeUnit.SECONDS).getHeader().getRevision();
+                    }
+                    raw.getKVClient().compact(head).get(5, TimeUnit.SECONDS);
+                }
+                catch (final Exception ex)
+                {
+                    throw new IllegalStateException(ex);
+                }
+            }
+        };
+        try (Joined a = join(MembershipTestSupport.settings(own.endpoints(), cluster, "a", "a"), compactBeforeFirstWatch))
+        {
+            await(() -> 1 == a.counter(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_COMPACTION), 10_000, a::log);
+            await(() -> a.counter(SystemCounterDescriptor.MEMBERSHIP_SNAPSHOTS) >= 2 && a.membership.view().isComplete(),
+                10_000, a::log);
+            assertTrue(a.log().contains("compacted"), a.log());
+            assertEquals(FenceCause.NONE, a.membership.fenceCause());
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldHoldExactly4096MembersAndGoIncompleteBeyond() throws Exception
+    {
+        final String cluster = cluster("many");
+        final int fillers = MembershipConfiguration.MAX_MEMBERS - 1;
+        final List<Op> batch = new ArrayList<>();
+        for (int i = 0; i < fillers; i++)
+        {
+            final String id = String.format("f%05d", i);
+            batch.add(Op.put(bytes(MembershipConfiguration.memberKey(cluster, id)),
+                io.etcd.jetcd.ByteSequence.from(fakeRecord(id, 0)), PutOption.DEFAULT));
+            if (batch.size() == 100 || i == fillers - 1)
+            {
+                raw.getKVClient().txn().Then(batch.toArray(new Op[0])).commit().get(10, TimeUnit.SECONDS);
+                batch.clear();
+            }
+        }
+        try (Joined a = join(etcd.endpoints(), cluster, "a", "a"))
+        {
+            awaitCompleteWith(a, "a");
+            assertEquals(MembershipConfiguration.MAX_MEMBERS, a.membership.view().members().size());
+            assertTrue(a.counter(SystemCounterDescriptor.MEMBERSHIP_SNAPSHOT_PAGES) >= 32, "pages of 128");
+            assertTrue(a.membership.remoteWorkEnabled(System.nanoTime()));
+
+            put(raw, MembershipConfiguration.memberKey(cluster, "one-more"), fakeRecord("one-more", 0));
+            await(() -> a.counter(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_MEMBER_OVERFLOW) >= 1 &&
+                !a.membership.view().isComplete(), 10_000, a::log);
+            assertFalse(a.membership.remoteWorkEnabled(System.nanoTime()), "incomplete view disables remote work");
+
+            raw.getKVClient().delete(bytes(MembershipConfiguration.memberKey(cluster, "f00000")),
+                DeleteOption.DEFAULT).get(5, TimeUnit.SECONDS);
+            awaitCompleteWith(a, "a", "one-more");
+            assertEquals(MembershipConfiguration.MAX_MEMBERS, a.membership.view().members().size());
+            assertEquals(FenceCause.NONE, a.membership.fenceCause());
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldFenceOnOwnRecordRemovalRebindingAndPlacementChange() throws Exception
+    {
+        final String c1 = cluster("fence-removed");
+        final String c2 = cluster("fence-rebound");
+        final String c3 = cluster("fence-placement");
+        try (Joined removed = join(etcd.endpoints(), c1, "a", "a");
+            Joined rebound = join(etcd.endpoints(), c2, "a", "a");
+            Joined replaced = join(etcd.endpoints(), c3, "a", "a"))
+        {
+            awaitCompleteWith(removed, "a");
+            awaitCompleteWith(rebound, "a");
+            awaitCompleteWith(replaced, "a");
+
+            MembershipTestSupport.delete(raw, MembershipConfiguration.memberKey(c1, "a"));
+            final MemberRecord own = rebound.membership.ownRecord();
+            put(raw, MembershipConfiguration.memberKey(c2, "a"), new MemberRecord("a", own.epoch() + 1,
+                UUID.randomUUID(), 0, "elsewhere", "elsewhere", 1, 0).encode());
+            put(raw, MembershipConfiguration.placementKey(c3), PlacementRecord.encode(ShardPlacement.parse("a,z")));
+
+            await(() -> FenceCause.OWN_RECORD_REMOVED == removed.membership.fenceCause(), 5_000, removed::log);
+            await(() -> FenceCause.BINDING_CHANGED == rebound.membership.fenceCause(), 5_000, rebound::log);
+            await(() -> FenceCause.PLACEMENT_CHANGED == replaced.membership.fenceCause(), 5_000, replaced::log);
+            for (final Joined j : List.of(removed, rebound, replaced))
+            {
+                // the log line is written last by the fencing thread: state and counter are set by then
+                await(() -> j.log().contains("FENCED until restart"), 5_000, j::log);
+                assertFalse(j.membership.remoteWorkEnabled(System.nanoTime()));
+                assertEquals(Membership.STATE_FENCED, j.membership.registrationState());
+                assertEquals(j.membership.fenceCause().code(), j.counter(SystemCounterDescriptor.MEMBERSHIP_FENCED));
+                assertTrue(j.log().contains("FENCED until restart"), j.log());
+            }
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldLeaveTheShardsOfAMissingHostUnavailableWithoutMovingThem()
+    {
+        final String cluster = cluster("shards");
+        final ShardPlacement placement = ShardPlacement.parse("a,b,c");
+        int shardsOfA = 0;
+        int shardsOfAb = 0;
+        for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+        {
+            shardsOfA += "a".equals(placement.hostOf(shard)) ? 1 : 0;
+            shardsOfAb += "c".equals(placement.hostOf(shard)) ? 0 : 1;
+        }
+        try (Joined a = join(etcd.endpoints(), cluster, "a", "a,b,c"))
+        {
+            awaitCompleteWith(a, "a");
+            assertEquals(StateKeyShard.SHARD_COUNT - shardsOfA, a.membership.view().unavailableShards());
+            try (Joined b = join(etcd.endpoints(), cluster, "b", "a,b,c"))
+            {
+                awaitCompleteWith(a, "a", "b");
+                assertEquals(StateKeyShard.SHARD_COUNT - shardsOfAb, a.membership.view().unavailableShards());
+                final String listing = membersCli(cluster);
+                assertTrue(listing.contains(a.membership.ownRecord().runtimeUuid().toString()) &&
+                    listing.contains(b.membership.ownRecord().runtimeUuid().toString()) &&
+                    listing.contains("peer-a:7470") && listing.contains(placement.fingerprint()) &&
+                    listing.contains((StateKeyShard.SHARD_COUNT - shardsOfAb) + " of 16 shards unavailable") &&
+                    listing.contains("UNAVAILABLE (host not registered)"), listing);
+                for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+                {
+                    final MemberRecord host = a.membership.view().hostRecord(shard);
+                    assertEquals("c".equals(placement.hostOf(shard)), null == host, "shard " + shard);
+                    assertEquals(placement.hostOf(shard), a.membership.view().placement().hostOf(shard));
+                }
+            }
+            // b left: its shards are unavailable again, and still assigned to b
+            final int unavailableWithB = StateKeyShard.SHARD_COUNT - shardsOfAb;
+            await(() -> unavailableWithB < a.membership.view().unavailableShards(), 5_000, a::log);
+            assertEquals(StateKeyShard.SHARD_COUNT - shardsOfA, a.membership.view().unavailableShards());
+        }
+    }
+
+    @Test
+    @Timeout(90)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldKeepRegistrationsWhenTheEtcdLeaderIsKilled() throws Exception
+    {
+        try (EtcdCluster three = EtcdCluster.start(3))
+        {
+            final String cluster = cluster("leader");
+            try (Joined a = join(three.endpoints(), cluster, "a", "a,b");
+                Joined b = join(three.endpoints(), cluster, "b", "a,b"))
+            {
+                awaitCompleteWith(a, "a", "b");
+                awaitCompleteWith(b, "a", "b");
+                final int leader = three.awaitLeaderIndex();
+                three.kill(three.member(leader));
+                final long killedNs = System.nanoTime();
+                three.awaitLeaderIndex();
+
+                // Wait out more than one TTL (design default 10 s) with the leader gone: both stay registered.
+                final long ttlNs = TimeUnit.SECONDS.toNanos(MembershipConfiguration.MEMBERSHIP_TTL_SECS_DEFAULT);
+                await(() -> System.nanoTime() - killedNs > ttlNs + TimeUnit.SECONDS.toNanos(2) &&
+                    a.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVES_ACKED) >= 4, 30_000, a::log);
+                for (final Joined j : List.of(a, b))
+                {
+                    assertEquals(FenceCause.NONE, j.membership.fenceCause(), j.log());
+                    assertEquals(Membership.STATE_REGISTERED, j.membership.registrationState());
+                }
+                awaitCompleteWith(a, "a", "b");
+                awaitCompleteWith(b, "a", "b");
+                assertTrue(a.membership.remoteWorkEnabled(System.nanoTime()), a.log());
+                assertTrue(b.membership.remoteWorkEnabled(System.nanoTime()), b.log());
+            }
+        }
+    }
+
+    @Test
+    @Timeout(90)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldLetExactlyOneOfTwoRacingManagerProcessesRegisterAndExpireItAfterKillNine() throws Exception
+    {
+        final String cluster = cluster("race");
+        final Path logs = Files.createDirectories(Paths.get("target", "e2e-logs"));
+        final List<Process> processes = new ArrayList<>();
+        final List<Path> outs = new ArrayList<>();
+        final List<File> dirs = new ArrayList<>();
+        try
+        {
+            for (int i = 0; i < 2; i++)
+            {
+                final File dir = new File("/dev/shm", "orbitkv-race-" + UUID.randomUUID());
+                dirs.add(dir);
+                final Path out = logs.resolve(cluster + "-" + i + ".log");
+                outs.add(out);
+                processes.add(new ProcessBuilder(ChildJvm.orbitkvCommand(List.of("-Xmx256m"), List.of(
+                    "manager", "--dir", dir.toString(), "--pool-bytes", "4m", "--pool-pretouch=false",
+                    "--etcd-endpoints", etcd.endpoints(), "--cluster-name", cluster, "--node-id", "same",
+                    "--catalog-nodes", "same")))
+                    .redirectErrorStream(true).redirectOutput(out.toFile()).start());
+            }
+            await(() -> processes.stream().filter((p) -> !p.isAlive()).count() == 1, 60_000,
+                () -> "exactly one exits: " + read(outs.get(0)) + "\n----\n" + read(outs.get(1)));
+            final int loser = processes.get(0).isAlive() ? 1 : 0;
+            final int winner = 1 - loser;
+            assertEquals(1, processes.get(loser).exitValue());
+            assertTrue(read(outs.get(loser)).contains("node id 'same' is already registered"), read(outs.get(loser)));
+            await(() -> read(outs.get(winner)).contains("OrbitKV Manager running"), 30_000, () -> read(outs.get(winner)));
+            assertTrue(read(outs.get(winner)).contains("registered node 'same'"), read(outs.get(winner)));
+            assertTrue(processes.get(winner).isAlive());
+
+            // kill -9 revokes nothing: the record stays until the lease expires (about one TTL later)
+            try (Joined watcher = join(etcd.endpoints(), cluster, "watcher", "same"))
+            {
+                awaitCompleteWith(watcher, "same", "watcher");
+                processes.get(winner).destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                final long killedNs = System.nanoTime();
+                await(() -> null == watcher.membership.view().member("same"), 30_000, () -> "lease expiry after kill -9");
+                final long goneAfterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedNs);
+                assertTrue(goneAfterMs >= 3_000, "removed after " + goneAfterMs + " ms: expiry, not a revoke");
+            }
+        }
+        finally
+        {
+            for (final Process p : processes)
+            {
+                p.destroy();
+                p.waitFor(10, TimeUnit.SECONDS);
+            }
+            dirs.forEach((d) -> IoUtil.delete(d, true));
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldExpireAStoppedManagerProcessAndFenceItWhenItContinues() throws Exception
+    {
+        final String cluster = cluster("sigstop");
+        final Path logs = Files.createDirectories(Paths.get("target", "e2e-logs"));
+        final Path out = logs.resolve(cluster + "-stopped.log");
+        final File dir = new File("/dev/shm", "orbitkv-sigstop-" + UUID.randomUUID());
+        final Process manager = new ProcessBuilder(ChildJvm.orbitkvCommand(List.of("-Xmx256m"), List.of(
+            "manager", "--dir", dir.toString(), "--pool-bytes", "4m", "--pool-pretouch=false",
+            "--etcd-endpoints", etcd.endpoints(), "--cluster-name", cluster, "--node-id", "stopped",
+            "--catalog-nodes", "stopped,watcher")))
+            .redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        try (Joined watcher = join(etcd.endpoints(), cluster, "watcher", "stopped,watcher"))
+        {
+            awaitCompleteWith(watcher, "stopped", "watcher");
+            await(() -> read(out).contains("OrbitKV Manager running"), 30_000, () -> read(out));
+
+            EtcdCluster.signal(manager.pid(), "STOP");
+            final long stoppedNs = System.nanoTime();
+            await(() -> null == watcher.membership.view().member("stopped"), 30_000,
+                () -> "watcher sees the stopped Manager's lease expire " + watcher.membership.view());
+            final long expiredAfterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stoppedNs);
+            assertTrue(expiredAfterMs <= 25_000, "expired after " + expiredAfterMs + " ms");
+
+            EtcdCluster.signal(manager.pid(), "CONT");
+            await(() -> read(out).contains("FENCED until restart"), 15_000, () -> read(out));
+            assertTrue(manager.isAlive(), "local service continues after fencing");
+            try (CncReader reader = CncReader.map(new File(dir, "cnc.dat")))
+            {
+                final long fenced = reader.countersReader().getCounterValue(SystemCounterDescriptor.MEMBERSHIP_FENCED.id());
+                assertTrue(fenced == FenceCause.REGISTRATION_EXPIRED.code() ||
+                    fenced == FenceCause.OWN_RECORD_REMOVED.code() || fenced == FenceCause.LEASE_LOST.code(),
+                    "fence cause " + fenced);
+                assertEquals(0, reader.countersReader()
+                    .getCounterValue(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED.id()));
+            }
+            final Process stat = new ProcessBuilder(ChildJvm.orbitkvCommand(List.of("-Xmx128m"),
+                List.of("stat", "--dir", dir.toString(), "--once"))).redirectErrorStream(true).start();
+            final String statText = new String(stat.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            stat.waitFor(30, TimeUnit.SECONDS);
+            assertTrue(statText.contains("until restart"), statText);
+            assertNull(watcher.membership.view().member("stopped"), "a fenced runtime does not come back");
+        }
+        finally
+        {
+            EtcdCluster.signal(manager.pid(), "CONT");
+            manager.destroy();
+            manager.waitFor(10, TimeUnit.SECONDS);
+            IoUtil.delete(dir, true);
+        }
+    }
+
+    private static String membersCli(final String cluster)
+    {
+        final java.io.StringWriter text = new java.io.StringWriter();
+        final picocli.CommandLine cli = new picocli.CommandLine(new io.orbitkv.manager.cli.OrbitKvCli());
+        cli.setOut(new java.io.PrintWriter(text, true));
+        cli.setErr(new java.io.PrintWriter(text, true));
+        final int exit = cli.execute("members", "--etcd-endpoints", etcd.endpoints(), "--cluster-name", cluster);
+        assertEquals(0, exit, text.toString());
+        return text.toString();
+    }
+
+    private static String read(final Path path)
+    {
+        try
+        {
+            return Files.readString(path);
+        }
+        catch (final java.io.IOException ex)
+        {
+            return ex.toString();
+        }
+    }
+
+    static KeyValue only(final GetResponse response)
+    {
+        assertNotNull(response);
+        assertEquals(1, response.getKvs().size());
+        return response.getKvs().get(0);
+    }
+}
