@@ -90,6 +90,12 @@ public final class Configuration
     public static final String SSD_QUEUE_DEPTH_PROP_NAME = "orbitkv.manager.ssd.queue.depth";
     public static final int SSD_QUEUE_DEPTH_DEFAULT = 64;
 
+    /** Longest an eviction waits for in-flight SSD writes to free staging before it skips the admission. */
+    public static final long SSD_ADMISSION_WAIT_NS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
+
+    /** Slice of that wait spent in the kernel per completion poll. */
+    public static final long SSD_ADMISSION_WAIT_SLICE_NS = java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(50);
+
     public static final String SSD_BACKEND_PROP_NAME = "orbitkv.manager.ssd.backend";
     public static final SsdBackendChoice SSD_BACKEND_DEFAULT = SsdBackendChoice.AUTO;
 

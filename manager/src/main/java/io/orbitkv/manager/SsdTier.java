@@ -83,6 +83,8 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     private final AtomicCounter fallbackGauge;
     private final AtomicCounter admissions;
     private final AtomicCounter admissionSkips;
+    private final AtomicCounter admissionWaits;
+    private int writesInFlight;
     private final AtomicCounter evictions;
     private final AtomicCounter promotions;
     private final AtomicCounter lookupHits;
@@ -147,6 +149,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
         fallbackGauge = counters.get(SystemCounterDescriptor.SSD_FALLBACK);
         admissions = counters.get(SystemCounterDescriptor.SSD_ADMISSIONS);
         admissionSkips = counters.get(SystemCounterDescriptor.SSD_ADMISSION_SKIPS);
+        admissionWaits = counters.get(SystemCounterDescriptor.SSD_ADMISSION_WAITS);
         evictions = counters.get(SystemCounterDescriptor.SSD_EVICTIONS);
         promotions = counters.get(SystemCounterDescriptor.SSD_PROMOTIONS);
         lookupHits = counters.get(SystemCounterDescriptor.SSD_LOOKUP_HITS);
@@ -251,6 +254,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
         final boolean ok = result == cmdIoLength[cmd];
         if (CMD_WRITE == cmdKind[cmd])
         {
+            writesInFlight--;
             if (ok)
             {
                 residences.seal(entry);
@@ -350,12 +354,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
             return;
         }
         final int length = dram.length(dramEntryId);
-        if (0 == freeCommandCount)
-        {
-            admissionSkips.incrementRelease();
-            return;
-        }
-        final long stagingOffset = allocateStaging(length);
+        final long stagingOffset = stagingForAdmission(length);
         if (SlabAllocator.NO_SPACE == stagingOffset)
         {
             admissionSkips.incrementRelease();
@@ -373,11 +372,53 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
         MemorySegment.copy(pool, dram.offset(dramEntryId), staging, stagingOffset, length);
         final int cmd = takeCommand();
         cmdKind[cmd] = CMD_WRITE;
+        writesInFlight++;
         cmdEntry[cmd] = entry;
         cmdStagingOffset[cmd] = stagingOffset;
         cmdFileOffset[cmd] = residences.offset(entry);
         cmdIoLength[cmd] = ioLength(length);
         enqueue(cmd);
+    }
+
+    /**
+     * Staging for a victim's copy. When staging or commands are used up by writes still in flight, the eviction
+     * waits for them (design: a DRAM victim is written before its space is reused; back-pressure instead of
+     * unbounded queues): the disk's write rate then bounds the eviction rate. The wait is bounded by
+     * {@link Configuration#SSD_ADMISSION_WAIT_NS}; past it, or with no write in flight to wait for (staging held by
+     * reads the ring agent has yet to copy out), the admission is skipped and counted instead.
+     *
+     * @return staging offset, or {@link SlabAllocator#NO_SPACE}.
+     */
+    private long stagingForAdmission(final int length)
+    {
+        long deadlineNs = 0;
+        while (true)
+        {
+            if (0 != freeCommandCount)
+            {
+                final long stagingOffset = allocateStaging(length);
+                if (SlabAllocator.NO_SPACE != stagingOffset)
+                {
+                    return stagingOffset;
+                }
+            }
+            if (0 == writesInFlight)
+            {
+                return SlabAllocator.NO_SPACE;
+            }
+            final long nowNs = System.nanoTime();
+            if (0 == deadlineNs)
+            {
+                deadlineNs = nowNs + Configuration.SSD_ADMISSION_WAIT_NS;
+                admissionWaits.incrementRelease();
+            }
+            else if (nowNs - deadlineNs > 0)
+            {
+                return SlabAllocator.NO_SPACE;
+            }
+            // Completions of writes free staging and commands; nothing here re-enters the DRAM store.
+            doWork(Configuration.SSD_ADMISSION_WAIT_SLICE_NS);
+        }
     }
 
     // ---------------------------------------------------------------------------------------------------------------

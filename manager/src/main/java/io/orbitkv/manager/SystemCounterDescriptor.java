@@ -101,7 +101,8 @@ public enum SystemCounterDescriptor
     MEMBERSHIP_RECORDS_REJECTED(85, "Membership: member records rejected by snapshots", false),
     MEMBERSHIP_KEEPALIVES_ACKED(86, "Membership: keepalives acknowledged", false),
     MEMBERSHIP_KEEPALIVE_FAILURES(87, "Membership: keepalive failures", false),
-    MEMBERSHIP_SHARDS_UNAVAILABLE(88, "Membership: shards whose host is not in the view", true);
+    MEMBERSHIP_SHARDS_UNAVAILABLE(88, "Membership: shards whose host is not in the view", true),
+    SSD_ADMISSION_WAITS(89, "SSD admissions that waited for in-flight writes (back-pressure)", false);
 
     /** Type id of every system counter in the CnC counters section. */
     public static final int SYSTEM_COUNTER_TYPE_ID = 0;

@@ -160,6 +160,45 @@ class SsdTierTest
     }
 
     @Test
+    void shouldHoldEvictionsBackUntilInFlightWritesFreeStagingInsteadOfSkippingAdmissions()
+    {
+        // Staging for exactly one block: every further victim of one Publish must wait for the previous victim's
+        // write to complete (design: the victim is written before its DRAM space is reused).
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.AUTO).ssdStagingBytes(MB));
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine", 48L * MB);
+            final long[] offsets = new long[16];
+            final int[] lengths = new int[16];
+            for (int i = 0; i < 16; i++)
+            {
+                offsets[i] = (long)i * MB;
+                lengths[i] = MB;
+                client.fill(offsets[i], MB, 1000 + i);
+            }
+            // The first request fills the 8-block pool; the second evicts all eight, back to back.
+            final RawRingClient.Reply fill = client.awaitReply(client.publish(NS,
+                java.util.Arrays.copyOfRange(offsets, 0, 8), java.util.Arrays.copyOfRange(lengths, 0, 8), hashes(0, 8)));
+            assertEquals(8, fill.value(), fill::toString);
+            final RawRingClient.Reply evicting = client.awaitReply(client.publish(NS,
+                java.util.Arrays.copyOfRange(offsets, 8, 16), java.util.Arrays.copyOfRange(lengths, 8, 16), hashes(8, 8)));
+            assertEquals(8, evicting.value(), evicting::toString);
+
+            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 8);
+            assertTrue(manager.counter(SystemCounterDescriptor.SSD_ADMISSION_WAITS) > 0, "evictions waited for writes");
+            assertEquals(0, manager.counter(SystemCounterDescriptor.SSD_ADMISSION_SKIPS), "no victim lost");
+
+            final RawRingClient.Reply read = readAll(client, 0, 8);
+            assertEquals(8, read.value(), read::toString);
+            for (int i = 0; i < 8; i++)
+            {
+                assertEquals(KeyStatus.SSD, read.statuses().get(i));
+                assertTrue(client.matches((long)(16 + i) * MB, MB, 1000 + i), "block " + i + " byte-exact");
+            }
+        }
+    }
+
+    @Test
     void shouldEvictLeastRecentlyUsedSsdResidencesWhenTheSsdIsFull()
     {
         manager = Manager.launch(context(Configuration.SsdBackendChoice.AUTO).ssdBytes(4L * MB));
