@@ -6,6 +6,7 @@ import io.aeron.logbuffer.Header;
 import io.orbitkv.catalog.CatalogRequestValidator;
 import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.catalog.JournalRecord;
+import io.orbitkv.catalog.SnapshotCut;
 import io.orbitkv.codecs.StateKey;
 import io.orbitkv.codecs.catalog.CatalogAckDecoder;
 import io.orbitkv.codecs.catalog.CatalogDeltaBatchDecoder;
@@ -243,18 +244,18 @@ final class PeerAdapter implements FragmentHandler
         final long senderLsb = route.senderIncarnation().lsb();
         final CatalogStatus status = validator.checkRoute(route.shard(), route.placementFingerprint(),
             route.destinationIncarnation().msb(), route.destinationIncarnation().lsb(), false);
-        if (CatalogStatus.OK != status)
-        {
-            reject(status);
-            return;
-        }
         final String responseChannel = connectDecoder.responseChannel();
         if (responseStreamId != streamId || !PeerTransport.isPeerChannel(responseChannel))
         {
             rejectFrame(CatalogStatus.MALFORMED);
             return;
         }
-        agent.openSession(correlationId, nodeIndex, senderMsb, senderLsb, responseChannel);
+        if (CatalogStatus.OK != status)
+        {
+            // Counted here; the refusal is answered on the named response channel once it connects.
+            countRejection(status);
+        }
+        agent.openSession(correlationId, nodeIndex, senderMsb, senderLsb, responseChannel, status);
     }
 
     /**
@@ -474,7 +475,7 @@ final class PeerAdapter implements FragmentHandler
         final long endWatermark = endDecoder.endWatermark();
         final int pageCount = endDecoder.pageCount();
         final SnapshotEndDecoder.IntervalDecoder interval = endDecoder.interval();
-        if (interval.count() > PeerProxy.MAX_DELTA_BATCH_RECORDS)
+        if (interval.count() > SnapshotCut.DEFAULT_MAX_INTERVAL_RECORDS)
         {
             reject(CatalogStatus.BATCH_TOO_LARGE);
             return;
@@ -610,6 +611,12 @@ final class PeerAdapter implements FragmentHandler
         final long relevantSequence = responseDecoder.relevantSequence();
         final PeerClient connecting =
             agent.connectingClient(correlationId, route.senderIncarnation().msb(), route.senderIncarnation().lsb());
+        if (null != connecting && CatalogStatus.OK != code)
+        {
+            // A refusal can only stop this client, so it is taken even when this peer's placement differs.
+            agent.onConnectResponse(connecting, sessionId, code);
+            return;
+        }
         if (null != connecting)
         {
             final CatalogStatus status = validator.checkRoute(route.shard(), route.placementFingerprint(),

@@ -1,6 +1,7 @@
 package io.orbitkv.manager.peer;
 
 import java.util.ArrayList;
+import java.util.Iterator;
 
 import io.aeron.Aeron;
 import io.aeron.ExclusivePublication;
@@ -38,6 +39,12 @@ public final class PeerAgent implements Agent
      * Queued image events beyond this are dropped (the count is only observability).
      */
     static final int IMAGE_QUEUE_CAPACITY = 1024;
+
+    /**
+     * Sessions this peer serves at once: one per (requester, response channel) in the member view of at most 4,096
+     * members. A requester reconnecting replaces its previous session; beyond the bound a connect is refused.
+     */
+    static final int MAX_SESSIONS = 4096;
 
     private final Aeron aeron;
     private final AgentInvoker clientInvoker;
@@ -77,7 +84,7 @@ public final class PeerAgent implements Agent
         this.connectTimeoutMs = ctx.connectTimeoutMs();
         this.localChannel = PeerTransport.channel(ctx.endpoint());
         this.proxy = new PeerProxy(
-            ctx.incarnationMsb(), ctx.incarnationLsb(), ctx.placementFingerprint(), counters);
+            ctx.incarnationMsb(), ctx.incarnationLsb(), ctx.placementFingerprint(), counters, ctx.maxMessageBytes());
         this.publications = new PublicationLru(aeron, streamId, ctx.publicationLruCapacity(), counters);
         this.adapter = new PeerAdapter(this, ctx.handler(), ctx.coldQueryHandler(), ctx.validator(), proxy, counters,
             ctx.errorHandler(), streamId);
@@ -183,6 +190,14 @@ public final class PeerAgent implements Agent
             relevantSequence);
     }
 
+    /**
+     * @return records an owner may put in one delta batch with this transport's message size.
+     */
+    public int maxBatchRecords()
+    {
+        return proxy.maxBatchRecords();
+    }
+
     public long nextCorrelationId()
     {
         return ++nextCorrelationId;
@@ -267,13 +282,42 @@ public final class PeerAgent implements Agent
         final int requesterNodeIndex,
         final long requesterMsb,
         final long requesterLsb,
-        final String responseChannel)
+        final String responseChannel,
+        final CatalogStatus connectStatus)
     {
+        CatalogStatus status = connectStatus;
+        if (CatalogStatus.OK == status)
+        {
+            closeSessionsOf(requesterMsb, requesterLsb, responseChannel);
+            if (sessions.size() >= MAX_SESSIONS)
+            {
+                counters.increment(PeerCounter.SESSIONS_REFUSED);
+                status = CatalogStatus.ERROR;
+            }
+        }
         final PeerSession session = new PeerSession(++nextSessionId, correlationId, requesterNodeIndex, requesterMsb,
-            requesterLsb, responseChannel, currentMs() + connectTimeoutMs);
-        sessions.put(session.sessionId(), session);
+            requesterLsb, responseChannel, currentMs() + connectTimeoutMs, status);
+        if (CatalogStatus.OK == status)
+        {
+            sessions.put(session.sessionId(), session);
+        }
         pendingSessions.add(session);
         publications.publication(responseChannel);
+    }
+
+    private void closeSessionsOf(final long requesterMsb, final long requesterLsb, final String responseChannel)
+    {
+        final Iterator<PeerSession> it = sessions.values().iterator();
+        while (it.hasNext())
+        {
+            final PeerSession existing = it.next();
+            if (existing.isFrom(requesterMsb, requesterLsb) && existing.responseChannel().equals(responseChannel))
+            {
+                existing.state(PeerSession.CLOSED);
+                it.remove();
+                pendingSessions.remove(existing);
+            }
+        }
     }
 
     private long currentMs()
@@ -290,11 +334,19 @@ public final class PeerAgent implements Agent
             final ExclusivePublication publication = publications.publication(session.responseChannel());
             if (publication.isConnected())
             {
+                final CatalogStatus status = session.connectStatus();
                 if (proxy.response(publication, session.requesterIncarnationMsb(), session.requesterIncarnationLsb(),
-                    0, session.sessionId(), session.connectCorrelationId(), CatalogStatus.OK, -1))
+                    0, session.sessionId(), session.connectCorrelationId(), status, -1))
                 {
-                    session.state(PeerSession.ACTIVE);
-                    counters.increment(PeerCounter.SESSIONS_OPENED);
+                    if (CatalogStatus.OK == status)
+                    {
+                        session.state(PeerSession.ACTIVE);
+                        counters.increment(PeerCounter.SESSIONS_OPENED);
+                    }
+                    else
+                    {
+                        session.state(PeerSession.CLOSED);
+                    }
                     pendingSessions.remove(i);
                     workCount++;
                 }

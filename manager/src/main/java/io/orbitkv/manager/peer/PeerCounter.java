@@ -35,7 +35,8 @@ public enum PeerCounter
     SESSIONS_OPENED(36, "peer: sessions opened"),
     SESSIONS_TIMED_OUT(37, "peer: sessions timed out before their response channel connected"),
     IMAGES_AVAILABLE(38, "peer: images available"),
-    IMAGES_UNAVAILABLE(39, "peer: images unavailable");
+    IMAGES_UNAVAILABLE(39, "peer: images unavailable"),
+    SESSIONS_REFUSED(40, "peer: sessions refused (session limit)");
 
     /**
      * Counter type ids of the peer transport start here (the Manager's system counters use lower ids).

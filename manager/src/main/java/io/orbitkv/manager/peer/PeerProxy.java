@@ -5,6 +5,7 @@ import io.aeron.Publication;
 import io.orbitkv.catalog.JournalReader;
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.OwnerJournal;
+import io.orbitkv.codecs.StateKey;
 import io.orbitkv.codecs.catalog.CatalogAckEncoder;
 import io.orbitkv.codecs.catalog.CatalogDeltaBatchEncoder;
 import io.orbitkv.codecs.catalog.CatalogOp;
@@ -34,20 +35,28 @@ final class PeerProxy
     static final int MAX_OFFER_ATTEMPTS = 3;
 
     /**
-     * Largest message the transport encodes; the driver's terms are sized so it is below term length / 8.
-     */
-    static final int MAX_MESSAGE_BYTES = 128 * 1024;
-
-    /**
-     * Records per delta batch: 256 records of the longest key stay below {@link #MAX_MESSAGE_BYTES}.
+     * Records per delta batch or snapshot page an owner sends; a host accepts up to
+     * {@link io.orbitkv.catalog.SnapshotCut#DEFAULT_MAX_INTERVAL_RECORDS} in a SnapshotEnd interval.
      */
     static final int MAX_DELTA_BATCH_RECORDS = 256;
+
+    /**
+     * Encoded bytes of the largest possible delta record: fixed fields, then 256 namespace and 64 hash bytes with
+     * their length prefixes.
+     */
+    static final int MAX_RECORD_ENCODED_BYTES = CatalogDeltaBatchEncoder.RecordsEncoder.sbeBlockLength() +
+        CatalogDeltaBatchEncoder.RecordsEncoder.keyNamespaceHeaderLength() + StateKey.MAX_NAMESPACE_LENGTH +
+        CatalogDeltaBatchEncoder.RecordsEncoder.keyHashHeaderLength() + StateKey.MAX_HASH_LENGTH;
+
+    private static final int BATCH_OVERHEAD_BYTES = MessageHeaderEncoder.ENCODED_LENGTH +
+        CatalogDeltaBatchEncoder.BLOCK_LENGTH + CatalogDeltaBatchEncoder.RecordsEncoder.sbeHeaderSize();
 
     private final long localIncarnationMsb;
     private final long localIncarnationLsb;
     private final long placementFingerprint;
     private final PeerCounters counters;
-    private final UnsafeBuffer buffer = new UnsafeBuffer(BufferUtil.allocateDirectAligned(MAX_MESSAGE_BYTES, 64));
+    private final int maxBatchRecords;
+    private final UnsafeBuffer buffer;
     private final UnsafeBuffer empty = new UnsafeBuffer(new byte[0]);
 
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
@@ -63,8 +72,16 @@ final class PeerProxy
         final long localIncarnationMsb,
         final long localIncarnationLsb,
         final long placementFingerprint,
-        final PeerCounters counters)
+        final PeerCounters counters,
+        final int maxMessageBytes)
     {
+        this.buffer = new UnsafeBuffer(BufferUtil.allocateDirectAligned(maxMessageBytes, 64));
+        this.maxBatchRecords =
+            Math.min(MAX_DELTA_BATCH_RECORDS, (maxMessageBytes - BATCH_OVERHEAD_BYTES) / MAX_RECORD_ENCODED_BYTES);
+        if (maxBatchRecords < 1)
+        {
+            throw new IllegalArgumentException("message size cannot hold one delta record: " + maxMessageBytes);
+        }
         this.localIncarnationMsb = localIncarnationMsb;
         this.localIncarnationLsb = localIncarnationLsb;
         this.placementFingerprint = placementFingerprint;
@@ -138,7 +155,8 @@ final class PeerProxy
 
     /**
      * Encode retained journal records of a shard from {@code fromSequence} (at most {@code maxRecords}, capped at
-     * {@link #MAX_DELTA_BATCH_RECORDS}) into one batch and offer it.
+     * {@link #MAX_DELTA_BATCH_RECORDS} and at what the largest records would need in one message) into one batch
+     * and offer it.
      *
      * @return records sent, 0 when nothing is pending or the offer failed, or
      * {@link OwnerJournal#READ_RESYNC_REQUIRED} when the journal no longer holds {@code fromSequence}.
@@ -156,7 +174,7 @@ final class PeerProxy
             return OwnerJournal.READ_RESYNC_REQUIRED;
         }
         final long pending = journal.lastSequence(shard) - fromSequence + 1;
-        final int count = (int)Math.min(Math.min(maxRecords, MAX_DELTA_BATCH_RECORDS), Math.max(0, pending));
+        final int count = (int)Math.min(Math.min(maxRecords, maxBatchRecords), Math.max(0, pending));
         if (count <= 0)
         {
             return 0;
@@ -222,6 +240,11 @@ final class PeerProxy
         }
         counters.increment(PeerCounter.OFFERS_FAILED);
         return false;
+    }
+
+    int maxBatchRecords()
+    {
+        return maxBatchRecords;
     }
 
     UnsafeBuffer buffer()

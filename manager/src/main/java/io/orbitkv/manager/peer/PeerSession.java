@@ -1,5 +1,7 @@
 package io.orbitkv.manager.peer;
 
+import io.orbitkv.codecs.catalog.CatalogStatus;
+
 /**
  * A session a requester opened on this peer with a PeerConnect (archive style): the requester named its response
  * channel and stream; this peer assigned the session id and answers every request on that channel. Owned by the
@@ -18,6 +20,7 @@ public final class PeerSession
     private final long requesterIncarnationLsb;
     private final String responseChannel;
     private final long connectDeadlineMs;
+    private final CatalogStatus connectStatus;
     private int state = AWAIT_RESPONSE_CHANNEL;
 
     PeerSession(
@@ -27,8 +30,10 @@ public final class PeerSession
         final long requesterIncarnationMsb,
         final long requesterIncarnationLsb,
         final String responseChannel,
-        final long connectDeadlineMs)
+        final long connectDeadlineMs,
+        final CatalogStatus connectStatus)
     {
+        this.connectStatus = connectStatus;
         this.sessionId = sessionId;
         this.connectCorrelationId = connectCorrelationId;
         this.requesterNodeIndex = requesterNodeIndex;
@@ -71,6 +76,14 @@ public final class PeerSession
     long connectCorrelationId()
     {
         return connectCorrelationId;
+    }
+
+    /**
+     * OK for a session being opened; otherwise the refusal to send before discarding it.
+     */
+    CatalogStatus connectStatus()
+    {
+        return connectStatus;
     }
 
     long connectDeadlineMs()

@@ -34,10 +34,16 @@ public final class PeerTransport implements AutoCloseable
     public static final int DEFAULT_STREAM_ID = 1_201;
 
     /**
-     * Term length of peer publications: large enough for the 128 KiB maximum message (term / 8), small enough that a
-     * full LRU of sparse logs stays modest.
+     * Default term length of peer publications: a 128 KiB maximum message (term / 8) holds a full delta batch of the
+     * longest keys, and a full LRU of sparse logs stays modest. A SnapshotEnd interval of 1,024 records of the
+     * longest keys needs 4 MiB terms; the Manager may choose that with {@link Context#termLength(int)}.
      */
     public static final int TERM_LENGTH = 1024 * 1024;
+
+    /**
+     * Aeron's cap on a message regardless of term length.
+     */
+    static final int MAX_MESSAGE_CAP_BYTES = 16 * 1024 * 1024;
 
     /**
      * Term length of IPC publications (unused by peers; the driver's minimum keeps its footprint small).
@@ -68,7 +74,7 @@ public final class PeerTransport implements AutoCloseable
                 .aeronDirectoryName(aeronDir.getAbsolutePath())
                 .threadingMode(ThreadingMode.SHARED)
                 .sharedIdleStrategy(new BackoffIdleStrategy(10, 20, 1_000, 1_000_000))
-                .publicationTermBufferLength(TERM_LENGTH)
+                .publicationTermBufferLength(ctx.termLength())
                 .ipcTermBufferLength(IPC_TERM_LENGTH)
                 .termBufferSparseFile(true)
                 .dirDeleteOnStart(true)
@@ -154,6 +160,7 @@ public final class PeerTransport implements AutoCloseable
         private String endpoint;
         private Path directory;
         private int streamId = DEFAULT_STREAM_ID;
+        private int termLength = TERM_LENGTH;
         private int localNodeIndex;
         private long incarnationMsb;
         private long incarnationLsb;
@@ -180,6 +187,8 @@ public final class PeerTransport implements AutoCloseable
             require(publicationLruCapacity >= 1 && publicationLruCapacity <= PublicationLru.MAX_CLIENTS,
                 "publicationLruCapacity must be 1.." + PublicationLru.MAX_CLIENTS + ": " + publicationLruCapacity);
             require(connectTimeoutMs > 0, "connectTimeoutMs must be positive");
+            require(termLength >= IPC_TERM_LENGTH && termLength <= 64 * 1024 * 1024 && Integer.bitCount(termLength) == 1,
+                "termLength must be a power of two in 64 KiB..64 MiB: " + termLength);
         }
 
         private static void require(final boolean condition, final String message)
@@ -221,6 +230,25 @@ public final class PeerTransport implements AutoCloseable
         public int streamId()
         {
             return streamId;
+        }
+
+        public Context termLength(final int termLength)
+        {
+            this.termLength = termLength;
+            return this;
+        }
+
+        public int termLength()
+        {
+            return termLength;
+        }
+
+        /**
+         * @return the largest message peer publications accept: term length / 8, capped by Aeron.
+         */
+        public int maxMessageBytes()
+        {
+            return Math.min(termLength / 8, MAX_MESSAGE_CAP_BYTES);
         }
 
         public Context localNodeIndex(final int localNodeIndex)

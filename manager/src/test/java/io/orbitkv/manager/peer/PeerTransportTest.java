@@ -25,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -199,14 +200,28 @@ class PeerTransportTest
     }
 
     @Test
-    void shouldRefuseConnectWithWrongFingerprintAndCountIt()
+    void shouldRefuseConnectWithWrongFingerprintAnswerTheRefusalAndCountIt()
     {
         host = new PeerNode(dir, 1, HOST_MSB, HOST_LSB);
         owner = new PeerNode(dir, 2, OWNER_MSB, OWNER_LSB, PeerNode.FINGERPRINT + 9);
         final PeerClient client = owner.agent().connect(host.transport.endpoint(), host.nodeIndex, HOST_MSB, HOST_LSB);
-        await(() -> 1 == host.counter(PeerCounter.REJECTED_WRONG_FINGERPRINT), "connect rejected");
+        await(client::isFailed, "refusal answered on the requester's response channel");
         assertFalse(client.isActive());
+        assertEquals(1, host.counter(PeerCounter.REJECTED_WRONG_FINGERPRINT));
+        assertEquals(0, host.counter(PeerCounter.SESSIONS_OPENED));
         assertEquals(0, host.agent().sessionCount());
+    }
+
+    @Test
+    void shouldReplaceTheSessionOfARequesterThatConnectsAgain()
+    {
+        startPair();
+        final PeerClient first = connect(owner, host);
+        final PeerClient second = connect(owner, host);
+        assertEquals(1, host.agent().sessionCount());
+        assertNull(host.agent().session(first.sessionId()));
+        assertNotNull(host.agent().session(second.sessionId()));
+        assertEquals(2, host.counter(PeerCounter.SESSIONS_OPENED));
     }
 
     @Test
