@@ -388,9 +388,17 @@ final class PeerAdapter implements FragmentHandler
             return;
         }
         currentCorrelationId = beginDecoder.snapshotId();
+        final long snapshotId = beginDecoder.snapshotId();
+        final long startWatermark = beginDecoder.startWatermark();
+        final int recordCount = beginDecoder.recordCount();
+        if (SnapshotBeginDecoder.recordCountNullValue() != recordCount && recordCount < 0)
+        {
+            rejectFrame(CatalogStatus.MALFORMED);
+            return;
+        }
         final CatalogStatus status = handler.onSnapshotBegin(currentSession, route.shard(),
-            route.senderIncarnation().msb(), route.senderIncarnation().lsb(), beginDecoder.snapshotId(),
-            beginDecoder.startWatermark());
+            route.senderIncarnation().msb(), route.senderIncarnation().lsb(), snapshotId, startWatermark,
+            SnapshotBeginDecoder.recordCountNullValue() == recordCount ? 0 : recordCount);
         if (CatalogStatus.OK != status)
         {
             reject(status);

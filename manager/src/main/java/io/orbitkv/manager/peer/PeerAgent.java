@@ -191,6 +191,20 @@ public final class PeerAgent implements Agent
     }
 
     /**
+     * Owner: a {@link io.orbitkv.catalog.SnapshotSink} that sends a {@link io.orbitkv.catalog.SnapshotCut}'s frames
+     * of one shard to the host behind {@code client}. Allocates; create one per (host, shard) at set-up.
+     */
+    public PeerSnapshotSender snapshotSender(final PeerClient client, final int shard)
+    {
+        return new PeerSnapshotSender(this, proxy, client, shard);
+    }
+
+    ExclusivePublication publication(final PeerClient client)
+    {
+        return publications.publication(client.channel());
+    }
+
+    /**
      * @return records an owner may put in one delta batch with this transport's message size.
      */
     public int maxBatchRecords()

@@ -30,10 +30,17 @@ public interface PeerHandler
     void onDeltaBatchEnd(PeerSession session, int shard, long nowNs, DeltaBatchOutcome outcome);
 
     /**
-     * Catalog host: an owner starts a snapshot cut of a shard.
+     * Catalog host: an owner starts a snapshot cut of a shard whose pages will carry {@code recordCount} records (0
+     * when a version 1 sender did not say).
      */
     CatalogStatus onSnapshotBegin(
-        PeerSession session, int shard, long senderMsb, long senderLsb, long snapshotId, long startWatermark);
+        PeerSession session,
+        int shard,
+        long senderMsb,
+        long senderLsb,
+        long snapshotId,
+        long startWatermark,
+        int recordCount);
 
     /**
      * Catalog host: one page record; the record's sequence is its version.

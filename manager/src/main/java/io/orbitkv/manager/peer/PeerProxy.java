@@ -242,6 +242,11 @@ final class PeerProxy
         return false;
     }
 
+    int maxMessageBytes()
+    {
+        return buffer.capacity();
+    }
+
     int maxBatchRecords()
     {
         return maxBatchRecords;
@@ -252,7 +257,7 @@ final class PeerProxy
         return buffer;
     }
 
-    private void route(final RouteEncoder route, final int shard, final long destinationMsb, final long destinationLsb)
+    void route(final RouteEncoder route, final int shard, final long destinationMsb, final long destinationLsb)
     {
         route.shard((short)shard).placementFingerprint(placementFingerprint);
         route.destinationIncarnation().msb(destinationMsb).lsb(destinationLsb);

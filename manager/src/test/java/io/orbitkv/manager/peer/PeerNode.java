@@ -133,15 +133,7 @@ final class PeerNode implements PeerHandler, AutoCloseable
         {
             return CatalogStatus.UNREGISTERED_PUBLISHER;
         }
-        return switch (receiver.onDelta(senderMsb, senderLsb, record))
-        {
-            case ShardReceiver.STALE_INCARNATION -> CatalogStatus.STALE_INCARNATION;
-            case ShardReceiver.UNREGISTERED_PUBLISHER -> CatalogStatus.UNREGISTERED_PUBLISHER;
-            case ShardReceiver.RESYNC_REQUIRED, ShardReceiver.VIEW_FULL, ShardReceiver.NAMESPACE_LIMIT ->
-                CatalogStatus.RESYNC_REQUIRED;
-            case ShardReceiver.BUDGET_EXCEEDED -> CatalogStatus.BUDGET_EXCEEDED;
-            default -> CatalogStatus.OK;
-        };
+        return status(receiver.onDelta(senderMsb, senderLsb, record));
     }
 
     public void onDeltaBatchEnd(
@@ -161,34 +153,57 @@ final class PeerNode implements PeerHandler, AutoCloseable
 
     public CatalogStatus onSnapshotBegin(
         final PeerSession session, final int shard, final long senderMsb, final long senderLsb, final long snapshotId,
-        final long startWatermark)
+        final long startWatermark, final int recordCount)
     {
-        return CatalogStatus.ERROR;
+        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
+        return null == receiver ? CatalogStatus.UNREGISTERED_PUBLISHER :
+            status(receiver.onSnapshotBegin(senderMsb, senderLsb, snapshotId, startWatermark, recordCount));
     }
 
     public CatalogStatus onSnapshotRecord(
         final PeerSession session, final int shard, final long snapshotId, final JournalRecord record)
     {
-        return CatalogStatus.ERROR;
+        return status(directory.receiver(session.requesterNodeIndex(), shard).onSnapshotRecord(snapshotId, record));
     }
 
     public CatalogStatus onSnapshotPageEnd(
         final PeerSession session, final int shard, final long snapshotId, final int pageIndex)
     {
-        return CatalogStatus.ERROR;
+        return status(directory.receiver(session.requesterNodeIndex(), shard).onSnapshotPageEnd(snapshotId, pageIndex));
     }
 
     public CatalogStatus onSnapshotIntervalRecord(
         final PeerSession session, final int shard, final long snapshotId, final JournalRecord record)
     {
-        return CatalogStatus.ERROR;
+        return status(
+            directory.receiver(session.requesterNodeIndex(), shard).onSnapshotIntervalRecord(snapshotId, record));
     }
 
     public CatalogStatus onSnapshotEnd(
         final PeerSession session, final int shard, final long snapshotId, final long startWatermark,
         final long endWatermark, final int pageCount, final DeltaBatchOutcome outcome)
     {
-        return CatalogStatus.ERROR;
+        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
+        final CatalogStatus status =
+            status(receiver.onSnapshotEnd(snapshotId, startWatermark, endWatermark, pageCount));
+        if (CatalogStatus.OK == status)
+        {
+            outcome.ack(receiver.contiguousSequence());
+        }
+        return status;
+    }
+
+    private static CatalogStatus status(final int outcome)
+    {
+        return switch (outcome)
+        {
+            case ShardReceiver.STALE_INCARNATION -> CatalogStatus.STALE_INCARNATION;
+            case ShardReceiver.UNREGISTERED_PUBLISHER -> CatalogStatus.UNREGISTERED_PUBLISHER;
+            case ShardReceiver.RESYNC_REQUIRED, ShardReceiver.VIEW_FULL, ShardReceiver.NAMESPACE_LIMIT,
+                ShardReceiver.UNKNOWN_SNAPSHOT, ShardReceiver.INCOMPLETE_SNAPSHOT -> CatalogStatus.RESYNC_REQUIRED;
+            case ShardReceiver.BUDGET_EXCEEDED -> CatalogStatus.BUDGET_EXCEEDED;
+            default -> CatalogStatus.OK;
+        };
     }
 
     public void onAck(final PeerClient client, final int shard, final long contiguousSequence)

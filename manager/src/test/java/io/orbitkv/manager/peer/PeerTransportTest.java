@@ -7,7 +7,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 import io.aeron.ExclusivePublication;
+import io.orbitkv.catalog.JournalRecord;
+import io.orbitkv.catalog.ShardInventory;
 import io.orbitkv.catalog.ShardReceiver;
+import io.orbitkv.catalog.SnapshotCut;
 import io.orbitkv.codecs.catalog.CatalogDeltaBatchEncoder;
 import io.orbitkv.codecs.catalog.CatalogOp;
 import io.orbitkv.codecs.catalog.CatalogStatus;
@@ -159,6 +162,44 @@ class PeerTransportTest
         sendColdQuery(client, 43, keys[3]);
         await(() -> 1 == owner.coldResponses, "query for a repaired key");
         assertEquals(1, owner.coldRows.get(0)[2], "the repaired record is discoverable");
+    }
+
+    @Test
+    void shouldRebuildAHostShardFromASnapshotCutWithItsDeltaIntervalAndAckTheEndWatermark()
+    {
+        startPair();
+        host.admitOwner(owner.nodeIndex, OWNER_MSB, OWNER_LSB);
+        final PeerClient client = connect(owner, host);
+        final ShardInventory inventory = new ShardInventory(owner.journal);
+        final int[] keys = PeerKeys.keysOfShard(SHARD, 6);
+        for (int i = 0; i < 5; i++)
+        {
+            addToInventory(inventory, keys[i]);
+        }
+        final ShardReceiver receiver = host.directory.receiver(owner.nodeIndex, SHARD);
+        receiver.onResyncRequired();
+        final int slot = owner.receiverSlot(SHARD);
+        final PeerSnapshotSender sender = owner.agent().snapshotSender(client, SHARD);
+        final SnapshotCut cut = new SnapshotCut(SHARD, slot, inventory, sender);
+        cut.start();
+        assertEquals(1, cut.doWork(System.nanoTime()), "begin sent");
+        addToInventory(inventory, keys[5]);
+        await(() ->
+        {
+            cut.doWork(System.nanoTime());
+            return SnapshotCut.COMPLETE == cut.state();
+        }, "cut completes");
+        await(() -> 1 == receiver.snapshotsInstalled(), "snapshot installed on the host");
+        await(() -> 6 == owner.journal.ackedSequence(SHARD, slot), "end watermark acked");
+
+        assertEquals(6, receiver.contiguousSequence());
+        assertTrue(receiver.coverageComplete());
+        assertEquals(0, sender.brokenSnapshots());
+        assertTrue(host.counter(PeerCounter.FRAMES_SNAPSHOT) >= 3, "begin, at least one page, end");
+        sendColdQuery(client, 70, keys[0], keys[5]);
+        await(() -> 1 == owner.coldResponses, "query after rebuild");
+        assertEquals(1, owner.coldRows.get(0)[2], "page record discoverable");
+        assertEquals(1, owner.coldRows.get(1)[2], "interval record discoverable");
     }
 
     @Test
@@ -323,6 +364,12 @@ class PeerTransportTest
         host.close();
         host = null;
         assertFalse(aeronDir.exists());
+    }
+
+    private static void addToInventory(final ShardInventory inventory, final int key)
+    {
+        assertTrue(inventory.add(JournalRecord.TIER_DRAM, PeerKeys.NAMESPACE, 0, PeerKeys.NAMESPACE_BYTES.length,
+            PeerKeys.hash(key), 0, PeerKeys.HASH_LENGTH, PeerKeys.insertionSequence(key), 4096) > 0);
     }
 
     private void startPair()
