@@ -42,6 +42,7 @@ final class PeerAdapter implements FragmentHandler
     private static final PeerFrameException UNKNOWN_TEMPLATE_FRAME =
         new PeerFrameException("peer frame with an unknown template");
     private static final int NO_SHARD = 0;
+    private static final int MIN_SCHEMA_VERSION = 1;
 
     private final PeerAgent agent;
     private final PeerHandler handler;
@@ -123,6 +124,12 @@ final class PeerAdapter implements FragmentHandler
             }
             final int blockLength = headerDecoder.blockLength();
             final int version = headerDecoder.version();
+            if (version < MIN_SCHEMA_VERSION)
+            {
+                // Newer versions are read through their block length (appended fields skipped); older never existed.
+                rejectFrame(CatalogStatus.SCHEMA_MISMATCH);
+                return;
+            }
             switch (headerDecoder.templateId())
             {
                 case PeerConnectDecoder.TEMPLATE_ID ->

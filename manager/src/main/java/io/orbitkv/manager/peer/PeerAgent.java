@@ -69,6 +69,7 @@ public final class PeerAgent implements Agent
     private final ArrayList<PeerClient> clients = new ArrayList<>();
 
     private long nextSessionId;
+    private int nextClientId;
     private long nextCorrelationId;
     private long lastTickMs;
     private long nowMs;
@@ -137,11 +138,26 @@ public final class PeerAgent implements Agent
         final String remoteEndpoint, final int remoteNodeIndex, final long remoteMsb, final long remoteLsb)
     {
         final String channel = PeerTransport.channel(remoteEndpoint);
-        final PeerClient client = new PeerClient(clients.size(), channel, remoteNodeIndex, remoteMsb, remoteLsb,
+        final PeerClient client = new PeerClient(++nextClientId, channel, remoteNodeIndex, remoteMsb, remoteLsb,
             nextCorrelationId(), currentMs() + connectTimeoutMs);
         clients.add(client);
         publications.publication(channel);
         return client;
+    }
+
+    /**
+     * Forget a client session (the remote left the member view or the caller is done with it). The publication stays
+     * in the LRU for other sessions to the same endpoint.
+     */
+    public void closeClient(final PeerClient client)
+    {
+        client.state(PeerClient.FAILED);
+        clients.remove(client);
+    }
+
+    public int clientCount()
+    {
+        return clients.size();
     }
 
     /**
@@ -299,6 +315,12 @@ public final class PeerAgent implements Agent
         final String responseChannel,
         final CatalogStatus connectStatus)
     {
+        if (pendingSessions.size() >= MAX_SESSIONS)
+        {
+            // Connects whose response channel has not connected yet are bounded too; this one is not even answered.
+            counters.increment(PeerCounter.SESSIONS_REFUSED);
+            return;
+        }
         CatalogStatus status = connectStatus;
         if (CatalogStatus.OK == status)
         {
