@@ -203,6 +203,57 @@ class PeerTransportTest
     }
 
     @Test
+    void shouldStreamAndAckDeltasWithoutAllocatingOnTheAgentThreadOnceWarm()
+    {
+        startPair();
+        host.admitOwner(owner.nodeIndex, OWNER_MSB, OWNER_LSB);
+        final PeerClient client = connect(owner, host);
+        final int[] keys = PeerKeys.keysOfShard(SHARD, 64);
+        final JournalRecord[] records = new JournalRecord[keys.length];
+        for (int i = 0; i < keys.length; i++)
+        {
+            records[i] = PeerKeys.record(keys[i], 0);
+        }
+        final int slot = owner.receiverSlot(SHARD);
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
+        threads.setThreadAllocatedMemoryEnabled(true);
+        final long threadId = Thread.currentThread().threadId();
+
+        streamAndAck(records, slot, client, 2_000);
+        final long before = threads.getThreadAllocatedBytes(threadId);
+        streamAndAck(records, slot, client, 2_000);
+        final long allocated = threads.getThreadAllocatedBytes(threadId) - before;
+
+        assertEquals(4_000, host.directory.receiver(owner.nodeIndex, SHARD).contiguousSequence());
+        assertTrue(allocated < 2_000, "both agents and the handler allocated " + allocated + " bytes over 2,000 batches");
+    }
+
+    /**
+     * Append, send and await the ack of one record at a time, without lambdas (the loop itself must not allocate).
+     */
+    private void streamAndAck(final JournalRecord[] records, final int slot, final PeerClient client, final int count)
+    {
+        final long deadlineNs = System.nanoTime() + AWAIT_NS * 3;
+        for (int i = 0; i < count; i++)
+        {
+            final long sequence = owner.journal.append(SHARD, records[i % records.length]);
+            while (owner.agent().sendDeltaBatch(client, SHARD, owner.journal, sequence, 1) <= 0)
+            {
+                duty();
+            }
+            while (owner.journal.ackedSequence(SHARD, slot) < sequence)
+            {
+                duty();
+                if (System.nanoTime() - deadlineNs > 0)
+                {
+                    fail("ack of " + sequence + " timed out");
+                }
+            }
+        }
+    }
+
+    @Test
     void shouldRejectWrongFingerprintCrossShardKeyUnregisteredPublisherAndStaleIncarnationEachCounted()
     {
         startPair();
