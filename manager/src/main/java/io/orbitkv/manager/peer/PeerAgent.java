@@ -11,6 +11,7 @@ import io.aeron.Subscription;
 import io.orbitkv.catalog.OwnerJournal;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import org.agrona.DirectBuffer;
+import org.agrona.ErrorHandler;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentInvoker;
@@ -54,6 +55,7 @@ public final class PeerAgent implements Agent
     private final PeerProxy proxy;
     private final PublicationLru publications;
     private final PeerCounters counters;
+    private final ErrorHandler errorHandler;
     private final NanoClock nanoClock;
     private final String localChannel;
     private final int streamId;
@@ -79,6 +81,7 @@ public final class PeerAgent implements Agent
         this.aeron = aeron;
         this.clientInvoker = aeron.conductorAgentInvoker();
         this.counters = counters;
+        this.errorHandler = ctx.errorHandler();
         this.nanoClock = ctx.nanoClock();
         this.streamId = ctx.streamId();
         this.localNodeIndex = ctx.localNodeIndex();
@@ -261,9 +264,13 @@ public final class PeerAgent implements Agent
         return sessions.get(sessionId);
     }
 
+    /**
+     * @return the session's response publication, or null when it cannot be created (the send is then counted as
+     * failed by the proxy).
+     */
     ExclusivePublication publication(final PeerSession session)
     {
-        return publications.publication(session.responseChannel());
+        return publicationOrNull(session.responseChannel());
     }
 
     PeerClient client(final long sessionId, final long remoteMsb, final long remoteLsb)
@@ -337,8 +344,31 @@ public final class PeerAgent implements Agent
         {
             sessions.put(session.sessionId(), session);
         }
+        if (null == publicationOrNull(responseChannel))
+        {
+            // The driver refused the channel a requester named (bad host or port): nobody to answer.
+            sessions.remove(session.sessionId());
+            counters.increment(PeerCounter.REJECTED_MALFORMED);
+            return;
+        }
         pendingSessions.add(session);
-        publications.publication(responseChannel);
+    }
+
+    /**
+     * A publication to a channel named by a peer, or null when the driver refuses it (logged, never thrown into the
+     * duty cycle).
+     */
+    private ExclusivePublication publicationOrNull(final String channel)
+    {
+        try
+        {
+            return publications.publication(channel);
+        }
+        catch (final RuntimeException ex)
+        {
+            errorHandler.onError(ex);
+            return null;
+        }
     }
 
     private void closeSessionsOf(final long requesterMsb, final long requesterLsb, final String responseChannel)
@@ -367,8 +397,8 @@ public final class PeerAgent implements Agent
         for (int i = pendingSessions.size() - 1; i >= 0; i--)
         {
             final PeerSession session = pendingSessions.get(i);
-            final ExclusivePublication publication = publications.publication(session.responseChannel());
-            if (publication.isConnected())
+            final ExclusivePublication publication = publicationOrNull(session.responseChannel());
+            if (null != publication && publication.isConnected())
             {
                 final CatalogStatus status = session.connectStatus();
                 if (proxy.response(publication, session.requesterIncarnationMsb(), session.requesterIncarnationLsb(),

@@ -223,6 +223,11 @@ final class PeerProxy
      */
     boolean offer(final Publication publication, final DirectBuffer message, final int offset, final int length)
     {
+        if (null == publication)
+        {
+            counters.increment(PeerCounter.OFFERS_FAILED);
+            return false;
+        }
         for (int attempt = 0; attempt < MAX_OFFER_ATTEMPTS; attempt++)
         {
             final long result = publication.offer(message, offset, length);

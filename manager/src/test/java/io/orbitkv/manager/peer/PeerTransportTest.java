@@ -17,6 +17,7 @@ import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryEncoder;
 import io.orbitkv.codecs.catalog.Coverage;
 import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
+import io.orbitkv.codecs.catalog.PeerConnectEncoder;
 import io.orbitkv.codecs.catalog.ResidenceTier;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -51,7 +52,7 @@ class PeerTransportTest
 
     private PeerNode host;
     private PeerNode owner;
-    private boolean expectFrameErrors;
+    private Class<? extends Throwable> expectedErrors;
 
     private final UnsafeBuffer raw = new UnsafeBuffer(new byte[64 * 1024]);
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
@@ -67,7 +68,7 @@ class PeerTransportTest
                 {
                     for (final Throwable error : node.errors)
                     {
-                        if (!expectFrameErrors || !(error instanceof PeerFrameException))
+                        if (null == expectedErrors || !expectedErrors.isInstance(error))
                         {
                             fail("unexpected error logged by node " + node.nodeIndex + ": " + error, error);
                         }
@@ -317,9 +318,29 @@ class PeerTransportTest
     }
 
     @Test
+    void shouldDropAConnectNamingAResponseChannelTheDriverRefusesAndKeepServing()
+    {
+        expectedErrors = io.aeron.exceptions.AeronException.class; // the client's refusal and the driver's own log entry
+        startPair();
+        final PeerClient client = connect(owner, host);
+        final PeerConnectEncoder encoder = new PeerConnectEncoder().wrapAndApplyHeader(raw, 0, headerEncoder);
+        encoder.route().shard((short)0).placementFingerprint(PeerNode.FINGERPRINT);
+        encoder.route().destinationIncarnation().msb(HOST_MSB).lsb(HOST_LSB);
+        encoder.route().senderIncarnation().msb(OWNER_MSB).lsb(OWNER_LSB + 5);
+        encoder.correlationId(9).requesterNodeIndex(9).responseStreamId(PeerTransport.DEFAULT_STREAM_ID)
+            .responseChannel("aeron:udp?endpoint=127.0.0.1:99999");
+        offerRaw(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+        await(() -> 1 == host.counter(PeerCounter.REJECTED_MALFORMED), "refused channel counted");
+        assertEquals(1, host.agent().sessionCount());
+
+        sendColdQuery(client, 80, PeerKeys.keysOfShard(SHARD, 1)[0]);
+        await(() -> 1 == owner.coldResponses, "still serving");
+    }
+
+    @Test
     void shouldRejectFuzzedFramesWithoutCrashingAndKeepServingWellFormedQueries()
     {
-        expectFrameErrors = true;
+        expectedErrors = PeerFrameException.class;
         startPair();
         host.admitOwner(7, 70, 71);
         final int key = PeerKeys.keysOfShard(SHARD, 1)[0];
