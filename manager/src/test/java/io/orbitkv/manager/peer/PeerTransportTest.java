@@ -227,7 +227,10 @@ class PeerTransportTest
         final long allocated = threads.getThreadAllocatedBytes(threadId) - before;
 
         assertEquals(4_000, host.directory.receiver(owner.nodeIndex, SHARD).contiguousSequence());
-        assertTrue(allocated < 2_000, "both agents and the handler allocated " + allocated + " bytes over 2,000 batches");
+        // Below one minimal (16-byte) object per batch: the Aeron client's periodic housekeeping on this thread may
+        // allocate a little; any per-message allocation would exceed this.
+        assertTrue(allocated < 16 * 2_000,
+            "both agents and the handler allocated " + allocated + " bytes over 2,000 batches");
     }
 
     /**
