@@ -227,8 +227,8 @@ class PeerTransportTest
         final long allocated = threads.getThreadAllocatedBytes(threadId) - before;
 
         assertEquals(4_000, host.directory.receiver(owner.nodeIndex, SHARD).contiguousSequence());
-        // Below one minimal (16-byte) object per batch: the Aeron client's periodic housekeeping on this thread may
-        // allocate a little; any per-message allocation would exceed this.
+        // Below one minimal (16-byte) object per batch: runs have shown a few KB from something periodic on this
+        // thread (not yet pinned down); any per-message allocation would exceed this bound.
         assertTrue(allocated < 16 * 2_000,
             "both agents and the handler allocated " + allocated + " bytes over 2,000 batches");
     }
