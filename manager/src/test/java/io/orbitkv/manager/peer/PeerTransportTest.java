@@ -19,6 +19,7 @@ import io.orbitkv.codecs.catalog.Coverage;
 import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
 import io.orbitkv.codecs.catalog.PeerConnectEncoder;
 import io.orbitkv.codecs.catalog.ResidenceTier;
+import io.orbitkv.codecs.catalog.RouteEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -293,6 +294,27 @@ class PeerTransportTest
         assertEquals(0, receiver.deltasApplied(), "nothing rejected was applied");
         assertEquals(0, host.counter(PeerCounter.REJECTED_WRONG_DESTINATION));
         assertEquals(0, host.counter(PeerCounter.REJECTED_MALFORMED));
+    }
+
+    @Test
+    void shouldAnswerAndCountColdQueriesTheHostRefusesByReason()
+    {
+        startPair();
+        final PeerClient client = connect(owner, host);
+        final int[] keys = PeerKeys.keysOfShard(SHARD, 129);
+        sendColdQuery(client, 90, keys);
+        await(() -> 1 == owner.responseCodes.size(), "oversized query answered");
+        assertEquals(CatalogStatus.BATCH_TOO_LARGE, owner.responseCodes.get(0));
+        assertEquals(1, host.counter(PeerCounter.REJECTED_BATCH_TOO_LARGE));
+
+        final int length = coldQuery(client, 91, keys[0]);
+        raw.putLong(MessageHeaderEncoder.ENCODED_LENGTH + RouteEncoder.destinationIncarnationEncodingOffset(), HOST_MSB + 1,
+            java.nio.ByteOrder.LITTLE_ENDIAN);
+        offerRaw(length);
+        await(() -> 2 == owner.responseCodes.size(), "query to another incarnation answered");
+        assertEquals(CatalogStatus.WRONG_DESTINATION, owner.responseCodes.get(1));
+        assertEquals(1, host.counter(PeerCounter.REJECTED_WRONG_DESTINATION));
+        assertEquals(0, owner.coldResponses);
     }
 
     @Test
