@@ -1,0 +1,263 @@
+package io.orbitkv.manager.peer;
+
+import java.io.IOException;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.orbitkv.catalog.CatalogDirectory;
+import io.orbitkv.catalog.CatalogRequestValidator;
+import io.orbitkv.catalog.ColdQueryHandler;
+import io.orbitkv.catalog.HostBudget;
+import io.orbitkv.catalog.JournalRecord;
+import io.orbitkv.catalog.OwnerJournal;
+import io.orbitkv.catalog.ShardReceiver;
+import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.catalog.CatalogStatus;
+import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.CountersManager;
+
+/**
+ * One peer for tests: a catalog host (directory over all 16 shards) and an owner (journal) behind a real
+ * {@link PeerTransport} on a free loopback UDP port, with a handler that records what arrives the way the Manager
+ * will wire it: deltas into {@link ShardReceiver}s, acks into the {@link OwnerJournal}, repairs served from it.
+ */
+final class PeerNode implements PeerHandler, AutoCloseable
+{
+    static final long FINGERPRINT = 0x5EED_F00DL;
+
+    final int nodeIndex;
+    final long incarnationMsb;
+    final long incarnationLsb;
+    final CatalogDirectory directory;
+    final OwnerJournal journal = new OwnerJournal();
+    final List<Throwable> errors = new CopyOnWriteArrayList<>();
+    final List<CatalogStatus> responseCodes = new ArrayList<>();
+    final List<long[]> coldRows = new ArrayList<>();
+    final int[] journalReceiver = new int[CatalogLimits.SHARD_COUNT];
+    final PeerTransport transport;
+    long coldResponses;
+    long repairsServed;
+    long lastAck = -1;
+
+    PeerNode(final Path dir, final int nodeIndex, final long incarnationMsb, final long incarnationLsb)
+    {
+        this(dir, nodeIndex, incarnationMsb, incarnationLsb, FINGERPRINT);
+    }
+
+    PeerNode(
+        final Path dir,
+        final int nodeIndex,
+        final long incarnationMsb,
+        final long incarnationLsb,
+        final long fingerprint)
+    {
+        this.nodeIndex = nodeIndex;
+        this.incarnationMsb = incarnationMsb;
+        this.incarnationLsb = incarnationLsb;
+        final boolean[] hosted = new boolean[CatalogLimits.SHARD_COUNT];
+        Arrays.fill(hosted, true);
+        directory = new CatalogDirectory(hosted, new HostBudget());
+        final CatalogRequestValidator validator =
+            new CatalogRequestValidator(incarnationMsb, incarnationLsb, fingerprint, hosted);
+        Arrays.fill(journalReceiver, -1);
+        final CountersManager countersManager = new CountersManager(
+            new UnsafeBuffer(new byte[64 * 1024 * 4]), new UnsafeBuffer(new byte[64 * 1024]));
+        transport = PeerTransport.launch(new PeerTransport.Context()
+            .endpoint("127.0.0.1:" + freeUdpPort())
+            .directory(dir.resolve("node-" + nodeIndex))
+            .localNodeIndex(nodeIndex)
+            .incarnation(incarnationMsb, incarnationLsb)
+            .placementFingerprint(fingerprint)
+            .validator(validator)
+            .coldQueryHandler(new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, fingerprint))
+            .handler(this)
+            .countersManager(countersManager)
+            .errorHandler(errors::add));
+    }
+
+    static int freeUdpPort()
+    {
+        try (DatagramSocket socket = new DatagramSocket(0, InetAddress.getLoopbackAddress()))
+        {
+            return socket.getLocalPort();
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    PeerAgent agent()
+    {
+        return transport.agent();
+    }
+
+    long counter(final PeerCounter counter)
+    {
+        return transport.counters().value(counter);
+    }
+
+    /**
+     * The member view on this host shows an owner node with an incarnation (admitted on every shard).
+     */
+    void admitOwner(final int ownerNode, final long msb, final long lsb)
+    {
+        directory.addOwner(ownerNode);
+        for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
+        {
+            directory.receiver(ownerNode, s).admitIncarnation(msb, lsb);
+        }
+    }
+
+    int receiverSlot(final int shard)
+    {
+        if (journalReceiver[shard] < 0)
+        {
+            journalReceiver[shard] = journal.addReceiver(shard);
+        }
+        return journalReceiver[shard];
+    }
+
+    public CatalogStatus onDelta(
+        final PeerSession session, final int shard, final long senderMsb, final long senderLsb,
+        final JournalRecord record)
+    {
+        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
+        if (null == receiver)
+        {
+            return CatalogStatus.UNREGISTERED_PUBLISHER;
+        }
+        return status(receiver.onDelta(senderMsb, senderLsb, record));
+    }
+
+    public void onDeltaBatchEnd(
+        final PeerSession session, final int shard, final long nowNs, final DeltaBatchOutcome outcome)
+    {
+        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
+        if (null == receiver)
+        {
+            return;
+        }
+        outcome.ack(receiver.contiguousSequence());
+        if (receiver.pollRepair(nowNs))
+        {
+            outcome.repair(receiver.contiguousSequence() + 1, receiver.gapTo());
+        }
+    }
+
+    public CatalogStatus onSnapshotBegin(
+        final PeerSession session, final int shard, final long senderMsb, final long senderLsb, final long snapshotId,
+        final long startWatermark, final int recordCount)
+    {
+        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
+        return null == receiver ? CatalogStatus.UNREGISTERED_PUBLISHER :
+            status(receiver.onSnapshotBegin(senderMsb, senderLsb, snapshotId, startWatermark, recordCount));
+    }
+
+    public CatalogStatus onSnapshotRecord(
+        final PeerSession session, final int shard, final long snapshotId, final JournalRecord record)
+    {
+        return status(directory.receiver(session.requesterNodeIndex(), shard).onSnapshotRecord(snapshotId, record));
+    }
+
+    public CatalogStatus onSnapshotPageEnd(
+        final PeerSession session, final int shard, final long snapshotId, final int pageIndex)
+    {
+        return status(directory.receiver(session.requesterNodeIndex(), shard).onSnapshotPageEnd(snapshotId, pageIndex));
+    }
+
+    public CatalogStatus onSnapshotIntervalRecord(
+        final PeerSession session, final int shard, final long snapshotId, final JournalRecord record)
+    {
+        return status(
+            directory.receiver(session.requesterNodeIndex(), shard).onSnapshotIntervalRecord(snapshotId, record));
+    }
+
+    public CatalogStatus onSnapshotEnd(
+        final PeerSession session, final int shard, final long snapshotId, final long startWatermark,
+        final long endWatermark, final int pageCount, final DeltaBatchOutcome outcome)
+    {
+        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
+        final CatalogStatus status =
+            status(receiver.onSnapshotEnd(snapshotId, startWatermark, endWatermark, pageCount));
+        if (CatalogStatus.OK == status)
+        {
+            outcome.ack(receiver.contiguousSequence());
+        }
+        return status;
+    }
+
+    private static CatalogStatus status(final int outcome)
+    {
+        return switch (outcome)
+        {
+            case ShardReceiver.STALE_INCARNATION -> CatalogStatus.STALE_INCARNATION;
+            case ShardReceiver.UNREGISTERED_PUBLISHER -> CatalogStatus.UNREGISTERED_PUBLISHER;
+            case ShardReceiver.RESYNC_REQUIRED, ShardReceiver.VIEW_FULL, ShardReceiver.NAMESPACE_LIMIT,
+                ShardReceiver.UNKNOWN_SNAPSHOT, ShardReceiver.INCOMPLETE_SNAPSHOT -> CatalogStatus.RESYNC_REQUIRED;
+            case ShardReceiver.BUDGET_EXCEEDED -> CatalogStatus.BUDGET_EXCEEDED;
+            default -> CatalogStatus.OK;
+        };
+    }
+
+    public void onAck(final PeerClient client, final int shard, final long contiguousSequence)
+    {
+        journal.onAck(shard, receiverSlot(shard), contiguousSequence);
+        lastAck = contiguousSequence;
+    }
+
+    public void onGapRepair(
+        final PeerClient client, final int shard, final long correlationId, final long fromSequence,
+        final long toSequence)
+    {
+        // Serve from the journal: everything retained from the first missing sequence on, since the host dropped
+        // the records after the gap too.
+        final int sent = agent().sendDeltaBatch(client, shard, journal, fromSequence, PeerProxy.MAX_DELTA_BATCH_RECORDS);
+        if (OwnerJournal.READ_RESYNC_REQUIRED == sent)
+        {
+            agent().sendResponse(client, shard, correlationId, CatalogStatus.RESYNC_REQUIRED, fromSequence - 1);
+        }
+        repairsServed++;
+    }
+
+    public void onColdQueryResponse(final PeerClient client, final ColdQueryResponseDecoder response)
+    {
+        coldResponses++;
+        final ColdQueryResponseDecoder.RowsDecoder rows = response.rows();
+        while (rows.hasNext())
+        {
+            rows.next();
+            final int rowIndex = rows.rowIndex();
+            final int coverage = rows.coverageRaw();
+            final ColdQueryResponseDecoder.RowsDecoder.CandidatesDecoder candidates = rows.candidates();
+            final long[] row = new long[3 + candidates.count()];
+            row[0] = rowIndex;
+            row[1] = coverage;
+            row[2] = candidates.count();
+            int c = 3;
+            while (candidates.hasNext())
+            {
+                candidates.next();
+                row[c++] = candidates.insertionSequence();
+            }
+            coldRows.add(row);
+        }
+    }
+
+    public void onResponse(
+        final PeerClient client, final long correlationId, final CatalogStatus code, final long relevantSequence)
+    {
+        responseCodes.add(code);
+    }
+
+    public void close()
+    {
+        transport.close();
+    }
+}
