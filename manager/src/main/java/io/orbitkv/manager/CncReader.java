@@ -59,6 +59,27 @@ public final class CncReader implements AutoCloseable
         return new CncReader(cncFile, mapped);
     }
 
+    /**
+     * Map a CnC file only once its Manager has finished writing it: for callers polling for a Manager to come up.
+     *
+     * @param cncFile path of {@code cnc.dat}.
+     * @return a ready reader to close, or null while the file is absent, short or still being written.
+     */
+    public static CncReader mapIfReady(final File cncFile)
+    {
+        if (!cncFile.isFile() || cncFile.length() < CncFileDescriptor.HEADER_LENGTH)
+        {
+            return null;
+        }
+        final CncReader reader = map(cncFile);
+        if (reader.isReady())
+        {
+            return reader;
+        }
+        reader.close();
+        return null;
+    }
+
     public File cncFile()
     {
         return cncFile;

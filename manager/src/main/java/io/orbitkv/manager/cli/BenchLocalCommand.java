@@ -29,6 +29,7 @@ import io.orbitkv.codecs.engine.RingPingDecoder;
 import io.orbitkv.codecs.engine.RingPingEncoder;
 import io.orbitkv.ffm.HugePageMemory;
 import io.orbitkv.ffm.MappedRegion;
+import io.orbitkv.manager.CncReader;
 import io.orbitkv.manager.Configuration;
 import org.HdrHistogram.Histogram;
 import org.agrona.IoUtil;
@@ -484,20 +485,11 @@ public final class BenchLocalCommand implements Callable<Integer>
             {
                 throw new IllegalStateException("Manager exited: " + Files.readString(log.toPath()));
             }
-            if (cnc.length() >= CncFileDescriptor.HEADER_LENGTH)
+            final CncReader ready = CncReader.mapIfReady(cnc);
+            if (null != ready)
             {
-                final MappedByteBuffer mapped = IoUtil.mapExistingFile(cnc, "cnc");
-                try
-                {
-                    if (CncFileDescriptor.layoutVersion(new UnsafeBuffer(mapped, 0, CncFileDescriptor.HEADER_LENGTH)) != 0)
-                    {
-                        return;
-                    }
-                }
-                finally
-                {
-                    IoUtil.unmap(mapped);
-                }
+                ready.close();
+                return;
             }
             Thread.yield();
         }

@@ -3,25 +3,21 @@ package io.orbitkv.manager.e2e;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import io.orbitkv.manager.CncReader;
 import io.orbitkv.manager.cli.ChildJvm;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersReader;
 
 /**
@@ -35,7 +31,7 @@ public final class OrbitKvProcesses implements AutoCloseable
     public final Path dir;
     private final List<Started> started = new ArrayList<>();
     private Process manager;
-    private Arena cncArena;
+    private CncReader cncReader;
     private CountersReader counters;
 
     public OrbitKvProcesses() throws IOException
@@ -154,24 +150,12 @@ public final class OrbitKvProcesses implements AutoCloseable
         final long deadlineNs = System.nanoTime() + timeoutNs;
         while (true)
         {
-            if (Files.exists(cnc) && Files.size(cnc) >= CncFileDescriptor.HEADER_LENGTH)
+            final CncReader ready = CncReader.mapIfReady(cnc.toFile());
+            if (null != ready)
             {
-                final Arena arena = Arena.ofShared();
-                final MemorySegment segment;
-                try (FileChannel channel = FileChannel.open(cnc, StandardOpenOption.READ, StandardOpenOption.WRITE))
-                {
-                    segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, Files.size(cnc), arena);
-                }
-                final UnsafeBuffer header = new UnsafeBuffer(segment.address(), CncFileDescriptor.HEADER_LENGTH);
-                if (CncFileDescriptor.layoutVersion(header) == CncFileDescriptor.LAYOUT_VERSION)
-                {
-                    cncArena = arena;
-                    final CncFileDescriptor.Sections sections =
-                        new CncFileDescriptor.Sections(segment.address(), segment.byteSize());
-                    counters = new CountersReader(sections.countersMetadata(), sections.countersValues());
-                    return;
-                }
-                arena.close();
+                cncReader = ready;
+                counters = ready.countersReader();
+                return;
             }
             if (!manager.isAlive())
             {
@@ -242,9 +226,9 @@ public final class OrbitKvProcesses implements AutoCloseable
                 Thread.currentThread().interrupt();
             }
         }
-        if (cncArena != null)
+        if (cncReader != null)
         {
-            cncArena.close();
+            cncReader.close();
         }
         try (Stream<Path> paths = Files.walk(dir))
         {
