@@ -366,17 +366,27 @@ class IoUringTest
                 sum += nopRound(ring, i);
             }
 
+            // The JIT may still be compiling the FFM call path after warm-up (it allocates until then, e.g. 40 B per
+            // round under load on 2 cores): measure up to ten windows and require one clean window. Allocation that
+            // belongs to the code path itself shows in every window and still fails.
             final long threadId = Thread.currentThread().threadId();
-            final long before = threads.getThreadAllocatedBytes(threadId);
-            for (int i = 0; i < 20_000; i++)
+            long allocated = Long.MAX_VALUE;
+            long rounds = 100_000;
+            for (int window = 0; window < 10 && allocated >= 64 * 1024; window++)
             {
-                sum += nopRound(ring, i);
+                rounds += 20_000;
+                final long before = threads.getThreadAllocatedBytes(threadId);
+                for (int i = 0; i < 20_000; i++)
+                {
+                    sum += nopRound(ring, i);
+                }
+                allocated = threads.getThreadAllocatedBytes(threadId) - before;
             }
-            final long allocated = threads.getThreadAllocatedBytes(threadId) - before;
 
-            assertEquals(120_000L * 16, sum);
+            assertEquals(rounds * 16, sum);
             // 320k operations: anything per operation would be megabytes; allow for the measurement's own noise.
-            assertTrue(allocated < 64 * 1024, () -> allocated + " bytes allocated by 320000 NOP operations");
+            final long lastWindow = allocated;
+            assertTrue(lastWindow < 64 * 1024, () -> lastWindow + " bytes allocated by 320000 NOP operations");
         }
     }
 
