@@ -85,6 +85,8 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     private final AtomicCounter admissionSkips;
     private final AtomicCounter admissionWaits;
     private int writesInFlight;
+    private long admitStagingOffset;
+    private int admitEntry;
     private final AtomicCounter evictions;
     private final AtomicCounter promotions;
     private final AtomicCounter lookupHits;
@@ -354,20 +356,13 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
             return;
         }
         final int length = dram.length(dramEntryId);
-        final long stagingOffset = stagingForAdmission(length);
-        if (SlabAllocator.NO_SPACE == stagingOffset)
+        if (!reserveForAdmission(namespaceId, hashLength, length))
         {
             admissionSkips.incrementRelease();
             return;
         }
-        // design: SSD full -> the least recently used SSD residences go; pinned and in-flight ones never do.
-        final int entry = residences.reserve(namespaceId, admitHash, 0, hashLength, length);
-        if (entry < 0)
-        {
-            stagingAllocator.free(stagingOffset);
-            admissionSkips.incrementRelease();
-            return;
-        }
+        final long stagingOffset = admitStagingOffset;
+        final int entry = admitEntry;
         // design: the victim's bytes are copied out before its DRAM space is reused.
         MemorySegment.copy(pool, dram.offset(dramEntryId), staging, stagingOffset, length);
         final int cmd = takeCommand();
@@ -381,15 +376,16 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     }
 
     /**
-     * Staging for a victim's copy. When staging or commands are used up by writes still in flight, the eviction
-     * waits for them (design: a DRAM victim is written before its space is reused; back-pressure instead of
-     * unbounded queues): the disk's write rate then bounds the eviction rate. The wait is bounded by
-     * {@link Configuration#SSD_ADMISSION_WAIT_NS}; past it, or with no write in flight to wait for (staging held by
-     * reads the ring agent has yet to copy out), the admission is skipped and counted instead.
+     * Staging, a command and an SSD extent for a victim's copy, left in {@link #admitStagingOffset} and
+     * {@link #admitEntry}. When staging, commands or SSD room (in-flight residences cannot be evicted) are all held
+     * by writes still in flight, the eviction waits for their completions (design: a DRAM victim is written before
+     * its space is reused; back-pressure instead of unbounded queues): the disk's write rate then bounds the
+     * eviction rate. The wait is bounded by {@link Configuration#SSD_ADMISSION_WAIT_NS}; past it, or with no write
+     * in flight to wait for, the admission is skipped.
      *
-     * @return staging offset, or {@link SlabAllocator#NO_SPACE}.
+     * @return true when everything was reserved.
      */
-    private long stagingForAdmission(final int length)
+    private boolean reserveForAdmission(final int namespaceId, final int hashLength, final int length)
     {
         long deadlineNs = 0;
         while (true)
@@ -399,12 +395,24 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
                 final long stagingOffset = allocateStaging(length);
                 if (SlabAllocator.NO_SPACE != stagingOffset)
                 {
-                    return stagingOffset;
+                    // design: SSD full -> the least recently used SSD residences go; pinned and in-flight ones never do.
+                    final int entry = residences.reserve(namespaceId, admitHash, 0, hashLength, length);
+                    if (entry >= 0)
+                    {
+                        admitStagingOffset = stagingOffset;
+                        admitEntry = entry;
+                        return true;
+                    }
+                    stagingAllocator.free(stagingOffset);
+                    if (BlockStore.NO_SPACE != entry)
+                    {
+                        return false;
+                    }
                 }
             }
             if (0 == writesInFlight)
             {
-                return SlabAllocator.NO_SPACE;
+                return false;
             }
             final long nowNs = System.nanoTime();
             if (0 == deadlineNs)
@@ -414,9 +422,10 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
             }
             else if (nowNs - deadlineNs > 0)
             {
-                return SlabAllocator.NO_SPACE;
+                return false;
             }
-            // Completions of writes free staging and commands; nothing here re-enters the DRAM store.
+            // Completions of writes free staging and commands and seal residences; nothing here re-enters the DRAM
+            // store.
             doWork(Configuration.SSD_ADMISSION_WAIT_SLICE_NS);
         }
     }
