@@ -418,11 +418,12 @@ public final class ShardReceiver
     }
 
     /**
-     * @return true when the view reflects the whole stream so far: streaming, no gap outstanding.
+     * @return true when the view reflects the whole stream so far (streaming, no gap outstanding), or when no
+     * incarnation is admitted: an owner outside the member view has no residences to cover.
      */
     public boolean coverageComplete()
     {
-        return STREAMING == mode && !gapOutstanding;
+        return !hasIncarnation || (STREAMING == mode && !gapOutstanding);
     }
 
     public int shard()

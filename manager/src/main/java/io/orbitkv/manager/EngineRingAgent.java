@@ -6,6 +6,9 @@ import io.orbitkv.codecs.engine.AttachRequestDecoder;
 import io.orbitkv.codecs.engine.DetachRequestDecoder;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.LookupRequestDecoder;
+import io.orbitkv.manager.catalog.CatalogService;
+import io.orbitkv.manager.catalog.LookupAnswerSink;
+import io.orbitkv.manager.catalog.PendingLookup;
 import io.orbitkv.codecs.engine.MessageHeaderDecoder;
 import io.orbitkv.codecs.engine.PublishRequestDecoder;
 import io.orbitkv.codecs.engine.ReadRequestDecoder;
@@ -35,7 +38,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  * <p>Bad input never escapes {@link #doWork()}: each refusal is answered where the sender can be identified,
  * counted by reason and recorded once in the distinct error log. Steady-state requests allocate nothing.
  */
-public final class EngineRingAgent implements Agent
+public final class EngineRingAgent implements Agent, LookupAnswerSink
 {
     private static final long NO_CLAIM_PID_RECLAIMING = -1L;
 
@@ -93,6 +96,7 @@ public final class EngineRingAgent implements Agent
     private final AtomicCounter dutyCycles;
     private final AtomicCounter namespaceCount;
 
+    private CatalogService catalog;
     private final int[] scratchHashOffsets = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final int[] scratchHashLengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final int[] scratchCapacities = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
@@ -530,6 +534,8 @@ public final class EngineRingAgent implements Agent
             final int hashLength = keys.hashLength();
             final int hashOffset = decoder.limit() + RequestAdapter.HASH_LENGTH_HEADER;
             keys.skipHash();
+            scratchHashOffsets[i] = hashOffset;
+            scratchHashLengths[i] = hashLength;
             if (missed)
             {
                 scratchStatuses[i] = KeyStatus.NOT_ATTEMPTED;
@@ -597,9 +603,71 @@ public final class EngineRingAgent implements Agent
             leaseTotal++;
         }
 
+        if (missed && 0 != (flags & Configuration.LOOKUP_FLAG_PEERS) && null != catalog &&
+            startPeerLookup(clientId, correlationId, prefix, leaseId, keyCount, buffer, namespaceOffset, namespaceLength))
+        {
+            // Answered by answer(PendingLookup) once the candidates are known or the discovery budget ran out.
+            return;
+        }
         responseProxy.sendKeys(
             session.responseRing, clientId, correlationId, templateId, prefix, leaseId, scratchStatuses, scratchLengths,
             keyCount);
+    }
+
+    /**
+     * Hand the keys after the local prefix to the catalog's discovery; false when it cannot take them now (the
+     * lookup is then answered locally, as without the flag).
+     */
+    private boolean startPeerLookup(
+        final long clientId,
+        final long correlationId,
+        final int prefix,
+        final long leaseId,
+        final int keyCount,
+        final DirectBuffer buffer,
+        final int namespaceOffset,
+        final int namespaceLength)
+    {
+        final PendingLookup lookup = catalog.acquireLookup();
+        if (null == lookup)
+        {
+            return false;
+        }
+        lookup.request(clientId, correlationId, leaseId, prefix, scratchStatuses, scratchLengths, keyCount)
+            .namespace(buffer, namespaceOffset, namespaceLength);
+        for (int i = prefix; i < keyCount; i++)
+        {
+            if (!lookup.addPeerKey(buffer, scratchHashOffsets[i], scratchHashLengths[i]))
+            {
+                break;
+            }
+        }
+        catalog.startLookup(lookup);
+        return true;
+    }
+
+    /**
+     * A peer lookup is resolved: answer the client if it is still attached (a detached client's lease is gone).
+     */
+    public void answer(final PendingLookup lookup)
+    {
+        final ClientSession session = lookupAttached(lookup.clientId());
+        if (null == session)
+        {
+            return;
+        }
+        responseProxy.sendKeys(
+            session.responseRing, lookup.clientId(), lookup.correlationId(), LookupRequestDecoder.TEMPLATE_ID,
+            lookup.localPrefix(), lookup.leaseId(), lookup.statuses(), lookup.lengths(), lookup.keyCount(),
+            lookup.answer());
+    }
+
+    /**
+     * Serve Lookup requests with the peers flag through the cluster catalog (set before the agent starts).
+     */
+    void catalog(final CatalogService catalog)
+    {
+        this.catalog = catalog;
     }
 
     void onRead(

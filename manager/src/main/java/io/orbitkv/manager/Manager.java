@@ -6,6 +6,7 @@ import io.orbitkv.ffm.HugePageMemory;
 import io.orbitkv.ffm.MappedRegion;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.catalog.CatalogService;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.membership.MembershipSettings;
 import java.io.File;
@@ -51,6 +52,7 @@ public final class Manager implements AutoCloseable
     private int ssdFd = -1;
     private java.nio.file.Path ssdFile;
     private Membership membership;
+    private CatalogService catalog;
     private volatile boolean closed;
     private boolean ownsDirectory;
 
@@ -165,9 +167,40 @@ public final class Manager implements AutoCloseable
         ringAgent = new EngineRingAgent(
             ctx, sections, blockStore, namespaces, poolRegion.segment(), systemCounters, errorHandler, errorLog, ssdTier);
 
-        // One agent today; storage and peer agents join it here (CompositeAgent in SHARED mode).
-        final Agent agent = Configuration.ThreadingMode.SHARED == ctx.threadingMode() ?
-            new CompositeAgent(ringAgent) : ringAgent;
+        if (ctx.hasMembership())
+        {
+            // The catalog shares the ring agent's thread: inventory transitions happen inside the stores that thread
+            // owns, and the journal they append to is streamed from the same thread.
+            catalog = new CatalogService(
+                ctx.nodeId(),
+                ctx.placement(),
+                runtimeUuid,
+                ctx.peerEndpoint(),
+                dir.toPath(),
+                namespaces,
+                blockStore.indexCapacity() + (null == ssdTier ? 0L : ssdTier.indexCapacity()),
+                systemCounters,
+                countersManager,
+                errorHandler,
+                ctx.nanoClock(),
+                ringAgent);
+            blockStore.residencyObserver(catalog.dramObserver());
+            if (null != ssdTier)
+            {
+                ssdTier.residencyObserver(catalog.ssdObserver());
+            }
+            ringAgent.catalog(catalog);
+        }
+
+        final Agent agent;
+        if (null != catalog)
+        {
+            agent = new CompositeAgent(ringAgent, catalog);
+        }
+        else
+        {
+            agent = Configuration.ThreadingMode.SHARED == ctx.threadingMode() ? new CompositeAgent(ringAgent) : ringAgent;
+        }
         agentRunner = new AgentRunner(ctx.idleStrategy(), errorHandler, null, agent);
         AgentRunner.startOnThread(agentRunner);
         awaitSsdStarted();
@@ -204,6 +237,7 @@ public final class Manager implements AutoCloseable
                 errorHandler,
                 ctx.membershipLog(),
                 ctx.nanoClock());
+            catalog.membership(membership);
         }
 
         CncFileDescriptor.signalReady(sections.header());
@@ -331,6 +365,16 @@ public final class Manager implements AutoCloseable
     }
 
     /**
+     * The distributed catalog service, or null for a standalone Manager.
+     *
+     * @return the catalog.
+     */
+    public CatalogService catalog()
+    {
+        return catalog;
+    }
+
+    /**
      * Cluster membership, or null for a standalone Manager.
      *
      * @return the membership.
@@ -437,6 +481,7 @@ public final class Manager implements AutoCloseable
         CloseHelper.quietClose(membership);
         CloseHelper.quietClose(metricsServer);
         CloseHelper.close(agentRunner);
+        CloseHelper.quietClose(catalog);
         CloseHelper.quietClose(poolRegion);
         CloseHelper.quietClose(stagingRegion);
         if (ssdFd >= 0)

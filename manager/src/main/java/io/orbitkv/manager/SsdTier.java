@@ -160,6 +160,23 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     }
 
     /**
+     * Report this tier's residences (sealed once their write completed; gone on eviction or I/O error) to an
+     * observer, e.g. the catalog inventory. Before the agent starts.
+     */
+    void residencyObserver(final BlockStore.ResidencyObserver observer)
+    {
+        residences.residencyObserver(observer);
+    }
+
+    /**
+     * Residences this tier can index.
+     */
+    int indexCapacity()
+    {
+        return residences.indexCapacity();
+    }
+
+    /**
      * Wire in the DRAM tier, whose evictions this tier listens to.
      */
     void attach(final BlockStore dram, final MemorySegment pool)

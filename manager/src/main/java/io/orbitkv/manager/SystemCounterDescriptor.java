@@ -102,7 +102,32 @@ public enum SystemCounterDescriptor
     MEMBERSHIP_KEEPALIVES_ACKED(86, "Membership: keepalives acknowledged", false),
     MEMBERSHIP_KEEPALIVE_FAILURES(87, "Membership: keepalive failures", false),
     MEMBERSHIP_SHARDS_UNAVAILABLE(88, "Membership: shards whose host is not in the view", true),
-    SSD_ADMISSION_WAITS(89, "SSD admissions that waited for in-flight writes (back-pressure)", false);
+    SSD_ADMISSION_WAITS(89, "SSD admissions that waited for in-flight writes (back-pressure)", false),
+    CATALOG_INVENTORY_ADDS(90, "Catalog: residences added to the owner inventory (journalled)", false),
+    CATALOG_INVENTORY_REMOVES(91, "Catalog: residences removed from the owner inventory (journalled)", false),
+    CATALOG_INVENTORY_FULL(92, "Catalog: residences not announced (inventory or namespace table full)", false),
+    CATALOG_JOURNAL_BYTES(93, "Catalog: owner journal bytes in use", true),
+    CATALOG_JOURNAL_OVERFLOWS(94, "Catalog: journal overflows that forced a host resync", false),
+    CATALOG_RECORDS_SENT(95, "Catalog: delta records sent to catalog hosts", false),
+    CATALOG_SNAPSHOTS_STARTED(96, "Catalog: snapshot cuts started for catalog hosts (resyncs)", false),
+    CATALOG_SNAPSHOTS_COMPLETED(97, "Catalog: snapshot cuts sent completely", false),
+    CATALOG_SNAPSHOTS_FAILED(98, "Catalog: snapshot cuts that exhausted their retry budget", false),
+    CATALOG_STREAM_REWINDS(99, "Catalog: owner streams resent from the last ack (no progress in time)", false),
+    CATALOG_UPDATE_LAG_US(100, "Catalog: last update lag, owner append to host ack (us)", true),
+    CATALOG_UPDATE_LAG_MAX_US(101, "Catalog: max update lag, owner append to host ack (us)", true),
+    CATALOG_HOSTED_SHARDS(102, "Catalog: shards this Manager hosts", true),
+    CATALOG_INCOMPLETE_SHARDS(103, "Catalog: hosted shards with incomplete coverage", true),
+    CATALOG_INDEX_BYTES(104, "Catalog: host index bytes reserved (views and retry storage)", true),
+    CATALOG_RECORDS_APPLIED(105, "Catalog: owner records applied as catalog host", false),
+    CATALOG_HOST_RESYNCS(106, "Catalog: receiving states that needed a new baseline", false),
+    CATALOG_CANDIDATE_HITS(107, "Catalog: candidate index hits (no catalog RPC)", false),
+    CATALOG_CANDIDATE_BYTES(108, "Catalog: candidate index logical bytes", true),
+    CATALOG_COLD_QUERIES(109, "Catalog: cold query RPCs sent (one per catalog host per batch)", false),
+    CATALOG_COLD_KEYS(110, "Catalog: keys asked in cold queries", false),
+    CATALOG_COLD_COALESCED(111, "Catalog: keys not asked again because a query for them was in flight", false),
+    CATALOG_COLD_TIMEOUTS(112, "Catalog: discoveries answered at the 3 s budget with hosts missing", false),
+    CATALOG_DISCOVERY_SKIPPED(113, "Catalog: peer lookups answered locally (remote work disabled or no view)", false),
+    CATALOG_PEER_KEYS(114, "Catalog: lookup keys answered with peer candidates", false);
 
     /** Type id of every system counter in the CnC counters section. */
     public static final int SYSTEM_COUNTER_TYPE_ID = 0;

@@ -45,6 +45,43 @@ public final class BlockStore
     public static final EvictionListener NO_OP_LISTENER = (store, entryId) -> {};
 
     /**
+     * Told about every transition of a READY residence, whatever path caused it: the catalog inventory hangs off this
+     * so that no admission, replacement, eviction or cleanup path can forget to report one.
+     */
+    public interface ResidencyObserver
+    {
+        /**
+         * An entry was sealed: its data is complete and it is findable.
+         *
+         * @param store   the store; must not be mutated from inside the callback.
+         * @param entryId the sealed entry.
+         */
+        void onResident(BlockStore store, int entryId);
+
+        /**
+         * A READY entry is about to be released (eviction or removal); its key is still readable.
+         *
+         * @param store   the store; must not be mutated from inside the callback.
+         * @param entryId the entry about to go.
+         */
+        void onGone(BlockStore store, int entryId);
+    }
+
+    /**
+     * An observer that ignores every transition.
+     */
+    public static final ResidencyObserver NO_OP_OBSERVER = new ResidencyObserver()
+    {
+        public void onResident(final BlockStore store, final int entryId)
+        {
+        }
+
+        public void onGone(final BlockStore store, final int entryId)
+        {
+        }
+    };
+
+    /**
      * Key absent (or, for {@link #findReady}, not yet sealed).
      */
     public static final int NOT_FOUND = -1;
@@ -74,6 +111,7 @@ public final class BlockStore
     private final SlabAllocator allocator;
     private final BlockIndex index;
     private final EvictionListener listener;
+    private ResidencyObserver observer = NO_OP_OBSERVER;
     private final int[] lruHead;
     private final int[] lruTail;
 
@@ -107,6 +145,20 @@ public final class BlockStore
             lruHead[i] = NULL_ID;
             lruTail[i] = NULL_ID;
         }
+    }
+
+    /**
+     * Set the observer of READY transitions (one per store; set before the store is used from its owning thread).
+     *
+     * @param observer the observer, or {@link #NO_OP_OBSERVER}.
+     */
+    public void residencyObserver(final ResidencyObserver observer)
+    {
+        if (null == observer)
+        {
+            throw new NullPointerException("observer");
+        }
+        this.observer = observer;
     }
 
     /**
@@ -220,6 +272,7 @@ public final class BlockStore
         {
             linkMostRecent(entryId);
         }
+        observer.onResident(this, entryId);
     }
 
     /**
@@ -249,6 +302,7 @@ public final class BlockStore
         {
             return false;
         }
+        observer.onGone(this, entryId);
         unlink(entryId);
         release(entryId);
         return true;
@@ -523,6 +577,7 @@ public final class BlockStore
     private void evict(final int entryId)
     {
         listener.onEvict(this, entryId);
+        observer.onGone(this, entryId);
         unlink(entryId);
         release(entryId);
         evictions++;

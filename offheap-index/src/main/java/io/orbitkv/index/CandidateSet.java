@@ -112,4 +112,30 @@ public final class CandidateSet
     {
         return generation[i];
     }
+
+    /**
+     * Copy candidate {@code from} over candidate {@code to} (compacting a filtered set).
+     */
+    public void copy(final int from, final int to)
+    {
+        generation[to] = generation[from];
+        ownerNode[to] = ownerNode[from];
+        incarnationMsb[to] = incarnationMsb[from];
+        incarnationLsb[to] = incarnationLsb[from];
+        insertionSequence[to] = insertionSequence[from];
+        tier[to] = tier[from];
+        byteSize[to] = byteSize[from];
+    }
+
+    /**
+     * Keep the first {@code newCount} candidates.
+     */
+    public void truncate(final int newCount)
+    {
+        if (newCount < 0 || newCount > count)
+        {
+            throw new IllegalArgumentException("cannot truncate " + count + " candidates to " + newCount);
+        }
+        count = newCount;
+    }
 }

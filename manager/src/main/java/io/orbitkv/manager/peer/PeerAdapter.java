@@ -647,7 +647,7 @@ final class PeerAdapter implements FragmentHandler
         final PeerClient client = acceptClientBound(route, sessionId);
         if (null != client)
         {
-            handler.onResponse(client, correlationId, code, relevantSequence);
+            handler.onResponse(client, route.shard(), correlationId, code, relevantSequence);
         }
     }
 

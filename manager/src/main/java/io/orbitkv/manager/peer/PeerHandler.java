@@ -83,7 +83,8 @@ public interface PeerHandler
     void onColdQueryResponse(PeerClient client, ColdQueryResponseDecoder response);
 
     /**
-     * Requester or owner: the generic outcome of a request.
+     * Requester or owner: the generic outcome of a request about a shard (the route's shard; informational for a
+     * cold query, which may span shards).
      */
-    void onResponse(PeerClient client, long correlationId, CatalogStatus code, long relevantSequence);
+    void onResponse(PeerClient client, int shard, long correlationId, CatalogStatus code, long relevantSequence);
 }

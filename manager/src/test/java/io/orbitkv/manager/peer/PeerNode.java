@@ -251,7 +251,7 @@ final class PeerNode implements PeerHandler, AutoCloseable
     }
 
     public void onResponse(
-        final PeerClient client, final long correlationId, final CatalogStatus code, final long relevantSequence)
+        final PeerClient client, final int shard, final long correlationId, final CatalogStatus code, final long relevantSequence)
     {
         responseCodes.add(code);
     }

@@ -1,0 +1,77 @@
+package io.orbitkv.manager.catalog;
+
+import io.orbitkv.manager.SystemCounterDescriptor;
+import io.orbitkv.manager.SystemCounters;
+import org.agrona.concurrent.status.AtomicCounter;
+
+/**
+ * The catalog's system counters (ids 90+ of {@link SystemCounterDescriptor}), shown by {@code orbitkv stat} and
+ * /metrics.
+ */
+final class CatalogMetrics
+{
+    final AtomicCounter inventoryAdds;
+    final AtomicCounter inventoryRemoves;
+    final AtomicCounter inventoryFull;
+    final AtomicCounter journalBytes;
+    final AtomicCounter journalOverflows;
+    final AtomicCounter recordsSent;
+    final AtomicCounter snapshotsStarted;
+    final AtomicCounter snapshotsCompleted;
+    final AtomicCounter snapshotsFailed;
+    final AtomicCounter streamRewinds;
+    final AtomicCounter updateLagUs;
+    final AtomicCounter updateLagMaxUs;
+    final AtomicCounter hostedShards;
+    final AtomicCounter incompleteShards;
+    final AtomicCounter indexBytes;
+    final AtomicCounter recordsApplied;
+    final AtomicCounter hostResyncs;
+    final AtomicCounter candidateHits;
+    final AtomicCounter candidateBytes;
+    final AtomicCounter coldQueries;
+    final AtomicCounter coldKeys;
+    final AtomicCounter coldCoalesced;
+    final AtomicCounter coldTimeouts;
+    final AtomicCounter discoverySkipped;
+    final AtomicCounter peerKeys;
+
+    CatalogMetrics(final SystemCounters counters)
+    {
+        inventoryAdds = counters.get(SystemCounterDescriptor.CATALOG_INVENTORY_ADDS);
+        inventoryRemoves = counters.get(SystemCounterDescriptor.CATALOG_INVENTORY_REMOVES);
+        inventoryFull = counters.get(SystemCounterDescriptor.CATALOG_INVENTORY_FULL);
+        journalBytes = counters.get(SystemCounterDescriptor.CATALOG_JOURNAL_BYTES);
+        journalOverflows = counters.get(SystemCounterDescriptor.CATALOG_JOURNAL_OVERFLOWS);
+        recordsSent = counters.get(SystemCounterDescriptor.CATALOG_RECORDS_SENT);
+        snapshotsStarted = counters.get(SystemCounterDescriptor.CATALOG_SNAPSHOTS_STARTED);
+        snapshotsCompleted = counters.get(SystemCounterDescriptor.CATALOG_SNAPSHOTS_COMPLETED);
+        snapshotsFailed = counters.get(SystemCounterDescriptor.CATALOG_SNAPSHOTS_FAILED);
+        streamRewinds = counters.get(SystemCounterDescriptor.CATALOG_STREAM_REWINDS);
+        updateLagUs = counters.get(SystemCounterDescriptor.CATALOG_UPDATE_LAG_US);
+        updateLagMaxUs = counters.get(SystemCounterDescriptor.CATALOG_UPDATE_LAG_MAX_US);
+        hostedShards = counters.get(SystemCounterDescriptor.CATALOG_HOSTED_SHARDS);
+        incompleteShards = counters.get(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS);
+        indexBytes = counters.get(SystemCounterDescriptor.CATALOG_INDEX_BYTES);
+        recordsApplied = counters.get(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED);
+        hostResyncs = counters.get(SystemCounterDescriptor.CATALOG_HOST_RESYNCS);
+        candidateHits = counters.get(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS);
+        candidateBytes = counters.get(SystemCounterDescriptor.CATALOG_CANDIDATE_BYTES);
+        coldQueries = counters.get(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
+        coldKeys = counters.get(SystemCounterDescriptor.CATALOG_COLD_KEYS);
+        coldCoalesced = counters.get(SystemCounterDescriptor.CATALOG_COLD_COALESCED);
+        coldTimeouts = counters.get(SystemCounterDescriptor.CATALOG_COLD_TIMEOUTS);
+        discoverySkipped = counters.get(SystemCounterDescriptor.CATALOG_DISCOVERY_SKIPPED);
+        peerKeys = counters.get(SystemCounterDescriptor.CATALOG_PEER_KEYS);
+    }
+
+    void onLag(final long lagNs)
+    {
+        final long us = lagNs / 1000;
+        updateLagUs.setRelease(us);
+        if (us > updateLagMaxUs.getPlain())
+        {
+            updateLagMaxUs.setRelease(us);
+        }
+    }
+}

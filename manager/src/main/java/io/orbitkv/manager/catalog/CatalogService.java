@@ -1,0 +1,585 @@
+package io.orbitkv.manager.catalog;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import io.orbitkv.catalog.CatalogDirectory;
+import io.orbitkv.catalog.CatalogRequestValidator;
+import io.orbitkv.catalog.ColdQueryHandler;
+import io.orbitkv.catalog.HostBudget;
+import io.orbitkv.catalog.JournalRecord;
+import io.orbitkv.catalog.OwnerJournal;
+import io.orbitkv.catalog.ShardInventory;
+import io.orbitkv.catalog.ShardReceiver;
+import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.codecs.catalog.CatalogStatus;
+import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
+import io.orbitkv.index.BlockStore;
+import io.orbitkv.index.CandidateIndex;
+import io.orbitkv.index.CatalogRecordTable;
+import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.SystemCounters;
+import io.orbitkv.manager.membership.MemberRecord;
+import io.orbitkv.manager.membership.MemberView;
+import io.orbitkv.manager.membership.Membership;
+import io.orbitkv.manager.peer.DeltaBatchOutcome;
+import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.peer.PeerHandler;
+import io.orbitkv.manager.peer.PeerSession;
+import io.orbitkv.manager.peer.PeerTransport;
+import org.agrona.CloseHelper;
+import org.agrona.ErrorHandler;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.collections.Object2IntHashMap;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.status.CountersManager;
+
+/**
+ * The Manager's part in the distributed catalog, all on the agent thread that also owns the block stores (it runs
+ * in the same composite as the engine ring agent, so an inventory transition, its journal record and the stream that
+ * sends it never cross threads):
+ * <ul>
+ *     <li>owner: the {@link ShardInventory} fed by both tiers' stores and one {@link OwnerStream} per shard to the
+ *     shard's catalog host;</li>
+ *     <li>catalog host: a {@link CatalogDirectory} over the shards placement gives this node, with one receiving
+ *     state per (member, shard), admitted and dropped from the member view, answering cold queries;</li>
+ *     <li>requester: {@link PeerDiscovery} for engine lookups.</li>
+ * </ul>
+ * Hosts know publishers by runtime incarnation (every route carries it), mapped to a local owner slot through the
+ * member view; the node index in a PeerConnect is not used for that.
+ */
+public final class CatalogService implements Agent, PeerHandler, AutoCloseable
+{
+    /**
+     * Residences per shard the inventory is sized for, as a multiple of an even share of both tiers' index
+     * capacity: keys do not spread perfectly over 16 shards.
+     */
+    static final int INVENTORY_SHARD_SLACK = 2;
+
+    /**
+     * Least inventory capacity per shard.
+     */
+    static final int MIN_INVENTORY_RECORDS_PER_SHARD = 1024;
+
+    private static final long GAUGE_INTERVAL_NS = 100_000_000L;
+
+    private final String nodeId;
+    private final ShardPlacement placement;
+    private final long selfMsb;
+    private final long selfLsb;
+    private final NanoClock clock;
+    private final CatalogMetrics metrics;
+    private final OwnerJournal journal = new OwnerJournal();
+    private final ShardInventory inventory;
+    private final OwnerStream[] streams = new OwnerStream[CatalogLimits.SHARD_COUNT];
+    private final boolean[] hosted = new boolean[CatalogLimits.SHARD_COUNT];
+    private final CatalogDirectory directory;
+    private final CandidateIndex candidates = new CandidateIndex();
+    private final PeerTransport transport;
+    private final PeerDiscovery discovery;
+    private final InventoryObserver dramObserver;
+    private final InventoryObserver ssdObserver;
+
+    private final Map<String, HostLink> links = new HashMap<>();
+    private final Long2ObjectHashMap<MemberRecord> membersByMsb = new Long2ObjectHashMap<>();
+    private final Object2IntHashMap<String> slotByNode = new Object2IntHashMap<>(-1);
+    private final List<String> slotNodes = new ArrayList<>();
+    private final Long2ObjectHashMap<long[]> slotByIncarnationMsb = new Long2ObjectHashMap<>();
+    private final boolean[] slotPresent = new boolean[CatalogDirectory.MAX_OWNERS];
+
+    private volatile Membership membership;
+    private MemberView appliedView;
+    private long gaugesAtNs;
+
+    /**
+     * @param nodeId            this node's id.
+     * @param placement         the cluster's placement (checked against etcd by the membership join).
+     * @param runtimeUuid       this runtime's incarnation.
+     * @param peerEndpoint      HOST:PORT the peer transport binds and the member record advertises.
+     * @param directory         where the embedded media driver's directory goes (inside the Manager's dir).
+     * @param namespaces        the Manager's namespace table (resolves store entries' namespace ids).
+     * @param inventoryResidences residences both tiers can hold (sizes the inventory).
+     * @param counters          system counters.
+     * @param countersManager   where the peer transport's counters go (the CnC file's).
+     * @param errorHandler      error handler.
+     * @param clock             nano clock.
+     * @param sink              receives lookups whose peer answer is ready.
+     */
+    public CatalogService(
+        final String nodeId,
+        final ShardPlacement placement,
+        final UUID runtimeUuid,
+        final String peerEndpoint,
+        final Path directory,
+        final NamespaceTable namespaces,
+        final long inventoryResidences,
+        final SystemCounters counters,
+        final CountersManager countersManager,
+        final ErrorHandler errorHandler,
+        final NanoClock clock,
+        final LookupAnswerSink sink)
+    {
+        this.nodeId = nodeId;
+        this.placement = placement;
+        this.selfMsb = runtimeUuid.getMostSignificantBits();
+        this.selfLsb = runtimeUuid.getLeastSignificantBits();
+        this.clock = clock;
+        this.metrics = new CatalogMetrics(counters);
+
+        final int perShard = (int)Math.min(Integer.MAX_VALUE / 2, Math.max(MIN_INVENTORY_RECORDS_PER_SHARD,
+            inventoryResidences * INVENTORY_SHARD_SLACK / CatalogLimits.SHARD_COUNT));
+        this.inventory = new ShardInventory(journal, namespaces, CatalogRecordTable.budgetFor(perShard));
+        this.dramObserver = new InventoryObserver(JournalRecord.TIER_DRAM, inventory, namespaces, metrics);
+        this.ssdObserver = new InventoryObserver(JournalRecord.TIER_SSD, inventory, namespaces, metrics);
+        for (int s = 0; s < streams.length; s++)
+        {
+            streams[s] = new OwnerStream(s, inventory, metrics);
+            hosted[s] = nodeId.equals(placement.hostOf(s));
+        }
+        int hostedCount = 0;
+        for (final boolean h : hosted)
+        {
+            hostedCount += h ? 1 : 0;
+        }
+        metrics.hostedShards.setRelease(hostedCount);
+
+        this.directory = new CatalogDirectory(hosted, new HostBudget());
+        final long fingerprint = fingerprintOf(placement);
+        final CatalogRequestValidator validator = new CatalogRequestValidator(selfMsb, selfLsb, fingerprint, hosted);
+        this.discovery = new PeerDiscovery(this, candidates, metrics, sink);
+        this.transport = PeerTransport.launch(new PeerTransport.Context()
+            .endpoint(peerEndpoint)
+            .directory(directory)
+            .localNodeIndex(0)
+            .incarnation(selfMsb, selfLsb)
+            .placementFingerprint(fingerprint)
+            .validator(validator)
+            .coldQueryHandler(new ColdQueryHandler(validator, this.directory, selfMsb, selfLsb, fingerprint))
+            .handler(this)
+            .countersManager(countersManager)
+            .errorHandler(errorHandler)
+            .nanoClock(clock));
+    }
+
+    /**
+     * The placement fingerprint as carried on the wire: the first 64 bits of the 128-bit hex fingerprint.
+     */
+    public static long fingerprintOf(final ShardPlacement placement)
+    {
+        return Long.parseUnsignedLong(placement.fingerprint().substring(0, 16), 16);
+    }
+
+    /**
+     * Hand over the joined membership (the service idles until then); any thread.
+     */
+    public void membership(final Membership membership)
+    {
+        this.membership = membership;
+    }
+
+    public BlockStore.ResidencyObserver dramObserver()
+    {
+        return dramObserver;
+    }
+
+    public BlockStore.ResidencyObserver ssdObserver()
+    {
+        return ssdObserver;
+    }
+
+    public String roleName()
+    {
+        return "orbitkv-catalog";
+    }
+
+    public int doWork()
+    {
+        final long nowNs = clock.nanoTime();
+        final long nowMs = nowNs / 1_000_000L;
+        int work = transport.doWork();
+        work += syncView();
+        for (final OwnerStream stream : streams)
+        {
+            work += stream.doWork(transport.agent(), nowNs, nowMs);
+        }
+        work += discovery.doWork(nowMs);
+        if (nowNs - gaugesAtNs >= 0)
+        {
+            gaugesAtNs = nowNs + GAUGE_INTERVAL_NS;
+            updateGauges();
+        }
+        return work;
+    }
+
+    public void onClose()
+    {
+        for (final OwnerStream stream : streams)
+        {
+            stream.close();
+        }
+        for (final HostLink link : links.values())
+        {
+            link.close(transport.agent());
+        }
+        links.clear();
+    }
+
+    public void close()
+    {
+        CloseHelper.quietClose(transport);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Requester API for the ring agent.
+
+    /**
+     * @return a lookup to fill and {@link #startLookup}, or null when the service cannot take one now (no member
+     * view yet, remote work disabled, or every pending slot in use): answer locally.
+     */
+    public PendingLookup acquireLookup()
+    {
+        final Membership current = membership;
+        if (null == current || !current.remoteWorkEnabled(clock.nanoTime()) || null == appliedView)
+        {
+            metrics.discoverySkipped.incrementRelease();
+            return null;
+        }
+        final PendingLookup lookup = discovery.acquire();
+        if (null == lookup)
+        {
+            metrics.discoverySkipped.incrementRelease();
+        }
+        return lookup;
+    }
+
+    public void startLookup(final PendingLookup lookup)
+    {
+        discovery.start(lookup, clock.nanoTime() / 1_000_000L);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Shared with PeerDiscovery.
+
+    HostLink linkForShard(final int shard)
+    {
+        return links.get(placement.hostOf(shard));
+    }
+
+    MemberRecord memberByIncarnation(final long msb, final long lsb)
+    {
+        final MemberRecord record = membersByMsb.get(msb);
+        return null != record && record.runtimeUuid().getLeastSignificantBits() == lsb ? record : null;
+    }
+
+    boolean isSelf(final long msb, final long lsb)
+    {
+        return msb == selfMsb && lsb == selfLsb;
+    }
+
+    PeerAgent agent()
+    {
+        return transport.agent();
+    }
+
+    long nextCorrelationId()
+    {
+        return transport.agent().nextCorrelationId();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Member view.
+
+    private int syncView()
+    {
+        final Membership current = membership;
+        if (null == current)
+        {
+            return 0;
+        }
+        final MemberView view = current.view();
+        if (view == appliedView || !view.isComplete())
+        {
+            // An incomplete view proves no absence: keep acting on the last complete one.
+            return 0;
+        }
+        appliedView = view;
+
+        membersByMsb.clear();
+        for (final MemberRecord record : view.members().values())
+        {
+            membersByMsb.put(record.runtimeUuid().getMostSignificantBits(), record);
+        }
+
+        for (final String node : placement.nodes())
+        {
+            final MemberRecord record = view.member(node);
+            final HostLink link = links.get(node);
+            if (null != link && !link.isFor(record))
+            {
+                link.close(transport.agent());
+                links.remove(node);
+            }
+            if (null != record && !links.containsKey(node))
+            {
+                links.put(node, new HostLink(record));
+            }
+        }
+        for (final OwnerStream stream : streams)
+        {
+            stream.retarget(links.get(placement.hostOf(stream.shard)));
+        }
+
+        // Catalog host: admit every member's incarnation, drop those the view no longer shows.
+        java.util.Arrays.fill(slotPresent, false);
+        slotByIncarnationMsb.clear();
+        for (final MemberRecord record : view.members().values())
+        {
+            final int slot = slotFor(record.nodeId());
+            if (slot < 0)
+            {
+                continue;
+            }
+            slotPresent[slot] = true;
+            final long msb = record.runtimeUuid().getMostSignificantBits();
+            final long lsb = record.runtimeUuid().getLeastSignificantBits();
+            slotByIncarnationMsb.put(msb, new long[]{lsb, slot});
+            for (int s = 0; s < hosted.length; s++)
+            {
+                if (hosted[s])
+                {
+                    directory.receiver(slot, s).admitIncarnation(msb, lsb);
+                }
+            }
+        }
+        for (int slot = 0; slot < slotNodes.size(); slot++)
+        {
+            if (!slotPresent[slot])
+            {
+                for (int s = 0; s < hosted.length; s++)
+                {
+                    if (hosted[s])
+                    {
+                        directory.receiver(slot, s).dropMember();
+                    }
+                }
+            }
+        }
+        return 1;
+    }
+
+    private int slotFor(final String node)
+    {
+        int slot = slotByNode.getValue(node);
+        if (slot < 0)
+        {
+            slot = slotNodes.size();
+            if (!directory.addOwner(slot))
+            {
+                return -1;
+            }
+            slotNodes.add(node);
+            slotByNode.put(node, slot);
+        }
+        return slot;
+    }
+
+    private ShardReceiver receiverOf(final PeerSession session, final int shard)
+    {
+        final long[] entry = slotByIncarnationMsb.get(session.requesterIncarnationMsb());
+        if (null == entry || entry[0] != session.requesterIncarnationLsb())
+        {
+            return null;
+        }
+        return directory.receiver((int)entry[1], shard);
+    }
+
+    private void updateGauges()
+    {
+        metrics.journalBytes.setRelease(journal.usedBytes());
+        metrics.indexBytes.setRelease(directory.budget().reservedBytes());
+        metrics.candidateBytes.setRelease(candidates.logicalBytes());
+        int incomplete = 0;
+        for (int s = 0; s < hosted.length; s++)
+        {
+            if (!hosted[s])
+            {
+                continue;
+            }
+            boolean complete = null != appliedView;
+            for (int slot = 0; slot < slotNodes.size() && complete; slot++)
+            {
+                complete = directory.receiver(slot, s).coverageComplete();
+            }
+            incomplete += complete ? 0 : 1;
+        }
+        metrics.incompleteShards.setRelease(incomplete);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // PeerHandler: catalog host.
+
+    public CatalogStatus onDelta(
+        final PeerSession session, final int shard, final long senderMsb, final long senderLsb,
+        final JournalRecord record)
+    {
+        final ShardReceiver receiver = receiverOf(session, shard);
+        if (null == receiver)
+        {
+            return CatalogStatus.UNREGISTERED_PUBLISHER;
+        }
+        final int outcome = receiver.onDelta(senderMsb, senderLsb, record);
+        if (ShardReceiver.APPLIED == outcome)
+        {
+            metrics.recordsApplied.incrementRelease();
+        }
+        return status(outcome);
+    }
+
+    public void onDeltaBatchEnd(
+        final PeerSession session, final int shard, final long nowNs, final DeltaBatchOutcome outcome)
+    {
+        final ShardReceiver receiver = receiverOf(session, shard);
+        if (null == receiver)
+        {
+            return;
+        }
+        outcome.ack(receiver.contiguousSequence());
+        if (receiver.pollRepair(nowNs))
+        {
+            outcome.repair(receiver.contiguousSequence() + 1, receiver.gapTo());
+        }
+    }
+
+    public CatalogStatus onSnapshotBegin(
+        final PeerSession session, final int shard, final long senderMsb, final long senderLsb, final long snapshotId,
+        final long startWatermark, final int recordCount)
+    {
+        final ShardReceiver receiver = receiverOf(session, shard);
+        return null == receiver ? CatalogStatus.UNREGISTERED_PUBLISHER :
+            status(receiver.onSnapshotBegin(senderMsb, senderLsb, snapshotId, startWatermark, recordCount));
+    }
+
+    public CatalogStatus onSnapshotRecord(
+        final PeerSession session, final int shard, final long snapshotId, final JournalRecord record)
+    {
+        final ShardReceiver receiver = receiverOf(session, shard);
+        return null == receiver ? CatalogStatus.UNREGISTERED_PUBLISHER :
+            status(receiver.onSnapshotRecord(snapshotId, record));
+    }
+
+    public CatalogStatus onSnapshotPageEnd(
+        final PeerSession session, final int shard, final long snapshotId, final int pageIndex)
+    {
+        final ShardReceiver receiver = receiverOf(session, shard);
+        return null == receiver ? CatalogStatus.UNREGISTERED_PUBLISHER :
+            status(receiver.onSnapshotPageEnd(snapshotId, pageIndex));
+    }
+
+    public CatalogStatus onSnapshotIntervalRecord(
+        final PeerSession session, final int shard, final long snapshotId, final JournalRecord record)
+    {
+        final ShardReceiver receiver = receiverOf(session, shard);
+        return null == receiver ? CatalogStatus.UNREGISTERED_PUBLISHER :
+            status(receiver.onSnapshotIntervalRecord(snapshotId, record));
+    }
+
+    public CatalogStatus onSnapshotEnd(
+        final PeerSession session, final int shard, final long snapshotId, final long startWatermark,
+        final long endWatermark, final int pageCount, final DeltaBatchOutcome outcome)
+    {
+        final ShardReceiver receiver = receiverOf(session, shard);
+        if (null == receiver)
+        {
+            return CatalogStatus.UNREGISTERED_PUBLISHER;
+        }
+        final CatalogStatus status = status(receiver.onSnapshotEnd(snapshotId, startWatermark, endWatermark, pageCount));
+        if (CatalogStatus.OK == status)
+        {
+            outcome.ack(receiver.contiguousSequence());
+        }
+        return status;
+    }
+
+    private CatalogStatus status(final int outcome)
+    {
+        return switch (outcome)
+        {
+            case ShardReceiver.STALE_INCARNATION -> CatalogStatus.STALE_INCARNATION;
+            case ShardReceiver.UNREGISTERED_PUBLISHER -> CatalogStatus.UNREGISTERED_PUBLISHER;
+            case ShardReceiver.RESYNC_REQUIRED, ShardReceiver.VIEW_FULL, ShardReceiver.NAMESPACE_LIMIT,
+                ShardReceiver.UNKNOWN_SNAPSHOT, ShardReceiver.INCOMPLETE_SNAPSHOT ->
+            {
+                metrics.hostResyncs.incrementRelease();
+                yield CatalogStatus.RESYNC_REQUIRED;
+            }
+            case ShardReceiver.BUDGET_EXCEEDED -> CatalogStatus.BUDGET_EXCEEDED;
+            default -> CatalogStatus.OK;
+        };
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // PeerHandler: owner and requester.
+
+    public void onAck(final PeerClient client, final int shard, final long contiguousSequence)
+    {
+        streams[shard].onAck(client, contiguousSequence, clock.nanoTime());
+    }
+
+    public void onGapRepair(
+        final PeerClient client, final int shard, final long correlationId, final long fromSequence,
+        final long toSequence)
+    {
+        streams[shard].onGapRepair(transport.agent(), client, correlationId, fromSequence, clock.nanoTime());
+    }
+
+    public void onColdQueryResponse(final PeerClient client, final ColdQueryResponseDecoder response)
+    {
+        discovery.onColdQueryResponse(client, response, clock.nanoTime() / 1_000_000L);
+    }
+
+    public void onResponse(
+        final PeerClient client, final int shard, final long correlationId, final CatalogStatus code,
+        final long relevantSequence)
+    {
+        if (CatalogStatus.RESYNC_REQUIRED == code || CatalogStatus.BUDGET_EXCEEDED == code)
+        {
+            streams[shard].onResyncRequired(client, clock.nanoTime());
+        }
+        discovery.onResponse(client, correlationId, clock.nanoTime() / 1_000_000L);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Observability and tests.
+
+    public PeerTransport transport()
+    {
+        return transport;
+    }
+
+    public OwnerJournal journal()
+    {
+        return journal;
+    }
+
+    public ShardInventory inventory()
+    {
+        return inventory;
+    }
+
+    public CandidateIndex candidates()
+    {
+        return candidates;
+    }
+
+    public String nodeId()
+    {
+        return nodeId;
+    }
+}

@@ -1,0 +1,92 @@
+package io.orbitkv.manager.catalog;
+
+import io.orbitkv.manager.membership.MemberRecord;
+import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerClient;
+
+/**
+ * This Manager's session to one catalog host incarnation, shared by the owner streams of the shards it hosts and by
+ * cold queries. A new incarnation of the host (restart) is a new link; a failed connect is retried after a pause.
+ */
+final class HostLink
+{
+    /**
+     * Pause between connect attempts to a host that did not answer.
+     */
+    static final long RECONNECT_BACKOFF_MS = 500;
+
+    final String nodeId;
+    final String endpoint;
+    final long incarnationMsb;
+    final long incarnationLsb;
+    private PeerClient client;
+    private long reconnectAtMs;
+    private boolean closed;
+
+    HostLink(final MemberRecord record)
+    {
+        this.nodeId = record.nodeId();
+        this.endpoint = record.peerEndpoint();
+        this.incarnationMsb = record.runtimeUuid().getMostSignificantBits();
+        this.incarnationLsb = record.runtimeUuid().getLeastSignificantBits();
+    }
+
+    boolean isFor(final MemberRecord record)
+    {
+        return null != record && record.runtimeUuid().getMostSignificantBits() == incarnationMsb &&
+            record.runtimeUuid().getLeastSignificantBits() == incarnationLsb && record.peerEndpoint().equals(endpoint);
+    }
+
+    /**
+     * Keep a session open: connect the first time and again after a failure (rate limited).
+     *
+     * @return the client when it is active, else null.
+     */
+    PeerClient poll(final PeerAgent agent, final long nowMs)
+    {
+        if (closed)
+        {
+            return null;
+        }
+        if (null == client || (client.isFailed() && nowMs - reconnectAtMs >= 0))
+        {
+            if (null != client)
+            {
+                agent.closeClient(client);
+            }
+            client = agent.connect(endpoint, 0, incarnationMsb, incarnationLsb);
+            reconnectAtMs = nowMs + RECONNECT_BACKOFF_MS;
+        }
+        return client.isActive() ? client : null;
+    }
+
+    PeerClient client()
+    {
+        return client;
+    }
+
+    boolean owns(final PeerClient candidate)
+    {
+        return null != client && client == candidate;
+    }
+
+    void close(final PeerAgent agent)
+    {
+        closed = true;
+        if (null != client)
+        {
+            agent.closeClient(client);
+            client = null;
+        }
+    }
+
+    boolean isClosed()
+    {
+        return closed;
+    }
+
+    public String toString()
+    {
+        return "HostLink{" + nodeId + '@' + endpoint + '}';
+    }
+}

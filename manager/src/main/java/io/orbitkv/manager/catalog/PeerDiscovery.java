@@ -1,0 +1,403 @@
+package io.orbitkv.manager.catalog;
+
+import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.StateKeyShard;
+import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
+import io.orbitkv.codecs.catalog.ResidenceTier;
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.index.CandidateIndex;
+import io.orbitkv.index.CandidateSet;
+import io.orbitkv.manager.PeerAnswer;
+import io.orbitkv.manager.membership.MemberRecord;
+import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerClient;
+import org.agrona.DirectBuffer;
+import org.agrona.collections.Long2LongHashMap;
+
+/**
+ * The requester side of discovery: keys after an engine Lookup's local prefix are answered from the
+ * {@link CandidateIndex} when it has usable evidence (no RPC), otherwise batched into one cold query per catalog host
+ * (never one per block, never a broadcast), with a 3 s budget per lookup. Keys already being asked by another lookup
+ * are not asked again: the lookup waits for that query and rechecks the index afterwards. Rows go into the candidate
+ * index (an empty row stores nothing: it is not proof of absence), and the answer is built from the index, skipping
+ * candidates of this Manager itself and of incarnations the member view does not show. Runs on the agent thread.
+ */
+final class PeerDiscovery
+{
+    /**
+     * Engine lookups that may wait for peer candidates at once; beyond it a lookup is answered locally (counted).
+     */
+    static final int MAX_PENDING_LOOKUPS = 64;
+
+    /**
+     * Cold queries in flight at once.
+     */
+    static final int MAX_INFLIGHT_QUERIES = 64;
+
+    private static final long NO_QUERY = -1;
+    private static final int ROW_BITS = 8;
+
+    private final CatalogService service;
+    private final CandidateIndex candidates;
+    private final CatalogMetrics metrics;
+    private final StateKeyShard shardFunction = new StateKeyShard();
+    private final PendingLookup[] lookups = new PendingLookup[MAX_PENDING_LOOKUPS];
+    private final ColdQuerySlot[] queries = new ColdQuerySlot[MAX_INFLIGHT_QUERIES];
+    private final Long2LongHashMap inflightKeys = new Long2LongHashMap(NO_QUERY);
+    private final CandidateSet set = new CandidateSet();
+    private final LookupAnswerSink sink;
+    private int activeLookups;
+    private int activeQueries;
+
+    PeerDiscovery(
+        final CatalogService service,
+        final CandidateIndex candidates,
+        final CatalogMetrics metrics,
+        final LookupAnswerSink sink)
+    {
+        this.service = service;
+        this.candidates = candidates;
+        this.metrics = metrics;
+        this.sink = sink;
+        for (int i = 0; i < lookups.length; i++)
+        {
+            lookups[i] = new PendingLookup(i);
+        }
+        for (int i = 0; i < queries.length; i++)
+        {
+            queries[i] = new ColdQuerySlot(i, MAX_PENDING_LOOKUPS);
+        }
+    }
+
+    PendingLookup acquire()
+    {
+        if (activeLookups == MAX_PENDING_LOOKUPS)
+        {
+            return null;
+        }
+        for (final PendingLookup lookup : lookups)
+        {
+            if (!lookup.active)
+            {
+                return lookup;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Resolve a filled lookup: at once when every key is warm (or nothing can be asked), else after its queries.
+     */
+    void start(final PendingLookup lookup, final long nowMs)
+    {
+        lookup.generation++;
+        lookup.active = true;
+        lookup.outstanding = 0;
+        lookup.deadlineMs = nowMs + CatalogLimits.COLD_QUERY_BUDGET_MS;
+        activeLookups++;
+
+        final DirectBuffer ns = lookup.namespaceBuffer();
+        final int nsLength = lookup.namespaceLength();
+        final DirectBuffer hashes = lookup.hashes();
+        for (int k = 0; k < lookup.peerKeyCount(); k++)
+        {
+            final int hashOffset = lookup.hashOffset(k);
+            final int hashLength = lookup.hashLength(k);
+            if (usableCandidates(ns, nsLength, hashes, hashOffset, hashLength, nowMs) > 0)
+            {
+                metrics.candidateHits.incrementRelease();
+                continue;
+            }
+            final long fingerprint = fingerprint(ns, nsLength, hashes, hashOffset, hashLength);
+            final long inflight = inflightKeys.get(fingerprint);
+            if (NO_QUERY != inflight)
+            {
+                final ColdQuerySlot query = queries[(int)(inflight >>> ROW_BITS)];
+                if (query.active &&
+                    query.matches((int)(inflight & 0xFF), ns, 0, nsLength, hashes, hashOffset, hashLength))
+                {
+                    query.addWaiter(lookup);
+                    metrics.coldCoalesced.incrementRelease();
+                    continue;
+                }
+            }
+            final int shard = shardFunction.shard(ns, 0, nsLength, hashes, hashOffset, hashLength);
+            final HostLink link = service.linkForShard(shard);
+            if (null == link)
+            {
+                continue;
+            }
+            final ColdQuerySlot query = queryFor(lookup, link, hashLength, nowMs);
+            if (null == query)
+            {
+                continue;
+            }
+            final int row = query.addKey(hashes, hashOffset, hashLength, fingerprint);
+            inflightKeys.put(fingerprint, ((long)query.index << ROW_BITS) | row);
+            query.addWaiter(lookup);
+        }
+        if (0 == lookup.outstanding)
+        {
+            complete(lookup, nowMs);
+        }
+        else
+        {
+            sendReady(nowMs);
+        }
+    }
+
+    int doWork(final long nowMs)
+    {
+        if (0 == activeLookups && 0 == activeQueries)
+        {
+            return 0;
+        }
+        int work = sendReady(nowMs);
+        for (final ColdQuerySlot query : queries)
+        {
+            if (query.active && (nowMs - query.deadlineMs >= 0 || query.link.isClosed()))
+            {
+                finish(query, nowMs);
+                work++;
+            }
+        }
+        for (final PendingLookup lookup : lookups)
+        {
+            if (lookup.active && nowMs - lookup.deadlineMs >= 0)
+            {
+                metrics.coldTimeouts.incrementRelease();
+                complete(lookup, nowMs);
+                work++;
+            }
+        }
+        return work;
+    }
+
+    void onColdQueryResponse(final PeerClient client, final ColdQueryResponseDecoder response, final long nowMs)
+    {
+        final ColdQuerySlot query = queryFor(client, response.correlationId());
+        if (null == query)
+        {
+            return;
+        }
+        final ColdQueryResponseDecoder.RowsDecoder rows = response.rows();
+        while (rows.hasNext())
+        {
+            rows.next();
+            final int row = rows.rowIndex();
+            final ColdQueryResponseDecoder.RowsDecoder.CandidatesDecoder found = rows.candidates();
+            set.clear();
+            while (found.hasNext())
+            {
+                found.next();
+                set.add(found.ownerNodeIndex(), found.ownerIncarnation().msb(), found.ownerIncarnation().lsb(),
+                    found.insertionSequence(), ResidenceTier.DRAM == found.tier() ? 0 : 1, found.byteSize());
+            }
+            if (row < query.keyCount && set.count() > 0)
+            {
+                candidates.put(query.namespace, 0, query.namespaceLength, query.hashes[row], 0, query.hashLengths[row],
+                    set, nowMs);
+            }
+        }
+        finish(query, nowMs);
+    }
+
+    /**
+     * A host refused a cold query (the generic response names its correlation id): the keys stay unresolved.
+     */
+    void onResponse(final PeerClient client, final long correlationId, final long nowMs)
+    {
+        final ColdQuerySlot query = queryFor(client, correlationId);
+        if (null != query)
+        {
+            finish(query, nowMs);
+        }
+    }
+
+    int activeLookups()
+    {
+        return activeLookups;
+    }
+
+    private ColdQuerySlot queryFor(final PeerClient client, final long correlationId)
+    {
+        for (final ColdQuerySlot query : queries)
+        {
+            if (query.active && query.sent && query.correlationId == correlationId && query.link.owns(client))
+            {
+                return query;
+            }
+        }
+        return null;
+    }
+
+    private ColdQuerySlot queryFor(
+        final PendingLookup lookup, final HostLink link, final int hashLength, final long nowMs)
+    {
+        ColdQuerySlot free = null;
+        for (final ColdQuerySlot query : queries)
+        {
+            if (query.acceptsKeysFrom(lookup, link, hashLength))
+            {
+                return query;
+            }
+            if (null == free && !query.active)
+            {
+                free = query;
+            }
+        }
+        if (null != free)
+        {
+            free.open(link, service.nextCorrelationId(), lookup.deadlineMs, lookup, lookup.namespaceBuffer(), 0,
+                lookup.namespaceLength());
+            activeQueries++;
+        }
+        return free;
+    }
+
+    private int sendReady(final long nowMs)
+    {
+        int sent = 0;
+        for (final ColdQuerySlot query : queries)
+        {
+            if (query.active && !query.sent)
+            {
+                final PeerClient client = query.link.poll(service.agent(), nowMs);
+                if (null != client && service.agent().sendColdQuery(client, query.correlationId,
+                    shardFunction.shard(query.namespace, 0, query.namespaceLength, query.hashes[0], 0,
+                        query.hashLengths[0]),
+                    query.keyCount, query.namespaces, query.namespaceLengths, query.hashes, query.hashLengths))
+                {
+                    query.sent = true;
+                    metrics.coldQueries.incrementRelease();
+                    metrics.coldKeys.getAndAddRelease(query.keyCount);
+                    sent++;
+                }
+            }
+        }
+        return sent;
+    }
+
+    private void finish(final ColdQuerySlot query, final long nowMs)
+    {
+        query.active = false;
+        activeQueries--;
+        for (int row = 0; row < query.keyCount; row++)
+        {
+            final long fingerprint = query.fingerprints[row];
+            if (inflightKeys.get(fingerprint) == (((long)query.index << ROW_BITS) | row))
+            {
+                inflightKeys.remove(fingerprint);
+            }
+        }
+        for (int i = 0; i < query.waiterCount; i++)
+        {
+            final PendingLookup lookup = lookups[query.waiterIndex[i]];
+            if (lookup.active && lookup.generation == query.waiterGeneration[i] && --lookup.outstanding == 0)
+            {
+                complete(lookup, nowMs);
+            }
+        }
+        query.waiterCount = 0;
+    }
+
+    /**
+     * Build the answer from the candidate index: the prefix continues through keys with a usable candidate.
+     */
+    private void complete(final PendingLookup lookup, final long nowMs)
+    {
+        lookup.active = false;
+        activeLookups--;
+        final PeerAnswer answer = lookup.answer();
+        answer.reset();
+        final KeyStatus[] statuses = lookup.statuses();
+        final int[] lengths = lookup.lengths();
+        final DirectBuffer ns = lookup.namespaceBuffer();
+        final int nsLength = lookup.namespaceLength();
+        final int first = lookup.firstPeerKey();
+        boolean missed = false;
+        int peerKeys = 0;
+        for (int k = 0; k < lookup.peerKeyCount(); k++)
+        {
+            final int keyIndex = first + k;
+            if (missed)
+            {
+                statuses[keyIndex] = KeyStatus.NOT_ATTEMPTED;
+                lengths[keyIndex] = 0;
+                continue;
+            }
+            final int usable = usableCandidates(
+                ns, nsLength, lookup.hashes(), lookup.hashOffset(k), lookup.hashLength(k), nowMs);
+            int added = 0;
+            for (int c = 0; c < usable; c++)
+            {
+                final MemberRecord owner = service.memberByIncarnation(set.incarnationMsb(c), set.incarnationLsb(c));
+                final int ownerIndex = answer.addOwner(set.incarnationMsb(c), set.incarnationLsb(c), owner.nodeId());
+                if (ownerIndex >= 0 && answer.addCandidate(keyIndex, ownerIndex,
+                    0 == set.tier(c) ? KeyStatus.DRAM : KeyStatus.SSD, set.insertionSequence(c), (int)set.byteSize(c)))
+                {
+                    if (0 == added)
+                    {
+                        lengths[keyIndex] = (int)set.byteSize(c);
+                    }
+                    added++;
+                }
+            }
+            if (added > 0)
+            {
+                statuses[keyIndex] = KeyStatus.PEER;
+                peerKeys++;
+            }
+            else
+            {
+                statuses[keyIndex] = KeyStatus.MISS;
+                lengths[keyIndex] = 0;
+                missed = true;
+            }
+        }
+        metrics.peerKeys.getAndAddRelease(peerKeys);
+        sink.answer(lookup);
+    }
+
+    /**
+     * Fill {@link #set} with the key's candidates that can serve: known to the member view, not this Manager.
+     */
+    private int usableCandidates(
+        final DirectBuffer ns, final int nsLength, final DirectBuffer hashes, final int hashOffset,
+        final int hashLength, final long nowMs)
+    {
+        final int count = candidates.get(ns, 0, nsLength, hashes, hashOffset, hashLength, nowMs, set);
+        int kept = 0;
+        for (int c = 0; c < count; c++)
+        {
+            final long msb = set.incarnationMsb(c);
+            final long lsb = set.incarnationLsb(c);
+            if (!service.isSelf(msb, lsb) && null != service.memberByIncarnation(msb, lsb))
+            {
+                if (kept != c)
+                {
+                    set.copy(c, kept);
+                }
+                kept++;
+            }
+        }
+        set.truncate(kept);
+        return kept;
+    }
+
+    private static long fingerprint(
+        final DirectBuffer ns, final int nsLength, final DirectBuffer hash, final int hashOffset, final int hashLength)
+    {
+        long h = 0xcbf29ce484222325L;
+        for (int i = 0; i < nsLength; i++)
+        {
+            h = (h ^ (ns.getByte(i) & 0xFF)) * 0x100000001b3L;
+        }
+        h = (h ^ 0xFF) * 0x100000001b3L;
+        for (int i = 0; i < hashLength; i++)
+        {
+            h = (h ^ (hash.getByte(hashOffset + i) & 0xFF)) * 0x100000001b3L;
+        }
+        return h == NO_QUERY ? 0 : h;
+    }
+}

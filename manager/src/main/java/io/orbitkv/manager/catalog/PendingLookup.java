@@ -1,0 +1,170 @@
+package io.orbitkv.manager.catalog;
+
+import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.manager.PeerAnswer;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * One engine Lookup waiting for peer candidates: the local answer (statuses, lengths, lease) and copies of the keys
+ * after the local prefix, since the request frame is gone once the ring agent returns. Pooled by
+ * {@link PeerDiscovery}; filled by the ring agent, answered through {@link LookupAnswerSink}.
+ */
+public final class PendingLookup
+{
+    final int index;
+    long generation;
+    boolean active;
+    long deadlineMs;
+    int outstanding;
+
+    private long clientId;
+    private long correlationId;
+    private long leaseId;
+    private int localPrefix;
+    private int keyCount;
+    private int firstPeerKey;
+    private int peerKeyCount;
+    private final KeyStatus[] statuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    private final int[] lengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    private final UnsafeBuffer namespace = new UnsafeBuffer(new byte[EngineRingLimits.MAX_NAMESPACE_LENGTH]);
+    private int namespaceLength;
+    private final UnsafeBuffer hashes = new UnsafeBuffer(
+        new byte[EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP * EngineRingLimits.MAX_HASH_LENGTH]);
+    private final int[] hashLengths = new int[EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP];
+    private final PeerAnswer answer = new PeerAnswer();
+
+    PendingLookup(final int index)
+    {
+        this.index = index;
+    }
+
+    /**
+     * Record the local part of the answer.
+     *
+     * @param localPrefix keys resident here (the Response value).
+     * @param statuses    per-key local statuses; copied.
+     * @param lengths     per-key lengths; copied.
+     * @param keyCount    keys in the request.
+     */
+    public PendingLookup request(
+        final long clientId,
+        final long correlationId,
+        final long leaseId,
+        final int localPrefix,
+        final KeyStatus[] statuses,
+        final int[] lengths,
+        final int keyCount)
+    {
+        this.clientId = clientId;
+        this.correlationId = correlationId;
+        this.leaseId = leaseId;
+        this.localPrefix = localPrefix;
+        this.keyCount = keyCount;
+        System.arraycopy(statuses, 0, this.statuses, 0, keyCount);
+        System.arraycopy(lengths, 0, this.lengths, 0, keyCount);
+        this.firstPeerKey = localPrefix;
+        this.peerKeyCount = 0;
+        this.answer.reset();
+        return this;
+    }
+
+    public PendingLookup namespace(final DirectBuffer buffer, final int offset, final int length)
+    {
+        namespace.putBytes(0, buffer, offset, length);
+        namespaceLength = length;
+        return this;
+    }
+
+    /**
+     * Append the next key after the local prefix.
+     *
+     * @return false when {@link EngineRingLimits#MAX_PEER_KEYS_PER_LOOKUP} keys are held already.
+     */
+    public boolean addPeerKey(final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (peerKeyCount == EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP)
+        {
+            return false;
+        }
+        hashes.putBytes(peerKeyCount * EngineRingLimits.MAX_HASH_LENGTH, buffer, offset, length);
+        hashLengths[peerKeyCount++] = length;
+        return true;
+    }
+
+    public long clientId()
+    {
+        return clientId;
+    }
+
+    public long correlationId()
+    {
+        return correlationId;
+    }
+
+    public long leaseId()
+    {
+        return leaseId;
+    }
+
+    public int localPrefix()
+    {
+        return localPrefix;
+    }
+
+    public int keyCount()
+    {
+        return keyCount;
+    }
+
+    public KeyStatus[] statuses()
+    {
+        return statuses;
+    }
+
+    public int[] lengths()
+    {
+        return lengths;
+    }
+
+    public PeerAnswer answer()
+    {
+        return answer;
+    }
+
+    int firstPeerKey()
+    {
+        return firstPeerKey;
+    }
+
+    int peerKeyCount()
+    {
+        return peerKeyCount;
+    }
+
+    UnsafeBuffer namespaceBuffer()
+    {
+        return namespace;
+    }
+
+    int namespaceLength()
+    {
+        return namespaceLength;
+    }
+
+    UnsafeBuffer hashes()
+    {
+        return hashes;
+    }
+
+    int hashOffset(final int peerKey)
+    {
+        return peerKey * EngineRingLimits.MAX_HASH_LENGTH;
+    }
+
+    int hashLength(final int peerKey)
+    {
+        return hashLengths[peerKey];
+    }
+}
