@@ -1,5 +1,8 @@
 package io.orbitkv.codecs;
 
+import io.orbitkv.codecs.engine.MessageHeaderEncoder;
+import io.orbitkv.codecs.engine.ResponseEncoder;
+
 /**
  * Per-request limits of the engine ring protocol, shared by Manager and engine client. The Manager enforces
  * them and answers with {@code BATCH_TOO_LARGE}/{@code KEY_TOO_LARGE}; the Java client checks them before
@@ -28,6 +31,37 @@ public final class EngineRingLimits
 
     /** Largest error message carried in a response. */
     public static final int MAX_MESSAGE_LENGTH = 1024;
+
+    /**
+     * Keys after the local prefix that one Lookup answer (schema version 2, {@code peers} flag) may extend with peer
+     * candidates: those keys are answered {@code PEER}, the rest stay {@code MISS}/{@code NOT_ATTEMPTED}.
+     */
+    public static final int MAX_PEER_KEYS_PER_LOOKUP = 128;
+
+    /** Peer copies listed for one {@code PEER} key. */
+    public static final int MAX_CANDIDATES_PER_KEY = 4;
+
+    /** Distinct owners (other Managers) named by one Lookup answer. */
+    public static final int MAX_PEER_OWNERS_PER_LOOKUP = 32;
+
+    /** Candidate rows in one Lookup answer. */
+    public static final int MAX_CANDIDATES_PER_LOOKUP = MAX_PEER_KEYS_PER_LOOKUP * MAX_CANDIDATES_PER_KEY;
+
+    /** Largest owner node id in bytes; the same rule as cluster node ids. */
+    public static final int MAX_NODE_ID_LENGTH = ShardPlacement.MAX_NODE_ID_LENGTH;
+
+    /**
+     * Largest encoded {@code Response} frame, header included: a row for each key of a full batch, every candidate
+     * and owner an answer may carry (longest node ids) and the longest message. A response ring must be able to
+     * take it as one message (Agrona allows a ring's capacity / 8).
+     */
+    public static final int MAX_RESPONSE_BYTES = MessageHeaderEncoder.ENCODED_LENGTH + ResponseEncoder.BLOCK_LENGTH +
+        ResponseEncoder.KeysEncoder.sbeHeaderSize() + MAX_KEYS_PER_REQUEST * ResponseEncoder.KeysEncoder.sbeBlockLength() +
+        ResponseEncoder.OwnersEncoder.sbeHeaderSize() + MAX_PEER_OWNERS_PER_LOOKUP *
+        (ResponseEncoder.OwnersEncoder.sbeBlockLength() + ResponseEncoder.OwnersEncoder.nodeIdHeaderLength() + MAX_NODE_ID_LENGTH) +
+        ResponseEncoder.CandidatesEncoder.sbeHeaderSize() +
+        MAX_CANDIDATES_PER_LOOKUP * ResponseEncoder.CandidatesEncoder.sbeBlockLength() +
+        ResponseEncoder.messageHeaderLength() + MAX_MESSAGE_LENGTH;
 
     private EngineRingLimits()
     {

@@ -5,12 +5,10 @@ import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.codecs.engine.AttachRequestEncoder;
 import io.orbitkv.codecs.engine.DetachRequestEncoder;
 import io.orbitkv.codecs.engine.LookupRequestEncoder;
-import io.orbitkv.codecs.engine.MessageHeaderDecoder;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.PublishRequestEncoder;
 import io.orbitkv.codecs.engine.ReadRequestEncoder;
 import io.orbitkv.codecs.engine.ReleaseRequestEncoder;
-import io.orbitkv.codecs.engine.ResponseDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -25,13 +23,11 @@ import java.nio.file.StandardOpenOption;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.agrona.CloseHelper;
-import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.SleepingIdleStrategy;
 import org.agrona.concurrent.SystemEpochClock;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -169,6 +165,23 @@ public final class EngineClient implements AutoCloseable
      */
     public OperationResult lookup(final KeyBatch batch, final boolean pin, final OperationResult result)
     {
+        return lookup(batch, pin, false, result);
+    }
+
+    /**
+     * Lookup as {@link #lookup(KeyBatch, boolean, OperationResult)}, optionally asking the Manager to look past its
+     * local prefix in the cluster catalog: keys found on other Managers are answered {@code PEER} with candidate
+     * copies (see {@link OperationResult#candidateCount()}); {@code value} stays the local prefix length. A
+     * standalone Manager answers exactly as a local lookup.
+     *
+     * @param batch  namespace and hashes.
+     * @param pin    pin the resident (local) prefix under one lease per request.
+     * @param peers  set the Lookup {@code peers} flag (schema version 2).
+     * @param result per-key tier, {@code MISS} or {@code PEER}, then {@code NOT_ATTEMPTED}, plus peer candidates.
+     * @return result, for chaining.
+     */
+    public OperationResult lookup(final KeyBatch batch, final boolean pin, final boolean peers, final OperationResult result)
+    {
         checkUsable();
         batch.checkReadyToSend();
         result.reset(batch.keyCount());
@@ -178,7 +191,7 @@ public final class EngineClient implements AutoCloseable
         {
             final int end = RequestEncoding.lookupChunkEnd(batch, start, maxKeysPerRequest, maxRequestBytes);
             final long correlationId = requestRing.nextCorrelationId();
-            final int length = encodeLookup(batch, start, end, pin, correlationId);
+            final int length = encodeLookup(batch, start, end, pin, peers, correlationId);
             sendAndAwait(LookupRequestEncoder.TEMPLATE_ID, length, correlationId, result, start, end - start);
             if (!result.isOk())
             {
@@ -499,8 +512,14 @@ public final class EngineClient implements AutoCloseable
 
     int encodeLookup(final KeyBatch batch, final int start, final int end, final boolean pin, final long correlationId)
     {
+        return encodeLookup(batch, start, end, pin, false, correlationId);
+    }
+
+    int encodeLookup(
+        final KeyBatch batch, final int start, final int end, final boolean pin, final boolean peers, final long correlationId)
+    {
         return RequestEncoding.lookup(
-            lookupEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end, pin);
+            lookupEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end, pin, peers);
     }
 
     int encodeRead(final KeyBatch batch, final int start, final int end, final long leaseId, final long correlationId)
@@ -840,73 +859,6 @@ public final class EngineClient implements AutoCloseable
         {
             cncArena.close();
             cncArena = null;
-        }
-    }
-
-    /** Decodes the one Response this client is waiting for; everything else on the ring is stale and dropped. */
-    private final class ResponseHandler implements MessageHandler
-    {
-        private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
-        private final ResponseDecoder decoder = new ResponseDecoder();
-        private long expectedCorrelationId;
-        private OperationResult target;
-        private int keyBase;
-        private int keyCount;
-        boolean received;
-        StatusCode code;
-        long value;
-        long leaseId;
-
-        void expect(final long correlationId, final OperationResult target, final int keyBase, final int keyCount)
-        {
-            expectedCorrelationId = correlationId;
-            this.target = target;
-            this.keyBase = keyBase;
-            this.keyCount = keyCount;
-            received = false;
-        }
-
-        public void onMessage(final int msgTypeId, final MutableDirectBuffer buffer, final int index, final int length)
-        {
-            if (received || length < MessageHeaderDecoder.ENCODED_LENGTH)
-            {
-                return;
-            }
-            headerDecoder.wrap(buffer, index);
-            if (headerDecoder.schemaId() != ResponseDecoder.SCHEMA_ID ||
-                headerDecoder.templateId() != ResponseDecoder.TEMPLATE_ID)
-            {
-                return;
-            }
-            decoder.wrapAndApplyHeader(buffer, index, headerDecoder);
-            if (decoder.correlationId() != expectedCorrelationId)
-            {
-                return;
-            }
-            received = true;
-            code = ResponseCodes.statusCode(decoder.codeRaw());
-            value = decoder.value();
-            leaseId = decoder.leaseId();
-            final ResponseDecoder.KeysDecoder keys = decoder.keys();
-            final int count = keys.count();
-            for (int i = 0; i < count; i++)
-            {
-                keys.next();
-                if (target != null && i < keyCount)
-                {
-                    target.key(keyBase + i, ResponseCodes.keyStatus(keys.statusRaw()), keys.length());
-                }
-            }
-            if (target != null && code != StatusCode.OK)
-            {
-                target.failed(code);
-                target.messageLength(decoder.getMessage(target.messageBytes(), 0, target.messageBytes().length));
-            }
-            else if (target != null && keyCount == 0)
-            {
-                // attach: the message carries the data region path
-                target.messageLength(decoder.getMessage(target.messageBytes(), 0, target.messageBytes().length));
-            }
         }
     }
 

@@ -15,6 +15,12 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@link #leaseCount()}/{@link #leaseId(int)}: a pinned Lookup holds one lease per request sent (request
  *   {@code i} covers keys {@code [i * MAX_KEYS_PER_REQUEST, ...)}).</li>
  *   <li>{@link #message()}: the reason of a non-OK code; the String is built only when asked for.</li>
+ *   <li>{@link #candidateCount()}/{@link #ownerCount()}: a Lookup with the peers flag (schema version 2) answers keys
+ *   after the local prefix with {@link KeyStatus#PEER} and lists candidate copies of them on other Managers (owners).
+ *   Candidate key indexes are indexes of the batch; owner indexes are indexes of this result's owners. Up to
+ *   {@link EngineRingLimits#MAX_CANDIDATES_PER_LOOKUP} candidates and {@link EngineRingLimits#MAX_PEER_OWNERS_PER_LOOKUP}
+ *   owners are kept (what one answer may carry; a batch gets candidates from at most one answer, the one whose prefix
+ *   is short, because the client stops there). All accessors are allocation-free but {@link #ownerNodeId(int)}.</li>
  * </ul>
  *
  * <p>Not thread safe.
@@ -32,6 +38,18 @@ public final class OperationResult
     private int keyCount;
     private int leaseCount;
     private int requestCount;
+
+    private final int[] candidateKeyIndexes = new int[EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP];
+    private final int[] candidateOwnerIndexes = new int[EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP];
+    private final KeyStatus[] candidateTiers = new KeyStatus[EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP];
+    private final long[] candidateInsertionSequences = new long[EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP];
+    private final int[] candidateLengths = new int[EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP];
+    private final long[] ownerMsbs = new long[EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP];
+    private final long[] ownerLsbs = new long[EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP];
+    private final byte[] ownerNodeIds = new byte[EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP * EngineRingLimits.MAX_NODE_ID_LENGTH];
+    private final int[] ownerNodeIdLengths = new int[EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP];
+    private int candidateCount;
+    private int ownerCount;
 
     /**
      * Create a result able to describe batches of up to {@code maxKeys} keys.
@@ -170,6 +188,129 @@ public final class OperationResult
         return n;
     }
 
+    /**
+     * Number of peer candidates: copies of {@link KeyStatus#PEER} keys on other Managers, in key order.
+     *
+     * @return candidate count.
+     */
+    public int candidateCount()
+    {
+        return candidateCount;
+    }
+
+    /**
+     * The batch key index a candidate is a copy of.
+     *
+     * @param i candidate index.
+     * @return key index in the batch.
+     */
+    public int candidateKeyIndex(final int i)
+    {
+        checkCandidate(i);
+        return candidateKeyIndexes[i];
+    }
+
+    /**
+     * The owner (see {@link #ownerCount()}) holding a candidate.
+     *
+     * @param i candidate index.
+     * @return owner index.
+     */
+    public int candidateOwnerIndex(final int i)
+    {
+        checkCandidate(i);
+        return candidateOwnerIndexes[i];
+    }
+
+    /**
+     * The owner's tier for a candidate: {@link KeyStatus#DRAM} or {@link KeyStatus#SSD} ({@code NULL_VAL} for a value
+     * this client does not know).
+     *
+     * @param i candidate index.
+     * @return the tier.
+     */
+    public KeyStatus candidateTier(final int i)
+    {
+        checkCandidate(i);
+        return candidateTiers[i];
+    }
+
+    /**
+     * The owner's insertion sequence of a candidate block.
+     *
+     * @param i candidate index.
+     * @return insertion sequence.
+     */
+    public long candidateInsertionSequence(final int i)
+    {
+        checkCandidate(i);
+        return candidateInsertionSequences[i];
+    }
+
+    /**
+     * Block length in bytes of a candidate.
+     *
+     * @param i candidate index.
+     * @return length in bytes.
+     */
+    public int candidateLength(final int i)
+    {
+        checkCandidate(i);
+        return candidateLengths[i];
+    }
+
+    /**
+     * Number of distinct owners (other Managers) the candidates name.
+     *
+     * @return owner count.
+     */
+    public int ownerCount()
+    {
+        return ownerCount;
+    }
+
+    public long ownerRuntimeUuidMsb(final int i)
+    {
+        checkOwner(i);
+        return ownerMsbs[i];
+    }
+
+    public long ownerRuntimeUuidLsb(final int i)
+    {
+        checkOwner(i);
+        return ownerLsbs[i];
+    }
+
+    /**
+     * An owner's node id. Allocates a String on every call; {@link #ownerNodeId(int, StringBuilder)} does not.
+     *
+     * @param i owner index.
+     * @return the node id.
+     */
+    public String ownerNodeId(final int i)
+    {
+        checkOwner(i);
+        return new String(ownerNodeIds, ownerNodeIdOffset(i), ownerNodeIdLengths[i], StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * Append an owner's node id to a builder; allocation-free when the builder has room.
+     *
+     * @param i   owner index.
+     * @param dst builder to append to.
+     * @return dst, for chaining.
+     */
+    public StringBuilder ownerNodeId(final int i, final StringBuilder dst)
+    {
+        checkOwner(i);
+        final int offset = ownerNodeIdOffset(i);
+        for (int b = 0, length = ownerNodeIdLengths[i]; b < length; b++)
+        {
+            dst.append((char)(ownerNodeIds[offset + b] & 0x7F));
+        }
+        return dst;
+    }
+
     void reset(final int keyCount)
     {
         if (keyCount > statuses.length)
@@ -188,6 +329,8 @@ public final class OperationResult
         requestCount = 0;
         messageLength = 0;
         message = "";
+        candidateCount = 0;
+        ownerCount = 0;
     }
 
     void key(final int index, final KeyStatus status, final int length)
@@ -227,6 +370,75 @@ public final class OperationResult
     {
         messageLength = length;
         message = null;
+    }
+
+    /**
+     * Record an owner; its node id bytes are then written at {@link #ownerNodeIdOffset(int)}.
+     *
+     * @return the owner's index, or -1 when full.
+     */
+    int addOwner(final long msb, final long lsb)
+    {
+        if (ownerCount == ownerMsbs.length)
+        {
+            return -1;
+        }
+        ownerMsbs[ownerCount] = msb;
+        ownerLsbs[ownerCount] = lsb;
+        ownerNodeIdLengths[ownerCount] = 0;
+        return ownerCount++;
+    }
+
+    byte[] ownerNodeIdBytes()
+    {
+        return ownerNodeIds;
+    }
+
+    static int ownerNodeIdOffset(final int owner)
+    {
+        return owner * EngineRingLimits.MAX_NODE_ID_LENGTH;
+    }
+
+    int maxOwnerNodeIdLength()
+    {
+        return EngineRingLimits.MAX_NODE_ID_LENGTH;
+    }
+
+    void ownerNodeIdLength(final int owner, final int length)
+    {
+        ownerNodeIdLengths[owner] = length;
+    }
+
+    boolean addCandidate(
+        final int keyIndex, final int ownerIndex, final KeyStatus tier, final long insertionSequence, final int length)
+    {
+        if (candidateCount == candidateKeyIndexes.length)
+        {
+            return false;
+        }
+        final int i = candidateCount++;
+        candidateKeyIndexes[i] = keyIndex;
+        candidateOwnerIndexes[i] = ownerIndex;
+        candidateTiers[i] = tier;
+        candidateInsertionSequences[i] = insertionSequence;
+        candidateLengths[i] = length;
+        return true;
+    }
+
+    private void checkCandidate(final int i)
+    {
+        if (i < 0 || i >= candidateCount)
+        {
+            throw new IndexOutOfBoundsException("candidate index " + i + " not in [0, " + candidateCount + ")");
+        }
+    }
+
+    private void checkOwner(final int i)
+    {
+        if (i < 0 || i >= ownerCount)
+        {
+            throw new IndexOutOfBoundsException("owner index " + i + " not in [0, " + ownerCount + ")");
+        }
     }
 
     private void checkIndex(final int index)

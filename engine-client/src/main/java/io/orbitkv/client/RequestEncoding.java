@@ -107,10 +107,25 @@ final class RequestEncoding
         final int end,
         final boolean pin)
     {
+        return lookup(encoder, headerEncoder, buffer, clientId, correlationId, batch, start, end, pin, false);
+    }
+
+    static int lookup(
+        final LookupRequestEncoder encoder,
+        final MessageHeaderEncoder headerEncoder,
+        final MutableDirectBuffer buffer,
+        final long clientId,
+        final long correlationId,
+        final KeyBatch batch,
+        final int start,
+        final int end,
+        final boolean pin,
+        final boolean peers)
+    {
         encoder.wrapAndApplyHeader(buffer, 0, headerEncoder)
             .clientId(clientId)
             .correlationId(correlationId);
-        encoder.flags().clear().pin(pin);
+        encoder.flags().clear().pin(pin).peers(peers);
         final LookupRequestEncoder.KeysEncoder keys = encoder.keysCount(end - start);
         final DirectBuffer hashes = batch.hashBuffer();
         for (int i = start; i < end; i++)

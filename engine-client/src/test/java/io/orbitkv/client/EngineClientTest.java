@@ -75,6 +75,55 @@ class EngineClientTest
     }
 
     @Test
+    void shouldSetPeersFlagAndRebaseCandidatesOntoTheBatch() throws IOException
+    {
+        manager = new FakeManager(dir, TimeUnit.SECONDS.toNanos(5), true);
+        manager.residentKeys = 600;
+        manager.peerKeys = 3;
+        final int keys = 2 * EngineRingLimits.MAX_KEYS_PER_REQUEST;
+        final KeyBatch batch = new KeyBatch(keys).namespace(new byte[]{'n', 's'});
+        for (int i = 0; i < keys; i++)
+        {
+            batch.addKey(new byte[]{(byte)i, (byte)(i >> 8)}, 0, 2);
+        }
+        final OperationResult result = new OperationResult(keys);
+        try (EngineClient client = EngineClient.connect(context()))
+        {
+            client.lookup(batch, false, true, result);
+            assertEquals(List.of(2, 2), manager.lookupFlags, "peers flag on every request, pin off");
+
+            assertEquals(StatusCode.OK, result.code());
+            assertEquals(600, result.value(), "value stays the local prefix");
+            assertEquals(600, result.count(KeyStatus.DRAM));
+            assertEquals(3, result.count(KeyStatus.PEER));
+            assertEquals(KeyStatus.PEER, result.status(600));
+            assertEquals(KeyStatus.PEER, result.status(602));
+            assertEquals(KeyStatus.MISS, result.status(603));
+            assertEquals(2, result.ownerCount());
+            assertEquals("peer-1", result.ownerNodeId(1));
+            assertEquals("peer-0", result.ownerNodeId(0, new StringBuilder()).toString());
+            assertEquals(100, result.ownerRuntimeUuidMsb(0));
+            assertEquals(201, result.ownerRuntimeUuidLsb(1));
+            assertEquals(6, result.candidateCount());
+            for (int c = 0; c < 6; c++)
+            {
+                final int requestKey = 600 - EngineRingLimits.MAX_KEYS_PER_REQUEST + c / 2;
+                assertEquals(600 + c / 2, result.candidateKeyIndex(c), "key index rebased onto the batch");
+                assertEquals(c % 2, result.candidateOwnerIndex(c));
+                assertEquals(c % 2 == 0 ? KeyStatus.DRAM : KeyStatus.SSD, result.candidateTier(c));
+                assertEquals(1000L * requestKey + c % 2, result.candidateInsertionSequence(c));
+                assertEquals(4096 + requestKey, result.candidateLength(c));
+            }
+
+            client.lookup(batch, false, result);
+            assertEquals(0, result.candidateCount(), "a reused result forgets the last answer's candidates");
+            assertEquals(0, result.ownerCount());
+            assertEquals(0, result.count(KeyStatus.PEER));
+            assertEquals(0, manager.lookupFlags.get(2));
+        }
+    }
+
+    @Test
     void shouldSplitLongLookupAndStopAfterTheFirstShortRequest() throws IOException
     {
         manager = new FakeManager(dir, TimeUnit.SECONDS.toNanos(5), true);

@@ -39,6 +39,9 @@ final class FakeManager implements AutoCloseable
     volatile boolean answering = true;
     private volatile long dutyCycles;
     volatile int residentKeys = Integer.MAX_VALUE;
+    /** With the peers flag: keys after the local prefix answered PEER, each with two candidates on two owners. */
+    volatile int peerKeys;
+    final CopyOnWriteArrayList<Integer> lookupFlags = new CopyOnWriteArrayList<>();
     private int lookupKeysSeen;
     private final Arena arena = Arena.ofShared();
     private final UnsafeBuffer sendBuffer = new UnsafeBuffer(new byte[64 * 1024]);
@@ -167,6 +170,7 @@ final class FakeManager implements AutoCloseable
                 final int slot = (int)clientId;
                 final int count = lookupDecoder.keys().count();
                 lookupKeyCounts.add(count);
+                lookupFlags.add(lookupDecoder.flags().getRaw() & 0xFF);
                 final int prefix = Math.max(0, Math.min(count, residentKeys - lookupKeysSeen));
                 lookupKeysSeen += count;
                 final ResponseEncoder encoder = responseEncoder.wrapAndApplyHeader(sendBuffer, 0, headerEncoder)
@@ -176,12 +180,33 @@ final class FakeManager implements AutoCloseable
                     .code(StatusCode.OK)
                     .value(prefix)
                     .leaseId(lookupDecoder.flags().pin() ? 1000 + lookupKeyCounts.size() : 0);
+                final int peerEnd = lookupDecoder.flags().peers() ? Math.min(count, prefix + peerKeys) : prefix;
                 final ResponseEncoder.KeysEncoder keys = encoder.keysCount(count);
                 for (int i = 0; i < count; i++)
                 {
                     keys.next()
-                        .status(i < prefix ? KeyStatus.DRAM : i == prefix ? KeyStatus.MISS : KeyStatus.NOT_ATTEMPTED)
+                        .status(i < prefix ? KeyStatus.DRAM : i < peerEnd ? KeyStatus.PEER :
+                            i == peerEnd ? KeyStatus.MISS : KeyStatus.NOT_ATTEMPTED)
                         .length(i < prefix ? 4096 : 0);
+                }
+                final int owners = peerEnd > prefix ? 2 : 0;
+                final ResponseEncoder.OwnersEncoder ownerRows = encoder.ownersCount(owners);
+                for (int o = 0; o < owners; o++)
+                {
+                    ownerRows.next().runtimeUuidMsb(100 + o).runtimeUuidLsb(200 + o).nodeId("peer-" + o);
+                }
+                final ResponseEncoder.CandidatesEncoder candidates = encoder.candidatesCount((peerEnd - prefix) * owners);
+                for (int i = prefix; i < peerEnd; i++)
+                {
+                    for (int o = 0; o < owners; o++)
+                    {
+                        candidates.next()
+                            .keyIndex(i)
+                            .ownerIndex(o)
+                            .tier(0 == o ? KeyStatus.DRAM : KeyStatus.SSD)
+                            .insertionSequence(1000L * i + o)
+                            .length(4096 + i);
+                    }
                 }
                 encoder.message("");
                 write(slot, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
@@ -220,6 +245,8 @@ final class FakeManager implements AutoCloseable
             .value(value)
             .leaseId(leaseId);
         encoder.keysCount(0);
+        encoder.ownersCount(0);
+        encoder.candidatesCount(0);
         encoder.message(message);
         write(slot, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }

@@ -42,7 +42,8 @@ public final class Configuration
     public static final int REQUEST_RING_BYTES_DEFAULT = 1 << 20;
 
     public static final String RESPONSE_RING_BYTES_PROP_NAME = "orbitkv.manager.response.ring.bytes";
-    public static final int RESPONSE_RING_BYTES_DEFAULT = 64 << 10;
+    /** Fits the largest response (peer candidates included) as one ring message; see MIN_RESPONSE_RING_BYTES. */
+    public static final int RESPONSE_RING_BYTES_DEFAULT = 128 << 10;
 
     public static final String CLIENT_TIMEOUT_PROP_NAME = "orbitkv.manager.client.timeout";
     public static final long CLIENT_TIMEOUT_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
@@ -175,6 +176,12 @@ public final class Configuration
     /** Lookup flag bit: pin the resident prefix under a lease (schema set LookupFlags, choice 0). */
     public static final int LOOKUP_FLAG_PIN = 1;
 
+    /**
+     * Lookup flag bit: after the local prefix, ask the cluster catalog for the following keys (schema set LookupFlags,
+     * choice 1, since version 2). A standalone Manager accepts it and answers as a local lookup.
+     */
+    public static final int LOOKUP_FLAG_PEERS = 2;
+
     /** Housekeeping period: liveness scans, heartbeat and gauges. */
     public static final long HOUSEKEEPING_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
 
@@ -184,8 +191,11 @@ public final class Configuration
     /** Smallest pool that makes sense: one 2 MiB huge page. */
     public static final long MIN_POOL_BYTES = 2L << 20;
 
-    /** Smallest ring the protocol fits in: the largest request frame must fit (Agrona allows capacity / 8). */
-    public static final int MIN_RESPONSE_RING_BYTES = 16 << 10;
+    /**
+     * Smallest response ring the protocol fits in: the largest response, {@code EngineRingLimits.MAX_RESPONSE_BYTES}
+     * (about 15 KiB with a full set of peer candidates), must fit one message, and Agrona allows capacity / 8.
+     */
+    public static final int MIN_RESPONSE_RING_BYTES = 128 << 10;
 
     private Configuration()
     {

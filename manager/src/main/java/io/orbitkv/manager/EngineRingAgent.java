@@ -517,7 +517,7 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
         final int templateId = LookupRequestDecoder.TEMPLATE_ID;
 
         final int flags = decoder.flags().getRaw() & 0xFF;
-        if (0 != (flags & ~Configuration.LOOKUP_FLAG_PIN))
+        if (0 != (flags & ~(Configuration.LOOKUP_FLAG_PIN | Configuration.LOOKUP_FLAG_PEERS)))
         {
             rejectTo(session, clientId, correlationId, templateId, Rejection.UNKNOWN_FLAGS);
             return;

@@ -122,7 +122,8 @@ public final class ManagerContext
             " bytes needs at least 1m): " + requestRingBytes);
         check(BitUtil.isPowerOfTwo(responseRingBytes), "--response-ring-bytes must be a power of two: " + responseRingBytes);
         check(responseRingBytes >= Configuration.MIN_RESPONSE_RING_BYTES,
-            "--response-ring-bytes must be at least 16k to hold the largest response: " + responseRingBytes);
+            "--response-ring-bytes must be at least " + (Configuration.MIN_RESPONSE_RING_BYTES >> 10) +
+            "k to hold the largest response: " + responseRingBytes);
         check(clientTimeoutNs >= TimeUnit.MILLISECONDS.toNanos(10),
             "--client-timeout must be at least 10ms: " + clientTimeoutNs + "ns");
         check(maxDataRegionBytes > 0, "--max-data-region-bytes must be positive: " + maxDataRegionBytes);

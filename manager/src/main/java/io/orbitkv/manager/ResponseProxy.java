@@ -5,6 +5,7 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.ResponseEncoder;
 import io.orbitkv.codecs.engine.StatusCode;
+import org.agrona.BitUtil;
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.RingBuffer;
@@ -14,17 +15,23 @@ import org.agrona.concurrent.status.AtomicCounter;
  * Encodes the one generic {@code Response} with reusable encoders into a scratch buffer and writes it to a client's
  * response ring with a bounded retry. A response that still does not fit is dropped and counted: the Manager never
  * waits on an engine that stopped reading (its liveness timeout will reclaim it).
+ *
+ * <p>Versions: an answer is written at the lowest schema version that carries it. Without peer candidates that is
+ * version 1 (no owners/candidates groups on the wire), which every client decodes, a version-2 decoder reading the
+ * groups as empty; with candidates it is version 2, which only a client that set the Lookup {@code peers} flag gets.
  */
 final class ResponseProxy
 {
-    /** Largest response: header, root block, every key of a full batch and the longest message. */
-    static final int MAX_RESPONSE_LENGTH = MessageHeaderEncoder.ENCODED_LENGTH + ResponseEncoder.BLOCK_LENGTH +
-        4 + EngineRingLimits.MAX_KEYS_PER_REQUEST * 5 + 2 + 4096;
+    /** Largest response: header, root block, every key of a full batch, every peer owner and candidate, longest message. */
+    static final int MAX_RESPONSE_LENGTH = EngineRingLimits.MAX_RESPONSE_BYTES;
+
+    /** The schema version of an answer without peer candidates. */
+    static final int LOCAL_ANSWER_VERSION = 1;
 
     private static final byte[] NO_MESSAGE = new byte[0];
 
     private final UnsafeBuffer buffer = new UnsafeBuffer(BufferUtil.allocateDirectAligned(
-        org.agrona.BitUtil.findNextPositivePowerOfTwo(MAX_RESPONSE_LENGTH), 64));
+        BitUtil.findNextPositivePowerOfTwo(MAX_RESPONSE_LENGTH), 64));
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
     private final ResponseEncoder responseEncoder = new ResponseEncoder();
     private final AtomicCounter responsesDropped;
@@ -43,7 +50,7 @@ final class ResponseProxy
      * @param requestTemplateId template id of the request answered.
      * @param code              status.
      * @param value             see the schema: client id, prefix length, blocks stored or restored.
-     * @param message           US-ASCII message, or null.
+     * @param message           US-ASCII message, or null; only its first {@code MAX_MESSAGE_LENGTH} bytes are sent.
      * @return true if written.
      */
     boolean sendStatus(
@@ -57,12 +64,12 @@ final class ResponseProxy
     {
         final byte[] text = null == message ? NO_MESSAGE : message;
         encodeRoot(clientId, correlationId, requestTemplateId, code, value, 0L).keysCount(0);
-        responseEncoder.putMessage(text, 0, text.length);
+        responseEncoder.putMessage(text, 0, Math.min(text.length, EngineRingLimits.MAX_MESSAGE_LENGTH));
         return send(ring);
     }
 
     /**
-     * Answer OK with one row per key of the request.
+     * Answer OK with one row per key of the request and no peer candidates.
      *
      * @param ring              the client's response ring.
      * @param clientId          client id.
@@ -86,14 +93,87 @@ final class ResponseProxy
         final int[] lengths,
         final int keyCount)
     {
+        return sendKeys(ring, clientId, correlationId, requestTemplateId, value, leaseId, statuses, lengths, keyCount, null);
+    }
+
+    /**
+     * Answer OK with one row per key of the request and, for a Lookup with the {@code peers} flag, the owners and
+     * candidates of its {@code PEER} keys. Owners are written before candidates, so a one-pass decoder knows every
+     * owner a candidate points at. Candidates whose key index is not below {@code keyCount} are not sent (they are
+     * in key order, so those are the tail).
+     *
+     * @param ring              the client's response ring.
+     * @param clientId          client id.
+     * @param correlationId     the request's correlation id.
+     * @param requestTemplateId template id of the request answered.
+     * @param value             prefix length / blocks stored / blocks restored.
+     * @param leaseId           lease of a pinned lookup, else 0.
+     * @param statuses          per-key status ({@code PEER} for the keys the candidates cover).
+     * @param lengths           per-key block length (0 where unknown).
+     * @param keyCount          number of rows.
+     * @param peers             the peer part of the answer; null or empty for a plain (version 1) answer.
+     * @return true if written.
+     */
+    boolean sendKeys(
+        final RingBuffer ring,
+        final long clientId,
+        final long correlationId,
+        final int requestTemplateId,
+        final long value,
+        final long leaseId,
+        final KeyStatus[] statuses,
+        final int[] lengths,
+        final int keyCount,
+        final PeerAnswer peers)
+    {
         final ResponseEncoder.KeysEncoder keys =
             encodeRoot(clientId, correlationId, requestTemplateId, StatusCode.OK, value, leaseId).keysCount(keyCount);
         for (int i = 0; i < keyCount; i++)
         {
             keys.next().status(statuses[i]).length(lengths[i]);
         }
+        final int candidateCount = null == peers ? 0 : candidatesBelow(peers, keyCount);
+        if (candidateCount > 0)
+        {
+            headerEncoder.version(MessageHeaderEncoder.SCHEMA_VERSION);
+            encodePeers(peers, candidateCount);
+        }
         responseEncoder.putMessage(NO_MESSAGE, 0, 0);
         return send(ring);
+    }
+
+    private void encodePeers(final PeerAnswer peers, final int candidateCount)
+    {
+        final int ownerCount = peers.ownerCount();
+        final byte[] nodeIds = peers.ownerNodeIdBytes();
+        final ResponseEncoder.OwnersEncoder owners = responseEncoder.ownersCount(ownerCount);
+        for (int i = 0; i < ownerCount; i++)
+        {
+            owners.next()
+                .runtimeUuidMsb(peers.ownerRuntimeUuidMsb(i))
+                .runtimeUuidLsb(peers.ownerRuntimeUuidLsb(i))
+                .putNodeId(nodeIds, i * EngineRingLimits.MAX_NODE_ID_LENGTH, peers.ownerNodeIdLength(i));
+        }
+        final ResponseEncoder.CandidatesEncoder candidates = responseEncoder.candidatesCount(candidateCount);
+        for (int i = 0; i < candidateCount; i++)
+        {
+            candidates.next()
+                .keyIndex(peers.candidateKeyIndex(i))
+                .ownerIndex(peers.candidateOwnerIndex(i))
+                .tier(peers.candidateTier(i))
+                .insertionSequence(peers.candidateInsertionSequence(i))
+                .length(peers.candidateLength(i));
+        }
+    }
+
+    private static int candidatesBelow(final PeerAnswer peers, final int keyCount)
+    {
+        int count = peers.candidateCount();
+        while (count > 0 && peers.candidateKeyIndex(count - 1) >= keyCount)
+        {
+            count--;
+        }
+        return count;
     }
 
     private ResponseEncoder encodeRoot(
@@ -104,7 +184,10 @@ final class ResponseProxy
         final long value,
         final long leaseId)
     {
-        return responseEncoder.wrapAndApplyHeader(buffer, 0, headerEncoder)
+        responseEncoder.wrapAndApplyHeader(buffer, 0, headerEncoder);
+        // design: answers without peer candidates stay version 1 so that version-1 clients decode them.
+        headerEncoder.version(LOCAL_ANSWER_VERSION);
+        return responseEncoder
             .clientId(clientId)
             .correlationId(correlationId)
             .requestTemplateId(requestTemplateId)

@@ -36,7 +36,7 @@ final class ManagerTestSupport
             .maxBlockBytes(1 << 20)
             .indexBudgetBytes(1L << 20)
             .maxClients(8)
-            .responseRingBytes(64 << 10)
+            .responseRingBytes(Configuration.MIN_RESPONSE_RING_BYTES)
             .maxDataRegionBytes(64L << 20)
             .copyChunkBytes(64 << 10)
             .threadingMode(Configuration.ThreadingMode.SHARED)

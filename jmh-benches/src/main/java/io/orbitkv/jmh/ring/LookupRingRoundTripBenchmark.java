@@ -100,6 +100,8 @@ public class LookupRingRoundTripBenchmark
             {
                 rows.next().status(KeyStatus.DRAM).length(hashBytes + namespaceLength);
             }
+            // as the Manager's ResponseProxy: an answer without peer candidates is a version-1 frame (no peer groups)
+            headerEncoder.version(1);
             responseEncoder.putMessage(scratch, 0, 0);
             responseRing.write(ResponseEncoder.TEMPLATE_ID, scratch, 0,
                 MessageHeaderEncoder.ENCODED_LENGTH + responseEncoder.encodedLength());
@@ -128,6 +130,9 @@ public class LookupRingRoundTripBenchmark
                 rows.next();
                 sum += rows.status().value() + rows.length();
             }
+            // the peer groups (schema version 2) come before the message; a version-1 frame reads them as empty
+            sum += decoder.owners().count();
+            sum += decoder.candidates().count();
             sum += decoder.messageLength();
             decoder.skipMessage();
             checksum = sum;

@@ -54,7 +54,7 @@ public final class ManagerCommand implements Callable<Integer>
     long requestRingBytes;
 
     @Option(names = "--response-ring-bytes", description = "Per-client response ring capacity, power of two " +
-        "(default: ${DEFAULT-VALUE}).", defaultValue = "64k", converter = SizeConverter.class)
+        "(default: ${DEFAULT-VALUE}).", defaultValue = "128k", converter = SizeConverter.class)
     long responseRingBytes;
 
     @Option(names = "--client-timeout", description = "Detach a client silent this long, e.g. 5s, 500ms " +
