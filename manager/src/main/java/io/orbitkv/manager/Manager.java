@@ -229,7 +229,7 @@ public final class Manager implements AutoCloseable
                     ctx.membershipTtlSecs(),
                     ctx.etcdDeadlineMs(),
                     ctx.placement(),
-                    ctx.peerEndpoint(),
+                    null == catalog ? ctx.peerEndpoint() : catalog.transport().endpoint(),
                     ctx.transferEndpoint(),
                     runtimeUuid,
                     startTimeMs),

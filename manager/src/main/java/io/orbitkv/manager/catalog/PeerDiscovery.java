@@ -9,7 +9,6 @@ import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.CandidateSet;
 import io.orbitkv.manager.PeerAnswer;
 import io.orbitkv.manager.membership.MemberRecord;
-import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerClient;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2LongHashMap;

@@ -140,8 +140,8 @@ public final class ManagerCommand implements Callable<Integer>
         "every Manager (the first installs it in etcd, a mismatch fails the join).")
     String catalogNodes;
 
-    @Option(names = "--peer-endpoint", description = "Peer endpoint advertised in the member record (placeholder " +
-        "until the peer transport lands) (default: ${DEFAULT-VALUE}).",
+    @Option(names = "--peer-endpoint", description = "HOST:PORT of the catalog's Aeron UDP endpoint, bound and " +
+        "advertised in the member record; port 0 binds a free port (default: ${DEFAULT-VALUE}).",
         defaultValue = MembershipConfiguration.PEER_ENDPOINT_DEFAULT)
     String peerEndpoint;
 

@@ -55,8 +55,11 @@ public final class MembershipConfiguration
     /** Retry delay of a failed keepalive. */
     public static final long KEEPALIVE_RETRY_NS = TimeUnit.MILLISECONDS.toNanos(250);
 
-    /** Default peer endpoint advertised in the member record (placeholder until the peer transport exists). */
-    public static final String PEER_ENDPOINT_DEFAULT = "localhost:7470";
+    /**
+     * Default peer endpoint: the catalog's Aeron UDP endpoint, bound on loopback with a port the OS picks (the bound
+     * port is what the member record advertises). Set a routable HOST:PORT for Managers on several hosts.
+     */
+    public static final String PEER_ENDPOINT_DEFAULT = "127.0.0.1:0";
 
     /** Default transfer endpoint advertised in the member record (placeholder until the transfer transport exists). */
     public static final String TRANSFER_ENDPOINT_DEFAULT = "localhost:7471";

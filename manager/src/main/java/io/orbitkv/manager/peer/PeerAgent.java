@@ -49,6 +49,8 @@ public final class PeerAgent implements Agent
 
     private final Aeron aeron;
     private final AgentInvoker clientInvoker;
+    private static final long RESOLVE_TIMEOUT_NS = 10_000_000_000L;
+
     private final Subscription subscription;
     private final FragmentAssembler assembler;
     private final PeerAdapter adapter;
@@ -86,7 +88,6 @@ public final class PeerAgent implements Agent
         this.streamId = ctx.streamId();
         this.localNodeIndex = ctx.localNodeIndex();
         this.connectTimeoutMs = ctx.connectTimeoutMs();
-        this.localChannel = PeerTransport.channel(ctx.endpoint());
         this.proxy = new PeerProxy(
             ctx.incarnationMsb(), ctx.incarnationLsb(), ctx.placementFingerprint(), counters, ctx.maxMessageBytes());
         this.publications = new PublicationLru(aeron, streamId, ctx.publicationLruCapacity(), counters);
@@ -97,7 +98,39 @@ public final class PeerAgent implements Agent
         this.nextSessionId = (System.nanoTime() & 0x7FFF_FFFFL) << 20;
         this.nextCorrelationId = ctx.incarnationLsb() & 0x7FFF_FFFF_0000_0000L;
         this.subscription = aeron.addSubscription(
-            localChannel, streamId, this::queueAvailableImage, this::queueUnavailableImage);
+            PeerTransport.channel(ctx.endpoint()), streamId, this::queueAvailableImage, this::queueUnavailableImage);
+        this.localChannel = resolveLocalChannel(subscription, ctx.endpoint());
+    }
+
+    /**
+     * The channel peers answer on: the configured one, or with port 0 the port the driver bound (ephemeral ports let
+     * several Managers share a host without choosing ports).
+     */
+    private static String resolveLocalChannel(final Subscription subscription, final String endpoint)
+    {
+        if (!endpoint.endsWith(":0"))
+        {
+            return PeerTransport.channel(endpoint);
+        }
+        final long deadlineNs = System.nanoTime() + RESOLVE_TIMEOUT_NS;
+        String resolved;
+        while (null == (resolved = subscription.tryResolveChannelEndpointPort()))
+        {
+            if (System.nanoTime() - deadlineNs > 0)
+            {
+                throw new IllegalStateException("the media driver did not bind " + endpoint + " in time");
+            }
+            Thread.yield();
+        }
+        return resolved;
+    }
+
+    /**
+     * @return the endpoint peers reach this agent at (HOST:PORT, the port resolved when 0 was configured).
+     */
+    public String localEndpoint()
+    {
+        return localChannel.substring(localChannel.indexOf("endpoint=") + "endpoint=".length());
     }
 
     public String roleName()

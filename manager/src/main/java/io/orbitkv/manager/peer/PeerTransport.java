@@ -135,9 +135,12 @@ public final class PeerTransport implements AutoCloseable
         return counters;
     }
 
+    /**
+     * @return the endpoint peers reach this transport at (with a configured port 0, the port the driver bound).
+     */
     public String endpoint()
     {
-        return ctx.endpoint();
+        return agent.localEndpoint();
     }
 
     public String aeronDirectoryName()

@@ -1,0 +1,269 @@
+package io.orbitkv.manager;
+
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import io.orbitkv.client.EngineClient;
+import io.orbitkv.client.KeyBatch;
+import io.orbitkv.client.OperationResult;
+import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.StateKeyShard;
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.manager.membership.EtcdCluster;
+import org.agrona.CloseHelper;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Three clustered Managers in one JVM (each with its own media driver and agents) against a real etcd: blocks
+ * published on A are discovered by an engine on B through the catalog, warm hits cost no RPC and no etcd call, and
+ * an eviction on A stops B's answer from offering the block.
+ */
+class ManagerCatalogTest
+{
+    private static final String NS = "model=catalog;dtype=bf16";
+    private static final int BLOCK = 64 * 1024;
+    private static final long DEADLINE_NS = TimeUnit.SECONDS.toNanos(30);
+
+    private EtcdCluster etcd;
+    private final List<Manager> managers = new ArrayList<>();
+    private final List<EngineClient> clients = new ArrayList<>();
+    private final List<File> dirs = new ArrayList<>();
+    private String cluster;
+
+    @BeforeEach
+    void setUp() throws Exception
+    {
+        etcd = EtcdCluster.start(1);
+        cluster = "cat-" + UUID.randomUUID().toString().substring(0, 8);
+        for (final String node : List.of("a", "b", "c"))
+        {
+            managers.add(launch(node));
+        }
+        for (final Manager manager : managers)
+        {
+            ManagerTestSupport.awaitTrue(
+                () -> manager.membership().view().isComplete() && manager.membership().view().members().size() == 3,
+                () -> "complete view of 3 at " + manager);
+        }
+    }
+
+    @AfterEach
+    void tearDown()
+    {
+        CloseHelper.quietCloseAll(clients);
+        CloseHelper.quietCloseAll(managers);
+        CloseHelper.quietClose(etcd);
+        dirs.forEach(ManagerTestSupport::deleteDir);
+    }
+
+    private Manager launch(final String node)
+    {
+        final File dir = ManagerTestSupport.newDir();
+        dirs.add(dir);
+        return Manager.launch(ManagerTestSupport.smallContext(dir)
+            .etcdEndpoints(etcd.endpoints())
+            .clusterName(cluster)
+            .nodeId(node)
+            .catalogNodes("a,b,c")
+            .membershipLog(System.out));
+    }
+
+    private EngineClient client(final Manager manager)
+    {
+        final EngineClient client = EngineClient.connect(new EngineClient.Context()
+            .dir(manager.context().dir().getAbsolutePath())
+            .clientName("engine-" + clients.size())
+            .dataRegionBytes(4L << 20));
+        clients.add(client);
+        return client;
+    }
+
+    private static KeyBatch batch(final int first, final int count)
+    {
+        final KeyBatch batch = new KeyBatch(count).namespace(NS.getBytes(StandardCharsets.US_ASCII));
+        for (int i = 0; i < count; i++)
+        {
+            batch.addKey(hash(first + i), 0, 32, (long)(i % 32) * BLOCK, BLOCK);
+        }
+        return batch;
+    }
+
+    private static byte[] hash(final int i)
+    {
+        final byte[] hash = new byte[32];
+        for (int b = 0; b < hash.length; b++)
+        {
+            hash[b] = (byte)(i * 31 + b * 7 + (i >>> 8));
+        }
+        return hash;
+    }
+
+    private static long sum(final Manager manager, final SystemCounterDescriptor... descriptors)
+    {
+        long sum = 0;
+        for (final SystemCounterDescriptor d : descriptors)
+        {
+            sum += manager.counter(d);
+        }
+        return sum;
+    }
+
+    private static final SystemCounterDescriptor[] ETCD_CALLS = {
+        SystemCounterDescriptor.ETCD_CALLS_GET,
+        SystemCounterDescriptor.ETCD_CALLS_TXN,
+        SystemCounterDescriptor.ETCD_CALLS_LEASE_GRANT,
+        SystemCounterDescriptor.ETCD_CALLS_LEASE_REVOKE,
+        SystemCounterDescriptor.ETCD_CALLS_WATCH,
+    };
+
+    private static OperationResult awaitPeerKeys(
+        final EngineClient client, final KeyBatch batch, final int expected, final OperationResult result)
+    {
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (true)
+        {
+            client.lookup(batch, false, true, result);
+            if (result.count(KeyStatus.PEER) == expected)
+            {
+                return result;
+            }
+            if (System.nanoTime() - deadline > 0)
+            {
+                throw new AssertionError("expected " + expected + " PEER keys, got " + result.count(KeyStatus.PEER) +
+                    " of " + result.keyCount());
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void shouldDiscoverBlocksPublishedOnAnotherManagerAndForgetThemWhenEvicted()
+    {
+        final Manager a = managers.get(0);
+        final Manager b = managers.get(1);
+        final EngineClient engineA = client(a);
+        final EngineClient engineB = client(b);
+        final int count = 24;
+        final KeyBatch published = batch(0, count);
+        final OperationResult result = new OperationResult(512);
+        engineA.publish(published, result);
+        assertEquals(count, result.value(), "stored on A");
+
+        // Discovery on B: the answer carries A's candidates for every key, with A's node id and runtime UUID.
+        awaitPeerKeys(engineB, published, count, result);
+        assertEquals(0, result.value(), "nothing is local on B");
+        assertEquals(count, result.candidateCount());
+        assertEquals(1, result.ownerCount());
+        assertEquals("a", result.ownerNodeId(0));
+        assertEquals(a.runtimeUuid().getMostSignificantBits(), result.ownerRuntimeUuidMsb(0));
+        assertEquals(a.runtimeUuid().getLeastSignificantBits(), result.ownerRuntimeUuidLsb(0));
+        for (int i = 0; i < count; i++)
+        {
+            assertEquals(i, result.candidateKeyIndex(i));
+            assertEquals(KeyStatus.DRAM, result.candidateTier(i));
+            assertEquals(BLOCK, result.candidateLength(i));
+        }
+
+        // Warm: answered from B's candidate index with no catalog RPC and no etcd call.
+        final long coldBefore = b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
+        final long etcdBefore = sum(b, ETCD_CALLS);
+        final long hitsBefore = b.counter(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS);
+        engineB.lookup(published, false, true, result);
+        assertEquals(count, result.count(KeyStatus.PEER));
+        assertEquals(coldBefore, b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES), "warm hit sent a query");
+        assertEquals(etcdBefore, sum(b, ETCD_CALLS), "warm hit called etcd");
+        assertEquals(hitsBefore + count, b.counter(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS));
+
+        // A lookup without the flag stays local.
+        engineB.lookup(published, false, false, result);
+        assertEquals(0, result.count(KeyStatus.PEER));
+        assertEquals(KeyStatus.MISS, result.status(0));
+
+        // Evict the first key on A by filling its 8 MiB pool with other blocks; B stops being offered it.
+        for (int round = 1; round <= 8; round++)
+        {
+            engineA.publish(batch(round * 1000, 32), result);
+        }
+        final KeyBatch first = batch(0, 1);
+        engineA.lookup(first, false, false, result);
+        assertEquals(KeyStatus.MISS, result.status(0), "evicted on A");
+        assertTrue(a.counter(SystemCounterDescriptor.CATALOG_INVENTORY_REMOVES) > 0);
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        do
+        {
+            engineB.lookup(first, false, true, result);
+            assertTrue(System.nanoTime() - deadline < 0, "B still offered the evicted block");
+        }
+        while (KeyStatus.MISS != result.status(0));
+    }
+
+    @Test
+    @Timeout(120)
+    void shouldRebuildARestartedCatalogHostFromTheOwners()
+    {
+        final Manager a = managers.get(0);
+        final EngineClient engineA = client(a);
+        final OperationResult result = new OperationResult(512);
+        // A key whose shard is hosted by b or c (a owns the data and must stay up).
+        int key = 5000;
+        while ("a".equals(hostOf(a, key)))
+        {
+            key++;
+        }
+        final String host = hostOf(a, key);
+        final int hostIndex = host.charAt(0) - 'a';
+        final Manager requester = managers.get(1 == hostIndex ? 2 : 1);
+        final KeyBatch published = batch(key, 1);
+        engineA.publish(published, result);
+        assertEquals(1, result.value());
+        final EngineClient engineR = client(requester);
+        awaitPeerKeys(engineR, published, 1, result);
+
+        final long snapshotsBefore = a.counter(SystemCounterDescriptor.CATALOG_SNAPSHOTS_COMPLETED);
+        final long queriesBefore = requester.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
+        managers.get(hostIndex).close();
+        managers.set(hostIndex, launch(host));
+        final Manager restarted = managers.get(hostIndex);
+        ManagerTestSupport.awaitTrue(() -> restarted.membership().view().isComplete() &&
+            restarted.membership().view().members().size() == 3, () -> "rejoined");
+        // The owner rebuilds the new host incarnation's shards with snapshot cuts (the restarted host starts empty).
+        ManagerTestSupport.awaitTrue(
+            () -> a.counter(SystemCounterDescriptor.CATALOG_SNAPSHOTS_COMPLETED) >= snapshotsBefore + 16 / 3,
+            () -> "owner sent snapshots to the restarted host");
+        ManagerTestSupport.awaitTrue(
+            () -> 0 == restarted.counter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS),
+            () -> "restarted host complete");
+        // Past the candidate TTL the requester must ask the new host, which knows the block from the snapshot.
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (requester.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES) == queriesBefore ||
+            result.count(KeyStatus.PEER) != 1)
+        {
+            engineR.lookup(published, false, true, result);
+            assertTrue(System.nanoTime() - deadline < 0, "no discovery through the restarted host");
+        }
+        assertEquals("a", result.ownerNodeId(0));
+        assertTrue(restarted.counter(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED) +
+            restarted.catalog().transport().counters().value(io.orbitkv.manager.peer.PeerCounter.FRAMES_SNAPSHOT) > 0);
+    }
+
+    private static String hostOf(final Manager manager, final int key)
+    {
+        final byte[] ns = NS.getBytes(StandardCharsets.US_ASCII);
+        final int shard = new StateKeyShard().shard(
+            new UnsafeBuffer(ns), 0, ns.length, new UnsafeBuffer(hash(key)), 0, 32);
+        assertTrue(shard >= 0 && shard < CatalogLimits.SHARD_COUNT);
+        return manager.context().placement().hostOf(shard);
+    }
+}
