@@ -127,11 +127,19 @@ class ColdQueryHandlerTest
         hostAllBut(-1);
         final int[] keys = Keys.keysOfShard(2, 1);
         directory.addOwner(5);
+        directory.receiver(5, 2).admitIncarnation(55, 56);
         handler.onFrame(request, 0, encodeQuery(FINGERPRINT, keys[0]), reply, 0);
         final ColdQueryResponseDecoder response = new ColdQueryResponseDecoder().wrap(
             reply, MessageHeaderDecoder.ENCODED_LENGTH, new MessageHeaderDecoder().wrap(reply, 0).blockLength(), 1);
         assertEquals(Coverage.INCOMPLETE, response.rows().next().coverage());
         assertEquals(1, handler.incompleteRows());
+
+        // Once the member view drops the owner it has nothing left to cover.
+        directory.receiver(5, 2).dropMember();
+        handler.onFrame(request, 0, encodeQuery(FINGERPRINT, keys[0]), reply, 0);
+        final ColdQueryResponseDecoder after = new ColdQueryResponseDecoder().wrap(
+            reply, MessageHeaderDecoder.ENCODED_LENGTH, new MessageHeaderDecoder().wrap(reply, 0).blockLength(), 1);
+        assertEquals(Coverage.COMPLETE, after.rows().next().coverage());
     }
 
     @Test

@@ -72,6 +72,7 @@ public final class ManagerContext
     private String clusterName;
     private String nodeId;
     private int membershipTtlSecs = MembershipConfiguration.MEMBERSHIP_TTL_SECS_DEFAULT;
+    private long catalogJournalBytes = io.orbitkv.codecs.CatalogLimits.JOURNAL_BUDGET_BYTES;
     private long etcdDeadlineMs = MembershipConfiguration.ETCD_DEADLINE_MS_DEFAULT;
     private String catalogNodes;
     private ShardPlacement placement;
@@ -186,6 +187,9 @@ public final class ManagerContext
         MembershipConfiguration.checkClusterName(clusterName);
         check(null != nodeId, "--node-id is required with --etcd-endpoints");
         ShardPlacement.checkNodeId(nodeId);
+        check(catalogJournalBytes >= MIN_CATALOG_JOURNAL_BYTES && catalogJournalBytes <= Integer.MAX_VALUE,
+            "--catalog-journal-bytes must be between " + MIN_CATALOG_JOURNAL_BYTES + " (one 64 KiB segment per shard) " +
+            "and 2 GiB: " + catalogJournalBytes);
         check(membershipTtlSecs >= MembershipConfiguration.MIN_MEMBERSHIP_TTL_SECS,
             "--membership-ttl-secs must be at least " + MembershipConfiguration.MIN_MEMBERSHIP_TTL_SECS + ": " +
             membershipTtlSecs + ". Shorter leases were measured to expire across an etcd restart or leader " +
@@ -618,6 +622,25 @@ public final class ManagerContext
     public ManagerContext nodeId(final String nodeId)
     {
         this.nodeId = nodeId;
+        return this;
+    }
+
+    /**
+     * Smallest catalog journal: one segment per shard.
+     */
+    public static final long MIN_CATALOG_JOURNAL_BYTES = 16L * io.orbitkv.catalog.OwnerJournal.DEFAULT_SEGMENT_BYTES;
+
+    /**
+     * @return bytes of the owner journals of all 16 shards together (design: 16 MiB).
+     */
+    public long catalogJournalBytes()
+    {
+        return catalogJournalBytes;
+    }
+
+    public ManagerContext catalogJournalBytes(final long catalogJournalBytes)
+    {
+        this.catalogJournalBytes = catalogJournalBytes;
         return this;
     }
 

@@ -76,7 +76,7 @@ public final class CatalogService implements Agent, PeerHandler, AutoCloseable
     private final long selfLsb;
     private final NanoClock clock;
     private final CatalogMetrics metrics;
-    private final OwnerJournal journal = new OwnerJournal();
+    private final OwnerJournal journal;
     private final ShardInventory inventory;
     private final OwnerStream[] streams = new OwnerStream[CatalogLimits.SHARD_COUNT];
     private final boolean[] hosted = new boolean[CatalogLimits.SHARD_COUNT];
@@ -106,6 +106,7 @@ public final class CatalogService implements Agent, PeerHandler, AutoCloseable
      * @param directory         where the embedded media driver's directory goes (inside the Manager's dir).
      * @param namespaces        the Manager's namespace table (resolves store entries' namespace ids).
      * @param inventoryResidences residences both tiers can hold (sizes the inventory).
+     * @param journalBytes      owner journal budget of all shards (design: 16 MiB).
      * @param counters          system counters.
      * @param countersManager   where the peer transport's counters go (the CnC file's).
      * @param errorHandler      error handler.
@@ -120,6 +121,7 @@ public final class CatalogService implements Agent, PeerHandler, AutoCloseable
         final Path directory,
         final NamespaceTable namespaces,
         final long inventoryResidences,
+        final long journalBytes,
         final SystemCounters counters,
         final CountersManager countersManager,
         final ErrorHandler errorHandler,
@@ -132,6 +134,8 @@ public final class CatalogService implements Agent, PeerHandler, AutoCloseable
         this.selfLsb = runtimeUuid.getLeastSignificantBits();
         this.clock = clock;
         this.metrics = new CatalogMetrics(counters);
+        this.journal = new OwnerJournal(CatalogLimits.SHARD_COUNT, journalBytes, OwnerJournal.DEFAULT_SEGMENT_BYTES,
+            OwnerJournal.DEFAULT_MAX_RECEIVERS_PER_SHARD);
 
         final int perShard = (int)Math.min(Integer.MAX_VALUE / 2, Math.max(MIN_INVENTORY_RECORDS_PER_SHARD,
             inventoryResidences * INVENTORY_SHARD_SLACK / CatalogLimits.SHARD_COUNT));
@@ -403,6 +407,7 @@ public final class CatalogService implements Agent, PeerHandler, AutoCloseable
     private void updateGauges()
     {
         metrics.journalBytes.setRelease(journal.usedBytes());
+        metrics.journalOverflows.setRelease(journal.overflowResyncs());
         metrics.indexBytes.setRelease(directory.budget().reservedBytes());
         metrics.candidateBytes.setRelease(candidates.logicalBytes());
         int incomplete = 0;

@@ -144,10 +144,6 @@ final class OwnerStream
         }
         if (needSnapshot || journal.resyncRequired(shard, receiver))
         {
-            if (journal.resyncRequired(shard, receiver) && !needSnapshot)
-            {
-                metrics.journalOverflows.incrementRelease();
-            }
             if (nowNs - snapshotRetryAtNs >= 0)
             {
                 needSnapshot = false;

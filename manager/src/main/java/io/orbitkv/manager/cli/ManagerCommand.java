@@ -150,6 +150,11 @@ public final class ManagerCommand implements Callable<Integer>
         defaultValue = MembershipConfiguration.TRANSFER_ENDPOINT_DEFAULT)
     String transferEndpoint;
 
+    @Option(names = "--catalog-journal-bytes", description = "Owner journal budget of all 16 shards together; a catalog " +
+        "host lagging past it is rebuilt by snapshot (default: ${DEFAULT-VALUE}).", defaultValue = "16m",
+        converter = SizeConverter.class)
+    long catalogJournalBytes;
+
     public Integer call() throws Exception
     {
         final PrintWriter out = spec.commandLine().getOut();
@@ -187,7 +192,8 @@ public final class ManagerCommand implements Callable<Integer>
                 .etcdDeadlineMs(etcdDeadlineMs)
                 .catalogNodes(catalogNodes)
                 .peerEndpoint(peerEndpoint)
-                .transferEndpoint(transferEndpoint);
+                .transferEndpoint(transferEndpoint)
+                .catalogJournalBytes(catalogJournalBytes);
             if (null != maxBlockBytes)
             {
                 ctx.maxBlockBytes(toInt("--max-block-bytes", maxBlockBytes));

@@ -59,6 +59,14 @@ public final class OrbitKvProcesses implements AutoCloseable
         return manager;
     }
 
+    /**
+     * @return the Manager process of this directory.
+     */
+    public Process managerProcess()
+    {
+        return manager;
+    }
+
     public Started startClient(final String... args) throws IOException
     {
         final List<String> all = new ArrayList<>(List.of("client", "--dir", dir.toString()));

@@ -1,0 +1,351 @@
+package io.orbitkv.manager.e2e;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import io.aeron.Aeron;
+import io.aeron.ExclusivePublication;
+import io.aeron.driver.MediaDriver;
+import io.aeron.driver.ThreadingMode;
+import io.orbitkv.client.EngineClient;
+import io.orbitkv.client.KeyBatch;
+import io.orbitkv.client.OperationResult;
+import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.codecs.StateKeyShard;
+import io.orbitkv.codecs.catalog.ColdQueryEncoder;
+import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.manager.SystemCounterDescriptor;
+import io.orbitkv.manager.membership.EtcdCluster;
+import io.orbitkv.manager.peer.PeerCounter;
+import io.orbitkv.manager.peer.PeerTransport;
+import org.agrona.CloseHelper;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Three Manager processes (a, b, c) with a real etcd and engines in this JVM: discovery across processes, warm hits
+ * without RPC or etcd calls, a catalog host stopped long enough for its owner's journal to overflow and rebuilt by
+ * snapshot afterwards, evictions forgotten, and fuzzed frames at a Manager's peer endpoint rejected and counted
+ * without a crash.
+ */
+class CatalogEndToEndTest
+{
+    private static final String NS = "model=e2e-catalog;dtype=bf16";
+    private static final int BLOCK = 4096;
+    private static final long DEADLINE_NS = TimeUnit.SECONDS.toNanos(40);
+    private static final String[] NODES = {"a", "b", "c"};
+
+    private EtcdCluster etcd;
+    private final List<OrbitKvProcesses> managers = new ArrayList<>();
+    private final List<EngineClient> clients = new ArrayList<>();
+    private final int[] peerPorts = new int[NODES.length];
+
+    @AfterEach
+    void tearDown()
+    {
+        CloseHelper.quietCloseAll(clients);
+        CloseHelper.quietCloseAll(managers);
+        CloseHelper.quietClose(etcd);
+    }
+
+    private void startCluster() throws IOException
+    {
+        etcd = EtcdCluster.start(1);
+        final String cluster = "e2e-" + UUID.randomUUID().toString().substring(0, 8);
+        for (int i = 0; i < NODES.length; i++)
+        {
+            peerPorts[i] = freeUdpPort();
+            final OrbitKvProcesses processes = new OrbitKvProcesses();
+            managers.add(processes);
+            processes.startManager(
+                "--pool-bytes", "16m",
+                "--etcd-endpoints", etcd.endpoints(),
+                "--cluster-name", cluster,
+                "--node-id", NODES[i],
+                "--catalog-nodes", "a,b,c",
+                "--membership-ttl-secs", "10",
+                "--peer-endpoint", "127.0.0.1:" + peerPorts[i],
+                "--catalog-journal-bytes", "1m");
+        }
+        for (final OrbitKvProcesses m : managers)
+        {
+            awaitCounter(m, SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, 0);
+        }
+    }
+
+    private EngineClient engine(final int node)
+    {
+        final EngineClient client = EngineClient.connect(new EngineClient.Context()
+            .dir(managers.get(node).dir.toString())
+            .clientName("engine-" + clients.size())
+            .dataRegionBytes(4L << 20));
+        clients.add(client);
+        return client;
+    }
+
+    private static KeyBatch batch(final int first, final int count)
+    {
+        final KeyBatch batch = new KeyBatch(count).namespace(NS.getBytes(StandardCharsets.US_ASCII));
+        for (int i = 0; i < count; i++)
+        {
+            batch.addKey(hash(first + i), 0, 32, (long)i * BLOCK, BLOCK);
+        }
+        return batch;
+    }
+
+    private static byte[] hash(final int i)
+    {
+        final byte[] hash = new byte[32];
+        for (int b = 0; b < hash.length; b++)
+        {
+            hash[b] = (byte)(i * 131 + b * 17 + (i >>> 8) + (i >>> 16));
+        }
+        return hash;
+    }
+
+    private static String hostOf(final int key)
+    {
+        final byte[] ns = NS.getBytes(StandardCharsets.US_ASCII);
+        final int shard = new StateKeyShard().shard(
+            new UnsafeBuffer(ns), 0, ns.length, new UnsafeBuffer(hash(key)), 0, 32);
+        return ShardPlacement.parse("a,b,c").hostOf(shard);
+    }
+
+    private static long value(final OrbitKvProcesses m, final SystemCounterDescriptor d)
+    {
+        return m.counter(d.label());
+    }
+
+    private static void awaitCounter(final OrbitKvProcesses m, final SystemCounterDescriptor d, final long expected)
+    {
+        final long seen = m.awaitCounter(d.label(), expected, DEADLINE_NS);
+        assertEquals(expected, seen, () -> d.label() + "\n" + m.dump());
+    }
+
+    private static void awaitAbove(final OrbitKvProcesses m, final String label, final long floor)
+    {
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (m.counter(label) <= floor)
+        {
+            assertTrue(System.nanoTime() - deadline < 0, () -> label + " stayed at " + floor + "\n" + m.dump());
+            Thread.onSpinWait();
+        }
+    }
+
+    private static OperationResult awaitPeerKeys(
+        final EngineClient client, final KeyBatch batch, final int expected, final OperationResult result)
+    {
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (true)
+        {
+            client.lookup(batch, false, true, result);
+            if (result.count(KeyStatus.PEER) == expected)
+            {
+                return result;
+            }
+            assertTrue(System.nanoTime() - deadline < 0,
+                () -> "expected " + expected + " PEER keys, got " + result.count(KeyStatus.PEER));
+        }
+    }
+
+    @Test
+    @Timeout(240)
+    void shouldDiscoverAcrossProcessesSurviveJournalOverflowAndRejectFuzzedFrames() throws Exception
+    {
+        startCluster();
+        final OrbitKvProcesses a = managers.get(0);
+        final OrbitKvProcesses b = managers.get(1);
+        final EngineClient engineA = engine(0);
+        final EngineClient engineB = engine(1);
+        final OperationResult result = new OperationResult(512);
+
+        // 1. Publish on A, discover on B (no etcd call on the request path).
+        final KeyBatch prefix = batch(0, 64);
+        engineA.publish(prefix, result);
+        assertEquals(64, result.value());
+        final long etcdBefore = etcdCalls(b);
+        awaitPeerKeys(engineB, prefix, 64, result);
+        assertEquals("a", result.ownerNodeId(0));
+        assertEquals(KeyStatus.DRAM, result.candidateTier(0));
+        assertEquals(BLOCK, result.candidateLength(0));
+
+        // 2. Warm: no catalog RPC, no etcd call.
+        final long cold = value(b, SystemCounterDescriptor.CATALOG_COLD_QUERIES);
+        engineB.lookup(prefix, false, true, result);
+        assertEquals(64, result.count(KeyStatus.PEER));
+        assertEquals(cold, value(b, SystemCounterDescriptor.CATALOG_COLD_QUERIES), "warm hit sent a catalog RPC");
+        assertEquals(etcdBefore, etcdCalls(b), "discovery called etcd");
+
+        // 3. Stop the host of a key's shard (not A) long enough for A's 1 MiB journal to overflow, well inside the
+        // lease TTL so the host stays a member; after SIGCONT the owner must rebuild it by snapshot, not lose data.
+        int key = 100_000;
+        while ("a".equals(hostOf(key)))
+        {
+            key++;
+        }
+        final int hostIndex = hostOf(key).charAt(0) - 'a';
+        final OrbitKvProcesses host = managers.get(hostIndex);
+        final long snapshotsBefore = value(a, SystemCounterDescriptor.CATALOG_SNAPSHOTS_COMPLETED);
+        signal(host, "STOP");
+        try
+        {
+            // 40 x 512 4 KiB blocks through a 16 MiB pool: about 40k inventory transitions, ~4 MiB of journal.
+            for (int round = 0; round < 40; round++)
+            {
+                engineA.publish(batch(1_000_000 + round * 512, 512), result);
+            }
+            awaitAbove(a, SystemCounterDescriptor.CATALOG_JOURNAL_OVERFLOWS.label(), 0);
+        }
+        finally
+        {
+            signal(host, "CONT");
+        }
+        awaitAbove(a, SystemCounterDescriptor.CATALOG_SNAPSHOTS_COMPLETED.label(), snapshotsBefore);
+        final KeyBatch afterOverflow = batch(key, 1);
+        engineA.publish(afterOverflow, result);
+        final int requester = 1 == hostIndex ? 2 : 1;
+        final EngineClient engineR = 1 == requester ? engineB : engine(2);
+        awaitPeerKeys(engineR, afterOverflow, 1, result);
+        // One of the blocks published during the stop, still resident on A, is discoverable too (carried by the
+        // snapshot, since its journal record was dropped in the overflow).
+        final KeyBatch late = batch(1_000_000 + 39 * 512 + 511, 1);
+        engineA.lookup(late, false, false, result);
+        assertEquals(KeyStatus.DRAM, result.status(0));
+        awaitPeerKeys(engineB, late, 1, result);
+
+        // 4. The first prefix was evicted on A by that traffic: B stops being offered it (after the 5 s TTL).
+        engineA.lookup(batch(0, 1), false, false, result);
+        assertEquals(KeyStatus.MISS, result.status(0));
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        do
+        {
+            engineB.lookup(batch(0, 1), false, true, result);
+            assertTrue(System.nanoTime() - deadline < 0, "B still offered a block A evicted");
+        }
+        while (KeyStatus.MISS != result.status(0));
+
+        // 5. Fuzzed frames at B's peer endpoint: rejected and counted, B keeps serving.
+        fuzz(peerPorts[1]);
+        awaitAbove(b, PeerCounter.REJECTED_MALFORMED.label(), 0);
+        awaitAbove(b, PeerCounter.REJECTED_UNKNOWN_TEMPLATE.label(), 0);
+        awaitAbove(b, PeerCounter.REJECTED_WRONG_SCHEMA.label(), 0);
+        final KeyBatch fresh = batch(2_000_000, 8);
+        engineA.publish(fresh, result);
+        awaitPeerKeys(engineB, fresh, 8, result);
+        for (final OrbitKvProcesses m : managers)
+        {
+            assertTrue(m.managerProcess().isAlive(), m::dump);
+        }
+    }
+
+    private static long etcdCalls(final OrbitKvProcesses m)
+    {
+        return value(m, SystemCounterDescriptor.ETCD_CALLS_GET) + value(m, SystemCounterDescriptor.ETCD_CALLS_TXN) +
+            value(m, SystemCounterDescriptor.ETCD_CALLS_LEASE_GRANT) + value(m, SystemCounterDescriptor.ETCD_CALLS_WATCH);
+    }
+
+    private static void signal(final OrbitKvProcesses m, final String signal) throws Exception
+    {
+        final Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(m.managerProcess().pid()))
+            .inheritIO().start();
+        assertEquals(0, kill.waitFor());
+    }
+
+    /**
+     * Random bytes, a valid header over garbage, a wrong schema, an unknown template and a group count far beyond
+     * the frame, from an Aeron publication of this JVM's own media driver.
+     */
+    private static void fuzz(final int port) throws IOException
+    {
+        final File aeronDir = Files.createTempDirectory("orbitkv-fuzz-aeron").toFile();
+        try (MediaDriver driver = MediaDriver.launch(new MediaDriver.Context()
+                .aeronDirectoryName(aeronDir.getAbsolutePath())
+                .threadingMode(ThreadingMode.SHARED)
+                .publicationTermBufferLength(PeerTransport.TERM_LENGTH)
+                .dirDeleteOnStart(true));
+            Aeron aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(aeronDir.getAbsolutePath()));
+            ExclusivePublication publication = aeron.addExclusivePublication(
+                PeerTransport.channel("127.0.0.1:" + port), PeerTransport.DEFAULT_STREAM_ID))
+        {
+            final long deadline = System.nanoTime() + DEADLINE_NS;
+            while (!publication.isConnected())
+            {
+                assertTrue(System.nanoTime() - deadline < 0, "fuzz publication never connected");
+                Thread.yield();
+            }
+            final Random random = new Random(0xF022);
+            final UnsafeBuffer frame = new UnsafeBuffer(new byte[4096]);
+            for (int i = 0; i < 300; i++)
+            {
+                final byte[] bytes = new byte[1 + random.nextInt(600)];
+                random.nextBytes(bytes);
+                frame.putBytes(0, bytes);
+                offer(publication, frame, bytes.length);
+            }
+            final int headerAndBlock = MessageHeaderEncoder.ENCODED_LENGTH + ColdQueryEncoder.BLOCK_LENGTH;
+            for (int i = 0; i < 50; i++)
+            {
+                final byte[] bytes = new byte[headerAndBlock + 64];
+                random.nextBytes(bytes);
+                frame.putBytes(0, bytes);
+                header(frame, ColdQueryEncoder.BLOCK_LENGTH, ColdQueryEncoder.TEMPLATE_ID,
+                    ColdQueryEncoder.SCHEMA_ID);
+                switch (i % 4)
+                {
+                    case 0 -> frame.putShort(2, (short)99, ByteOrder.LITTLE_ENDIAN);
+                    case 1 -> frame.putShort(4, (short)999, ByteOrder.LITTLE_ENDIAN);
+                    case 2 -> frame.putShort(headerAndBlock + 2, (short)0xFFFF, ByteOrder.LITTLE_ENDIAN);
+                    default -> frame.putShort(0, (short)0x7FFF, ByteOrder.LITTLE_ENDIAN);
+                }
+                offer(publication, frame, 1 + random.nextInt(bytes.length));
+            }
+        }
+        finally
+        {
+            IoUtil.delete(aeronDir, true);
+        }
+    }
+
+    private static void header(final UnsafeBuffer frame, final int blockLength, final int templateId, final int schemaId)
+    {
+        frame.putShort(0, (short)blockLength, ByteOrder.LITTLE_ENDIAN);
+        frame.putShort(2, (short)templateId, ByteOrder.LITTLE_ENDIAN);
+        frame.putShort(4, (short)schemaId, ByteOrder.LITTLE_ENDIAN);
+        frame.putShort(6, (short)2, ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private static void offer(final ExclusivePublication publication, final UnsafeBuffer frame, final int length)
+    {
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (publication.offer(frame, 0, length) < 0)
+        {
+            assertTrue(System.nanoTime() - deadline < 0, "fuzz offer never accepted");
+            Thread.yield();
+        }
+    }
+
+    private static int freeUdpPort() throws IOException
+    {
+        try (DatagramSocket socket = new DatagramSocket(0, InetAddress.getLoopbackAddress()))
+        {
+            return socket.getLocalPort();
+        }
+    }
+}
