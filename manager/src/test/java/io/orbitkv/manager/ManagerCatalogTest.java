@@ -102,10 +102,11 @@ class ManagerCatalogTest
     private static byte[] hash(final int i)
     {
         final byte[] hash = new byte[32];
-        for (int b = 0; b < hash.length; b++)
+        for (int b = 4; b < hash.length; b++)
         {
-            hash[b] = (byte)(i * 31 + b * 7 + (i >>> 8));
+            hash[b] = (byte)(i * 31 + b * 7);
         }
+        java.nio.ByteBuffer.wrap(hash).putInt(i);
         return hash;
     }
 

@@ -51,6 +51,7 @@ class CatalogEndToEndTest
     private static final int BLOCK = 4096;
     private static final long DEADLINE_NS = TimeUnit.SECONDS.toNanos(40);
     private static final String[] NODES = {"a", "b", "c"};
+    private static final int ROUNDS = 100;
 
     private EtcdCluster etcd;
     private final List<OrbitKvProcesses> managers = new ArrayList<>();
@@ -76,6 +77,7 @@ class CatalogEndToEndTest
             managers.add(processes);
             processes.startManager(
                 "--pool-bytes", "16m",
+                "--max-block-bytes", "64k",
                 "--etcd-endpoints", etcd.endpoints(),
                 "--cluster-name", cluster,
                 "--node-id", NODES[i],
@@ -113,10 +115,11 @@ class CatalogEndToEndTest
     private static byte[] hash(final int i)
     {
         final byte[] hash = new byte[32];
-        for (int b = 0; b < hash.length; b++)
+        for (int b = 4; b < hash.length; b++)
         {
-            hash[b] = (byte)(i * 131 + b * 17 + (i >>> 8) + (i >>> 16));
+            hash[b] = (byte)(i * 131 + b * 17);
         }
+        java.nio.ByteBuffer.wrap(hash).putInt(i);
         return hash;
     }
 
@@ -141,10 +144,16 @@ class CatalogEndToEndTest
 
     private static void awaitAbove(final OrbitKvProcesses m, final String label, final long floor)
     {
-        final long deadline = System.nanoTime() + DEADLINE_NS;
+        awaitAbove(m, label, floor, DEADLINE_NS);
+    }
+
+    private static void awaitAbove(final OrbitKvProcesses m, final String label, final long floor, final long timeoutNs)
+    {
+        final long deadline = System.nanoTime() + timeoutNs;
         while (m.counter(label) <= floor)
         {
-            assertTrue(System.nanoTime() - deadline < 0, () -> label + " stayed at " + floor + "\n" + m.dump());
+            assertTrue(System.nanoTime() - deadline < 0,
+                () -> label + " stayed at " + floor + "\n" + m.counters("Catalog") + m.counters("peer") + m.dump());
             Thread.onSpinWait();
         }
     }
@@ -206,12 +215,19 @@ class CatalogEndToEndTest
         signal(host, "STOP");
         try
         {
-            // 40 x 512 4 KiB blocks through a 16 MiB pool: about 40k inventory transitions, ~4 MiB of journal.
-            for (int round = 0; round < 40; round++)
+            // 100 x 512 4 KiB blocks through a 16 MiB pool: about 100k inventory transitions (additions and
+            // evictions), ~10 MiB of journal records, a third of them for the stopped host's shards.
+            for (int round = 0; round < ROUNDS; round++)
             {
                 engineA.publish(batch(1_000_000 + round * 512, 512), result);
+                assertTrue(result.isOk(), result::toString);
+                final int r = round;
+                assertEquals(512, result.value(), () -> "stored of 512 in round " + r + " nospace " +
+                    result.count(KeyStatus.NO_SPACE) + " already " + result.count(KeyStatus.ALREADY_RESIDENT) + "\n" +
+                    a.counters(""));
             }
-            awaitAbove(a, SystemCounterDescriptor.CATALOG_JOURNAL_OVERFLOWS.label(), 0);
+            // Well inside the 10 s lease: the stopped host must still be a member when the journal overflows.
+            awaitAbove(a, SystemCounterDescriptor.CATALOG_JOURNAL_OVERFLOWS.label(), 0, TimeUnit.SECONDS.toNanos(5));
         }
         finally
         {
@@ -225,7 +241,7 @@ class CatalogEndToEndTest
         awaitPeerKeys(engineR, afterOverflow, 1, result);
         // One of the blocks published during the stop, still resident on A, is discoverable too (carried by the
         // snapshot, since its journal record was dropped in the overflow).
-        final KeyBatch late = batch(1_000_000 + 39 * 512 + 511, 1);
+        final KeyBatch late = batch(1_000_000 + (ROUNDS - 1) * 512 + 511, 1);
         engineA.lookup(late, false, false, result);
         assertEquals(KeyStatus.DRAM, result.status(0));
         awaitPeerKeys(engineB, late, 1, result);

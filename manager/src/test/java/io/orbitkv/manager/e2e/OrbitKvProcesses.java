@@ -118,6 +118,22 @@ public final class OrbitKvProcesses implements AutoCloseable
         throw new AssertionError(client.name() + " printed nothing in time");
     }
 
+    /**
+     * @return "label = value" lines of every counter whose label starts with a prefix (for failure messages).
+     */
+    public String counters(final String labelPrefix)
+    {
+        final StringBuilder text = new StringBuilder();
+        counters.forEach((counterId, typeId, keyBuffer, counterLabel) ->
+        {
+            if (counterLabel.startsWith(labelPrefix))
+            {
+                text.append(counterLabel).append(" = ").append(counters.getCounterValue(counterId)).append('\n');
+            }
+        });
+        return text.toString();
+    }
+
     public long counter(final String label)
     {
         final long[] value = {Long.MIN_VALUE};
