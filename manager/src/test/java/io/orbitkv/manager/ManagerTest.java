@@ -8,12 +8,17 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.orbitkv.client.EngineClient;
+import io.orbitkv.client.KeyBatch;
+import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.codecs.engine.MessageHeaderDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.agrona.concurrent.YieldingIdleStrategy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -215,6 +220,95 @@ class ManagerTest
     }
 
     @Test
+    void shouldAnswerPeersLookupOnAStandaloneManagerExactlyAsALocalLookupAndStillRejectUnknownFlags()
+    {
+        launch(ManagerTestSupport.smallContext(dir));
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("peers-engine", 4L * MB);
+            final byte[][] stored = {RawRingClient.hash(1), RawRingClient.hash(2)};
+            client.fill(0, 4 * KB, 1);
+            client.fill(8 * KB, 4 * KB, 2);
+            assertEquals(2, client.awaitReply(client.publish(NS, new long[]{0, 8 * KB}, new int[]{4 * KB, 4 * KB}, stored))
+                .value());
+            final byte[][] chain = {stored[0], stored[1], RawRingClient.hash(3), RawRingClient.hash(4)};
+
+            final RawRingClient.Reply local = client.awaitReply(client.lookup(NS, 0, chain));
+            final RawRingClient.Reply peers = client.awaitReply(client.lookup(NS, Configuration.LOOKUP_FLAG_PEERS, chain));
+            assertEquals(StatusCode.OK, peers.code(), peers::toString);
+            assertEquals(local.value(), peers.value());
+            assertEquals(2, peers.value());
+            assertEquals(local.statuses(), peers.statuses());
+            assertEquals(local.lengths(), peers.lengths());
+            assertFalse(peers.statuses().contains(KeyStatus.PEER), "no cluster, no PEER keys");
+            assertEquals(0, peers.owners());
+            assertEquals(0, peers.candidates());
+            assertEquals(1, peers.version(), "an answer without candidates is a version-1 frame");
+
+            final RawRingClient.Reply pinned = client.awaitReply(
+                client.lookup(NS, Configuration.LOOKUP_FLAG_PIN | Configuration.LOOKUP_FLAG_PEERS, chain));
+            assertEquals(StatusCode.OK, pinned.code(), pinned::toString);
+            assertEquals(local.statuses(), pinned.statuses());
+            assertNotEquals(0, pinned.leaseId(), "pin still pins the local prefix");
+            assertEquals(StatusCode.OK, client.awaitReply(client.release(pinned.leaseId())).code());
+
+            final long badFlagsBefore = manager.counter(SystemCounterDescriptor.REJECTED_BAD_FLAGS);
+            final RawRingClient.Reply unknown = client.awaitReply(client.lookup(NS, Configuration.LOOKUP_FLAG_PEERS | 4, chain));
+            assertEquals(StatusCode.BAD_FLAGS, unknown.code(), unknown::toString);
+            assertEquals(badFlagsBefore + 1, manager.counter(SystemCounterDescriptor.REJECTED_BAD_FLAGS));
+
+            // the Java client with the peers flag: the same answer through OperationResult
+            final EngineClient.Context ctx = new EngineClient.Context()
+                .dir(dir.getAbsolutePath())
+                .clientName("peers-java-engine")
+                .dataRegionBytes(MB)
+                .heartbeatThread(false)
+                .idleStrategy(new YieldingIdleStrategy());
+            try (EngineClient engine = EngineClient.connect(ctx))
+            {
+                final KeyBatch batch = new KeyBatch(chain.length).namespace(NS.getBytes(StandardCharsets.US_ASCII));
+                for (final byte[] hash : chain)
+                {
+                    batch.addKey(hash, 0, hash.length);
+                }
+                final OperationResult result = engine.lookup(batch, false, true, new OperationResult(chain.length));
+                assertEquals(StatusCode.OK, result.code());
+                assertEquals(2, result.value());
+                assertEquals(0, result.count(KeyStatus.PEER));
+                assertEquals(0, result.candidateCount());
+                assertEquals(0, result.ownerCount());
+                assertEquals(KeyStatus.MISS, result.status(2));
+            }
+        }
+    }
+
+    @Test
+    void shouldServeAVersionOneLookupFrameWithAVersionOneAnswer()
+    {
+        launch(ManagerTestSupport.smallContext(dir));
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("v1-engine", 4L * MB);
+            client.fill(0, 4 * KB, 5);
+            final byte[][] key = {RawRingClient.hash(5)};
+            assertEquals(1, client.awaitReply(client.publish(NS, new long[]{0}, new int[]{4 * KB}, key)).value());
+
+            final byte[][] chain = {key[0], RawRingClient.hash(6)};
+            final int length = RawFrames.lookup(
+                client.frame(), 101, 1, client.clientId(), 4242, Configuration.LOOKUP_FLAG_PIN, chain.length, chain,
+                NS.getBytes(StandardCharsets.US_ASCII));
+            client.send(length);
+            final RawRingClient.Reply reply = client.awaitReply(4242);
+            assertEquals(StatusCode.OK, reply.code(), reply::toString);
+            assertEquals(1, reply.value());
+            assertEquals(List.of(KeyStatus.DRAM, KeyStatus.MISS), reply.statuses());
+            assertNotEquals(0, reply.leaseId());
+            assertEquals(1, reply.version(), "a version-1 client gets a frame laid out as version 1");
+            assertEquals("", reply.message());
+        }
+    }
+
+    @Test
     void shouldAnswerEveryKindOfMalformedFrameAndKeepServingOtherClients()
     {
         launch(ManagerTestSupport.smallContext(dir));
@@ -233,8 +327,8 @@ class ManagerTest
 
             expectError(bad, RawFrames.lookup(bad.frame(), 999, 1, id, 1001, 0, 1, oneKey, ns), 1001,
                 StatusCode.SCHEMA_MISMATCH, SystemCounterDescriptor.REJECTED_SCHEMA_MISMATCH);
-            expectError(bad, RawFrames.lookup(bad.frame(), 101, 2, id, 1002, 0, 1, oneKey, ns), 1002,
-                StatusCode.SCHEMA_MISMATCH, SystemCounterDescriptor.REJECTED_SCHEMA_MISMATCH);
+            expectError(bad, RawFrames.lookup(bad.frame(), 101, MessageHeaderDecoder.SCHEMA_VERSION + 1, id, 1002, 0, 1, oneKey, ns),
+                1002, StatusCode.SCHEMA_MISMATCH, SystemCounterDescriptor.REJECTED_SCHEMA_MISMATCH);
 
             int length = RawFrames.lookup(bad.frame(), id, 1003, oneKey, ns);
             bad.frame().putShort(2, (short)77, RawFrames.LE);

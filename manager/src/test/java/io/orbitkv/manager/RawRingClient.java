@@ -84,10 +84,10 @@ final class RawRingClient implements AutoCloseable
         requestRing = new ManyToOneRingBuffer(sections.requestRing());
     }
 
-    /** A decoded response. */
+    /** A decoded response; {@code version} is the schema version in its header, then the peer group sizes. */
     record Reply(
         long clientId, long correlationId, int requestTemplateId, StatusCode code, long value, long leaseId,
-        List<KeyStatus> statuses, List<Integer> lengths, String message)
+        List<KeyStatus> statuses, List<Integer> lengths, String message, int version, int owners, int candidates)
     {
     }
 
@@ -389,8 +389,21 @@ final class RawRingClient implements AutoCloseable
             statuses.add(keys.status());
             lengths.add(keys.length());
         }
+        // the peer groups (schema version 2) come before the message; a version-1 answer reads them as empty
+        int owners = 0;
+        for (final ResponseDecoder.OwnersDecoder owner : responseDecoder.owners())
+        {
+            owner.skipNodeId();
+            owners++;
+        }
+        int candidates = 0;
+        for (final ResponseDecoder.CandidatesDecoder ignored : responseDecoder.candidates())
+        {
+            candidates++;
+        }
         final String message = responseDecoder.message();
-        return new Reply(cid, correlationId, templateId, code, value, leaseId, statuses, lengths, message);
+        return new Reply(cid, correlationId, templateId, code, value, leaseId, statuses, lengths, message,
+            headerDecoder.version(), owners, candidates);
     }
 
     public void close()

@@ -6,6 +6,7 @@ import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.StatusCode;
 import java.nio.charset.StandardCharsets;
+import java.util.UUID;
 import org.agrona.BitUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -138,13 +139,25 @@ public final class ClientChainRunner
      */
     public LookupSummary lookup(final boolean pin)
     {
+        return lookup(pin, false);
+    }
+
+    /**
+     * Look up the whole chain in one batch, optionally asking for peer candidates past the local prefix.
+     *
+     * @param pin   pin the resident prefix.
+     * @param peers set the Lookup peers flag.
+     * @return prefix length, leases, PEER key count and the candidates.
+     */
+    public LookupSummary lookup(final boolean pin, final boolean peers)
+    {
         resetStatuses();
         final KeyBatch batch = new KeyBatch(chain.blockCount()).namespace(namespace);
         for (int i = 0; i < chain.blockCount(); i++)
         {
             batch.addKey(chain.hashes(), chain.hashOffset(i), BlockChain.HASH_LENGTH);
         }
-        final OperationResult result = client.lookup(batch, pin, new OperationResult(chain.blockCount()));
+        final OperationResult result = client.lookup(batch, pin, peers, new OperationResult(chain.blockCount()));
         for (int i = 0; i < chain.blockCount(); i++)
         {
             statuses[i] = result.status(i);
@@ -155,8 +168,21 @@ public final class ClientChainRunner
         {
             leaseIds[i] = result.leaseId(i);
         }
+        final PeerCandidate[] candidates = new PeerCandidate[result.candidateCount()];
+        for (int i = 0; i < candidates.length; i++)
+        {
+            final int owner = result.candidateOwnerIndex(i);
+            candidates[i] = new PeerCandidate(
+                result.candidateKeyIndex(i),
+                result.ownerNodeId(owner),
+                new UUID(result.ownerRuntimeUuidMsb(owner), result.ownerRuntimeUuidLsb(owner)).toString(),
+                result.candidateTier(i),
+                result.candidateInsertionSequence(i),
+                result.candidateLength(i));
+        }
         return new LookupSummary((int)result.value(), leaseIds,
-            result.isOk() ? null : result.code(), result.isOk() ? null : result.message());
+            result.isOk() ? null : result.code(), result.isOk() ? null : result.message(),
+            result.count(KeyStatus.PEER), candidates);
     }
 
     /**
@@ -252,14 +278,32 @@ public final class ClientChainRunner
     }
 
     /**
-     * Outcome of {@link #lookup(boolean)}.
+     * Outcome of {@link #lookup(boolean, boolean)}.
      *
      * @param prefixLength resident prefix length.
      * @param leaseIds     leases when pinned.
      * @param errorCode    first non-OK code, or null.
      * @param errorMessage its message, or null.
+     * @param peerKeys     keys answered PEER (only with the peers flag).
+     * @param candidates   peer candidates of those keys, in key order.
      */
-    public record LookupSummary(int prefixLength, long[] leaseIds, StatusCode errorCode, String errorMessage)
+    public record LookupSummary(
+        int prefixLength, long[] leaseIds, StatusCode errorCode, String errorMessage, int peerKeys, PeerCandidate[] candidates)
+    {
+    }
+
+    /**
+     * A copy of a chain key on another Manager.
+     *
+     * @param key               index of the key in the chain.
+     * @param ownerNode         the owner's node id.
+     * @param runtimeUuid       the owner's runtime UUID.
+     * @param tier              the owner's tier (DRAM or SSD).
+     * @param insertionSequence the owner's insertion sequence of the block.
+     * @param bytes             block length in bytes.
+     */
+    public record PeerCandidate(
+        int key, String ownerNode, String runtimeUuid, KeyStatus tier, long insertionSequence, int bytes)
     {
     }
 

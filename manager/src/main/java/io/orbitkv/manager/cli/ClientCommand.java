@@ -252,6 +252,10 @@ public final class ClientCommand implements Callable<Integer>
         @Option(names = "--pin", description = "Pin the resident prefix under leases and print their ids.")
         boolean pin;
 
+        @Option(names = "--peers", description = "Past the local prefix, ask the cluster catalog for copies on other " +
+            "Managers; prints peerKeys and candidates (a standalone Manager answers as a local lookup).")
+        boolean peers;
+
         @Option(names = "--hold-ms", description = "With --pin: keep the leases (and stay attached) this long after " +
             "printing, then exit (default: ${DEFAULT-VALUE}).", defaultValue = "0")
         long holdMs;
@@ -264,7 +268,7 @@ public final class ClientCommand implements Callable<Integer>
         int run(final EngineClient client, final ClientChainRunner runner, final ObjectNode json)
         {
             final long t0 = System.nanoTime();
-            final ClientChainRunner.LookupSummary lookup = runner.lookup(pin);
+            final ClientChainRunner.LookupSummary lookup = runner.lookup(pin, peers);
             json.put("prefixLength", lookup.prefixLength());
             json.put("lookupMs", millis(System.nanoTime() - t0));
             if (lookup.errorCode() != null)
@@ -277,6 +281,21 @@ public final class ClientCommand implements Callable<Integer>
                 for (int i = 0; i < lookup.leaseIds().length; i++)
                 {
                     leases.add(lookup.leaseIds()[i]);
+                }
+            }
+            if (peers)
+            {
+                json.put("peerKeys", lookup.peerKeys());
+                final ArrayNode candidates = json.putArray("candidates");
+                for (final ClientChainRunner.PeerCandidate candidate : lookup.candidates())
+                {
+                    candidates.addObject()
+                        .put("key", candidate.key())
+                        .put("ownerNode", candidate.ownerNode())
+                        .put("runtimeUuid", candidate.runtimeUuid())
+                        .put("tier", candidate.tier().name())
+                        .put("insertionSequence", candidate.insertionSequence())
+                        .put("bytes", candidate.bytes());
                 }
             }
             if (chainOptions.keys)

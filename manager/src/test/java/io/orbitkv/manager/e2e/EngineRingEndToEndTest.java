@@ -72,6 +72,16 @@ class EngineRingEndToEndTest
         assertEquals(100, prefix.json().get("prefixLength").asInt());
         assertEquals("DRAM", prefix.json().get("tiers").get(99).asText());
 
+        // --peers on a standalone Manager: the same answer as a local lookup, no PEER keys, no candidates
+        final OrbitKvProcesses.ClientRun peers = processes.runClient(CLIENT_TIMEOUT_MS,
+            "lookup", "--peers", "--namespace", "model-a", "--seed", "11", "--blocks", "100",
+            "--min-block-bytes", "4k", "--block-bytes", "64k");
+        assertEquals(0, peers.exitCode(), peers.stdout());
+        assertEquals(100, peers.json().get("prefixLength").asInt());
+        assertEquals(0, peers.json().get("peerKeys").asInt());
+        assertEquals(0, peers.json().get("candidates").size());
+        assertEquals(prefix.json().get("tiers"), peers.json().get("tiers"));
+
         // namespaces isolate identical hashes
         final OrbitKvProcesses.ClientRun crossed = processes.runClient(CLIENT_TIMEOUT_MS,
             "lookup", "--namespace", "model-b", "--seed", "11", "--blocks", "10", "--block-bytes", "4k");
