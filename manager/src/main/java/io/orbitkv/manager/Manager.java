@@ -179,6 +179,7 @@ public final class Manager implements AutoCloseable
                 dir.toPath(),
                 namespaces,
                 blockStore.indexCapacity() + (null == ssdTier ? 0L : ssdTier.indexCapacity()),
+                ctx.catalogInventoryBytes(),
                 ctx.catalogJournalBytes(),
                 systemCounters,
                 countersManager,

@@ -73,6 +73,7 @@ public final class ManagerContext
     private String nodeId;
     private int membershipTtlSecs = MembershipConfiguration.MEMBERSHIP_TTL_SECS_DEFAULT;
     private long catalogJournalBytes = io.orbitkv.codecs.CatalogLimits.JOURNAL_BUDGET_BYTES;
+    private long catalogInventoryBytes = CATALOG_INVENTORY_BYTES_DEFAULT;
     private long etcdDeadlineMs = MembershipConfiguration.ETCD_DEADLINE_MS_DEFAULT;
     private String catalogNodes;
     private ShardPlacement placement;
@@ -190,6 +191,8 @@ public final class ManagerContext
         check(catalogJournalBytes >= MIN_CATALOG_JOURNAL_BYTES && catalogJournalBytes <= Integer.MAX_VALUE,
             "--catalog-journal-bytes must be between " + MIN_CATALOG_JOURNAL_BYTES + " (one 64 KiB segment per shard) " +
             "and 2 GiB: " + catalogJournalBytes);
+        check(catalogInventoryBytes >= MIN_CATALOG_INVENTORY_BYTES,
+            "--catalog-inventory-bytes must be at least " + MIN_CATALOG_INVENTORY_BYTES + ": " + catalogInventoryBytes);
         check(membershipTtlSecs >= MembershipConfiguration.MIN_MEMBERSHIP_TTL_SECS,
             "--membership-ttl-secs must be at least " + MembershipConfiguration.MIN_MEMBERSHIP_TTL_SECS + ": " +
             membershipTtlSecs + ". Shorter leases were measured to expire across an etcd restart or leader " +
@@ -622,6 +625,30 @@ public final class ManagerContext
     public ManagerContext nodeId(final String nodeId)
     {
         this.nodeId = nodeId;
+        return this;
+    }
+
+    /**
+     * Default ceiling of the owner inventory's off-heap tables (all 16 shards; about 144 bytes per residence).
+     */
+    public static final long CATALOG_INVENTORY_BYTES_DEFAULT = 32L << 20;
+
+    /**
+     * Smallest inventory: a few thousand residences.
+     */
+    public static final long MIN_CATALOG_INVENTORY_BYTES = 1L << 20;
+
+    /**
+     * @return ceiling of the owner inventory's tables; the inventory is sized from the tiers' index capacity up to it.
+     */
+    public long catalogInventoryBytes()
+    {
+        return catalogInventoryBytes;
+    }
+
+    public ManagerContext catalogInventoryBytes(final long catalogInventoryBytes)
+    {
+        this.catalogInventoryBytes = catalogInventoryBytes;
         return this;
     }
 

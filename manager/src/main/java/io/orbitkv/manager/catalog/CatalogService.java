@@ -106,6 +106,7 @@ public final class CatalogService implements Agent, PeerHandler, AutoCloseable
      * @param directory         where the embedded media driver's directory goes (inside the Manager's dir).
      * @param namespaces        the Manager's namespace table (resolves store entries' namespace ids).
      * @param inventoryResidences residences both tiers can hold (sizes the inventory).
+     * @param inventoryBytes    ceiling of the inventory's tables over all shards.
      * @param journalBytes      owner journal budget of all shards (design: 16 MiB).
      * @param counters          system counters.
      * @param countersManager   where the peer transport's counters go (the CnC file's).
@@ -121,6 +122,7 @@ public final class CatalogService implements Agent, PeerHandler, AutoCloseable
         final Path directory,
         final NamespaceTable namespaces,
         final long inventoryResidences,
+        final long inventoryBytes,
         final long journalBytes,
         final SystemCounters counters,
         final CountersManager countersManager,
@@ -139,7 +141,8 @@ public final class CatalogService implements Agent, PeerHandler, AutoCloseable
 
         final int perShard = (int)Math.min(Integer.MAX_VALUE / 2, Math.max(MIN_INVENTORY_RECORDS_PER_SHARD,
             inventoryResidences * INVENTORY_SHARD_SLACK / CatalogLimits.SHARD_COUNT));
-        this.inventory = new ShardInventory(journal, namespaces, CatalogRecordTable.budgetFor(perShard));
+        this.inventory = new ShardInventory(journal, namespaces,
+            Math.min(CatalogRecordTable.budgetFor(perShard), inventoryBytes / CatalogLimits.SHARD_COUNT));
         this.dramObserver = new InventoryObserver(JournalRecord.TIER_DRAM, inventory, namespaces, metrics);
         this.ssdObserver = new InventoryObserver(JournalRecord.TIER_SSD, inventory, namespaces, metrics);
         for (int s = 0; s < streams.length; s++)

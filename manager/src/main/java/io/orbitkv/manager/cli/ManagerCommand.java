@@ -155,6 +155,11 @@ public final class ManagerCommand implements Callable<Integer>
         converter = SizeConverter.class)
     long catalogJournalBytes;
 
+    @Option(names = "--catalog-inventory-bytes", description = "Ceiling of the owner inventory (all shards, about 144 " +
+        "bytes per announced residence); sized from the index capacity up to it (default: ${DEFAULT-VALUE}).",
+        defaultValue = "32m", converter = SizeConverter.class)
+    long catalogInventoryBytes;
+
     public Integer call() throws Exception
     {
         final PrintWriter out = spec.commandLine().getOut();
@@ -193,7 +198,8 @@ public final class ManagerCommand implements Callable<Integer>
                 .catalogNodes(catalogNodes)
                 .peerEndpoint(peerEndpoint)
                 .transferEndpoint(transferEndpoint)
-                .catalogJournalBytes(catalogJournalBytes);
+                .catalogJournalBytes(catalogJournalBytes)
+                .catalogInventoryBytes(catalogInventoryBytes);
             if (null != maxBlockBytes)
             {
                 ctx.maxBlockBytes(toInt("--max-block-bytes", maxBlockBytes));

@@ -5,6 +5,7 @@ import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.SystemCounterDescriptor;
 import io.orbitkv.manager.membership.FenceCause;
 import io.orbitkv.manager.membership.Membership;
+import io.orbitkv.manager.peer.PeerCounter;
 import org.agrona.concurrent.status.CountersReader;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import java.io.File;
@@ -30,6 +31,7 @@ import picocli.CommandLine.Option;
 public final class StatCommand implements Callable<Integer>
 {
     private static final String CLEAR_SCREEN = "\u001b[H\u001b[2J";
+    private static final long ONCE_RATE_WINDOW_MS = 500;
 
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
@@ -81,10 +83,18 @@ public final class StatCommand implements Callable<Integer>
                     reader.layoutVersion() + ")");
                 return 1;
             }
+            final MetadataRate rate = new MetadataRate();
+            if (once)
+            {
+                // One snapshot still shows a rate: measured over a short window before printing.
+                rate.sample(reader.countersReader(), System.nanoTime());
+                TimeUnit.MILLISECONDS.sleep(ONCE_RATE_WINDOW_MS);
+            }
             while (true)
             {
                 final StringBuilder text = new StringBuilder(4096);
-                final boolean alive = render(reader, text);
+                rate.sample(reader.countersReader(), System.nanoTime());
+                final boolean alive = render(reader, text, rate);
                 if (errors)
                 {
                     renderErrors(reader, text);
@@ -111,6 +121,11 @@ public final class StatCommand implements Callable<Integer>
 
     static boolean render(final CncReader reader, final StringBuilder text)
     {
+        return render(reader, text, null);
+    }
+
+    static boolean render(final CncReader reader, final StringBuilder text, final MetadataRate rate)
+    {
         final long nowMs = System.currentTimeMillis();
         final boolean alive = reader.isManagerAlive(nowMs);
         text.append("OrbitKV Manager  ").append(reader.cncFile()).append('\n');
@@ -123,6 +138,7 @@ public final class StatCommand implements Callable<Integer>
         text.append("  pool ").append(reader.poolBytes()).append(" bytes  client slots ").append(reader.maxClients())
             .append("  client liveness ").append(reader.clientLivenessNs() / 1_000_000).append(" ms\n");
         renderMembership(reader.countersReader(), text);
+        renderCatalog(reader.countersReader(), text, rate);
         text.append("==========================\n");
         reader.countersReader().forEach((value, counterId, label) ->
             text.append(String.format("%3d: %,20d - %s%n", counterId, value, label)));
@@ -165,6 +181,98 @@ public final class StatCommand implements Callable<Integer>
             .append(", shards unavailable ")
             .append(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_SHARDS_UNAVAILABLE.id()))
             .append(" of 16\n");
+    }
+
+    private static void renderCatalog(final CountersReader counters, final StringBuilder text, final MetadataRate rate)
+    {
+        final int hostedId = SystemCounterDescriptor.CATALOG_HOSTED_SHARDS.id();
+        if (counters.maxCounterId() <= hostedId || CountersReader.RECORD_ALLOCATED != counters.getCounterState(hostedId) ||
+            0 == peerCounter(counters, PeerCounter.SESSIONS_OPENED.typeId()) + counters.getCounterValue(hostedId) +
+            counters.getCounterValue(SystemCounterDescriptor.CATALOG_RECORDS_SENT.id()))
+        {
+            return;
+        }
+        text.append("  catalog: metadata ");
+        if (null != rate && rate.hasRate())
+        {
+            text.append(String.format("%,.0f B/s out, %,.0f B/s in", rate.sentPerSecond(), rate.receivedPerSecond()));
+        }
+        else
+        {
+            text.append("(rate after two samples)");
+        }
+        text.append(", update lag ").append(value(counters, SystemCounterDescriptor.CATALOG_UPDATE_LAG_US))
+            .append(" us (max ").append(value(counters, SystemCounterDescriptor.CATALOG_UPDATE_LAG_MAX_US)).append(" us)")
+            .append("\n  catalog: journal ").append(value(counters, SystemCounterDescriptor.CATALOG_JOURNAL_BYTES))
+            .append(" bytes, resyncs ").append(value(counters, SystemCounterDescriptor.CATALOG_SNAPSHOTS_STARTED))
+            .append(" (journal overflows ").append(value(counters, SystemCounterDescriptor.CATALOG_JOURNAL_OVERFLOWS))
+            .append("), incomplete shards ").append(value(counters, SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS))
+            .append(" of ").append(value(counters, SystemCounterDescriptor.CATALOG_HOSTED_SHARDS)).append(" hosted")
+            .append(", host index ").append(value(counters, SystemCounterDescriptor.CATALOG_INDEX_BYTES))
+            .append(" bytes, candidate index ").append(value(counters, SystemCounterDescriptor.CATALOG_CANDIDATE_BYTES))
+            .append(" bytes\n");
+    }
+
+    private static long value(final CountersReader counters, final SystemCounterDescriptor descriptor)
+    {
+        return counters.getCounterValue(descriptor.id());
+    }
+
+    static long peerCounter(final CountersReader counters, final int typeId)
+    {
+        final long[] found = {0};
+        counters.forEach((counterId, type, keyBuffer, label) ->
+        {
+            if (type == typeId)
+            {
+                found[0] = counters.getCounterValue(counterId);
+            }
+        });
+        return found[0];
+    }
+
+    /**
+     * Metadata bytes per second sent and received by the peer transport, between the last two samples.
+     */
+    static final class MetadataRate
+    {
+        private long previousNs;
+        private long previousSent;
+        private long previousReceived;
+        private double sentPerSecond = Double.NaN;
+        private double receivedPerSecond = Double.NaN;
+        private boolean sampled;
+
+        void sample(final CountersReader counters, final long nowNs)
+        {
+            final long sent = peerCounter(counters, PeerCounter.METADATA_BYTES_SENT.typeId());
+            final long received = peerCounter(counters, PeerCounter.METADATA_BYTES_RECEIVED.typeId());
+            if (sampled && nowNs > previousNs)
+            {
+                final double seconds = (nowNs - previousNs) / 1e9;
+                sentPerSecond = (sent - previousSent) / seconds;
+                receivedPerSecond = (received - previousReceived) / seconds;
+            }
+            previousNs = nowNs;
+            previousSent = sent;
+            previousReceived = received;
+            sampled = true;
+        }
+
+        boolean hasRate()
+        {
+            return !Double.isNaN(sentPerSecond);
+        }
+
+        double sentPerSecond()
+        {
+            return sentPerSecond;
+        }
+
+        double receivedPerSecond()
+        {
+            return receivedPerSecond;
+        }
     }
 
     private static void renderErrors(final CncReader reader, final StringBuilder text)

@@ -269,6 +269,11 @@ class CatalogEndToEndTest
         {
             assertTrue(m.managerProcess().isAlive(), m::dump);
         }
+
+        // 6. stat shows the catalog section: metadata rate, update lag, journal, resyncs, coverage, index bytes.
+        final String stat = a.runStatOnce(60_000);
+        assertTrue(stat.contains("catalog: metadata") && stat.contains("B/s out") && stat.contains("update lag") &&
+            stat.contains("journal overflows") && stat.contains("incomplete shards") && stat.contains("host index"), stat);
     }
 
     private static long etcdCalls(final OrbitKvProcesses m)

@@ -89,6 +89,23 @@ public final class OrbitKvProcesses implements AutoCloseable
     }
 
     /**
+     * Run {@code orbitkv stat --once} on this directory's Manager.
+     *
+     * @return what it printed.
+     */
+    public String runStatOnce(final long timeoutMs) throws IOException, InterruptedException
+    {
+        final Process stat = start("stat", List.of("stat", "--dir", dir.toString(), "--once"));
+        final Started started = this.started.get(this.started.size() - 1);
+        if (!stat.waitFor(timeoutMs, TimeUnit.MILLISECONDS))
+        {
+            stat.destroyForcibly();
+            throw new AssertionError("stat did not finish within " + timeoutMs + " ms");
+        }
+        return Files.readString(started.out(), StandardCharsets.UTF_8);
+    }
+
+    /**
      * Wait for the first JSON line a long-running client prints.
      *
      * @param client    the process.
