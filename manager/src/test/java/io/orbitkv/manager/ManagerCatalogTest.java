@@ -1,7 +1,6 @@
 package io.orbitkv.manager;
 
 import java.io.File;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -10,12 +9,9 @@ import java.util.concurrent.TimeUnit;
 import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
-import io.orbitkv.codecs.CatalogLimits;
-import io.orbitkv.codecs.StateKeyShard;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.membership.EtcdCluster;
 import org.agrona.CloseHelper;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -91,23 +87,7 @@ class ManagerCatalogTest
 
     private static KeyBatch batch(final int first, final int count)
     {
-        final KeyBatch batch = new KeyBatch(count).namespace(NS.getBytes(StandardCharsets.US_ASCII));
-        for (int i = 0; i < count; i++)
-        {
-            batch.addKey(hash(first + i), 0, 32, (long)(i % 32) * BLOCK, BLOCK);
-        }
-        return batch;
-    }
-
-    private static byte[] hash(final int i)
-    {
-        final byte[] hash = new byte[32];
-        for (int b = 4; b < hash.length; b++)
-        {
-            hash[b] = (byte)(i * 31 + b * 7);
-        }
-        java.nio.ByteBuffer.wrap(hash).putInt(i);
-        return hash;
+        return CatalogTestKeys.batch(NS, first, count, BLOCK, 32);
     }
 
     private static long sum(final Manager manager, final SystemCounterDescriptor... descriptors)
@@ -131,21 +111,7 @@ class ManagerCatalogTest
     private static OperationResult awaitPeerKeys(
         final EngineClient client, final KeyBatch batch, final int expected, final OperationResult result)
     {
-        final long deadline = System.nanoTime() + DEADLINE_NS;
-        while (true)
-        {
-            client.lookup(batch, false, true, result);
-            if (result.count(KeyStatus.PEER) == expected)
-            {
-                return result;
-            }
-            if (System.nanoTime() - deadline > 0)
-            {
-                throw new AssertionError("expected " + expected + " PEER keys, got " + result.count(KeyStatus.PEER) +
-                    " of " + result.keyCount());
-            }
-            Thread.onSpinWait();
-        }
+        return CatalogTestKeys.awaitPeerKeys(client, batch, expected, result, DEADLINE_NS);
     }
 
     @Test
@@ -261,10 +227,6 @@ class ManagerCatalogTest
 
     private static String hostOf(final Manager manager, final int key)
     {
-        final byte[] ns = NS.getBytes(StandardCharsets.US_ASCII);
-        final int shard = new StateKeyShard().shard(
-            new UnsafeBuffer(ns), 0, ns.length, new UnsafeBuffer(hash(key)), 0, 32);
-        assertTrue(shard >= 0 && shard < CatalogLimits.SHARD_COUNT);
-        return manager.context().placement().hostOf(shard);
+        return CatalogTestKeys.hostOf(NS, key, manager.context().placement());
     }
 }

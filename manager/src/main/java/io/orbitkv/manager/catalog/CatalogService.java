@@ -517,19 +517,12 @@ public final class CatalogService implements Agent, PeerHandler, AutoCloseable
 
     private CatalogStatus status(final int outcome)
     {
-        return switch (outcome)
+        final CatalogStatus status = ShardReceiver.catalogStatus(outcome);
+        if (CatalogStatus.RESYNC_REQUIRED == status)
         {
-            case ShardReceiver.STALE_INCARNATION -> CatalogStatus.STALE_INCARNATION;
-            case ShardReceiver.UNREGISTERED_PUBLISHER -> CatalogStatus.UNREGISTERED_PUBLISHER;
-            case ShardReceiver.RESYNC_REQUIRED, ShardReceiver.VIEW_FULL, ShardReceiver.NAMESPACE_LIMIT,
-                ShardReceiver.UNKNOWN_SNAPSHOT, ShardReceiver.INCOMPLETE_SNAPSHOT ->
-            {
-                metrics.hostResyncs.incrementRelease();
-                yield CatalogStatus.RESYNC_REQUIRED;
-            }
-            case ShardReceiver.BUDGET_EXCEEDED -> CatalogStatus.BUDGET_EXCEEDED;
-            default -> CatalogStatus.OK;
-        };
+            metrics.hostResyncs.incrementRelease();
+        }
+        return status;
     }
 
     // ---------------------------------------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +20,7 @@ import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.ShardPlacement;
-import io.orbitkv.codecs.StateKeyShard;
+import io.orbitkv.manager.CatalogTestKeys;
 import io.orbitkv.codecs.catalog.ColdQueryEncoder;
 import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.KeyStatus;
@@ -104,31 +103,12 @@ class CatalogEndToEndTest
 
     private static KeyBatch batch(final int first, final int count)
     {
-        final KeyBatch batch = new KeyBatch(count).namespace(NS.getBytes(StandardCharsets.US_ASCII));
-        for (int i = 0; i < count; i++)
-        {
-            batch.addKey(hash(first + i), 0, 32, (long)i * BLOCK, BLOCK);
-        }
-        return batch;
-    }
-
-    private static byte[] hash(final int i)
-    {
-        final byte[] hash = new byte[32];
-        for (int b = 4; b < hash.length; b++)
-        {
-            hash[b] = (byte)(i * 131 + b * 17);
-        }
-        java.nio.ByteBuffer.wrap(hash).putInt(i);
-        return hash;
+        return CatalogTestKeys.batch(NS, first, count, BLOCK, 512);
     }
 
     private static String hostOf(final int key)
     {
-        final byte[] ns = NS.getBytes(StandardCharsets.US_ASCII);
-        final int shard = new StateKeyShard().shard(
-            new UnsafeBuffer(ns), 0, ns.length, new UnsafeBuffer(hash(key)), 0, 32);
-        return ShardPlacement.parse("a,b,c").hostOf(shard);
+        return CatalogTestKeys.hostOf(NS, key, ShardPlacement.parse("a,b,c"));
     }
 
     private static long value(final OrbitKvProcesses m, final SystemCounterDescriptor d)
@@ -161,17 +141,7 @@ class CatalogEndToEndTest
     private static OperationResult awaitPeerKeys(
         final EngineClient client, final KeyBatch batch, final int expected, final OperationResult result)
     {
-        final long deadline = System.nanoTime() + DEADLINE_NS;
-        while (true)
-        {
-            client.lookup(batch, false, true, result);
-            if (result.count(KeyStatus.PEER) == expected)
-            {
-                return result;
-            }
-            assertTrue(System.nanoTime() - deadline < 0,
-                () -> "expected " + expected + " PEER keys, got " + result.count(KeyStatus.PEER));
-        }
+        return CatalogTestKeys.awaitPeerKeys(client, batch, expected, result, DEADLINE_NS);
     }
 
     @Test

@@ -195,15 +195,7 @@ final class PeerNode implements PeerHandler, AutoCloseable
 
     private static CatalogStatus status(final int outcome)
     {
-        return switch (outcome)
-        {
-            case ShardReceiver.STALE_INCARNATION -> CatalogStatus.STALE_INCARNATION;
-            case ShardReceiver.UNREGISTERED_PUBLISHER -> CatalogStatus.UNREGISTERED_PUBLISHER;
-            case ShardReceiver.RESYNC_REQUIRED, ShardReceiver.VIEW_FULL, ShardReceiver.NAMESPACE_LIMIT,
-                ShardReceiver.UNKNOWN_SNAPSHOT, ShardReceiver.INCOMPLETE_SNAPSHOT -> CatalogStatus.RESYNC_REQUIRED;
-            case ShardReceiver.BUDGET_EXCEEDED -> CatalogStatus.BUDGET_EXCEEDED;
-            default -> CatalogStatus.OK;
-        };
+        return ShardReceiver.catalogStatus(outcome);
     }
 
     public void onAck(final PeerClient client, final int shard, final long contiguousSequence)
