@@ -178,6 +178,53 @@ class ManagerCatalogTest
 
     @Test
     @Timeout(120)
+    void shouldCoalesceConcurrentMissesForTheSameKeysIntoOneQuery()
+    {
+        final Manager a = managers.get(0);
+        final Manager b = managers.get(1);
+        final EngineClient engineA = client(a);
+        final OperationResult result = new OperationResult(512);
+        final EngineClient probe = client(managers.get(2));
+        try (RawRingClient first = new RawRingClient(b.cncFile());
+            RawRingClient second = new RawRingClient(b.cncFile()))
+        {
+            first.attachOrFail("coalesce-1", 1L << 20);
+            second.attachOrFail("coalesce-2", 1L << 20);
+            // Each round: fresh keys published on A and known to their hosts, then two engines on B miss on them
+            // at the same moment. The second lookup finds the keys in flight and waits for the first one's query.
+            final long deadline = System.nanoTime() + DEADLINE_NS;
+            for (int round = 0; b.counter(SystemCounterDescriptor.CATALOG_COLD_COALESCED) == 0; round++)
+            {
+                assertTrue(System.nanoTime() - deadline < 0, "two concurrent misses never coalesced");
+                final KeyBatch keys = batch(20_000 + round * 8, 8);
+                engineA.publish(keys, result);
+                final byte[][] hashes = new byte[8][];
+                for (int i = 0; i < hashes.length; i++)
+                {
+                    hashes[i] = CatalogTestKeys.hash(20_000 + round * 8 + i);
+                }
+                // Wait until the hosts know them (lookups by an engine on C; B's candidate index stays cold).
+                awaitPeerKeys(probe, keys, 8, result);
+                final long queriesBefore = b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
+                final long one = first.lookup(NS, Configuration.LOOKUP_FLAG_PEERS, hashes);
+                final long two = second.lookup(NS, Configuration.LOOKUP_FLAG_PEERS, hashes);
+                final RawRingClient.Reply replyOne = first.awaitReply(one);
+                final RawRingClient.Reply replyTwo = second.awaitReply(two);
+                assertEquals(java.util.Collections.nCopies(8, KeyStatus.PEER), replyOne.statuses(), replyOne::toString);
+                assertEquals(java.util.Collections.nCopies(8, KeyStatus.PEER), replyTwo.statuses(), replyTwo::toString);
+                assertEquals(8, replyOne.candidates());
+                assertEquals(8, replyTwo.candidates());
+                if (b.counter(SystemCounterDescriptor.CATALOG_COLD_COALESCED) > 0)
+                {
+                    // The coalesced pair asked each host at most once between them.
+                    assertTrue(b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES) - queriesBefore <= 3);
+                }
+            }
+        }
+    }
+
+    @Test
+    @Timeout(120)
     void shouldRebuildARestartedCatalogHostFromTheOwners()
     {
         final Manager a = managers.get(0);
