@@ -148,17 +148,20 @@ final class CatalogBench
                 settings.driverIdle, settings.anchor ? "redis 127.0.0.1:" + settings.redisPort : "none (--no-anchor)");
             out.flush();
 
+            // Redis anchors run while no peer exists: an invoked Aeron client nobody services for the driver's
+            // client liveness timeout (10 s) is closed by its driver.
             final double anchorSetRate = settings.anchor ? redisBenchmarkSet() : Double.NaN;
+            final double anchorReloadMs = settings.anchor ? redisLoadAndReload() : Double.NaN;
             try (BenchPeer owner = new BenchPeer(settings.dir, 0, 0xA0, 0xA1, FINGERPRINT, BenchPeer.allShards(),
                 journalBudgetFor(settings.records + settings.warmupRecords), settings.termLength, driverIdle()))
             {
                 final ShardInventory inventory = new ShardInventory(
                     owner.journal(), new NamespaceTable(), inventoryShardBudget(settings.keys));
                 deltaThroughput(owner, inventory, anchorSetRate);
-                final double anchorReloadMs = settings.anchor ? redisLoadAndReload() : Double.NaN;
                 snapshotRebuild(owner, inventory, anchorReloadMs);
             }
-            coldLookupAndLag();
+            final int[] lookupKeys = coldLookupAndLag();
+            lookupAndLagAnchors(lookupKeys);
         }
         finally
         {
@@ -191,6 +194,10 @@ final class CatalogBench
         }
         for (long i = 0; i < total; i++)
         {
+            if (0 == (i & 0xFFFF))
+            {
+                owner.doWork();
+            }
             final int key = (int)(i % settings.keys);
             if (inventory.add(JournalRecord.TIER_DRAM, namespace, 0, NAMESPACE.length, hashBuffer, key * HASH_LENGTH,
                 HASH_LENGTH, 1_000_000L + i, 2 * 1024 * 1024) < 0)
@@ -464,7 +471,7 @@ final class CatalogBench
     // ---------------------------------------------------------------------------------------------------------------
     // 2. Cold lookups over 3 hosts, and 3a. update lag
 
-    private void coldLookupAndLag() throws Exception
+    private int[] coldLookupAndLag()
     {
         final int lookupKeys = settings.lookupKeys;
         final long lagRecords = (long)settings.lagRate * settings.lagSeconds;
@@ -509,13 +516,14 @@ final class CatalogBench
                     add(inventory, k, k);
                 }
                 streamAll(owner, hosts, clientOfShard, hostOfShard, next);
-                coldLookups(owner, hosts, clients, hostOfShard);
+                final int[] queryKeys = coldLookups(owner, hosts, clients, hostOfShard);
                 updateLag(owner, hosts, inventory, clientOfShard, hostOfShard, next);
                 checkErrors(owner);
                 for (final BenchPeer host : hosts)
                 {
                     checkErrors(host);
                 }
+                return queryKeys;
             }
             finally
             {
@@ -661,9 +669,8 @@ final class CatalogBench
         }
     }
 
-    private void coldLookups(
+    private int[] coldLookups(
         final BenchPeer owner, final BenchPeer[] hosts, final PeerClient[] clients, final int[] hostOfShard)
-        throws IOException
     {
         final LookupFanOut fanOut = new LookupFanOut(hosts[0].nodeIndex());
         owner.coldResponseListener(fanOut);
@@ -746,15 +753,24 @@ final class CatalogBench
         results.put("cold_lookup_p50_us", ours.getValueAtPercentile(50) / 1e3);
         results.put("cold_lookup_p99_us", ours.getValueAtPercentile(99) / 1e3);
         results.put("cold_lookup_p999_us", ours.getValueAtPercentile(99.9) / 1e3);
+        return keys;
+    }
 
+    /**
+     * Redis anchors of the lookup and lag phases, run after the peers closed (see {@link #run()}).
+     */
+    private void lookupAndLagAnchors(final int[] keys) throws IOException
+    {
+        final long records = (long)settings.lagRate * settings.lagSeconds;
+        final double bytesPerRecord = (double)results.get("metadata_bytes_per_record_steady");
         double anchorP50 = Double.NaN;
         double anchorP99 = Double.NaN;
         if (settings.anchor)
         {
-            final Histogram mget = redisMget(keys, total);
+            final Histogram mget = redisMget(keys, keys.length / QUERY_KEYS);
             anchorP50 = mget.getValueAtPercentile(50) / 1e3;
             anchorP99 = mget.getValueAtPercentile(99) / 1e3;
-            out.printf(Locale.ROOT, "    anchor: redis MGET of the same 128 key bytes (Java RESP client, same loop): " +
+            out.printf(Locale.ROOT, "%n[2] anchor: redis MGET of the same 128 key bytes (Java RESP client, same loop): " +
                 "p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us%n", anchorP50, anchorP99,
                 mget.getValueAtPercentile(99.9) / 1e3, mget.getMaxValue() / 1e3);
             out.flush();
@@ -769,6 +785,43 @@ final class CatalogBench
         summary.add(new String[]{ "cold lookup 128 keys / 3 hosts, p99 (us)",
             fmt((double)results.get("cold_lookup_p99_us"), "%.1f"), "redis MGET 128: " + fmt(anchorP99, "%.1f"),
             ratio((double)results.get("cold_lookup_p99_ratio")), "<= 1x" });
+
+        anchorP50 = Double.NaN;
+        anchorP99 = Double.NaN;
+        double anchorBytes = Double.NaN;
+        if (settings.anchor)
+        {
+            final Histogram set = redisPacedSet(records);
+            anchorP50 = set.getValueAtPercentile(50) / 1e3;
+            anchorP99 = set.getValueAtPercentile(99) / 1e3;
+            // One SET of the same key and value bytes on the wire, plus its +OK reply.
+            redis.command(3).arg("SET").arg(NAMESPACE, NAMESPACE.length, hashes, 0, HASH_LENGTH)
+                .arg(new byte[REDIS_VALUE_BYTES], 0, REDIS_VALUE_BYTES);
+            anchorBytes = redis.pendingBytes() + "+OK\r\n".length();
+            redis.flush();
+            redis.readReply();
+            out.printf(Locale.ROOT, "[3] anchor: redis SET of the same keys at the same rate, issue -> reply p50 %.1f " +
+                "us, p99 %.1f us, p99.9 %.1f us; %.0f B on the wire per SET + reply%n", anchorP50, anchorP99,
+                set.getValueAtPercentile(99.9) / 1e3, anchorBytes);
+            out.flush();
+        }
+        results.put("anchor_redis_set_lag_p50_us", anchorP50);
+        results.put("anchor_redis_set_lag_p99_us", anchorP99);
+        results.put("anchor_redis_bytes_per_set", anchorBytes);
+        results.put("update_lag_p50_ratio", (double)results.get("update_lag_p50_us") / anchorP50);
+        results.put("update_lag_p99_ratio", (double)results.get("update_lag_p99_us") / anchorP99);
+        results.put("metadata_bytes_ratio", bytesPerRecord / anchorBytes);
+        summary.add(new String[]{ "update lag p50 at " + settings.lagRate + "/s (us)",
+            fmt((double)results.get("update_lag_p50_us"), "%.1f"), "redis SET issue->reply: " + fmt(anchorP50, "%.1f"),
+            ratio((double)results.get("update_lag_p50_ratio")), "report" });
+        summary.add(new String[]{ "update lag p99 at " + settings.lagRate + "/s (us)",
+            fmt((double)results.get("update_lag_p99_us"), "%.1f"), "redis SET issue->reply: " + fmt(anchorP99, "%.1f"),
+            ratio((double)results.get("update_lag_p99_ratio")), "report" });
+        summary.add(new String[]{ "metadata bytes per record, steady (delta+ack)", fmt(bytesPerRecord, "%.1f"),
+            "redis SET + reply: " + fmt(anchorBytes, "%.0f"), ratio(bytesPerRecord / anchorBytes), "report" });
+        final double full = (double)results.get("delta_bytes_per_record_full_batches");
+        summary.add(new String[]{ "metadata bytes per record, full batches", fmt(full, "%.1f"),
+            "redis SET + reply: " + fmt(anchorBytes, "%.0f"), ratio(full / anchorBytes), "report" });
     }
 
     private Histogram redisMget(final int[] keys, final int total) throws IOException
@@ -816,7 +869,7 @@ final class CatalogBench
 
     private void updateLag(
         final BenchPeer owner, final BenchPeer[] hosts, final ShardInventory inventory,
-        final PeerClient[] clientOfShard, final int[] hostOfShard, final long[] next) throws IOException
+        final PeerClient[] clientOfShard, final int[] hostOfShard, final long[] next)
     {
         final int ringMask = (1 << 17) - 1;
         final long[][] appendNs = new long[CatalogLimits.SHARD_COUNT][ringMask + 1];
@@ -905,43 +958,6 @@ final class CatalogBench
         results.put("metadata_delta_bytes_per_record_steady", (double)ownerBytes / records);
         results.put("metadata_ack_bytes_per_record_steady", (double)hostBytes / records);
         results.put("metadata_bytes_per_record_steady", bytesPerRecord);
-
-        double anchorP50 = Double.NaN;
-        double anchorP99 = Double.NaN;
-        double anchorBytes = Double.NaN;
-        if (settings.anchor)
-        {
-            final Histogram set = redisPacedSet(records);
-            anchorP50 = set.getValueAtPercentile(50) / 1e3;
-            anchorP99 = set.getValueAtPercentile(99) / 1e3;
-            // One SET of the same key and value bytes on the wire, plus its +OK reply.
-            redis.command(3).arg("SET").arg(NAMESPACE, NAMESPACE.length, hashes, 0, HASH_LENGTH)
-                .arg(new byte[REDIS_VALUE_BYTES], 0, REDIS_VALUE_BYTES);
-            anchorBytes = redis.pendingBytes() + "+OK\r\n".length();
-            redis.flush();
-            redis.readReply();
-            out.printf(Locale.ROOT, "    anchor: redis SET of the same keys at the same rate, issue -> reply p50 %.1f " +
-                "us, p99 %.1f us, p99.9 %.1f us; %.0f B on the wire per SET + reply%n", anchorP50, anchorP99,
-                set.getValueAtPercentile(99.9) / 1e3, anchorBytes);
-            out.flush();
-        }
-        results.put("anchor_redis_set_lag_p50_us", anchorP50);
-        results.put("anchor_redis_set_lag_p99_us", anchorP99);
-        results.put("anchor_redis_bytes_per_set", anchorBytes);
-        results.put("update_lag_p50_ratio", (double)results.get("update_lag_p50_us") / anchorP50);
-        results.put("update_lag_p99_ratio", (double)results.get("update_lag_p99_us") / anchorP99);
-        results.put("metadata_bytes_ratio", bytesPerRecord / anchorBytes);
-        summary.add(new String[]{ "update lag p50 at " + settings.lagRate + "/s (us)",
-            fmt((double)results.get("update_lag_p50_us"), "%.1f"), "redis SET issue->reply: " + fmt(anchorP50, "%.1f"),
-            ratio((double)results.get("update_lag_p50_ratio")), "report" });
-        summary.add(new String[]{ "update lag p99 at " + settings.lagRate + "/s (us)",
-            fmt((double)results.get("update_lag_p99_us"), "%.1f"), "redis SET issue->reply: " + fmt(anchorP99, "%.1f"),
-            ratio((double)results.get("update_lag_p99_ratio")), "report" });
-        summary.add(new String[]{ "metadata bytes per record, steady (delta+ack)", fmt(bytesPerRecord, "%.1f"),
-            "redis SET + reply: " + fmt(anchorBytes, "%.0f"), ratio(bytesPerRecord / anchorBytes), "report" });
-        final double full = (double)results.get("delta_bytes_per_record_full_batches");
-        summary.add(new String[]{ "metadata bytes per record, full batches", fmt(full, "%.1f"),
-            "redis SET + reply: " + fmt(anchorBytes, "%.0f"), ratio(full / anchorBytes), "report" });
     }
 
     private static boolean caughtUp(final long[] seen, final BenchPeer owner)
