@@ -236,7 +236,9 @@ final class CatalogBench
                     int work = owner.doWork();
                     for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
                     {
-                        if (next[s] <= owner.journal().lastSequence(s))
+                        // Pace on the publication window: PeerProxy reads and encodes a batch before it offers it,
+                        // so sending into a back-pressured publication would re-encode the same batch in a loop.
+                        if (next[s] <= owner.journal().lastSequence(s) && owner.agent().availableWindow(client) > 0)
                         {
                             final int n = owner.agent().sendDeltaBatch(client, s, owner.journal(), next[s], maxBatch);
                             if (n > 0)
@@ -388,19 +390,20 @@ final class CatalogBench
                 senders[s] = owner.agent().snapshotSender(client, s);
                 cuts[s] = new SnapshotCut(s, owner.receiverSlot(2, s), inventory, senders[s]);
             }
-            final long frameBudget = owner.agent().maxMessageBytes();
+            // A cut step sends at most one frame, and an offer succeeds while the publication is below its flow
+            // control limit: step only then, or the sender counts a failed offer and abandons the attempt.
             final long startNs = System.nanoTime();
             for (final SnapshotCut cut : cuts)
             {
                 cut.start();
             }
-            final long deadlineNs = startNs + AWAIT_NS;
+            final long deadlineNs = startNs + AWAIT_NS / 2;
             while (!rebuilt(host, entries))
             {
                 int work = 0;
                 for (final SnapshotCut cut : cuts)
                 {
-                    if (owner.agent().availableWindow(client) >= frameBudget)
+                    if (owner.agent().availableWindow(client) > 0)
                     {
                         work += cut.doWork(System.nanoTime());
                     }
@@ -417,7 +420,18 @@ final class CatalogBench
                 }
                 if (System.nanoTime() - deadlineNs > 0)
                 {
-                    throw new IllegalStateException("snapshot rebuild timed out; errors " + host.errors());
+                    final StringBuilder state = new StringBuilder();
+                    for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
+                    {
+                        final ShardReceiver receiver = host.directory().receiver(0, s);
+                        state.append(String.format(Locale.ROOT, "%n  shard %d: cut state %d attempts %d broken %d;" +
+                            " host mode %d view %d installed %d abandoned %d", s, cuts[s].state(), cuts[s].attempts(),
+                            senders[s].brokenSnapshots(), receiver.mode(), receiver.viewSize(),
+                            receiver.snapshotsInstalled(), receiver.snapshotsAbandoned()));
+                    }
+                    throw new IllegalStateException("snapshot rebuild timed out; host rejections " +
+                        host.rejections() + ", owner failed offers " + owner.counter(PeerCounter.OFFERS_FAILED) +
+                        ", errors " + host.errors() + state);
                 }
             }
             final long elapsedNs = System.nanoTime() - startNs;
@@ -556,7 +570,7 @@ final class CatalogBench
         final int maxBatch = owner.agent().maxBatchRecords();
         for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
         {
-            if (next[s] <= owner.journal().lastSequence(s))
+            if (next[s] <= owner.journal().lastSequence(s) && owner.agent().availableWindow(clientOfShard[s]) > 0)
             {
                 final int n = owner.agent().sendDeltaBatch(clientOfShard[s], s, owner.journal(), next[s], maxBatch);
                 if (n > 0)
