@@ -62,6 +62,12 @@ final class CatalogBench
     private static final long AWAIT_NS = TimeUnit.SECONDS.toNanos(120);
 
     /**
+     * Window an owner wants before it encodes a delta batch: a full batch of these keys is ~21 KiB, and a frame that
+     * does not fit the rest of the term is preceded by padding that also consumes window.
+     */
+    private static final long FRAME_WINDOW_BYTES = 32 * 1024;
+
+    /**
      * What the command line chose.
      */
     static final class Settings
@@ -238,7 +244,8 @@ final class CatalogBench
                     {
                         // Pace on the publication window: PeerProxy reads and encodes a batch before it offers it,
                         // so sending into a back-pressured publication would re-encode the same batch in a loop.
-                        if (next[s] <= owner.journal().lastSequence(s) && owner.agent().availableWindow(client) > 0)
+                        if (next[s] <= owner.journal().lastSequence(s) &&
+                            owner.agent().availableWindow(client) >= FRAME_WINDOW_BYTES)
                         {
                             final int n = owner.agent().sendDeltaBatch(client, s, owner.journal(), next[s], maxBatch);
                             if (n > 0)
@@ -391,7 +398,13 @@ final class CatalogBench
                 cuts[s] = new SnapshotCut(s, owner.receiverSlot(2, s), inventory, senders[s]);
             }
             // A cut step sends at most one frame, and an offer succeeds while the publication is below its flow
-            // control limit: step only then, or the sender counts a failed offer and abandons the attempt.
+            // control limit, unless the frame does not fit the rest of the term: then the padding to the term's end
+            // (less than one frame) is appended first and may use up the window. Step only with a frame's worth of
+            // window (a page of 128 records of the longest keys is ~47 KiB), or the sender counts a failed offer and
+            // breaks the attempt.
+            final long frameBudget = Math.min(owner.agent().maxMessageBytes(), 48 * 1024);
+            final long[] brokenSeen = new long[CatalogLimits.SHARD_COUNT];
+            long restarts = 0;
             final long startNs = System.nanoTime();
             for (final SnapshotCut cut : cuts)
             {
@@ -401,15 +414,24 @@ final class CatalogBench
             while (!rebuilt(host, entries))
             {
                 int work = 0;
-                for (final SnapshotCut cut : cuts)
+                for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
                 {
-                    if (owner.agent().availableWindow(client) > 0)
+                    final SnapshotCut cut = cuts[s];
+                    if (owner.agent().availableWindow(client) >= frameBudget)
                     {
                         work += cut.doWork(System.nanoTime());
                     }
                     if (SnapshotCut.FAILED == cut.state())
                     {
                         throw new IllegalStateException("snapshot cut failed");
+                    }
+                    if (SnapshotCut.COMPLETE == cut.state() && senders[s].brokenSnapshots() > brokenSeen[s])
+                    {
+                        // The sink gave up on a frame but the cut itself completed: the host can never install
+                        // this attempt, so cut again (what the owner does when the host asks for a resync).
+                        brokenSeen[s] = senders[s].brokenSnapshots();
+                        restarts++;
+                        cut.start();
                     }
                 }
                 work += owner.doWork();
@@ -443,13 +465,14 @@ final class CatalogBench
             checkErrors(owner, host);
             final double ms = elapsedNs / 1e6;
             out.printf(Locale.ROOT, "%n[3] snapshot rebuild: new host incarnation STREAMING on 16 shards with %d " +
-                "entries after %.0f ms (%.0f entries/s, %d broken attempts); HostBudget %.1f B/entry%n",
-                entries, ms, entries * 1e9 / elapsedNs, broken,
+                "entries after %.0f ms (%.0f entries/s, %d broken attempts, %d cuts restarted); HostBudget %.1f B/entry%n",
+                entries, ms, entries * 1e9 / elapsedNs, broken, restarts,
                 (double)host.directory().budget().reservedBytes() / entries);
             out.flush();
             results.put("snapshot_entries", entries);
             results.put("snapshot_rebuild_ms", ms);
             results.put("snapshot_broken_attempts", broken);
+            results.put("snapshot_cuts_restarted", restarts);
             results.put("snapshot_host_index_bytes_per_entry",
                 (double)host.directory().budget().reservedBytes() / entries);
             results.put("anchor_redis_debug_reload_ms", anchorReloadMs);
@@ -570,7 +593,8 @@ final class CatalogBench
         final int maxBatch = owner.agent().maxBatchRecords();
         for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
         {
-            if (next[s] <= owner.journal().lastSequence(s) && owner.agent().availableWindow(clientOfShard[s]) > 0)
+            if (next[s] <= owner.journal().lastSequence(s) &&
+                owner.agent().availableWindow(clientOfShard[s]) >= FRAME_WINDOW_BYTES)
             {
                 final int n = owner.agent().sendDeltaBatch(clientOfShard[s], s, owner.journal(), next[s], maxBatch);
                 if (n > 0)
