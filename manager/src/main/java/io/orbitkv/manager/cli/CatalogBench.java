@@ -220,6 +220,7 @@ final class CatalogBench
         final long[] sent = new long[1];
         final long[] ownerBytesSent = new long[1];
         final long throughputRate;
+        final double hostCpuPerRecordNs;
         try (BenchPeer host = new BenchPeer(settings.dir, 1, 0xB0, 0xB1, FINGERPRINT, BenchPeer.allShards(),
             1L << 20, settings.termLength, driverIdle()))
         {
@@ -276,13 +277,28 @@ final class CatalogBench
             hostThread.start();
             try
             {
+                final java.lang.management.ThreadMXBean threads =
+                    java.lang.management.ManagementFactory.getThreadMXBean();
                 awaitApplied(host, settings.warmupRecords);
                 final long startNs = System.nanoTime();
                 final long startApplied = host.appliedRecords();
+                final long hostCpuStartNs = threads.getThreadCpuTime(hostThread.threadId());
+                final long ownerCpuStartNs = threads.getThreadCpuTime(ownerThread.threadId());
                 awaitApplied(host, total);
                 final long endNs = System.nanoTime();
                 final long endApplied = host.appliedRecords();
+                final long hostCpuNs = threads.getThreadCpuTime(hostThread.threadId()) - hostCpuStartNs;
+                final long ownerCpuNs = threads.getThreadCpuTime(ownerThread.threadId()) - ownerCpuStartNs;
                 throughputRate = Math.round((endApplied - startApplied) * 1e9 / (endNs - startNs));
+                hostCpuPerRecordNs = (double)hostCpuNs / (endApplied - startApplied);
+                final double ownerCpuPerRecordNs = (double)ownerCpuNs / (endApplied - startApplied);
+                out.printf(Locale.ROOT, "    CPU per record in the measured window: host agent thread %.0f ns (%.0f " +
+                    "records per host CPU-second), owner thread %.0f ns; wall %.2f s (the embedded drivers' threads " +
+                    "are not included)%n", hostCpuPerRecordNs, 1e9 / hostCpuPerRecordNs, ownerCpuPerRecordNs,
+                    (endNs - startNs) / 1e9);
+                results.put("delta_apply_host_cpu_ns_per_record", hostCpuPerRecordNs);
+                results.put("delta_apply_owner_cpu_ns_per_record", ownerCpuPerRecordNs);
+                results.put("delta_apply_records_per_host_cpu_s", 1e9 / hostCpuPerRecordNs);
                 // Let the last acks arrive before the threads stop.
                 final long ackDeadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
                 while (System.nanoTime() - ackDeadlineNs < 0 && !allAcked(owner, 1))
@@ -337,6 +353,13 @@ final class CatalogBench
             out.flush();
         }
         owner.removeReceivers(1);
+        final double anchorSetsPerCpuSecond = results.containsKey("anchor_redis_sets_per_server_cpu_s") ?
+            (double)results.get("anchor_redis_sets_per_server_cpu_s") : Double.NaN;
+        final double perCpu = 1e9 / hostCpuPerRecordNs;
+        results.put("delta_apply_per_cpu_ratio", perCpu / anchorSetsPerCpuSecond);
+        summary.add(new String[]{ "delta apply per host CPU-second (agent thread)", String.format(Locale.ROOT, "%,.0f",
+            perCpu), "redis-server SETs per server CPU-second: " + fmt(anchorSetsPerCpuSecond, "%,.0f"),
+            ratio(perCpu / anchorSetsPerCpuSecond), "diagnostic" });
         results.put("anchor_redis_set_p64_rps", anchorSetRate);
         final double ratio = throughputRate / anchorSetRate;
         results.put("delta_apply_ratio", ratio);
@@ -917,6 +940,10 @@ final class CatalogBench
             seen[s] = owner.journal().lastSequence(s);
         }
         final Histogram lag = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+        // Worst lag per 250 ms of append time: tells a one-off stall from a steady tail.
+        final long windowNs = 250_000_000L;
+        final long[] windowMaxNs = new long[settings.lagSeconds * 4 + 64];
+        final long[] lagStartNs = new long[1];
         final BenchPeer.ProgressListener listener = (hostNode, ownerNode, shard, contiguous) ->
         {
             if (contiguous > seen[shard])
@@ -924,7 +951,12 @@ final class CatalogBench
                 final long nowNs = System.nanoTime();
                 for (long seq = seen[shard] + 1; seq <= contiguous; seq++)
                 {
-                    lag.recordValue(Math.max(0, nowNs - appendNs[shard][(int)(seq & ringMask)]));
+                    final long appendedNs = appendNs[shard][(int)(seq & ringMask)];
+                    final long lagNs = Math.max(0, nowNs - appendedNs);
+                    lag.recordValue(lagNs);
+                    final int window = (int)Math.min(windowMaxNs.length - 1,
+                        Math.max(0, (appendedNs - lagStartNs[0]) / windowNs));
+                    windowMaxNs[window] = Math.max(windowMaxNs[window], lagNs);
                 }
                 seen[shard] = contiguous;
             }
@@ -943,6 +975,7 @@ final class CatalogBench
         final long records = (long)settings.lagRate * settings.lagSeconds;
         final long periodNs = 1_000_000_000L / settings.lagRate;
         final long startNs = System.nanoTime();
+        lagStartNs[0] = startNs;
         final long deadlineNs = startNs + TimeUnit.SECONDS.toNanos(settings.lagSeconds) + AWAIT_NS;
         long appended = 0;
         while (appended < records || !caughtUp(seen, owner))
@@ -987,6 +1020,16 @@ final class CatalogBench
             lag.getValueAtPercentile(99.9) / 1e3, lag.getMaxValue() / 1e3, (double)ownerBytes / records,
             (double)hostBytes / records);
         out.flush();
+        final StringBuilder windows = new StringBuilder();
+        final List<Double> windowList = new ArrayList<>();
+        for (int w = 0; w < settings.lagSeconds * 4; w++)
+        {
+            windows.append(String.format(Locale.ROOT, " %.1f", windowMaxNs[w] / 1e6));
+            windowList.add(windowMaxNs[w] / 1e6);
+        }
+        out.printf(Locale.ROOT, "    worst lag per 250 ms of append time (ms):%s%n", windows);
+        out.flush();
+        results.put("update_lag_max_per_250ms_ms", windowList);
         results.put("update_lag_rate", settings.lagRate);
         results.put("update_lag_records", lag.getTotalCount());
         results.put("update_lag_p50_us", lag.getValueAtPercentile(50) / 1e3);
@@ -1058,6 +1101,7 @@ final class CatalogBench
         final List<String> command = List.of("redis-benchmark", "-h", "127.0.0.1", "-p",
             Integer.toString(settings.redisPort), "-t", "set", "-P", "64", "-n", Long.toString(settings.records),
             "-d", "96", "-r", "1000000", "-q", "--csv");
+        final double cpuBefore = redisCpuSeconds();
         final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         final String text = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (0 != process.waitFor())
@@ -1080,6 +1124,10 @@ final class CatalogBench
         {
             throw new IllegalStateException("no SET row in redis-benchmark output: " + text);
         }
+        final double cpuSeconds = redisCpuSeconds() - cpuBefore;
+        out.printf(Locale.ROOT, "    redis-server used %.2f CPU-seconds (INFO cpu, user + sys): %.0f SETs per server " +
+            "CPU-second%n", cpuSeconds, settings.records / cpuSeconds);
+        results.put("anchor_redis_sets_per_server_cpu_s", settings.records / cpuSeconds);
         redis.command(1).arg("FLUSHALL");
         redis.flush();
         redis.readReply();
@@ -1131,6 +1179,21 @@ final class CatalogBench
         redis.flush();
         redis.readReply();
         return ms;
+    }
+
+    private double redisCpuSeconds() throws IOException
+    {
+        redis.command(2).arg("INFO").arg("cpu");
+        redis.flush();
+        double seconds = 0;
+        for (final String line : redis.readBulkString().split("\r\n"))
+        {
+            if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:"))
+            {
+                seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+            }
+        }
+        return seconds;
     }
 
     private String redisVersion() throws IOException

@@ -57,7 +57,7 @@ class CatalogBenchSmokeTest
         {
             assertTrue(root.has(field) && root.get(field).isNull(), field + " without anchor: " + root.get(field));
         }
-        assertEquals(9, root.path("summary").size(), root.path("summary").toString());
+        assertEquals(10, root.path("summary").size(), root.path("summary").toString());
         assertTrue(text.toString().contains("| metric | OrbitKV | anchor (same run) | ratio | goal |"), text.toString());
     }
 }
