@@ -15,10 +15,12 @@ import picocli.CommandLine.Command;
         "  local   engine ring vs bare shm ring ping-pong; Publish/Read vs MemorySegment.copy",
         "  ssd     SSD tier storage path and end-to-end Read vs fio on the same file",
         "  membership   join time, view convergence and etcd call rate against a real etcd",
+        "  catalog  catalog delta apply, cold lookup, update lag, index bytes, snapshot rebuild vs Redis",
         "  (scripts/orbitkv bench jmh [ARGS] runs the JMH micro-benchmarks)"
     },
     subcommands = {
-        BenchLocalCommand.class, BenchRingEchoCommand.class, BenchSsdCommand.class, BenchMembershipCommand.class
+        BenchLocalCommand.class, BenchRingEchoCommand.class, BenchSsdCommand.class, BenchMembershipCommand.class,
+        BenchCatalogCommand.class
     })
 public final class BenchCommand implements Runnable
 {

@@ -257,6 +257,23 @@ public final class PeerAgent implements Agent
     }
 
     /**
+     * Bytes the publication to {@code client}'s peer may still take before flow control back-pressures it. A sender
+     * of many frames in a row (a snapshot cut) paces itself on this instead of losing a frame to a failed offer.
+     */
+    public long availableWindow(final PeerClient client)
+    {
+        return publications.publication(client.channel()).availableWindow();
+    }
+
+    /**
+     * @return the largest message this transport's publications accept.
+     */
+    public int maxMessageBytes()
+    {
+        return proxy.maxMessageBytes();
+    }
+
+    /**
      * @return records an owner may put in one delta batch with this transport's message size.
      */
     public int maxBatchRecords()

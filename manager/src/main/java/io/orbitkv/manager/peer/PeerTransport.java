@@ -12,6 +12,7 @@ import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.status.CountersManager;
@@ -73,7 +74,7 @@ public final class PeerTransport implements AutoCloseable
             launched = MediaDriver.launch(new MediaDriver.Context()
                 .aeronDirectoryName(aeronDir.getAbsolutePath())
                 .threadingMode(ThreadingMode.SHARED)
-                .sharedIdleStrategy(new BackoffIdleStrategy(10, 20, 1_000, 1_000_000))
+                .sharedIdleStrategy(ctx.driverIdleStrategy())
                 .publicationTermBufferLength(ctx.termLength())
                 .ipcTermBufferLength(IPC_TERM_LENGTH)
                 .termBufferSparseFile(true)
@@ -176,9 +177,14 @@ public final class PeerTransport implements AutoCloseable
         private CountersManager countersManager;
         private ErrorHandler errorHandler;
         private NanoClock nanoClock = SystemNanoClock.INSTANCE;
+        private IdleStrategy driverIdleStrategy;
 
         void conclude()
         {
+            if (null == driverIdleStrategy)
+            {
+                driverIdleStrategy = defaultDriverIdleStrategy();
+            }
             require(null != endpoint && !endpoint.isEmpty() && endpoint.indexOf(':') > 0,
                 "endpoint must be HOST:PORT: " + endpoint);
             require(null != directory, "directory is required");
@@ -379,6 +385,29 @@ public final class PeerTransport implements AutoCloseable
         public NanoClock nanoClock()
         {
             return nanoClock;
+        }
+
+        /**
+         * The embedded driver's (SHARED) idle strategy; default {@link #defaultDriverIdleStrategy()}.
+         */
+        public Context driverIdleStrategy(final IdleStrategy driverIdleStrategy)
+        {
+            this.driverIdleStrategy = driverIdleStrategy;
+            return this;
+        }
+
+        public IdleStrategy driverIdleStrategy()
+        {
+            return driverIdleStrategy;
+        }
+
+        /**
+         * Backoff from 10 spins and 20 yields to parks of 1 us up to 1 ms: an idle peer costs almost no CPU on a
+         * shared host, at the price of up to a park period of latency on each driver hop after an idle spell.
+         */
+        public static IdleStrategy defaultDriverIdleStrategy()
+        {
+            return new BackoffIdleStrategy(10, 20, 1_000, 1_000_000);
         }
     }
 }

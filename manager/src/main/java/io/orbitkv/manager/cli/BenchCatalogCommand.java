@@ -1,0 +1,136 @@
+package io.orbitkv.manager.cli;
+
+import java.io.File;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code orbitkv bench catalog}: the catalog benchmarks of issue 5, each next to a Redis anchor measured in the same run
+ * (Redis is what FlexKV uses as its directory). See {@link CatalogBench}.
+ */
+@Command(
+    name = "catalog",
+    mixinStandardHelpOptions = true,
+    description = {
+        "Catalog vs Redis, same-run ratios: delta apply throughput at one host (vs redis-benchmark SET -P 64),",
+        "128-key cold lookup over 3 hosts (vs MGET), update lag at a steady rate (vs paced SET), metadata bytes per",
+        "record, index bytes per entry (vs used_memory per key), snapshot rebuild of a new host (vs DEBUG RELOAD).",
+        "Starts redis-server on a free loopback port through scripts/redis (installing it if missing) and stops it."
+    })
+public final class BenchCatalogCommand implements Callable<Integer>
+{
+    @Option(names = "--keys", defaultValue = "1000000",
+        description = "Distinct keys in the owner inventory; also the snapshot size (${DEFAULT-VALUE}).")
+    long keys;
+
+    @Option(names = "--records", defaultValue = "2000000",
+        description = "Delta records measured at the host after warm-up; also redis-benchmark -n (${DEFAULT-VALUE}).")
+    long records;
+
+    @Option(names = "--warmup-records", defaultValue = "400000", description = "Delta records before (${DEFAULT-VALUE}).")
+    long warmupRecords;
+
+    @Option(names = "--lookup-keys", defaultValue = "100000",
+        description = "Keys with evidence on the 3 hosts that lookups draw from (${DEFAULT-VALUE}).")
+    int lookupKeys;
+
+    @Option(names = "--queries", defaultValue = "20000", description = "Measured 128-key lookups (${DEFAULT-VALUE}).")
+    int queries;
+
+    @Option(names = "--warmup-queries", defaultValue = "5000", description = "Lookups before (${DEFAULT-VALUE}).")
+    int warmupQueries;
+
+    @Option(names = "--lag-rate", defaultValue = "100000",
+        description = "Owner appends per second in the update lag phase (${DEFAULT-VALUE}).")
+    int lagRate;
+
+    @Option(names = "--lag-seconds", defaultValue = "5", description = "Length of the lag phase (${DEFAULT-VALUE}).")
+    int lagSeconds;
+
+    @Option(names = "--term-length", defaultValue = "1m", converter = ManagerCommand.SizeConverter.class,
+        description = "Peer publication term length (${DEFAULT-VALUE}; 4m if SnapshotEnd intervals must hold 1,024 " +
+            "records of the longest keys).")
+    long termLength;
+
+    @Option(names = "--driver-idle", defaultValue = "backoff",
+        description = "Embedded driver idle strategy of every peer: backoff (the transport's default, parks up to 1 " +
+            "ms), backoff-short (parks up to 20 us) or yielding (${DEFAULT-VALUE}).")
+    String driverIdle;
+
+    @Option(names = "--anchor", negatable = true, defaultValue = "true", fallbackValue = "true",
+        description = "Measure the Redis anchors (--no-anchor: OrbitKV only, no redis; for CI) (${DEFAULT-VALUE}).")
+    boolean anchor;
+
+    @Option(names = "--redis-port", defaultValue = "-1",
+        description = "Use a running redis on 127.0.0.1:PORT instead of starting one (it is FLUSHALLed).")
+    int redisPort;
+
+    @Option(names = "--redis-script", description = "The start/stop helper (default: $ORBITKV_ROOT/scripts/redis).")
+    String redisScript;
+
+    @Option(names = "--dir", description = "Parent of the peers' Aeron directories (default /dev/shm/...).")
+    File dir;
+
+    @Option(names = "--json", description = "Also write the results as JSON to this file.")
+    File jsonFile;
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    public Integer call() throws Exception
+    {
+        final CatalogBench.Settings settings = new CatalogBench.Settings();
+        settings.keys = keys;
+        settings.records = records;
+        settings.warmupRecords = warmupRecords;
+        settings.lookupKeys = lookupKeys;
+        settings.queries = queries;
+        settings.warmupQueries = warmupQueries;
+        settings.lagRate = lagRate;
+        settings.lagSeconds = lagSeconds;
+        settings.termLength = Math.toIntExact(termLength);
+        settings.anchor = anchor;
+        settings.driverIdle = driverIdle;
+        settings.redisPort = redisPort;
+        settings.redisScript = null != redisScript ? redisScript :
+            (null != System.getenv("ORBITKV_ROOT") ? System.getenv("ORBITKV_ROOT") + "/scripts/redis" : "scripts/redis");
+        settings.dir = null != dir ? dir.toPath() : CatalogBench.defaultDir();
+        if (keys < 16 || records < 1 || warmupRecords < 0 || lookupKeys < CatalogBench.QUERY_KEYS || queries < 1 ||
+            warmupQueries < 0 || lagRate < 1 || lagSeconds < 1)
+        {
+            throw new CommandLine.ParameterException(spec.commandLine(), "sizes must be positive (lookup keys >= 128)");
+        }
+        final Map<String, Object> results = new CatalogBench(settings, spec.commandLine().getOut()).run();
+        if (null != jsonFile)
+        {
+            final File parent = jsonFile.getAbsoluteFile().getParentFile();
+            if (null != parent)
+            {
+                parent.mkdirs();
+            }
+            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(jsonFile, withoutNaN(results));
+            spec.commandLine().getOut().println("results written to " + jsonFile);
+            spec.commandLine().getOut().flush();
+        }
+        return 0;
+    }
+
+    private static Map<String, Object> withoutNaN(final Map<String, Object> results)
+    {
+        final Map<String, Object> clean = new LinkedHashMap<>();
+        for (final Map.Entry<String, Object> entry : results.entrySet())
+        {
+            final Object value = entry.getValue();
+            clean.put(entry.getKey(), value instanceof Double d && (d.isNaN() || d.isInfinite()) ? null :
+                value);
+        }
+        return clean;
+    }
+}

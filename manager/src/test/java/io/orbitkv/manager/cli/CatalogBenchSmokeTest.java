@@ -1,0 +1,63 @@
+package io.orbitkv.manager.cli;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code bench catalog} end to end with tiny sizes and no Redis (--no-anchor), so it runs in CI in seconds: every phase
+ * runs over real peer transports and the JSON carries every figure (anchors and ratios null).
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class CatalogBenchSmokeTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldRunEveryCatalogBenchmarkWithoutAnchorAndWriteEveryFieldToJson() throws Exception
+    {
+        final Path json = dir.resolve("catalog.json");
+        final StringWriter text = new StringWriter();
+        final CommandLine commandLine = new CommandLine(new OrbitKvCli());
+        commandLine.setOut(new PrintWriter(text));
+        final int exitCode = commandLine.execute("bench", "catalog", "--no-anchor",
+            "--keys", "4000", "--records", "8000", "--warmup-records", "2000",
+            "--lookup-keys", "1000", "--queries", "200", "--warmup-queries", "50",
+            "--lag-rate", "5000", "--lag-seconds", "1",
+            "--dir", dir.resolve("peers").toString(), "--json", json.toString());
+        assertEquals(0, exitCode, text.toString());
+
+        final JsonNode root = new ObjectMapper().readTree(json.toFile());
+        for (final String field : new String[]{
+            "delta_apply_records_per_s", "delta_bytes_per_record_full_batches", "host_index_bytes_per_entry",
+            "catalog_record_table_bytes_per_entry_exact_fit", "snapshot_rebuild_ms", "cold_lookup_p50_us",
+            "cold_lookup_p99_us", "update_lag_p50_us", "update_lag_p99_us", "metadata_bytes_per_record_steady" })
+        {
+            assertTrue(root.path(field).isNumber(), field + " in " + root);
+            assertTrue(root.path(field).asDouble() > 0, field + " in " + root);
+        }
+        assertEquals(4000, root.path("snapshot_entries").asLong());
+        assertEquals(4000, root.path("host_view_entries").asLong());
+        assertEquals(5000, root.path("update_lag_records").asLong());
+        for (final String field : new String[]{
+            "anchor_redis_set_p64_rps", "anchor_redis_mget_p99_us", "delta_apply_ratio", "cold_lookup_p99_ratio",
+            "snapshot_rebuild_ratio", "update_lag_p99_ratio" })
+        {
+            assertTrue(root.has(field) && root.get(field).isNull(), field + " without anchor: " + root.get(field));
+        }
+        assertEquals(10, root.path("summary").size(), root.path("summary").toString());
+        assertTrue(text.toString().contains("| metric | OrbitKV | anchor (same run) | ratio | goal |"), text.toString());
+    }
+}
