@@ -31,6 +31,13 @@ final class OwnerStream
      */
     static final long SNAPSHOT_RETRY_NS = 500_000_000L;
 
+    /**
+     * Publication window a frame needs before it is encoded: a snapshot page of the longest keys or a delta batch of
+     * ordinary ones. Below it the stream waits for the host to consume (flow control) instead of encoding frames that
+     * a back-pressured publication refuses (a refused snapshot frame would break the whole cut).
+     */
+    static final int PACING_WINDOW_BYTES = 48 * 1024;
+
     final int shard;
     private final OwnerJournal journal;
     private final ShardInventory inventory;
@@ -113,6 +120,10 @@ final class OwnerStream
             needSnapshot = true;
         }
 
+        if (agent.availableWindow(client) < PACING_WINDOW_BYTES)
+        {
+            return 0;
+        }
         if (snapshotting)
         {
             final int work = cut.doWork(nowNs);

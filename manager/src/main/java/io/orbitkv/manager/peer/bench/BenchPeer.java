@@ -370,15 +370,7 @@ public final class BenchPeer implements PeerHandler, AutoCloseable
 
     private CatalogStatus status(final int outcome)
     {
-        final CatalogStatus status = switch (outcome)
-        {
-            case ShardReceiver.STALE_INCARNATION -> CatalogStatus.STALE_INCARNATION;
-            case ShardReceiver.UNREGISTERED_PUBLISHER -> CatalogStatus.UNREGISTERED_PUBLISHER;
-            case ShardReceiver.RESYNC_REQUIRED, ShardReceiver.VIEW_FULL, ShardReceiver.NAMESPACE_LIMIT,
-                ShardReceiver.UNKNOWN_SNAPSHOT, ShardReceiver.INCOMPLETE_SNAPSHOT -> CatalogStatus.RESYNC_REQUIRED;
-            case ShardReceiver.BUDGET_EXCEEDED -> CatalogStatus.BUDGET_EXCEEDED;
-            default -> CatalogStatus.OK;
-        };
+        final CatalogStatus status = ShardReceiver.catalogStatus(outcome);
         if (CatalogStatus.OK != status)
         {
             rejections++;
@@ -414,7 +406,8 @@ public final class BenchPeer implements PeerHandler, AutoCloseable
     }
 
     public void onResponse(
-        final PeerClient client, final long correlationId, final CatalogStatus code, final long relevantSequence)
+        final PeerClient client, final int shard, final long correlationId, final CatalogStatus code,
+        final long relevantSequence)
     {
         if (CatalogStatus.OK != code)
         {
