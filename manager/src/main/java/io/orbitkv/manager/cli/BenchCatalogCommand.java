@@ -64,6 +64,11 @@ public final class BenchCatalogCommand implements Callable<Integer>
             "ms), backoff-short (parks up to 20 us) or yielding (${DEFAULT-VALUE}).")
     String driverIdle;
 
+    @Option(names = "--host-threads", defaultValue = "false",
+        description = "Cold lookups with each host's agent on its own thread instead of all peers invoked from the " +
+            "bench thread (${DEFAULT-VALUE}).")
+    boolean hostThreads;
+
     @Option(names = "--anchor", negatable = true, defaultValue = "true", fallbackValue = "true",
         description = "Measure the Redis anchors (--no-anchor: OrbitKV only, no redis; for CI) (${DEFAULT-VALUE}).")
     boolean anchor;
@@ -98,6 +103,7 @@ public final class BenchCatalogCommand implements Callable<Integer>
         settings.termLength = Math.toIntExact(termLength);
         settings.anchor = anchor;
         settings.driverIdle = driverIdle;
+        settings.hostThreads = hostThreads;
         settings.redisPort = redisPort;
         settings.redisScript = null != redisScript ? redisScript :
             (null != System.getenv("ORBITKV_ROOT") ? System.getenv("ORBITKV_ROOT") + "/scripts/redis" : "scripts/redis");

@@ -82,6 +82,7 @@ final class CatalogBench
         int lagSeconds = 5;
         int termLength = PeerTransport.TERM_LENGTH;
         String driverIdle = "backoff";
+        boolean hostThreads;
         boolean anchor = true;
         int redisPort = -1;
         String redisScript;
@@ -531,7 +532,7 @@ final class CatalogBench
     // ---------------------------------------------------------------------------------------------------------------
     // 2. Cold lookups over 3 hosts, and 3a. update lag
 
-    private int[] coldLookupAndLag()
+    private int[] coldLookupAndLag() throws InterruptedException
     {
         final int lookupKeys = settings.lookupKeys;
         final long lagRecords = (long)settings.lagRate * settings.lagSeconds;
@@ -576,7 +577,15 @@ final class CatalogBench
                     add(inventory, k, k);
                 }
                 streamAll(owner, hosts, clientOfShard, hostOfShard, next);
-                final int[] queryKeys = coldLookups(owner, hosts, clients, hostOfShard);
+                final int[] queryKeys;
+                if (settings.hostThreads)
+                {
+                    queryKeys = coldLookupsWithHostThreads(owner, hosts, clients, hostOfShard);
+                }
+                else
+                {
+                    queryKeys = coldLookups(owner, hosts, clients, hostOfShard, hosts);
+                }
                 updateLag(owner, hosts, inventory, clientOfShard, hostOfShard, next);
                 checkErrors(owner);
                 for (final BenchPeer host : hosts)
@@ -730,8 +739,49 @@ final class CatalogBench
         }
     }
 
-    private int[] coldLookups(
+    /**
+     * The lookup phase with each host's agent on its own thread (the deployment shape: hosts answer in parallel); the
+     * bench thread runs only the requester. The threads are joined before the hosts are touched again.
+     */
+    private int[] coldLookupsWithHostThreads(
         final BenchPeer owner, final BenchPeer[] hosts, final PeerClient[] clients, final int[] hostOfShard)
+        throws InterruptedException
+    {
+        final AtomicBoolean running = new AtomicBoolean(true);
+        final Thread[] threads = new Thread[hosts.length];
+        for (int h = 0; h < hosts.length; h++)
+        {
+            final BenchPeer host = hosts[h];
+            threads[h] = new Thread(() ->
+            {
+                final IdleStrategy idle = new BackoffIdleStrategy(10, 20, 1_000, 100_000);
+                while (running.get())
+                {
+                    idle.idle(host.doWork());
+                }
+            }, "bench-host-" + h);
+            threads[h].start();
+        }
+        try
+        {
+            return coldLookups(owner, hosts, clients, hostOfShard, new BenchPeer[0]);
+        }
+        finally
+        {
+            running.set(false);
+            for (final Thread thread : threads)
+            {
+                thread.join();
+            }
+        }
+    }
+
+    private int[] coldLookups(
+        final BenchPeer owner,
+        final BenchPeer[] hosts,
+        final PeerClient[] clients,
+        final int[] hostOfShard,
+        final BenchPeer[] invokedHosts)
     {
         final LookupFanOut fanOut = new LookupFanOut(hosts[0].nodeIndex());
         owner.coldResponseListener(fanOut);
@@ -773,13 +823,13 @@ final class CatalogBench
                         fanOut.count[h], fanOut.namespaces[h], fanOut.namespaceLengths[h], fanOut.hashViews[h],
                         fanOut.hashLengths[h]))
                     {
-                        dutyAll(owner, hosts);
+                        dutyAll(owner, invokedHosts);
                     }
                 }
             }
             while (fanOut.responses < expected)
             {
-                if (0 == dutyAll(owner, hosts))
+                if (0 == dutyAll(owner, invokedHosts))
                 {
                     Thread.yield();
                 }
@@ -806,11 +856,13 @@ final class CatalogBench
         {
             throw new IllegalStateException(fanOut.mismatches + " looked-up keys came back without a candidate");
         }
-        out.printf(Locale.ROOT, "%n[2] cold lookup, 128 keys over 3 hosts (%d queries after %d warm-up): " +
+        out.printf(Locale.ROOT, "%n[2] cold lookup, 128 keys over 3 hosts" + (settings.hostThreads ?
+            " (hosts on their own threads)" : " (requester and hosts on one thread)") + " (%d queries after %d warm-up): " +
             "p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us%n", settings.queries, settings.warmupQueries,
             ours.getValueAtPercentile(50) / 1e3, ours.getValueAtPercentile(99) / 1e3,
             ours.getValueAtPercentile(99.9) / 1e3, ours.getMaxValue() / 1e3);
         out.flush();
+        results.put("cold_lookup_host_threads", settings.hostThreads);
         results.put("cold_lookup_p50_us", ours.getValueAtPercentile(50) / 1e3);
         results.put("cold_lookup_p99_us", ours.getValueAtPercentile(99) / 1e3);
         results.put("cold_lookup_p999_us", ours.getValueAtPercentile(99.9) / 1e3);
