@@ -16,11 +16,12 @@ import picocli.CommandLine.Command;
         "  ssd     SSD tier storage path and end-to-end Read vs fio on the same file",
         "  membership   join time, view convergence and etcd call rate against a real etcd",
         "  catalog  catalog delta apply, cold lookup, update lag, index bytes, snapshot rebuild vs Redis",
+        "  discovery  peer lookups through three real Managers (cold, warm, publish-to-discoverable) vs Redis MGET",
         "  (scripts/orbitkv bench jmh [ARGS] runs the JMH micro-benchmarks)"
     },
     subcommands = {
         BenchLocalCommand.class, BenchRingEchoCommand.class, BenchSsdCommand.class, BenchMembershipCommand.class,
-        BenchCatalogCommand.class
+        BenchCatalogCommand.class, BenchDiscoveryCommand.class
     })
 public final class BenchCommand implements Runnable
 {

@@ -1,0 +1,69 @@
+package io.orbitkv.manager.cli;
+
+import java.io.File;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code orbitkv bench discovery}: cold and warm peer lookups and publish-to-discoverable time through three real
+ * Managers against a real etcd, with Redis MGET as the anchor.
+ */
+@Command(
+    name = "discovery",
+    mixinStandardHelpOptions = true,
+    description = {
+        "Engine-level discovery through three Managers (a, b, c) in one JVM: cold lookups of 128 keys (one cold query",
+        "per catalog host), warm lookups (candidate index, no RPC) and publish-to-discoverable time, against Redis",
+        "MGET of the same 128 keys. Needs an etcd (eval \"$(scripts/etcd start)\")."
+    })
+public final class BenchDiscoveryCommand implements Callable<Integer>
+{
+    @Option(names = "--etcd-endpoints", required = true, description = "etcd client URLs.")
+    String etcdEndpoints;
+
+    @Option(names = "--queries", defaultValue = "2000", description = "Measured cold lookups (${DEFAULT-VALUE}).")
+    int queries;
+
+    @Option(names = "--warmup-queries", defaultValue = "500", description = "Lookups before (${DEFAULT-VALUE}).")
+    int warmupQueries;
+
+    @Option(names = "--lag-samples", defaultValue = "500", description = "Publish-to-discoverable samples " +
+        "(${DEFAULT-VALUE}).")
+    int lagSamples;
+
+    @Option(names = "--anchor", negatable = true, defaultValue = "true", fallbackValue = "true",
+        description = "Measure the Redis MGET anchor (${DEFAULT-VALUE}).")
+    boolean anchor;
+
+    @Option(names = "--redis-script", description = "The start/stop helper (default: $ORBITKV_ROOT/scripts/redis).")
+    String redisScript;
+
+    @Option(names = "--json", description = "Also write the results as JSON to this file.")
+    File jsonFile;
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    public Integer call() throws Exception
+    {
+        if (queries < 1 || warmupQueries < 0 || lagSamples < 1)
+        {
+            throw new CommandLine.ParameterException(spec.commandLine(), "counts must be positive");
+        }
+        final String script = null != redisScript ? redisScript :
+            (null != System.getenv("ORBITKV_ROOT") ? System.getenv("ORBITKV_ROOT") + "/scripts/redis" : "scripts/redis");
+        final Map<String, Object> results = new DiscoveryBench(
+            etcdEndpoints, queries, warmupQueries, lagSamples, anchor, script, spec.commandLine().getOut()).run();
+        if (null != jsonFile)
+        {
+            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(jsonFile, results);
+            spec.commandLine().getOut().println("results written to " + jsonFile);
+        }
+        return 0;
+    }
+}
