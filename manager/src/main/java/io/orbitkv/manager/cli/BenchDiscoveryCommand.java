@@ -26,13 +26,13 @@ public final class BenchDiscoveryCommand implements Callable<Integer>
     @Option(names = "--etcd-endpoints", required = true, description = "etcd client URLs.")
     String etcdEndpoints;
 
-    @Option(names = "--queries", defaultValue = "2000", description = "Measured cold lookups (${DEFAULT-VALUE}).")
+    @Option(names = "--queries", defaultValue = "1000", description = "Measured cold lookups (${DEFAULT-VALUE}).")
     int queries;
 
-    @Option(names = "--warmup-queries", defaultValue = "500", description = "Lookups before (${DEFAULT-VALUE}).")
+    @Option(names = "--warmup-queries", defaultValue = "250", description = "Lookups before (${DEFAULT-VALUE}).")
     int warmupQueries;
 
-    @Option(names = "--lag-samples", defaultValue = "500", description = "Publish-to-discoverable samples " +
+    @Option(names = "--lag-samples", defaultValue = "300", description = "Publish-to-discoverable samples " +
         "(${DEFAULT-VALUE}).")
     int lagSamples;
 

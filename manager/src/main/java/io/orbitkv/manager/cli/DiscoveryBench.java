@@ -80,7 +80,7 @@ final class DiscoveryBench
         final Map<String, Object> results = new LinkedHashMap<>();
         final int rounds = warmupQueries + queries;
         final int keys = rounds * QUERY_KEYS;
-        final long poolBytes = Math.max(64L << 20, ((long)(keys + lagSamples) * BLOCK_BYTES * 2 + (2 << 20) - 1) &
+        final long poolBytes = Math.max(64L << 20, ((long)(keys + lagSamples) * BLOCK_BYTES * 4 + (2 << 20) - 1) &
             ~((2L << 20) - 1));
         final String cluster = "bench-discovery-" + UUID.randomUUID().toString().substring(0, 8);
         out.printf(Locale.ROOT, "bench discovery: Managers a, b, c (catalog a,b,c) in one JVM, etcd %s, %d cold " +
@@ -100,7 +100,8 @@ final class DiscoveryBench
                     0 == manager.counter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS), "complete views");
             }
             try (EngineClient engineA = engine(managers.get(0), "bench-a", 1L << 20);
-                EngineClient engineB = engine(managers.get(1), "bench-b", 1L << 20))
+                EngineClient engineB = engine(managers.get(1), "bench-b", 1L << 20);
+                EngineClient engineC = engine(managers.get(2), "bench-c", 1L << 20))
             {
                 final OperationResult result = new OperationResult(512);
                 for (int first = 0; first < keys; first += 512)
@@ -111,8 +112,30 @@ final class DiscoveryBench
                         throw new IllegalStateException("A stored " + result.value() + " of a batch: " + result);
                     }
                 }
-                final KeyBatch last = batch(keys - 1, 1);
-                awaitPeers(engineB, last, result);
+                if (0 != managers.get(0).counter(SystemCounterDescriptor.CATALOG_INVENTORY_REMOVES) +
+                    managers.get(0).counter(SystemCounterDescriptor.CATALOG_INVENTORY_FULL))
+                {
+                    throw new IllegalStateException("A evicted or could not announce blocks: " +
+                        catalogCounters(managers.get(0)));
+                }
+                // Every key known to its catalog host before measuring: an engine on C finds each batch (this warms
+                // C's candidate index only; B's stays cold).
+                for (int q = 0; q < rounds; q++)
+                {
+                    try
+                    {
+                        awaitPeers(engineC, batch(q * QUERY_KEYS, QUERY_KEYS), result);
+                    }
+                    catch (final IllegalStateException ex)
+                    {
+                        for (final Manager m : managers)
+                        {
+                            out.println(m.catalog().nodeId() + ": " + catalogCounters(m));
+                        }
+                        out.flush();
+                        throw new IllegalStateException("batch " + q + ": " + ex.getMessage(), ex);
+                    }
+                }
                 measureLookups(engineB, rounds, results);
                 measureLag(engineA, engineB, keys, results);
             }
@@ -292,6 +315,8 @@ final class DiscoveryBench
             .dir(dir)
             .poolBytes(poolBytes)
             .maxBlockBytes(64 << 10)
+            .indexBudgetBytes(64L << 20)
+            .catalogInventoryBytes(128L << 20)
             .threadingMode(Configuration.ThreadingMode.SHARED)
             .idleStrategy(new BackoffIdleStrategy(100, 10, 1_000, 100_000))
             .etcdEndpoints(etcdEndpoints)
@@ -299,6 +324,20 @@ final class DiscoveryBench
             .nodeId(node)
             .catalogNodes("a,b,c")
             .membershipLog(new java.io.PrintStream(java.io.OutputStream.nullOutputStream())));
+    }
+
+    private static String catalogCounters(final Manager manager)
+    {
+        final StringBuilder text = new StringBuilder();
+        for (final SystemCounterDescriptor d : SystemCounterDescriptor.values())
+        {
+            if (d.label().startsWith("Catalog") && 0 != manager.counter(d))
+            {
+                text.append(d.label().substring("Catalog: ".length())).append('=').append(manager.counter(d))
+                    .append("; ");
+            }
+        }
+        return text.toString();
     }
 
     private static EngineClient engine(final Manager manager, final String name, final long regionBytes)
@@ -365,7 +404,10 @@ final class DiscoveryBench
             }
             if (System.nanoTime() - deadline > 0)
             {
-                throw new IllegalStateException("B was never offered the block(s) published on A");
+                throw new IllegalStateException("the block(s) published on A were never all offered: " +
+                    result.count(KeyStatus.PEER) + " of " + batch.keyCount() + " PEER, first status " + result.status(0) +
+                    ", status after the peer prefix " + (result.count(KeyStatus.PEER) < batch.keyCount() ?
+                    result.status(result.count(KeyStatus.PEER)) : "-"));
             }
         }
     }
