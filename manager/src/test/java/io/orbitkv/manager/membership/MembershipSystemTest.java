@@ -525,8 +525,9 @@ class MembershipSystemTest
             .redirectErrorStream(true).redirectOutput(out.toFile()).start();
         try (Joined watcher = join(etcd.endpoints(), cluster, "watcher", "stopped,watcher"))
         {
+            // Start-up first (a loaded CI box can take long to start a JVM), then the view.
+            await(() -> read(out).contains("OrbitKV Manager running"), 60_000, () -> read(out));
             awaitCompleteWith(watcher, "stopped", "watcher");
-            await(() -> read(out).contains("OrbitKV Manager running"), 30_000, () -> read(out));
 
             EtcdCluster.signal(manager.pid(), "STOP");
             final long stoppedNs = System.nanoTime();
