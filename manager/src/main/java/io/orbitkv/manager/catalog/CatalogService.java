@@ -27,12 +27,11 @@ import io.orbitkv.manager.SystemCounters;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.membership.MemberView;
 import io.orbitkv.manager.membership.Membership;
-import io.orbitkv.manager.peer.DeltaBatchOutcome;
 import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerClient;
-import io.orbitkv.manager.peer.PeerHandler;
 import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.peer.PeerTransport;
+import io.orbitkv.manager.peer.ReceivingPeerHandler;
 import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
 import org.agrona.collections.Long2ObjectHashMap;
@@ -55,7 +54,7 @@ import org.agrona.concurrent.status.CountersManager;
  * Hosts know publishers by runtime incarnation (every route carries it), mapped to a local owner slot through the
  * member view; the node index in a PeerConnect is not used for that.
  */
-public final class CatalogService implements Agent, PeerHandler, AutoCloseable
+public final class CatalogService extends ReceivingPeerHandler implements Agent, AutoCloseable
 {
     /**
      * Residences per shard the inventory is sized for, as a multiple of an even share of both tiers' index
@@ -397,7 +396,7 @@ public final class CatalogService implements Agent, PeerHandler, AutoCloseable
         return slot;
     }
 
-    private ShardReceiver receiverOf(final PeerSession session, final int shard)
+    protected ShardReceiver receiverOf(final PeerSession session, final int shard)
     {
         final long[] entry = slotByIncarnationMsb.get(session.requesterIncarnationMsb());
         if (null == entry || entry[0] != session.requesterIncarnationLsb())
@@ -431,98 +430,22 @@ public final class CatalogService implements Agent, PeerHandler, AutoCloseable
     }
 
     // ---------------------------------------------------------------------------------------------------------------
-    // PeerHandler: catalog host.
+    // Catalog host: ReceivingPeerHandler hooks.
 
-    public CatalogStatus onDelta(
-        final PeerSession session, final int shard, final long senderMsb, final long senderLsb,
-        final JournalRecord record)
+    protected void onDeltaOutcome(final int outcome)
     {
-        final ShardReceiver receiver = receiverOf(session, shard);
-        if (null == receiver)
-        {
-            return CatalogStatus.UNREGISTERED_PUBLISHER;
-        }
-        final int outcome = receiver.onDelta(senderMsb, senderLsb, record);
         if (ShardReceiver.APPLIED == outcome)
         {
             metrics.recordsApplied.incrementRelease();
         }
-        return status(outcome);
     }
 
-    public void onDeltaBatchEnd(
-        final PeerSession session, final int shard, final long nowNs, final DeltaBatchOutcome outcome)
+    protected void onStatus(final CatalogStatus status)
     {
-        final ShardReceiver receiver = receiverOf(session, shard);
-        if (null == receiver)
-        {
-            return;
-        }
-        outcome.ack(receiver.contiguousSequence());
-        if (receiver.pollRepair(nowNs))
-        {
-            outcome.repair(receiver.contiguousSequence() + 1, receiver.gapTo());
-        }
-    }
-
-    public CatalogStatus onSnapshotBegin(
-        final PeerSession session, final int shard, final long senderMsb, final long senderLsb, final long snapshotId,
-        final long startWatermark, final int recordCount)
-    {
-        final ShardReceiver receiver = receiverOf(session, shard);
-        return null == receiver ? CatalogStatus.UNREGISTERED_PUBLISHER :
-            status(receiver.onSnapshotBegin(senderMsb, senderLsb, snapshotId, startWatermark, recordCount));
-    }
-
-    public CatalogStatus onSnapshotRecord(
-        final PeerSession session, final int shard, final long snapshotId, final JournalRecord record)
-    {
-        final ShardReceiver receiver = receiverOf(session, shard);
-        return null == receiver ? CatalogStatus.UNREGISTERED_PUBLISHER :
-            status(receiver.onSnapshotRecord(snapshotId, record));
-    }
-
-    public CatalogStatus onSnapshotPageEnd(
-        final PeerSession session, final int shard, final long snapshotId, final int pageIndex)
-    {
-        final ShardReceiver receiver = receiverOf(session, shard);
-        return null == receiver ? CatalogStatus.UNREGISTERED_PUBLISHER :
-            status(receiver.onSnapshotPageEnd(snapshotId, pageIndex));
-    }
-
-    public CatalogStatus onSnapshotIntervalRecord(
-        final PeerSession session, final int shard, final long snapshotId, final JournalRecord record)
-    {
-        final ShardReceiver receiver = receiverOf(session, shard);
-        return null == receiver ? CatalogStatus.UNREGISTERED_PUBLISHER :
-            status(receiver.onSnapshotIntervalRecord(snapshotId, record));
-    }
-
-    public CatalogStatus onSnapshotEnd(
-        final PeerSession session, final int shard, final long snapshotId, final long startWatermark,
-        final long endWatermark, final int pageCount, final DeltaBatchOutcome outcome)
-    {
-        final ShardReceiver receiver = receiverOf(session, shard);
-        if (null == receiver)
-        {
-            return CatalogStatus.UNREGISTERED_PUBLISHER;
-        }
-        final CatalogStatus status = status(receiver.onSnapshotEnd(snapshotId, startWatermark, endWatermark, pageCount));
-        if (CatalogStatus.OK == status)
-        {
-            outcome.ack(receiver.contiguousSequence());
-        }
-        return status;
-    }
-
-    private CatalogStatus status(final int outcome)
-    {
-        final CatalogStatus status = ShardReceiver.catalogStatus(outcome);
         if (CatalogStatus.RESYNC_REQUIRED == status)
         {
             metrics.hostResyncs.incrementRelease();
         }
-        return status;
     }
 
     // ---------------------------------------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ import io.orbitkv.catalog.CatalogDirectory;
 import io.orbitkv.catalog.CatalogRequestValidator;
 import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.catalog.HostBudget;
-import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.OwnerJournal;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.CatalogLimits;
@@ -27,7 +26,7 @@ import org.agrona.concurrent.status.CountersManager;
  * {@link PeerTransport} on a free loopback UDP port, with a handler that records what arrives the way the Manager
  * will wire it: deltas into {@link ShardReceiver}s, acks into the {@link OwnerJournal}, repairs served from it.
  */
-final class PeerNode implements PeerHandler, AutoCloseable
+final class PeerNode extends ReceivingPeerHandler implements AutoCloseable
 {
     static final long FINGERPRINT = 0x5EED_F00DL;
 
@@ -124,78 +123,9 @@ final class PeerNode implements PeerHandler, AutoCloseable
         return journalReceiver[shard];
     }
 
-    public CatalogStatus onDelta(
-        final PeerSession session, final int shard, final long senderMsb, final long senderLsb,
-        final JournalRecord record)
+    protected ShardReceiver receiverOf(final PeerSession session, final int shard)
     {
-        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
-        if (null == receiver)
-        {
-            return CatalogStatus.UNREGISTERED_PUBLISHER;
-        }
-        return status(receiver.onDelta(senderMsb, senderLsb, record));
-    }
-
-    public void onDeltaBatchEnd(
-        final PeerSession session, final int shard, final long nowNs, final DeltaBatchOutcome outcome)
-    {
-        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
-        if (null == receiver)
-        {
-            return;
-        }
-        outcome.ack(receiver.contiguousSequence());
-        if (receiver.pollRepair(nowNs))
-        {
-            outcome.repair(receiver.contiguousSequence() + 1, receiver.gapTo());
-        }
-    }
-
-    public CatalogStatus onSnapshotBegin(
-        final PeerSession session, final int shard, final long senderMsb, final long senderLsb, final long snapshotId,
-        final long startWatermark, final int recordCount)
-    {
-        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
-        return null == receiver ? CatalogStatus.UNREGISTERED_PUBLISHER :
-            status(receiver.onSnapshotBegin(senderMsb, senderLsb, snapshotId, startWatermark, recordCount));
-    }
-
-    public CatalogStatus onSnapshotRecord(
-        final PeerSession session, final int shard, final long snapshotId, final JournalRecord record)
-    {
-        return status(directory.receiver(session.requesterNodeIndex(), shard).onSnapshotRecord(snapshotId, record));
-    }
-
-    public CatalogStatus onSnapshotPageEnd(
-        final PeerSession session, final int shard, final long snapshotId, final int pageIndex)
-    {
-        return status(directory.receiver(session.requesterNodeIndex(), shard).onSnapshotPageEnd(snapshotId, pageIndex));
-    }
-
-    public CatalogStatus onSnapshotIntervalRecord(
-        final PeerSession session, final int shard, final long snapshotId, final JournalRecord record)
-    {
-        return status(
-            directory.receiver(session.requesterNodeIndex(), shard).onSnapshotIntervalRecord(snapshotId, record));
-    }
-
-    public CatalogStatus onSnapshotEnd(
-        final PeerSession session, final int shard, final long snapshotId, final long startWatermark,
-        final long endWatermark, final int pageCount, final DeltaBatchOutcome outcome)
-    {
-        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
-        final CatalogStatus status =
-            status(receiver.onSnapshotEnd(snapshotId, startWatermark, endWatermark, pageCount));
-        if (CatalogStatus.OK == status)
-        {
-            outcome.ack(receiver.contiguousSequence());
-        }
-        return status;
-    }
-
-    private static CatalogStatus status(final int outcome)
-    {
-        return ShardReceiver.catalogStatus(outcome);
+        return directory.receiver(session.requesterNodeIndex(), shard);
     }
 
     public void onAck(final PeerClient client, final int shard, final long contiguousSequence)

@@ -13,17 +13,15 @@ import io.orbitkv.catalog.CatalogDirectory;
 import io.orbitkv.catalog.CatalogRequestValidator;
 import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.catalog.HostBudget;
-import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.OwnerJournal;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
-import io.orbitkv.manager.peer.DeltaBatchOutcome;
 import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerCounter;
-import io.orbitkv.manager.peer.PeerHandler;
+import io.orbitkv.manager.peer.ReceivingPeerHandler;
 import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.peer.PeerTransport;
 import org.agrona.BufferUtil;
@@ -40,7 +38,7 @@ import org.agrona.concurrent.status.CountersManager;
  * <p>
  * Like the transport, not thread safe: one thread drives {@link #doWork()} and everything the handler touches.
  */
-public final class BenchPeer implements PeerHandler, AutoCloseable
+public final class BenchPeer extends ReceivingPeerHandler implements AutoCloseable
 {
     /**
      * Largest node index a benchmark uses (receiver slot table bound).
@@ -288,94 +286,34 @@ public final class BenchPeer implements PeerHandler, AutoCloseable
         return slot < 0 ? 0 : journal.ackedSequence(shard, slot);
     }
 
-    public CatalogStatus onDelta(
-        final PeerSession session, final int shard, final long senderMsb, final long senderLsb,
-        final JournalRecord record)
+    protected ShardReceiver receiverOf(final PeerSession session, final int shard)
     {
-        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
-        if (null == receiver)
-        {
-            rejections++;
-            return CatalogStatus.UNREGISTERED_PUBLISHER;
-        }
-        final int outcome = receiver.onDelta(senderMsb, senderLsb, record);
+        return directory.receiver(session.requesterNodeIndex(), shard);
+    }
+
+    protected void onDeltaOutcome(final int outcome)
+    {
         if (ShardReceiver.APPLIED == outcome)
         {
             applied++;
         }
-        return status(outcome);
     }
 
-    public void onDeltaBatchEnd(
-        final PeerSession session, final int shard, final long nowNs, final DeltaBatchOutcome outcome)
+    protected void onStatus(final CatalogStatus status)
     {
-        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
-        if (null == receiver)
-        {
-            return;
-        }
-        appliedPublished.setRelease(applied);
-        outcome.ack(receiver.contiguousSequence());
-        if (receiver.pollRepair(nowNs))
-        {
-            outcome.repair(receiver.contiguousSequence() + 1, receiver.gapTo());
-        }
-        if (null != progressListener)
-        {
-            progressListener.onContiguous(nodeIndex, session.requesterNodeIndex(), shard, receiver.contiguousSequence());
-        }
-    }
-
-    public CatalogStatus onSnapshotBegin(
-        final PeerSession session, final int shard, final long senderMsb, final long senderLsb, final long snapshotId,
-        final long startWatermark, final int recordCount)
-    {
-        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
-        return null == receiver ? CatalogStatus.UNREGISTERED_PUBLISHER :
-            status(receiver.onSnapshotBegin(senderMsb, senderLsb, snapshotId, startWatermark, recordCount));
-    }
-
-    public CatalogStatus onSnapshotRecord(
-        final PeerSession session, final int shard, final long snapshotId, final JournalRecord record)
-    {
-        return status(directory.receiver(session.requesterNodeIndex(), shard).onSnapshotRecord(snapshotId, record));
-    }
-
-    public CatalogStatus onSnapshotPageEnd(
-        final PeerSession session, final int shard, final long snapshotId, final int pageIndex)
-    {
-        return status(directory.receiver(session.requesterNodeIndex(), shard).onSnapshotPageEnd(snapshotId, pageIndex));
-    }
-
-    public CatalogStatus onSnapshotIntervalRecord(
-        final PeerSession session, final int shard, final long snapshotId, final JournalRecord record)
-    {
-        return status(
-            directory.receiver(session.requesterNodeIndex(), shard).onSnapshotIntervalRecord(snapshotId, record));
-    }
-
-    public CatalogStatus onSnapshotEnd(
-        final PeerSession session, final int shard, final long snapshotId, final long startWatermark,
-        final long endWatermark, final int pageCount, final DeltaBatchOutcome outcome)
-    {
-        final ShardReceiver receiver = directory.receiver(session.requesterNodeIndex(), shard);
-        final CatalogStatus status =
-            status(receiver.onSnapshotEnd(snapshotId, startWatermark, endWatermark, pageCount));
-        if (CatalogStatus.OK == status)
-        {
-            outcome.ack(receiver.contiguousSequence());
-        }
-        return status;
-    }
-
-    private CatalogStatus status(final int outcome)
-    {
-        final CatalogStatus status = ShardReceiver.catalogStatus(outcome);
         if (CatalogStatus.OK != status)
         {
             rejections++;
         }
-        return status;
+    }
+
+    protected void onBatchApplied(final PeerSession session, final int shard, final ShardReceiver receiver)
+    {
+        appliedPublished.setRelease(applied);
+        if (null != progressListener)
+        {
+            progressListener.onContiguous(nodeIndex, session.requesterNodeIndex(), shard, receiver.contiguousSequence());
+        }
     }
 
     public void onAck(final PeerClient client, final int shard, final long contiguousSequence)
