@@ -138,7 +138,7 @@ final class CatalogBench
                 if (port <= 0)
                 {
                     redisName = "bench-catalog-" + ProcessHandle.current().pid();
-                    port = startRedis(redisName);
+                    port = RespClient.startServer(settings.redisScript, redisName);
                 }
                 settings.redisPort = port;
                 redis = new RespClient(port);
@@ -178,7 +178,7 @@ final class CatalogBench
             }
             if (null != redisName)
             {
-                stopRedis(redisName);
+                RespClient.stopServer(settings.redisScript, redisName);
             }
             IoUtil.delete(settings.dir.toFile(), true);
         }
@@ -1260,24 +1260,6 @@ final class CatalogBench
             }
         }
         return "unknown";
-    }
-
-    private int startRedis(final String name) throws IOException, InterruptedException
-    {
-        final Process process = new ProcessBuilder(settings.redisScript, "start", name)
-            .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        final String text = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        if (0 != process.waitFor() || !text.startsWith("export ORBITKV_REDIS_PORT="))
-        {
-            throw new IllegalStateException(settings.redisScript + " start failed: " + text);
-        }
-        return Integer.parseInt(text.substring("export ORBITKV_REDIS_PORT=".length()).trim());
-    }
-
-    private void stopRedis(final String name) throws IOException, InterruptedException
-    {
-        new ProcessBuilder(settings.redisScript, "stop", name).redirectError(ProcessBuilder.Redirect.INHERIT)
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor();
     }
 
     private static PeerClient connect(final BenchPeer from, final BenchPeer to)

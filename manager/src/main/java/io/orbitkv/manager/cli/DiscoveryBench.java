@@ -223,7 +223,7 @@ final class DiscoveryBench
     private void measureRedis(final int rounds, final Map<String, Object> results) throws Exception
     {
         final String name = "bench-discovery-" + ProcessHandle.current().pid();
-        final int port = startRedis(name);
+        final int port = RespClient.startServer(redisScript, name);
         try (RespClient redis = new RespClient(port))
         {
             final byte[] value = new byte[43];
@@ -271,8 +271,7 @@ final class DiscoveryBench
         }
         finally
         {
-            new ProcessBuilder(redisScript, "stop", name).redirectError(ProcessBuilder.Redirect.INHERIT)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor();
+            RespClient.stopServer(redisScript, name);
         }
     }
 
@@ -423,17 +422,5 @@ final class DiscoveryBench
             }
             Thread.yield();
         }
-    }
-
-    private int startRedis(final String name) throws IOException, InterruptedException
-    {
-        final Process process = new ProcessBuilder(redisScript, "start", name)
-            .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        final String text = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        if (0 != process.waitFor() || !text.startsWith("export ORBITKV_REDIS_PORT="))
-        {
-            throw new IllegalStateException(redisScript + " start failed: " + text);
-        }
-        return Integer.parseInt(text.substring("export ORBITKV_REDIS_PORT=".length()).trim());
     }
 }

@@ -22,6 +22,30 @@ final class RespClient implements AutoCloseable
     private final ByteBuffer in = ByteBuffer.allocateDirect(1024 * 1024);
     private final byte[] digits = new byte[20];
 
+    /**
+     * Start a loopback redis-server through the {@code scripts/redis} helper (free port, never 6379; installs the
+     * Debian package when missing).
+     *
+     * @return its port.
+     */
+    static int startServer(final String script, final String name) throws IOException, InterruptedException
+    {
+        final Process process = new ProcessBuilder(script, "start", name)
+            .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        final String text = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        if (0 != process.waitFor() || !text.startsWith("export ORBITKV_REDIS_PORT="))
+        {
+            throw new IllegalStateException(script + " start failed: " + text);
+        }
+        return Integer.parseInt(text.substring("export ORBITKV_REDIS_PORT=".length()).trim());
+    }
+
+    static void stopServer(final String script, final String name) throws IOException, InterruptedException
+    {
+        new ProcessBuilder(script, "stop", name).redirectError(ProcessBuilder.Redirect.INHERIT)
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor();
+    }
+
     RespClient(final int port) throws IOException
     {
         channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
