@@ -69,6 +69,12 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
 
     private static final long GAUGE_INTERVAL_NS = 100_000_000L;
 
+    /**
+     * Retired incarnations remembered for answering their late frames STALE_INCARNATION (the receivers themselves
+     * remember the last {@link ShardReceiver#MAX_RETIRED_INCARNATIONS} each).
+     */
+    static final int MAX_RETIRED_INCARNATIONS = 4096;
+
     private final String nodeId;
     private final ShardPlacement placement;
     private final long selfMsb;
@@ -91,6 +97,7 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
     private final Object2IntHashMap<String> slotByNode = new Object2IntHashMap<>(-1);
     private final List<String> slotNodes = new ArrayList<>();
     private final Long2ObjectHashMap<long[]> slotByIncarnationMsb = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<long[]> retiredSlotByIncarnationMsb = new Long2ObjectHashMap<>();
     private final boolean[] slotPresent = new boolean[CatalogDirectory.MAX_OWNERS];
 
     private volatile Membership membership;
@@ -344,6 +351,18 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
 
         // Catalog host: admit every member's incarnation, drop those the view no longer shows.
         java.util.Arrays.fill(slotPresent, false);
+        // Incarnations leaving the view stay mapped to their slot, so their late frames reach the receiver that
+        // retired them and are refused as STALE_INCARNATION rather than as an unknown publisher.
+        for (final Long2ObjectHashMap<long[]>.EntryIterator it = slotByIncarnationMsb.entrySet().iterator();
+            it.hasNext(); )
+        {
+            it.next();
+            if (retiredSlotByIncarnationMsb.size() >= MAX_RETIRED_INCARNATIONS)
+            {
+                retiredSlotByIncarnationMsb.clear();
+            }
+            retiredSlotByIncarnationMsb.put(it.getLongKey(), it.getValue());
+        }
         slotByIncarnationMsb.clear();
         for (final MemberRecord record : view.members().values())
         {
@@ -398,10 +417,14 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
 
     protected ShardReceiver receiverOf(final PeerSession session, final int shard)
     {
-        final long[] entry = slotByIncarnationMsb.get(session.requesterIncarnationMsb());
+        long[] entry = slotByIncarnationMsb.get(session.requesterIncarnationMsb());
         if (null == entry || entry[0] != session.requesterIncarnationLsb())
         {
-            return null;
+            entry = retiredSlotByIncarnationMsb.get(session.requesterIncarnationMsb());
+            if (null == entry || entry[0] != session.requesterIncarnationLsb())
+            {
+                return null;
+            }
         }
         return directory.receiver((int)entry[1], shard);
     }

@@ -20,7 +20,13 @@ import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.catalog.JournalRecord;
+import io.orbitkv.catalog.OwnerJournal;
+import io.orbitkv.codecs.StateKeyShard;
 import io.orbitkv.manager.CatalogTestKeys;
+import io.orbitkv.manager.catalog.CatalogService;
+import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.peer.bench.BenchPeer;
 import io.orbitkv.codecs.catalog.ColdQueryEncoder;
 import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.KeyStatus;
@@ -55,6 +61,7 @@ class CatalogEndToEndTest
     private final List<OrbitKvProcesses> managers = new ArrayList<>();
     private final List<EngineClient> clients = new ArrayList<>();
     private final int[] peerPorts = new int[NODES.length];
+    private String cluster;
 
     @AfterEach
     void tearDown()
@@ -67,27 +74,32 @@ class CatalogEndToEndTest
     private void startCluster() throws IOException
     {
         etcd = EtcdCluster.start(1);
-        final String cluster = "e2e-" + UUID.randomUUID().toString().substring(0, 8);
+        cluster = "e2e-" + UUID.randomUUID().toString().substring(0, 8);
         for (int i = 0; i < NODES.length; i++)
         {
-            peerPorts[i] = freeUdpPort();
-            final OrbitKvProcesses processes = new OrbitKvProcesses();
-            managers.add(processes);
-            processes.startManager(
-                "--pool-bytes", "16m",
-                "--max-block-bytes", "64k",
-                "--etcd-endpoints", etcd.endpoints(),
-                "--cluster-name", cluster,
-                "--node-id", NODES[i],
-                "--catalog-nodes", "a,b,c",
-                "--membership-ttl-secs", "30",
-                "--peer-endpoint", "127.0.0.1:" + peerPorts[i],
-                "--catalog-journal-bytes", "1m");
+            managers.add(startManager(i));
         }
         for (final OrbitKvProcesses m : managers)
         {
             awaitCounter(m, SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, 0);
         }
+    }
+
+    private OrbitKvProcesses startManager(final int node) throws IOException
+    {
+        peerPorts[node] = freeUdpPort();
+        final OrbitKvProcesses processes = new OrbitKvProcesses();
+        processes.startManager(
+            "--pool-bytes", "16m",
+            "--max-block-bytes", "64k",
+            "--etcd-endpoints", etcd.endpoints(),
+            "--cluster-name", cluster,
+            "--node-id", NODES[node],
+            "--catalog-nodes", "a,b,c",
+            "--membership-ttl-secs", "30",
+            "--peer-endpoint", "127.0.0.1:" + peerPorts[node],
+            "--catalog-journal-bytes", "1m");
+        return processes;
     }
 
     private EngineClient engine(final int node)
@@ -239,10 +251,123 @@ class CatalogEndToEndTest
             assertTrue(m.managerProcess().isAlive(), m::dump);
         }
 
-        // 6. stat shows the catalog section: metadata rate, update lag, journal, resyncs, coverage, index bytes.
+        // 6. A foreign peer at B's endpoint: wrong fingerprint, unregistered publisher, cross-shard key, and the
+        // retired incarnation of a Manager that restarted are each refused and counted by B.
+        rogueFrames(b);
+
+        // 7. stat shows the catalog section: metadata rate, update lag, journal, resyncs, coverage, index bytes.
         final String stat = a.runStatOnce(60_000);
         assertTrue(stat.contains("catalog: metadata") && stat.contains("B/s out") && stat.contains("update lag") &&
             stat.contains("journal overflows") && stat.contains("incomplete shards") && stat.contains("host index"), stat);
+    }
+
+    private void rogueFrames(final OrbitKvProcesses b) throws Exception
+    {
+        final ShardPlacement placement = ShardPlacement.parse("a,b,c");
+        final long fingerprint = CatalogService.fingerprintOf(placement);
+        final long bMsb = b.runtimeUuid().getMostSignificantBits();
+        final long bLsb = b.runtimeUuid().getLeastSignificantBits();
+        int hostedByB = 0;
+        while (!"b".equals(placement.hostOf(hostedByB)))
+        {
+            hostedByB++;
+        }
+        final int shard = hostedByB;
+        final java.nio.file.Path rogueDir = Files.createTempDirectory("orbitkv-rogue");
+        final String endpoint = "127.0.0.1:" + peerPorts[1];
+        try
+        {
+            // Wrong fingerprint: the connect is refused.
+            try (BenchPeer rogue = new BenchPeer(rogueDir, 9, 0x9A, 0x9B, fingerprint ^ 1, BenchPeer.allShards(),
+                1L << 20, PeerTransport.TERM_LENGTH, new org.agrona.concurrent.YieldingIdleStrategy()))
+            {
+                final PeerClient client = rogue.agent().connect(endpoint, 1, bMsb, bLsb);
+                drive(rogue, client::isFailed, "connect with a wrong fingerprint refused");
+            }
+            awaitAbove(b, PeerCounter.REJECTED_WRONG_FINGERPRINT.label(), 0);
+
+            // Right fingerprint, not a member: its deltas are refused; a key of another shard is refused earlier.
+            try (BenchPeer rogue = new BenchPeer(rogueDir, 10, 0x9C, 0x9D, fingerprint, BenchPeer.allShards(),
+                1L << 20, PeerTransport.TERM_LENGTH, new org.agrona.concurrent.YieldingIdleStrategy()))
+            {
+                final PeerClient client = rogue.agent().connect(endpoint, 1, bMsb, bLsb);
+                drive(rogue, client::isActive, "session of a non-member opened");
+                appendKeyOfShard(rogue.journal(), shard, shard);
+                final long unregistered = b.counter(PeerCounter.REJECTED_UNREGISTERED_PUBLISHER.label());
+                drive(rogue, () -> rogue.agent().sendDeltaBatch(client, shard, rogue.journal(), 1, 1) > 0,
+                    "delta offered");
+                drive(rogue, () -> b.counter(PeerCounter.REJECTED_UNREGISTERED_PUBLISHER.label()) > unregistered,
+                    "unregistered publisher counted");
+                appendKeyOfShard(rogue.journal(), shard, (shard + 1) % 16);
+                drive(rogue, () -> rogue.agent().sendDeltaBatch(client, shard, rogue.journal(), 2, 1) > 0,
+                    "cross-shard delta offered");
+                drive(rogue, () -> b.counter(PeerCounter.REJECTED_CROSS_SHARD_KEY.label()) > 0,
+                    "cross-shard key counted");
+            }
+
+            // C restarts (graceful stop revokes its lease; the new process is a new incarnation). B retires the old
+            // incarnation; a late frame sent with it is STALE_INCARNATION.
+            final OrbitKvProcesses oldC = managers.get(2);
+            final UUID retired = oldC.runtimeUuid();
+            signal(oldC, "TERM");
+            assertTrue(oldC.managerProcess().waitFor(30, TimeUnit.SECONDS), oldC::dump);
+            final OrbitKvProcesses newC = startManager(2);
+            managers.set(2, newC);
+            awaitCounter(b, SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, 0);
+            try (BenchPeer ghost = new BenchPeer(rogueDir, 11, retired.getMostSignificantBits(),
+                retired.getLeastSignificantBits(), fingerprint, BenchPeer.allShards(), 1L << 20, PeerTransport.TERM_LENGTH,
+                new org.agrona.concurrent.YieldingIdleStrategy()))
+            {
+                final PeerClient client = ghost.agent().connect(endpoint, 1, bMsb, bLsb);
+                drive(ghost, client::isActive, "session of the retired incarnation opened");
+                appendKeyOfShard(ghost.journal(), shard, shard);
+                drive(ghost, () -> ghost.agent().sendDeltaBatch(client, shard, ghost.journal(), 1, 1) > 0,
+                    "late delta offered");
+                drive(ghost, () -> b.counter(PeerCounter.REJECTED_STALE_INCARNATION.label()) > 0,
+                    "stale incarnation counted");
+            }
+            CloseHelper.quietCloseAll(oldC);
+        }
+        finally
+        {
+            IoUtil.delete(rogueDir.toFile(), true);
+        }
+    }
+
+    /**
+     * Append to a journal's {@code journalShard} stream one record whose key belongs to {@code keyShard}.
+     */
+    private static void appendKeyOfShard(final OwnerJournal journal, final int journalShard, final int keyShard)
+    {
+        final byte[] ns = NS.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        final StateKeyShard shards = new StateKeyShard();
+        for (int i = 3_000_000; ; i++)
+        {
+            final byte[] hash = CatalogTestKeys.hash(i);
+            if (shards.shard(new UnsafeBuffer(ns), 0, ns.length, new UnsafeBuffer(hash), 0, 32) == keyShard)
+            {
+                journal.append(journalShard, new JournalRecord()
+                    .key(new UnsafeBuffer(ns), 0, ns.length, new UnsafeBuffer(hash), 0, 32)
+                    .set(0, JournalRecord.TIER_DRAM, JournalRecord.OP_ADD, 1, 1, BLOCK));
+                return;
+            }
+        }
+    }
+
+    /**
+     * Run an invoked peer until a condition holds (deadline).
+     */
+    private static void drive(final BenchPeer peer, final java.util.function.BooleanSupplier done, final String what)
+    {
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (!done.getAsBoolean())
+        {
+            assertTrue(System.nanoTime() - deadline < 0, () -> "timed out: " + what + ", errors " + peer.errors());
+            if (0 == peer.doWork())
+            {
+                Thread.yield();
+            }
+        }
     }
 
     private static long etcdCalls(final OrbitKvProcesses m)

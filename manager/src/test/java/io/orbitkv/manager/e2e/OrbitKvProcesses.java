@@ -15,6 +15,7 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
@@ -57,6 +58,14 @@ public final class OrbitKvProcesses implements AutoCloseable
         manager = start("manager", args);
         awaitCncReady(TimeUnit.SECONDS.toNanos(30));
         return manager;
+    }
+
+    /**
+     * @return the runtime UUID in this directory's CnC file.
+     */
+    public UUID runtimeUuid()
+    {
+        return cncReader.runtimeUuid();
     }
 
     /**
