@@ -483,7 +483,7 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
         final PeerClient client, final int shard, final long correlationId, final long fromSequence,
         final long toSequence)
     {
-        streams[shard].onGapRepair(transport.agent(), client, correlationId, fromSequence, clock.nanoTime());
+        streams[shard].onGapRepair(client, fromSequence, clock.nanoTime());
     }
 
     public void onColdQueryResponse(final PeerClient client, final ColdQueryResponseDecoder response)
@@ -508,21 +508,6 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
     public PeerTransport transport()
     {
         return transport;
-    }
-
-    public OwnerJournal journal()
-    {
-        return journal;
-    }
-
-    public ShardInventory inventory()
-    {
-        return inventory;
-    }
-
-    public CandidateIndex candidates()
-    {
-        return candidates;
     }
 
     public String nodeId()

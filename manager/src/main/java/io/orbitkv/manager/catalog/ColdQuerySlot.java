@@ -121,9 +121,4 @@ final class ColdQuerySlot
         waiterCount++;
         lookup.outstanding++;
     }
-
-    boolean hasRoomForWaiter()
-    {
-        return waiterCount < waiterIndex.length;
-    }
 }

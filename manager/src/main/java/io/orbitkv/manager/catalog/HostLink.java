@@ -60,11 +60,6 @@ final class HostLink
         return client.isActive() ? client : null;
     }
 
-    PeerClient client()
-    {
-        return client;
-    }
-
     boolean owns(final PeerClient candidate)
     {
         return null != client && client == candidate;

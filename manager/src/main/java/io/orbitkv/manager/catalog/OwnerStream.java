@@ -65,11 +65,6 @@ final class OwnerStream
         this.metrics = metrics;
     }
 
-    HostLink link()
-    {
-        return link;
-    }
-
     /**
      * Stream to another host incarnation (or to none): the old receiver's retention is released, the new one starts
      * with a snapshot.
@@ -230,9 +225,7 @@ final class OwnerStream
     /**
      * The host asked for records again: serve them from the journal, or ask for a snapshot when they are gone.
      */
-    void onGapRepair(
-        final PeerAgent agent, final PeerClient client, final long correlationId, final long fromSequence,
-        final long nowNs)
+    void onGapRepair(final PeerClient client, final long fromSequence, final long nowNs)
     {
         if (client != senderClient || snapshotting)
         {
@@ -263,16 +256,6 @@ final class OwnerStream
     {
         needSnapshot = true;
         snapshotRetryAtNs = atNs;
-    }
-
-    boolean isSnapshotting()
-    {
-        return snapshotting;
-    }
-
-    long sentUpTo()
-    {
-        return sentUpTo;
     }
 
     void close()

@@ -213,11 +213,6 @@ final class PeerDiscovery
         }
     }
 
-    int activeLookups()
-    {
-        return activeLookups;
-    }
-
     private ColdQuerySlot queryFor(final PeerClient client, final long correlationId)
     {
         for (final ColdQuerySlot query : queries)
