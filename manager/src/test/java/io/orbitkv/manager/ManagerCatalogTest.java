@@ -67,7 +67,15 @@ class ManagerCatalogTest
     {
         final File dir = ManagerTestSupport.newDir();
         dirs.add(dir);
-        return Manager.launch(ManagerTestSupport.smallContext(dir)
+        final ManagerContext ctx = ManagerTestSupport.smallContext(dir);
+        if ("c".equals(node))
+        {
+            // C also has an SSD tier: its evictions become SSD residences.
+            final File ssdDir = new File("target/ssd-tests/" + dir.getName()).getAbsoluteFile();
+            dirs.add(ssdDir);
+            ctx.ssdDir(ssdDir).ssdBytes(32L << 20).ssdStagingBytes(4L << 20);
+        }
+        return Manager.launch(ctx
             .etcdEndpoints(etcd.endpoints())
             .clusterName(cluster)
             .nodeId(node)
@@ -174,6 +182,34 @@ class ManagerCatalogTest
             assertTrue(System.nanoTime() - deadline < 0, "B still offered the evicted block");
         }
         while (KeyStatus.MISS != result.status(0));
+    }
+
+    @Test
+    @Timeout(120)
+    void shouldOfferTheSsdResidenceOfABlockTheOwnerEvictedToSsd()
+    {
+        final Manager c = managers.get(2);
+        final Manager b = managers.get(1);
+        final EngineClient engineC = client(c);
+        final EngineClient engineB = client(b);
+        final OperationResult result = new OperationResult(512);
+        final KeyBatch first = batch(40_000, 1);
+        engineC.publish(first, result);
+        // C's 8 MiB pool holds 128 of these 64 KiB blocks: the first one is evicted, written to SSD, sealed there.
+        for (int round = 1; round <= 8; round++)
+        {
+            engineC.publish(batch(40_000 + round * 32, 32), result);
+        }
+        ManagerTestSupport.awaitTrue(() -> c.counter(SystemCounterDescriptor.SSD_ADMISSIONS) > 0, () -> "admitted");
+        engineC.lookup(first, false, false, result);
+        assertEquals(KeyStatus.SSD, result.status(0), "evicted from DRAM to SSD on C");
+
+        // B never asked for it before: the host's answer carries C's SSD residence only (the DRAM one was removed).
+        awaitPeerKeys(engineB, first, 1, result);
+        assertEquals(1, result.candidateCount());
+        assertEquals(KeyStatus.SSD, result.candidateTier(0));
+        assertEquals(BLOCK, result.candidateLength(0));
+        assertEquals("c", result.ownerNodeId(0));
     }
 
     @Test

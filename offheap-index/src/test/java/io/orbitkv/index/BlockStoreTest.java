@@ -439,6 +439,47 @@ class BlockStoreTest
         return id;
     }
 
+    @Test
+    void shouldReportEverySealAndEveryReleaseOfAReadyEntryButNoAbort()
+    {
+        final BlockStore store = new BlockStore(4L * PAGE_BYTES, 8 * MIB, INDEX_BUDGET, NO_OP_LISTENER);
+        final List<String> events = new ArrayList<>();
+        store.residencyObserver(new BlockStore.ResidencyObserver()
+        {
+            public void onResident(final BlockStore s, final int entryId)
+            {
+                assertTrue(s.isReady(entryId));
+                events.add("resident " + s.insertionSequence(entryId));
+            }
+
+            public void onGone(final BlockStore s, final int entryId)
+            {
+                assertTrue(s.isReady(entryId), "still readable while reported");
+                events.add("gone " + s.insertionSequence(entryId));
+            }
+        });
+
+        final int aborted = reserve(store, 1, 100 * KIB);
+        store.abort(aborted);
+        assertEquals(List.of(), events, "a PREPARING entry was never announced");
+
+        final int removed = reserve(store, 2, 100 * KIB);
+        store.seal(removed);
+        assertTrue(store.remove(removed));
+        assertEquals(List.of("resident 1", "gone 1"), events);
+
+        // Fill the pool with 2 MiB blocks until the oldest is evicted: its release is reported before its space goes.
+        events.clear();
+        for (int seed = 10; store.evictions() == 0; seed++)
+        {
+            final int id = reserve(store, seed, 2 * MIB);
+            assertTrue(id >= 0);
+            store.seal(id);
+        }
+        assertEquals("gone 2", events.get(events.size() - 2), events::toString);
+        assertEquals(1, events.stream().filter((e) -> e.startsWith("gone")).count());
+    }
+
     private int reserve(final BlockStore store, final int seed, final int length)
     {
         return store.reserve(NS, key(seed), 0, HASH_LENGTH, length);
