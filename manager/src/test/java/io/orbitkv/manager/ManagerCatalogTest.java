@@ -161,6 +161,16 @@ class ManagerCatalogTest
         assertEquals(etcdBefore, sum(b, ETCD_CALLS), "warm hit called etcd");
         assertEquals(hitsBefore + count, b.counter(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS));
 
+        // Warm keys followed by cold ones: the warm prefix is answered from the index, the rest after the queries,
+        // and candidates stay in key order.
+        engineA.publish(batch(count, 8), result);
+        awaitPeerKeys(engineB, batch(0, count + 8), count + 8, result);
+        assertEquals(count + 8, result.candidateCount());
+        for (int i = 0; i < count + 8; i++)
+        {
+            assertEquals(i, result.candidateKeyIndex(i));
+        }
+
         // A lookup without the flag stays local.
         engineB.lookup(published, false, false, result);
         assertEquals(0, result.count(KeyStatus.PEER));

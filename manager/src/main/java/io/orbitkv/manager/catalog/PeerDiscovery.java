@@ -92,6 +92,7 @@ final class PeerDiscovery
         lookup.generation++;
         lookup.active = true;
         lookup.outstanding = 0;
+        lookup.answeredKeys = 0;
         lookup.deadlineMs = nowMs + CatalogLimits.COLD_QUERY_BUDGET_MS;
         activeLookups++;
 
@@ -102,9 +103,15 @@ final class PeerDiscovery
         {
             final int hashOffset = lookup.hashOffset(k);
             final int hashLength = lookup.hashLength(k);
-            if (usableCandidates(ns, nsLength, hashes, hashOffset, hashLength, nowMs) > 0)
+            final int usable = usableCandidates(lookup, k, nowMs);
+            if (usable > 0)
             {
                 metrics.candidateHits.incrementRelease();
+                // Warm keys that continue the answered prefix are answered now, from this one read of the index.
+                if (k == lookup.answeredKeys)
+                {
+                    answerKey(lookup, k, usable);
+                }
                 continue;
             }
             final long fingerprint = fingerprint(ns, nsLength, hashes, hashOffset, hashLength);
@@ -296,61 +303,73 @@ final class PeerDiscovery
     }
 
     /**
-     * Build the answer from the candidate index: the prefix continues through keys with a usable candidate.
+     * Finish the answer: keys from the first one not yet answered are reread from the candidate index (the cold
+     * queries and any coalesced ones have filled it by now); the prefix continues through keys with a candidate.
      */
     private void complete(final PendingLookup lookup, final long nowMs)
     {
         lookup.active = false;
         activeLookups--;
-        final PeerAnswer answer = lookup.answer();
-        answer.reset();
         final KeyStatus[] statuses = lookup.statuses();
         final int[] lengths = lookup.lengths();
-        final DirectBuffer ns = lookup.namespaceBuffer();
-        final int nsLength = lookup.namespaceLength();
         final int first = lookup.firstPeerKey();
         boolean missed = false;
-        int peerKeys = 0;
-        for (int k = 0; k < lookup.peerKeyCount(); k++)
+        for (int k = lookup.answeredKeys; k < lookup.peerKeyCount(); k++)
         {
             final int keyIndex = first + k;
             if (missed)
             {
                 statuses[keyIndex] = KeyStatus.NOT_ATTEMPTED;
                 lengths[keyIndex] = 0;
-                continue;
             }
-            final int usable = usableCandidates(
-                ns, nsLength, lookup.hashes(), lookup.hashOffset(k), lookup.hashLength(k), nowMs);
-            int added = 0;
-            for (int c = 0; c < usable; c++)
-            {
-                final MemberRecord owner = service.memberByIncarnation(set.incarnationMsb(c), set.incarnationLsb(c));
-                final int ownerIndex = answer.addOwner(set.incarnationMsb(c), set.incarnationLsb(c), owner.nodeId());
-                if (ownerIndex >= 0 && answer.addCandidate(keyIndex, ownerIndex,
-                    0 == set.tier(c) ? KeyStatus.DRAM : KeyStatus.SSD, set.insertionSequence(c), (int)set.byteSize(c)))
-                {
-                    if (0 == added)
-                    {
-                        lengths[keyIndex] = (int)set.byteSize(c);
-                    }
-                    added++;
-                }
-            }
-            if (added > 0)
-            {
-                statuses[keyIndex] = KeyStatus.PEER;
-                peerKeys++;
-            }
-            else
+            else if (!answerKey(lookup, k, usableCandidates(lookup, k, nowMs)))
             {
                 statuses[keyIndex] = KeyStatus.MISS;
                 lengths[keyIndex] = 0;
                 missed = true;
             }
         }
-        metrics.peerKeys.getAndAddRelease(peerKeys);
+        metrics.peerKeys.getAndAddRelease(lookup.answeredKeys);
         sink.answer(lookup);
+    }
+
+    /**
+     * Append the usable candidates in {@link #set} as peer key {@code k}'s answer (status PEER, length of the first).
+     *
+     * @return false when none could be added (the key stays unanswered).
+     */
+    private boolean answerKey(final PendingLookup lookup, final int k, final int usable)
+    {
+        final PeerAnswer answer = lookup.answer();
+        final int keyIndex = lookup.firstPeerKey() + k;
+        int added = 0;
+        for (int c = 0; c < usable; c++)
+        {
+            final MemberRecord owner = service.memberByIncarnation(set.incarnationMsb(c), set.incarnationLsb(c));
+            final int ownerIndex = answer.addOwner(set.incarnationMsb(c), set.incarnationLsb(c), owner.nodeId());
+            if (ownerIndex >= 0 && answer.addCandidate(keyIndex, ownerIndex,
+                0 == set.tier(c) ? KeyStatus.DRAM : KeyStatus.SSD, set.insertionSequence(c), (int)set.byteSize(c)))
+            {
+                if (0 == added)
+                {
+                    lookup.lengths()[keyIndex] = (int)set.byteSize(c);
+                }
+                added++;
+            }
+        }
+        if (added > 0)
+        {
+            lookup.statuses()[keyIndex] = KeyStatus.PEER;
+            lookup.answeredKeys++;
+            return true;
+        }
+        return false;
+    }
+
+    private int usableCandidates(final PendingLookup lookup, final int k, final long nowMs)
+    {
+        return usableCandidates(lookup.namespaceBuffer(), lookup.namespaceLength(), lookup.hashes(),
+            lookup.hashOffset(k), lookup.hashLength(k), nowMs);
     }
 
     /**

@@ -18,6 +18,7 @@ public final class PendingLookup
     boolean active;
     long deadlineMs;
     int outstanding;
+    int answeredKeys;
 
     private long clientId;
     private long correlationId;
