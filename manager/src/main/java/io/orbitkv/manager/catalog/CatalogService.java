@@ -96,8 +96,7 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
     private final Long2ObjectHashMap<MemberRecord> membersByMsb = new Long2ObjectHashMap<>();
     private final Object2IntHashMap<String> slotByNode = new Object2IntHashMap<>(-1);
     private final List<String> slotNodes = new ArrayList<>();
-    private final Long2ObjectHashMap<long[]> slotByIncarnationMsb = new Long2ObjectHashMap<>();
-    private final Long2ObjectHashMap<long[]> retiredSlotByIncarnationMsb = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<MemberRecord> retiredByMsb = new Long2ObjectHashMap<>();
     private final boolean[] slotPresent = new boolean[CatalogDirectory.MAX_OWNERS];
 
     private volatile Membership membership;
@@ -322,12 +321,30 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
             // An incomplete view proves no absence: keep acting on the last complete one.
             return 0;
         }
+        final MemberView previous = appliedView;
         appliedView = view;
 
         membersByMsb.clear();
         for (final MemberRecord record : view.members().values())
         {
             membersByMsb.put(record.runtimeUuid().getMostSignificantBits(), record);
+        }
+        if (null != previous)
+        {
+            // Incarnations leaving the view stay known, so their late frames reach the receiver that retired them
+            // and are refused as STALE_INCARNATION rather than as an unknown publisher.
+            for (final MemberRecord record : previous.members().values())
+            {
+                final UUID incarnation = record.runtimeUuid();
+                if (null == memberByIncarnation(incarnation.getMostSignificantBits(), incarnation.getLeastSignificantBits()))
+                {
+                    if (retiredByMsb.size() >= MAX_RETIRED_INCARNATIONS)
+                    {
+                        retiredByMsb.clear();
+                    }
+                    retiredByMsb.put(incarnation.getMostSignificantBits(), record);
+                }
+            }
         }
 
         for (final String node : placement.nodes())
@@ -351,19 +368,6 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
 
         // Catalog host: admit every member's incarnation, drop those the view no longer shows.
         java.util.Arrays.fill(slotPresent, false);
-        // Incarnations leaving the view stay mapped to their slot, so their late frames reach the receiver that
-        // retired them and are refused as STALE_INCARNATION rather than as an unknown publisher.
-        for (final Long2ObjectHashMap<long[]>.EntryIterator it = slotByIncarnationMsb.entrySet().iterator();
-            it.hasNext(); )
-        {
-            it.next();
-            if (retiredSlotByIncarnationMsb.size() >= MAX_RETIRED_INCARNATIONS)
-            {
-                retiredSlotByIncarnationMsb.clear();
-            }
-            retiredSlotByIncarnationMsb.put(it.getLongKey(), it.getValue());
-        }
-        slotByIncarnationMsb.clear();
         for (final MemberRecord record : view.members().values())
         {
             final int slot = slotFor(record.nodeId());
@@ -374,7 +378,6 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
             slotPresent[slot] = true;
             final long msb = record.runtimeUuid().getMostSignificantBits();
             final long lsb = record.runtimeUuid().getLeastSignificantBits();
-            slotByIncarnationMsb.put(msb, new long[]{lsb, slot});
             for (int s = 0; s < hosted.length; s++)
             {
                 if (hosted[s])
@@ -417,16 +420,19 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
 
     protected ShardReceiver receiverOf(final PeerSession session, final int shard)
     {
-        long[] entry = slotByIncarnationMsb.get(session.requesterIncarnationMsb());
-        if (null == entry || entry[0] != session.requesterIncarnationLsb())
+        final long msb = session.requesterIncarnationMsb();
+        final long lsb = session.requesterIncarnationLsb();
+        MemberRecord record = memberByIncarnation(msb, lsb);
+        if (null == record)
         {
-            entry = retiredSlotByIncarnationMsb.get(session.requesterIncarnationMsb());
-            if (null == entry || entry[0] != session.requesterIncarnationLsb())
+            record = retiredByMsb.get(msb);
+            if (null == record || record.runtimeUuid().getLeastSignificantBits() != lsb)
             {
                 return null;
             }
         }
-        return directory.receiver((int)entry[1], shard);
+        final int slot = slotByNode.getValue(record.nodeId());
+        return slot < 0 ? null : directory.receiver(slot, shard);
     }
 
     private void updateGauges()
