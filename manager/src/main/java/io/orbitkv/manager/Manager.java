@@ -176,6 +176,7 @@ public final class Manager implements AutoCloseable
                 ctx.placement(),
                 runtimeUuid,
                 ctx.peerEndpoint(),
+                ctx.peerMtuLength(),
                 dir.toPath(),
                 namespaces,
                 blockStore.indexCapacity() + (null == ssdTier ? 0L : ssdTier.indexCapacity()),

@@ -78,6 +78,7 @@ public final class ManagerContext
     private String catalogNodes;
     private ShardPlacement placement;
     private String peerEndpoint = MembershipConfiguration.PEER_ENDPOINT_DEFAULT;
+    private int peerMtuLength = io.orbitkv.manager.peer.PeerTransport.AUTO_MTU;
     private String transferEndpoint = MembershipConfiguration.TRANSFER_ENDPOINT_DEFAULT;
     private PrintStream membershipLog = System.out;
 
@@ -206,6 +207,9 @@ public final class ManagerContext
             ShardPlacement.MAX_CATALOG_NODES + " node ids, identical on every Manager of the cluster)");
         placement = ShardPlacement.parse(catalogNodes);
         check(null != peerEndpoint && !peerEndpoint.isBlank(), "--peer-endpoint must not be empty");
+        check(io.orbitkv.manager.peer.PeerTransport.AUTO_MTU == peerMtuLength ||
+            io.orbitkv.manager.peer.PeerTransport.isValidMtuLength(peerMtuLength),
+            "--peer-mtu must be auto or " + io.orbitkv.manager.peer.PeerTransport.MTU_RULE + ": " + peerMtuLength);
         check(null != transferEndpoint && !transferEndpoint.isBlank(), "--transfer-endpoint must not be empty");
         // The record must fit 1 KiB with the longest runtime values; encoding a worst case checks it now.
         new MemberRecord(nodeId, Long.MAX_VALUE, new java.util.UUID(-1, -1), Long.MIN_VALUE, peerEndpoint,
@@ -722,6 +726,20 @@ public final class ManagerContext
     public ManagerContext peerEndpoint(final String peerEndpoint)
     {
         this.peerEndpoint = peerEndpoint;
+        return this;
+    }
+
+    /**
+     * @return payload bytes per peer datagram, {@code PeerTransport.AUTO_MTU} for the interface's MTU.
+     */
+    public int peerMtuLength()
+    {
+        return peerMtuLength;
+    }
+
+    public ManagerContext peerMtuLength(final int peerMtuLength)
+    {
+        this.peerMtuLength = peerMtuLength;
         return this;
     }
 

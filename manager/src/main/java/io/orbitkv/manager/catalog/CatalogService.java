@@ -108,6 +108,7 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
      * @param placement         the cluster's placement (checked against etcd by the membership join).
      * @param runtimeUuid       this runtime's incarnation.
      * @param peerEndpoint      HOST:PORT the peer transport binds and the member record advertises.
+     * @param peerMtuLength     payload bytes per peer datagram, {@link PeerTransport#AUTO_MTU} for the interface's.
      * @param directory         where the embedded media driver's directory goes (inside the Manager's dir).
      * @param namespaces        the Manager's namespace table (resolves store entries' namespace ids).
      * @param inventoryResidences residences both tiers can hold (sizes the inventory).
@@ -124,6 +125,7 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
         final ShardPlacement placement,
         final UUID runtimeUuid,
         final String peerEndpoint,
+        final int peerMtuLength,
         final Path directory,
         final NamespaceTable namespaces,
         final long inventoryResidences,
@@ -168,6 +170,7 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
         this.discovery = new PeerDiscovery(this, candidates, metrics, sink);
         this.transport = PeerTransport.launch(new PeerTransport.Context()
             .endpoint(peerEndpoint)
+            .mtuLength(peerMtuLength)
             .directory(directory)
             .localNodeIndex(0)
             .incarnation(selfMsb, selfLsb)
@@ -222,6 +225,10 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
             work += stream.doWork(transport.agent(), nowNs, nowMs);
         }
         work += discovery.doWork(nowMs);
+        if (work > 0)
+        {
+            work += transport.agent().invokeDriver();
+        }
         if (nowNs - gaugesAtNs >= 0)
         {
             gaugesAtNs = nowNs + GAUGE_INTERVAL_NS;

@@ -59,9 +59,10 @@ public final class BenchCatalogCommand implements Callable<Integer>
             "records of the longest keys).")
     long termLength;
 
-    @Option(names = "--driver-idle", defaultValue = "backoff",
-        description = "Embedded driver idle strategy of every peer: backoff (the transport's default, parks up to 1 " +
-            "ms), backoff-short (parks up to 20 us) or yielding (${DEFAULT-VALUE}).")
+    @Option(names = "--driver-idle", defaultValue = "invoked",
+        description = "Embedded driver of every peer: invoked from the peer's duty cycle (the transport's default), " +
+            "or on its own thread idling with backoff (parks up to 1 ms), backoff-short (parks up to 20 us) or " +
+            "yielding (${DEFAULT-VALUE}).")
     String driverIdle;
 
     @Option(names = "--host-threads", defaultValue = "false",

@@ -1342,16 +1342,18 @@ final class CatalogBench
     }
 
     /**
-     * The peers' embedded driver idle strategy: the transport's default, or one that parks less for latency.
+     * The peers' embedded driver: invoked from each peer's duty cycle (the transport's default, null here), or on a
+     * thread of its own with a backoff or yielding idle strategy (diagnostics).
      */
     private IdleStrategy driverIdle()
     {
         return switch (settings.driverIdle)
         {
-            case "backoff" -> PeerTransport.Context.defaultDriverIdleStrategy();
+            case "invoked" -> null;
+            case "backoff" -> PeerTransport.Context.backoffDriverIdleStrategy();
             case "backoff-short" -> new BackoffIdleStrategy(10, 20, 1_000, 20_000);
             case "yielding" -> new YieldingIdleStrategy();
-            default -> throw new IllegalArgumentException("driver idle must be backoff, backoff-short or yielding: " +
+            default -> throw new IllegalArgumentException("driver idle must be invoked, backoff, backoff-short or yielding: " +
                 settings.driverIdle);
         };
     }

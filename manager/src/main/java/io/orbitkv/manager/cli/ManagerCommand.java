@@ -4,6 +4,7 @@ import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.Manager;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.membership.MembershipConfiguration;
+import io.orbitkv.manager.peer.PeerTransport;
 import java.io.File;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
@@ -145,6 +146,12 @@ public final class ManagerCommand implements Callable<Integer>
         defaultValue = MembershipConfiguration.PEER_ENDPOINT_DEFAULT)
     String peerEndpoint;
 
+    @Option(names = "--peer-mtu", description = "Payload bytes per peer UDP datagram: auto (the peer endpoint " +
+        "interface's MTU less IP/UDP headers, at most 8960; 1408 if unknown) or a multiple of 32 in 512..65504 when " +
+        "the path between Managers carries less than their interfaces (default: ${DEFAULT-VALUE}).",
+        defaultValue = "auto")
+    String peerMtu;
+
     @Option(names = "--transfer-endpoint", description = "Transfer endpoint advertised in the member record " +
         "(placeholder until the transfer transport lands) (default: ${DEFAULT-VALUE}).",
         defaultValue = MembershipConfiguration.TRANSFER_ENDPOINT_DEFAULT)
@@ -197,6 +204,7 @@ public final class ManagerCommand implements Callable<Integer>
                 .etcdDeadlineMs(etcdDeadlineMs)
                 .catalogNodes(catalogNodes)
                 .peerEndpoint(peerEndpoint)
+                .peerMtuLength(parseMtu(peerMtu))
                 .transferEndpoint(transferEndpoint)
                 .catalogJournalBytes(catalogJournalBytes)
                 .catalogInventoryBytes(catalogInventoryBytes);
@@ -246,7 +254,8 @@ public final class ManagerCommand implements Callable<Integer>
         {
             out.println("  cluster '" + ctx.clusterName() + "' node '" + ctx.nodeId() + "' epoch " +
                 manager.membership().ownRecord().epoch() + ", catalog " + ctx.placement().nodes() + " (placement " +
-                ctx.placement().fingerprint() + ")");
+                ctx.placement().fingerprint() + "), peer endpoint " + manager.catalog().transport().endpoint() + " (" +
+                manager.catalog().transport().mtuLength() + "-byte datagrams)");
             out.println("  members: scripts/orbitkv members --etcd-endpoints " + ctx.etcdEndpoints() +
                 " --cluster-name " + ctx.clusterName());
         }
@@ -255,6 +264,23 @@ public final class ManagerCommand implements Callable<Integer>
 
         stopped.await();
         return 0;
+    }
+
+    private static int parseMtu(final String value)
+    {
+        if ("auto".equalsIgnoreCase(value.trim()))
+        {
+            return PeerTransport.AUTO_MTU;
+        }
+        try
+        {
+            return Integer.parseInt(value.trim());
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new IllegalArgumentException("--peer-mtu must be auto or " + PeerTransport.MTU_RULE + ": '" + value +
+                "'");
+        }
     }
 
     private static int toInt(final String flag, final long value)

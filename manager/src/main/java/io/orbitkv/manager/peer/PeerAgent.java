@@ -37,6 +37,12 @@ public final class PeerAgent implements Agent
     static final int FRAGMENT_LIMIT = 32;
 
     /**
+     * Driver duty cycles run back to back while they find work: the driver receives one datagram per endpoint and
+     * sends a couple per publication in each cycle, so a 16-fragment frame would otherwise take 16 agent cycles.
+     */
+    static final int DRIVER_INVOKE_LIMIT = 16;
+
+    /**
      * Queued image events beyond this are dropped (the count is only observability).
      */
     static final int IMAGE_QUEUE_CAPACITY = 1024;
@@ -49,6 +55,7 @@ public final class PeerAgent implements Agent
 
     private final Aeron aeron;
     private final AgentInvoker clientInvoker;
+    private final AgentInvoker driverInvoker;
     private static final long RESOLVE_TIMEOUT_NS = 10_000_000_000L;
 
     private final Subscription subscription;
@@ -78,10 +85,12 @@ public final class PeerAgent implements Agent
     private long lastTickMs;
     private long nowMs;
 
-    PeerAgent(final PeerTransport.Context ctx, final Aeron aeron, final PeerCounters counters)
+    PeerAgent(
+        final PeerTransport.Context ctx, final Aeron aeron, final AgentInvoker driverInvoker, final PeerCounters counters)
     {
         this.aeron = aeron;
         this.clientInvoker = aeron.conductorAgentInvoker();
+        this.driverInvoker = driverInvoker;
         this.counters = counters;
         this.errorHandler = ctx.errorHandler();
         this.nanoClock = ctx.nanoClock();
@@ -99,14 +108,15 @@ public final class PeerAgent implements Agent
         this.nextCorrelationId = ctx.incarnationLsb() & 0x7FFF_FFFF_0000_0000L;
         this.subscription = aeron.addSubscription(
             PeerTransport.channel(ctx.endpoint()), streamId, this::queueAvailableImage, this::queueUnavailableImage);
-        this.localChannel = resolveLocalChannel(subscription, ctx.endpoint());
+        this.localChannel = resolveLocalChannel(subscription, ctx.endpoint(), driverInvoker);
     }
 
     /**
      * The channel peers answer on: the configured one, or with port 0 the port the driver bound (ephemeral ports let
      * several Managers share a host without choosing ports).
      */
-    private static String resolveLocalChannel(final Subscription subscription, final String endpoint)
+    private static String resolveLocalChannel(
+        final Subscription subscription, final String endpoint, final AgentInvoker driverInvoker)
     {
         if (!endpoint.endsWith(":0"))
         {
@@ -120,7 +130,10 @@ public final class PeerAgent implements Agent
             {
                 throw new IllegalStateException("the media driver did not bind " + endpoint + " in time");
             }
-            Thread.yield();
+            if (null == driverInvoker || 0 == driverInvoker.invoke())
+            {
+                Thread.yield();
+            }
         }
         return resolved;
     }
@@ -141,13 +154,18 @@ public final class PeerAgent implements Agent
     public int doWork()
     {
         final long nowNs = nanoClock.nanoTime();
-        int workCount = 0;
+        int workCount = invokeDriver();
         if (null != clientInvoker)
         {
             workCount += clientInvoker.invoke();
         }
         adapter.nowNs(nowNs);
-        workCount += subscription.poll(assembler, FRAGMENT_LIMIT);
+        final int fragments = subscription.poll(assembler, FRAGMENT_LIMIT);
+        if (fragments > 0)
+        {
+            // Answers to what was just handled leave in this cycle rather than the next.
+            workCount += fragments + invokeDriver();
+        }
         workCount += drainImages();
         final long tickMs = nowNs / 1_000_000L;
         if (tickMs != lastTickMs)
@@ -156,6 +174,32 @@ public final class PeerAgent implements Agent
             nowMs = tickMs;
             workCount += advanceSessions(tickMs);
             workCount += advanceClients(tickMs);
+        }
+        return workCount;
+    }
+
+    /**
+     * Run the embedded driver (when it is invoked rather than on its own thread) until it runs out of work or
+     * {@link #DRIVER_INVOKE_LIMIT} cycles: sends what was offered since, receives what arrived. Callers that offer
+     * after {@link #doWork()} in the same duty cycle call this to send without waiting for the next one.
+     *
+     * @return the driver's work count.
+     */
+    public int invokeDriver()
+    {
+        if (null == driverInvoker)
+        {
+            return 0;
+        }
+        int workCount = 0;
+        for (int i = 0; i < DRIVER_INVOKE_LIMIT; i++)
+        {
+            final int work = driverInvoker.invoke();
+            if (0 == work)
+            {
+                break;
+            }
+            workCount += work;
         }
         return workCount;
     }

@@ -1,6 +1,10 @@
 package io.orbitkv.manager.peer;
 
 import java.io.File;
+import java.io.IOException;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
 import java.nio.file.Path;
 
 import io.aeron.Aeron;
@@ -13,14 +17,16 @@ import org.agrona.ErrorHandler;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NoOpIdleStrategy;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.status.CountersManager;
 
 /**
- * The catalog's peer transport: one embedded Aeron media driver (SHARED threading, small sparse terms, backoff idle,
- * its directory inside the caller's directory and removed on close), an Aeron client run invoked from the
- * {@link PeerAgent}'s duty cycle, and one UDP subscription on {@code aeron:udp?endpoint=HOST:PORT} that receives
+ * The catalog's peer transport: one embedded Aeron media driver (small sparse terms, its directory inside the
+ * caller's directory and removed on close), an Aeron client, both invoked from the {@link PeerAgent}'s duty cycle
+ * (driver in INVOKER mode: no driver thread, no park between a datagram's arrival and its handling beyond the
+ * agent's own idle), and one UDP subscription on {@code aeron:udp?endpoint=HOST:PORT} that receives
  * every catalog message addressed to this peer: requests as catalog host, acks and repair requests as owner,
  * responses as requester. Publications to peers are created lazily and kept in a bounded LRU.
  * <p>
@@ -53,6 +59,42 @@ public final class PeerTransport implements AutoCloseable
 
     public static final long DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 
+    /**
+     * {@link Context#mtuLength(int)} value asking for the datagram size of the endpoint's network interface.
+     */
+    public static final int AUTO_MTU = 0;
+
+    /**
+     * Largest automatic datagram payload: what a 9,000-byte (jumbo frame) IPv4 network carries in one frame, rounded
+     * down to Aeron's 32-byte frame alignment. Loopback allows 64 KiB, but a bigger datagram buys little more and
+     * fills socket buffers in fewer messages.
+     */
+    public static final int MAX_AUTO_MTU_LENGTH = 8_960;
+
+    /**
+     * Aeron's default datagram payload (a 1,500-byte Ethernet frame with room for tunnel headers): used when the
+     * endpoint's interface or its MTU cannot be found.
+     */
+    public static final int FALLBACK_MTU_LENGTH = 1_408;
+
+    /**
+     * Smallest datagram payload accepted (IPv4's guaranteed 576-byte datagram less headers, aligned).
+     */
+    public static final int MIN_MTU_LENGTH = 512;
+
+    /**
+     * Aeron's cap on a datagram payload.
+     */
+    public static final int MAX_MTU_LENGTH = 65_504;
+
+    private static final int FRAME_ALIGNMENT = 32;
+
+    /**
+     * What {@link #isValidMtuLength(int)} accepts, for error messages.
+     */
+    public static final String MTU_RULE =
+        "a multiple of " + FRAME_ALIGNMENT + " in " + MIN_MTU_LENGTH + ".." + MAX_MTU_LENGTH;
+
     private static final String UDP_PREFIX = "aeron:udp?endpoint=";
 
     private final Context ctx;
@@ -71,10 +113,12 @@ public final class PeerTransport implements AutoCloseable
         PeerCounters allocated = null;
         try
         {
+            final IdleStrategy driverIdle = ctx.driverIdleStrategy();
             launched = MediaDriver.launch(new MediaDriver.Context()
                 .aeronDirectoryName(aeronDir.getAbsolutePath())
-                .threadingMode(ThreadingMode.SHARED)
-                .sharedIdleStrategy(ctx.driverIdleStrategy())
+                .threadingMode(null == driverIdle ? ThreadingMode.INVOKER : ThreadingMode.SHARED)
+                .sharedIdleStrategy(null == driverIdle ? new NoOpIdleStrategy() : driverIdle)
+                .mtuLength(ctx.mtuLength())
                 .publicationTermBufferLength(ctx.termLength())
                 .ipcTermBufferLength(IPC_TERM_LENGTH)
                 .termBufferSparseFile(true)
@@ -85,10 +129,11 @@ public final class PeerTransport implements AutoCloseable
             connected = Aeron.connect(new Aeron.Context()
                 .aeronDirectoryName(aeronDir.getAbsolutePath())
                 .useConductorAgentInvoker(true)
+                .driverAgentInvoker(launched.sharedAgentInvoker())
                 .errorHandler(ctx.errorHandler())
                 .subscriberErrorHandler(ctx.errorHandler()));
             allocated = new PeerCounters(ctx.countersManager());
-            this.agent = new PeerAgent(ctx, connected, allocated);
+            this.agent = new PeerAgent(ctx, connected, launched.sharedAgentInvoker(), allocated);
         }
         catch (final RuntimeException ex)
         {
@@ -121,6 +166,45 @@ public final class PeerTransport implements AutoCloseable
             channel.startsWith(UDP_PREFIX) && channel.indexOf('|') < 0;
     }
 
+    /**
+     * The datagram payload for peers reached through {@code host}'s interface: its MTU less the IP and UDP headers,
+     * aligned down to 32 bytes, at most {@link #MAX_AUTO_MTU_LENGTH}; {@link #FALLBACK_MTU_LENGTH} when the interface
+     * is unknown (a wildcard or unresolvable host). Peers on another network with a smaller MTU still receive the
+     * datagrams (IP fragments them); a cluster whose path MTU is smaller than its interfaces' sets the size.
+     *
+     * @param host the host part of the peer endpoint.
+     * @return payload bytes per datagram.
+     */
+    public static int autoMtuLength(final String host)
+    {
+        try
+        {
+            final InetAddress address = InetAddress.getByName(host);
+            final NetworkInterface networkInterface = NetworkInterface.getByInetAddress(address);
+            final int mtu = null == networkInterface ? -1 : networkInterface.getMTU();
+            if (mtu <= 0)
+            {
+                return FALLBACK_MTU_LENGTH;
+            }
+            final int headers = address instanceof Inet6Address ? 48 : 28;
+            final int payload = Math.min(mtu - headers, MAX_AUTO_MTU_LENGTH) & -FRAME_ALIGNMENT;
+            return Math.max(payload, MIN_MTU_LENGTH);
+        }
+        catch (final IOException ex)
+        {
+            return FALLBACK_MTU_LENGTH;
+        }
+    }
+
+    /**
+     * @param mtuLength datagram payload bytes.
+     * @return whether Aeron accepts it and it is at least {@link #MIN_MTU_LENGTH} ({@link #MTU_RULE}).
+     */
+    public static boolean isValidMtuLength(final int mtuLength)
+    {
+        return mtuLength >= MIN_MTU_LENGTH && mtuLength <= MAX_MTU_LENGTH && 0 == mtuLength % FRAME_ALIGNMENT;
+    }
+
     public PeerAgent agent()
     {
         return agent;
@@ -144,6 +228,14 @@ public final class PeerTransport implements AutoCloseable
         return agent.localEndpoint();
     }
 
+    /**
+     * @return payload bytes per datagram this transport sends (resolved from the interface when asked for auto).
+     */
+    public int mtuLength()
+    {
+        return ctx.mtuLength();
+    }
+
     public String aeronDirectoryName()
     {
         return aeronDir.getAbsolutePath();
@@ -165,6 +257,7 @@ public final class PeerTransport implements AutoCloseable
         private Path directory;
         private int streamId = DEFAULT_STREAM_ID;
         private int termLength = TERM_LENGTH;
+        private int mtuLength = AUTO_MTU;
         private int localNodeIndex;
         private long incarnationMsb;
         private long incarnationLsb;
@@ -181,10 +274,6 @@ public final class PeerTransport implements AutoCloseable
 
         void conclude()
         {
-            if (null == driverIdleStrategy)
-            {
-                driverIdleStrategy = defaultDriverIdleStrategy();
-            }
             require(null != endpoint && !endpoint.isEmpty() && endpoint.indexOf(':') > 0,
                 "endpoint must be HOST:PORT: " + endpoint);
             require(null != directory, "directory is required");
@@ -196,6 +285,11 @@ public final class PeerTransport implements AutoCloseable
             require(publicationLruCapacity >= 1 && publicationLruCapacity <= PublicationLru.MAX_CLIENTS,
                 "publicationLruCapacity must be 1.." + PublicationLru.MAX_CLIENTS + ": " + publicationLruCapacity);
             require(connectTimeoutMs > 0, "connectTimeoutMs must be positive");
+            if (AUTO_MTU == mtuLength)
+            {
+                mtuLength = autoMtuLength(endpoint.substring(0, endpoint.lastIndexOf(':')));
+            }
+            require(isValidMtuLength(mtuLength), "mtuLength must be " + MTU_RULE + ": " + mtuLength);
             require(termLength >= IPC_TERM_LENGTH && termLength <= 64 * 1024 * 1024 && Integer.bitCount(termLength) == 1,
                 "termLength must be a power of two in 64 KiB..64 MiB: " + termLength);
         }
@@ -250,6 +344,24 @@ public final class PeerTransport implements AutoCloseable
         public int termLength()
         {
             return termLength;
+        }
+
+        /**
+         * Payload bytes per datagram of peer publications; {@link #AUTO_MTU} (default) takes it from the network
+         * interface of the endpoint's host (see {@link #autoMtuLength(String)}).
+         */
+        public Context mtuLength(final int mtuLength)
+        {
+            this.mtuLength = mtuLength;
+            return this;
+        }
+
+        /**
+         * @return payload bytes per datagram (resolved once the context is concluded).
+         */
+        public int mtuLength()
+        {
+            return mtuLength;
         }
 
         /**
@@ -388,7 +500,9 @@ public final class PeerTransport implements AutoCloseable
         }
 
         /**
-         * The embedded driver's (SHARED) idle strategy; default {@link #defaultDriverIdleStrategy()}.
+         * Give the embedded driver a thread of its own (SHARED threading) idling with this strategy. Default null: the
+         * driver runs in INVOKER mode, invoked from the agent's duty cycle, which on a 2-core host removes a thread
+         * and the driver's park from every hop (a diagnostic option for comparing the two).
          */
         public Context driverIdleStrategy(final IdleStrategy driverIdleStrategy)
         {
@@ -402,10 +516,11 @@ public final class PeerTransport implements AutoCloseable
         }
 
         /**
-         * Backoff from 10 spins and 20 yields to parks of 1 us up to 1 ms: an idle peer costs almost no CPU on a
-         * shared host, at the price of up to a park period of latency on each driver hop after an idle spell.
+         * For a driver with its own thread: backoff from 10 spins and 20 yields to parks of 1 us up to 1 ms; an idle
+         * peer costs almost no CPU, at the price of up to a park period of latency on each driver hop after an idle
+         * spell.
          */
-        public static IdleStrategy defaultDriverIdleStrategy()
+        public static IdleStrategy backoffDriverIdleStrategy()
         {
             return new BackoffIdleStrategy(10, 20, 1_000, 1_000_000);
         }

@@ -84,7 +84,8 @@ public final class BenchPeer extends ReceivingPeerHandler implements AutoCloseab
      * @param hostedShards       shards this peer hosts as catalog host.
      * @param journalBudgetBytes owner journal budget (all shards).
      * @param termLength         peer publication term length.
-     * @param driverIdleStrategy idle strategy of the embedded driver (one instance per peer).
+     * @param driverIdleStrategy idle strategy of an embedded driver on its own thread (one instance per peer), or
+     *                           null for a driver invoked from the peer's duty cycle.
      */
     public BenchPeer(
         final Path dir,
