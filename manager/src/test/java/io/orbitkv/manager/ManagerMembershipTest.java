@@ -6,6 +6,7 @@ import io.orbitkv.manager.membership.EtcdCluster;
 import io.orbitkv.manager.membership.FenceCause;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.membership.MembershipConfiguration;
+import io.orbitkv.manager.peer.PeerTransport;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.PrintStream;
@@ -195,6 +196,16 @@ class ManagerMembershipTest
                 .conclude());
         clustered(dir, ep, System.out).catalogNodes("n0,n1,n2,n3,n4,n5,n6,n7,n8,n9,n10,n11,n12,n13,n14,n15").conclude();
         assertThrows(IllegalArgumentException.class, () -> clustered(dir, ep, System.out).catalogNodes(null).conclude());
+
+        for (final int mtu : new int[]{ PeerTransport.MIN_MTU_LENGTH - 32, 1_000, PeerTransport.MAX_MTU_LENGTH + 32 })
+        {
+            final IllegalArgumentException badMtu = assertThrows(IllegalArgumentException.class,
+                () -> clustered(dir, ep, System.out).peerMtuLength(mtu).conclude());
+            assertTrue(badMtu.getMessage().contains("--peer-mtu"), badMtu.getMessage());
+        }
+        clustered(dir, ep, System.out).peerMtuLength(PeerTransport.MIN_MTU_LENGTH).conclude();
+        clustered(dir, ep, System.out).peerMtuLength(PeerTransport.MAX_MTU_LENGTH).conclude();
+        clustered(dir, ep, System.out).peerMtuLength(PeerTransport.AUTO_MTU).conclude();
         assertThrows(IllegalArgumentException.class, () -> clustered(dir, ep, System.out).nodeId(null).conclude());
         assertThrows(IllegalArgumentException.class, () -> clustered(dir, ep, System.out).nodeId("a/b").conclude());
         assertThrows(IllegalArgumentException.class, () -> clustered(dir, ep, System.out).clusterName(null).conclude());

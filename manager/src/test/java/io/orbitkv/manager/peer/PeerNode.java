@@ -46,7 +46,7 @@ final class PeerNode extends ReceivingPeerHandler implements AutoCloseable
 
     PeerNode(final Path dir, final int nodeIndex, final long incarnationMsb, final long incarnationLsb)
     {
-        this(dir, nodeIndex, incarnationMsb, incarnationLsb, FINGERPRINT);
+        this(dir, nodeIndex, incarnationMsb, incarnationLsb, FINGERPRINT, PeerTransport.AUTO_MTU);
     }
 
     PeerNode(
@@ -55,6 +55,17 @@ final class PeerNode extends ReceivingPeerHandler implements AutoCloseable
         final long incarnationMsb,
         final long incarnationLsb,
         final long fingerprint)
+    {
+        this(dir, nodeIndex, incarnationMsb, incarnationLsb, fingerprint, PeerTransport.AUTO_MTU);
+    }
+
+    PeerNode(
+        final Path dir,
+        final int nodeIndex,
+        final long incarnationMsb,
+        final long incarnationLsb,
+        final long fingerprint,
+        final int mtuLength)
     {
         this.nodeIndex = nodeIndex;
         this.incarnationMsb = incarnationMsb;
@@ -69,6 +80,7 @@ final class PeerNode extends ReceivingPeerHandler implements AutoCloseable
             new UnsafeBuffer(new byte[64 * 1024 * 4]), new UnsafeBuffer(new byte[64 * 1024]));
         transport = PeerTransport.launch(new PeerTransport.Context()
             .endpoint("127.0.0.1:" + freeUdpPort())
+            .mtuLength(mtuLength)
             .directory(dir.resolve("node-" + nodeIndex))
             .localNodeIndex(nodeIndex)
             .incarnation(incarnationMsb, incarnationLsb)

@@ -1,12 +1,18 @@
 package io.orbitkv.manager.peer;
 
 import java.io.File;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
 import java.nio.file.Path;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 import io.aeron.ExclusivePublication;
+import io.orbitkv.catalog.CatalogDirectory;
+import io.orbitkv.catalog.CatalogRequestValidator;
+import io.orbitkv.catalog.ColdQueryHandler;
+import io.orbitkv.catalog.HostBudget;
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardInventory;
 import io.orbitkv.catalog.ShardReceiver;
@@ -22,6 +28,7 @@ import io.orbitkv.codecs.catalog.ResidenceTier;
 import io.orbitkv.codecs.catalog.RouteEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.CountersManager;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -31,12 +38,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Two peer transports in one JVM over loopback UDP, each driven by this thread's duty-cycle loop (the agents run
- * invoked; each embedded driver runs its own SHARED thread). Every wait polls with a deadline; no sleeps.
+ * Two peer transports in one JVM over loopback UDP, each driven by this thread's duty-cycle loop (the agents and
+ * their embedded drivers run invoked). Every wait polls with a deadline; no sleeps.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class PeerTransportTest
@@ -129,6 +137,63 @@ class PeerTransportTest
         assertTrue(host.counter(PeerCounter.METADATA_BYTES_RECEIVED) > 0);
         assertTrue(owner.counter(PeerCounter.METADATA_BYTES_SENT) > 0);
         assertTrue(host.counter(PeerCounter.IMAGES_AVAILABLE) >= 1, "image handled in doWork, not the callback");
+    }
+
+    @Test
+    void shouldSizeDatagramsFromTheEndpointInterface() throws Exception
+    {
+        final int loopbackMtu = NetworkInterface.getByInetAddress(InetAddress.getLoopbackAddress()).getMTU();
+        final int expected = Math.min(loopbackMtu - 28, PeerTransport.MAX_AUTO_MTU_LENGTH) & -32;
+        assertEquals(expected, PeerTransport.autoMtuLength("127.0.0.1"));
+        assertEquals(PeerTransport.FALLBACK_MTU_LENGTH, PeerTransport.autoMtuLength("192.0.2.1"), "not a local address");
+        assertEquals(PeerTransport.FALLBACK_MTU_LENGTH, PeerTransport.autoMtuLength("no-such-host.invalid"));
+
+        startPair();
+        assertEquals(expected, host.transport.mtuLength());
+
+        for (final int invalid : new int[]{ PeerTransport.MIN_MTU_LENGTH - 32, 1_000, PeerTransport.MAX_MTU_LENGTH + 32 })
+        {
+            final IllegalStateException ex = assertThrows(IllegalStateException.class,
+                () -> validContext().mtuLength(invalid).conclude());
+            assertTrue(ex.getMessage().contains("mtuLength"), ex.getMessage());
+        }
+        validContext().mtuLength(PeerTransport.MIN_MTU_LENGTH).conclude();
+        validContext().mtuLength(PeerTransport.MAX_MTU_LENGTH).conclude();
+    }
+
+    @Test
+    void shouldCarryAFullDeltaBatchInTheSmallestDatagrams()
+    {
+        host = new PeerNode(dir, 1, HOST_MSB, HOST_LSB, PeerNode.FINGERPRINT, PeerTransport.MIN_MTU_LENGTH);
+        owner = new PeerNode(dir, 2, OWNER_MSB, OWNER_LSB, PeerNode.FINGERPRINT, PeerTransport.MIN_MTU_LENGTH);
+        host.admitOwner(owner.nodeIndex, OWNER_MSB, OWNER_LSB);
+        final PeerClient client = connect(owner, host);
+        final int count = PeerProxy.MAX_DELTA_BATCH_RECORDS;
+        for (final int key : PeerKeys.keysOfShard(SHARD, count))
+        {
+            owner.journal.append(SHARD, PeerKeys.record(key, 0));
+        }
+        final int slot = owner.receiverSlot(SHARD);
+
+        assertEquals(count, owner.agent().sendDeltaBatch(client, SHARD, owner.journal, 1, count));
+        await(() -> count == owner.journal.ackedSequence(SHARD, slot), "ack of one batch in ~40 datagrams");
+        assertEquals(1, host.counter(PeerCounter.FRAMES_DELTA_BATCH));
+        assertEquals(count, host.directory.receiver(owner.nodeIndex, SHARD).deltasApplied());
+    }
+
+    private PeerTransport.Context validContext()
+    {
+        final CatalogRequestValidator validator =
+            new CatalogRequestValidator(HOST_MSB, HOST_LSB, PeerNode.FINGERPRINT, new boolean[16]);
+        return new PeerTransport.Context()
+            .endpoint("127.0.0.1:0")
+            .directory(dir)
+            .validator(validator)
+            .coldQueryHandler(new ColdQueryHandler(validator,
+                new CatalogDirectory(new boolean[16], new HostBudget()), HOST_MSB, HOST_LSB, PeerNode.FINGERPRINT))
+            .handler(host)
+            .countersManager(new CountersManager(new UnsafeBuffer(new byte[4096]), new UnsafeBuffer(new byte[1024])))
+            .errorHandler(Throwable::printStackTrace);
     }
 
     @Test
