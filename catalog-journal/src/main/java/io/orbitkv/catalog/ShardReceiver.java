@@ -241,6 +241,36 @@ public final class ShardReceiver
     }
 
     /**
+     * Whether the live view holds a key for a tier. Every key enters a view only after the host checked it belongs to
+     * this shard, so a host may skip recomputing the shard of a key it already holds.
+     *
+     * @param tier            residence tier, already validated.
+     * @param namespace       buffer holding the namespace (length already validated).
+     * @param namespaceOffset offset of the namespace.
+     * @param namespaceLength namespace length.
+     * @param hash            buffer holding the hash (length already validated).
+     * @param hashOffset      offset of the hash.
+     * @param hashLength      hash length.
+     * @return true if the live view has a record for the key and tier.
+     */
+    public boolean holdsKey(
+        final int tier,
+        final DirectBuffer namespace,
+        final int namespaceOffset,
+        final int namespaceLength,
+        final DirectBuffer hash,
+        final int hashOffset,
+        final int hashLength)
+    {
+        if (null == liveView)
+        {
+            return false;
+        }
+        final int namespaceId = namespaces.lookup(namespace, namespaceOffset, namespaceLength);
+        return namespaceId >= 0 && liveView.find(namespaceId, tier, hash, hashOffset, hashLength) >= 0;
+    }
+
+    /**
      * Whether a repair request should be sent now; rate limited to one per repair interval.
      */
     public boolean pollRepair(final long nowNs)
@@ -717,6 +747,7 @@ public final class ShardReceiver
             grown.set(copy, old.version(id), old.generation(id), old.insertionSequence(id), old.byteSize(id),
                 old.isTombstone(id));
         }
+        old.free();
         budget.release(liveViewBytes);
         liveView = grown;
         liveViewBytes = bytes;
@@ -727,6 +758,7 @@ public final class ShardReceiver
     {
         if (null != liveView)
         {
+            liveView.free();
             budget.release(liveViewBytes);
             liveView = null;
             liveViewBytes = 0;
@@ -738,6 +770,7 @@ public final class ShardReceiver
         if (null != pendingView)
         {
             snapshotsAbandoned++;
+            pendingView.free();
             budget.release(pendingViewBytes);
             pendingView = null;
             pendingViewBytes = 0;

@@ -1,5 +1,7 @@
 package io.orbitkv.index;
 
+import java.nio.ByteBuffer;
+
 import org.agrona.BufferUtil;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
@@ -90,6 +92,7 @@ public final class BlockIndex
     private static final int SLOT_LOAD_NUMERATOR = 4;
     private static final int SLOT_LOAD_DENOMINATOR = 3;
     private static final int ALIGNMENT = 64;
+    private static final byte[] NO_BYTES = new byte[0];
     private static final long MIX_1 = 0x9E3779B97F4A7C15L;
     private static final long MIX_2 = 0xC2B2AE3D27D4EB4FL;
     private static final long MIX_3 = 0x165667B19E3779F9L;
@@ -99,6 +102,8 @@ public final class BlockIndex
     private final int slotCount;
     private final UnsafeBuffer entries;
     private final UnsafeBuffer slots;
+    private ByteBuffer entriesMemory;
+    private ByteBuffer slotsMemory;
 
     private int size;
     private int freeListHead = NULL_ID;
@@ -117,8 +122,33 @@ public final class BlockIndex
         this.budgetBytes = indexBudgetBytes;
         this.capacity = capacity;
         this.slotCount = slotCountFor(capacity);
-        entries = new UnsafeBuffer(BufferUtil.allocateDirectAligned(capacity * ENTRY_BYTES, ALIGNMENT));
-        slots = new UnsafeBuffer(BufferUtil.allocateDirectAligned(slotCount * SLOT_BYTES, ALIGNMENT));
+        entriesMemory = ByteBuffer.allocateDirect(capacity * ENTRY_BYTES + ALIGNMENT);
+        entries = new UnsafeBuffer(entriesMemory, alignedOffset(entriesMemory), capacity * ENTRY_BYTES);
+        slotsMemory = ByteBuffer.allocateDirect(slotCount * SLOT_BYTES + ALIGNMENT);
+        slots = new UnsafeBuffer(slotsMemory, alignedOffset(slotsMemory), slotCount * SLOT_BYTES);
+    }
+
+    private static int alignedOffset(final ByteBuffer memory)
+    {
+        return (int)(-BufferUtil.address(memory) & (ALIGNMENT - 1));
+    }
+
+    /**
+     * Give the table's memory back now instead of when the collector finds it (a replaced catalog view, whose
+     * budget is released at the same moment). The table must not be used afterwards: its buffers are emptied, so a
+     * stray access fails a bounds check rather than touching freed memory. Idempotent.
+     */
+    public void free()
+    {
+        if (null != entriesMemory)
+        {
+            entries.wrap(NO_BYTES);
+            slots.wrap(NO_BYTES);
+            BufferUtil.free(entriesMemory);
+            BufferUtil.free(slotsMemory);
+            entriesMemory = null;
+            slotsMemory = null;
+        }
     }
 
     /**

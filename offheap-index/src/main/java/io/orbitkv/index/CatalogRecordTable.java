@@ -150,6 +150,14 @@ public final class CatalogRecordTable
         }
     }
 
+    /**
+     * Free the table's memory now; see {@link BlockIndex#free()}. The table must not be used afterwards.
+     */
+    public void free()
+    {
+        index.free();
+    }
+
     public void remove(final int id)
     {
         if (isTombstone(id))

@@ -7,7 +7,8 @@ import org.agrona.DirectBuffer;
 /**
  * Maps namespace names (1..{@link #MAX_NAMESPACE_BYTES} bytes, compared exactly) to small dense ids so that block
  * keys carry an int instead of the name. Lookups are allocation free; registering a new namespace is a slow path that
- * copies the name once. Ids are never reused: a namespace keeps its id for the table's life.
+ * copies the name once. Ids are never reused: a namespace keeps its id for the table's life. Not thread safe: one
+ * thread owns a table (lookups remember the last name found, because consecutive keys usually share a namespace).
  */
 public final class NamespaceTable
 {
@@ -39,6 +40,7 @@ public final class NamespaceTable
     private final int[] slots;
     private final int slotMask;
     private int size;
+    private int lastFound = EMPTY;
 
     /**
      * Table bounded by {@link #DEFAULT_MAX_NAMESPACES}.
@@ -76,6 +78,11 @@ public final class NamespaceTable
     public int lookup(final DirectBuffer buffer, final int offset, final int length)
     {
         checkLength(length);
+        final int last = lastFound;
+        if (EMPTY != last && nameEquals(names[last], buffer, offset, length))
+        {
+            return last;
+        }
         final int hash = hash(buffer, offset, length);
         int slot = hash & slotMask;
         while (true)
@@ -87,6 +94,7 @@ public final class NamespaceTable
             }
             if (hashes[id] == hash && nameEquals(names[id], buffer, offset, length))
             {
+                lastFound = id;
                 return id;
             }
             slot = (slot + 1) & slotMask;

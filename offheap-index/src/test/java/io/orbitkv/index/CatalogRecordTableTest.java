@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class CatalogRecordTableTest
@@ -30,6 +31,20 @@ class CatalogRecordTableTest
             assertTrue(table.insert(1, 0, hash(i), 0, 32) >= 0);
         }
         assertEquals(CatalogRecordTable.FULL, table.insert(1, 0, hash(-1), 0, 32));
+    }
+
+    @Test
+    void shouldFailBoundsChecksInsteadOfTouchingFreedMemory()
+    {
+        final CatalogRecordTable table = new CatalogRecordTable(CatalogRecordTable.budgetFor(8));
+        final int id = table.insert(1, 0, hash(1), 0, 32);
+        table.set(id, 5, 1, 10, 4096, false);
+        assertEquals(id, table.find(1, 0, hash(1), 0, 32));
+
+        table.free();
+        table.free();
+        assertThrows(IndexOutOfBoundsException.class, () -> table.find(1, 0, hash(1), 0, 32));
+        assertThrows(IndexOutOfBoundsException.class, () -> table.version(id));
     }
 
     @Test

@@ -47,6 +47,22 @@ class NamespaceTableTest
     }
 
     @Test
+    void shouldNotLetTheRememberedLastNameAnswerForAnother()
+    {
+        final NamespaceTable table = new NamespaceTable();
+        final int a = table.register(buffer, 0, put(0, "model-a"));
+        final int b = table.register(buffer, 0, put(0, "model-b"));
+        for (int i = 0; i < 3; i++)
+        {
+            assertEquals(a, table.lookup(buffer, 0, put(0, "model-a")));
+            assertEquals(a, table.lookup(buffer, 0, put(0, "model-a")));
+            assertEquals(NOT_FOUND, table.lookup(buffer, 0, put(0, "model-a2")));
+            assertEquals(NOT_FOUND, table.lookup(buffer, 0, put(0, "model")));
+            assertEquals(b, table.lookup(buffer, 0, put(0, "model-b")));
+        }
+    }
+
+    @Test
     void shouldAnswerLimitReachedOnceMaxNamespacesAreRegistered()
     {
         final NamespaceTable table = new NamespaceTable(3);

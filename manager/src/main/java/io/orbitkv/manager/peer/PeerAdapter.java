@@ -338,7 +338,8 @@ final class PeerAdapter implements FragmentHandler
         while (records.hasNext())
         {
             records.next();
-            final CatalogStatus status = checkRecord(records.tierRaw(), records.opRaw(), records.byteSize());
+            final int tier = records.tierRaw();
+            final CatalogStatus status = checkRecord(tier, records.opRaw(), records.byteSize());
             final int namespaceLength = records.keyNamespaceLength();
             if (CatalogStatus.OK != status || !namespaceLengthOk(namespaceLength))
             {
@@ -353,7 +354,10 @@ final class PeerAdapter implements FragmentHandler
                 return;
             }
             records.getKeyHash(hash, 0, hashLength);
-            final CatalogStatus keyStatus = keyStatus(shard, namespaceLength, hashLength);
+            // A key the view already holds had its shard checked on the way in: skip the SHA-256.
+            final CatalogStatus keyStatus =
+                handler.holdsKey(currentSession, shard, tier, namespace, namespaceLength, hash, hashLength) ?
+                CatalogStatus.OK : keyStatus(shard, namespaceLength, hashLength);
             if (CatalogStatus.OK != keyStatus)
             {
                 reject(keyStatus);

@@ -3,6 +3,7 @@ package io.orbitkv.manager.peer;
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
+import org.agrona.DirectBuffer;
 
 /**
  * Decoded, validated catalog messages delivered by the {@link PeerAdapter} on the peer agent's thread. The Manager
@@ -23,6 +24,22 @@ public interface PeerHandler
      * @return OK (applied, duplicate or gap alike) or the rejection (e.g. STALE_INCARNATION, UNREGISTERED_PUBLISHER).
      */
     CatalogStatus onDelta(PeerSession session, int shard, long senderMsb, long senderLsb, JournalRecord record);
+
+    /**
+     * Catalog host: whether the owner's view of this shard already holds the key for the tier (its shard was checked
+     * when it entered, so the adapter need not recompute it). Lengths and tier are validated before the call.
+     */
+    default boolean holdsKey(
+        final PeerSession session,
+        final int shard,
+        final int tier,
+        final DirectBuffer namespace,
+        final int namespaceLength,
+        final DirectBuffer hash,
+        final int hashLength)
+    {
+        return false;
+    }
 
     /**
      * Catalog host: the batch ended (also after a rejection); fill what to ack and whether a gap needs repair.

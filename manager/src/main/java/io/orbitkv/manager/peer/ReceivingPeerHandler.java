@@ -3,6 +3,7 @@ package io.orbitkv.manager.peer;
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.catalog.CatalogStatus;
+import org.agrona.DirectBuffer;
 
 /**
  * The catalog host's half of a {@link PeerHandler}: owner deltas and snapshot frames go to the {@link ShardReceiver}
@@ -51,6 +52,19 @@ public abstract class ReceivingPeerHandler implements PeerHandler
         final int outcome = receiver.onDelta(senderMsb, senderLsb, record);
         onDeltaOutcome(outcome);
         return status(outcome);
+    }
+
+    public final boolean holdsKey(
+        final PeerSession session,
+        final int shard,
+        final int tier,
+        final DirectBuffer namespace,
+        final int namespaceLength,
+        final DirectBuffer hash,
+        final int hashLength)
+    {
+        final ShardReceiver receiver = receiverOf(session, shard);
+        return null != receiver && receiver.holdsKey(tier, namespace, 0, namespaceLength, hash, 0, hashLength);
     }
 
     public final void onDeltaBatchEnd(
