@@ -42,6 +42,11 @@ public final class ShardReceiver
     public static final long DEFAULT_REPAIR_INTERVAL_NS = 50_000_000L;
     public static final int MAX_RETIRED_INCARNATIONS = 8;
 
+    /**
+     * Keys one {@link #touchQueuedKeys()} brings into cache: a full delta batch.
+     */
+    public static final int MAX_TOUCH_KEYS = 256;
+
     public static final int NO_BASELINE = 0;
     public static final int STREAMING = 1;
     public static final int RESYNC = 2;
@@ -63,6 +68,9 @@ public final class ShardReceiver
 
     private final int shard;
     private final int ownerNode;
+    private final int[] touchHashCodes = new int[MAX_TOUCH_KEYS];
+    private int touchCount;
+    private long touchSink;
     private final HostBudget budget;
     private final NamespaceTable namespaces;
     private final int initialViewRecords;
@@ -238,6 +246,45 @@ public final class ShardReceiver
             gapOutstanding = false;
         }
         return APPLIED;
+    }
+
+    /**
+     * Queue a key of an incoming batch so {@link #touchQueuedKeys()} can bring its record into cache together with the
+     * others (their cache misses overlap instead of being paid one by one while the batch is applied). Keys beyond
+     * {@link #MAX_TOUCH_KEYS}, of an unknown namespace or an invalid tier are skipped: this is only a hint.
+     */
+    public void queueTouch(
+        final int tier,
+        final DirectBuffer namespace,
+        final int namespaceOffset,
+        final int namespaceLength,
+        final DirectBuffer hash,
+        final int hashOffset,
+        final int hashLength)
+    {
+        if (null == liveView || touchCount == touchHashCodes.length || tier < 0 ||
+            tier >= CatalogRecordTable.TIER_COUNT)
+        {
+            return;
+        }
+        final int namespaceId = namespaces.lookup(namespace, namespaceOffset, namespaceLength);
+        if (namespaceId >= 0)
+        {
+            touchHashCodes[touchCount++] =
+                CatalogRecordTable.hashCodeOf(namespaceId, tier, hash, hashOffset, hashLength);
+        }
+    }
+
+    /**
+     * Load the live view's slots and records of the keys queued by {@link #queueTouch} and clear the queue.
+     */
+    public void touchQueuedKeys()
+    {
+        if (touchCount > 0 && null != liveView)
+        {
+            touchSink += liveView.touch(touchHashCodes, touchCount);
+        }
+        touchCount = 0;
     }
 
     /**

@@ -680,6 +680,38 @@ public final class BlockIndex
         slots.putLong(hole * SLOT_BYTES, 0);
     }
 
+    /**
+     * Load the home slot of each hash code and, where that slot holds the same hash code, both cache lines of its
+     * entry: the memory a {@link #find} of each key would read first. The loads of different keys do not depend on
+     * each other, so the processor overlaps their cache misses, and a batch of finds that follows runs from cache.
+     * Hints only: a key found beyond its home slot or absent costs its find the usual misses.
+     *
+     * @param hashCodes {@link #hashKey} of each key.
+     * @param count     hash codes to use.
+     * @return a value derived from the loads, for the caller to keep so the loads are not optimised away.
+     */
+    public long touch(final int[] hashCodes, final int count)
+    {
+        final UnsafeBuffer slots = this.slots;
+        final UnsafeBuffer entries = this.entries;
+        long sink = 0;
+        for (int i = 0; i < count; i++)
+        {
+            sink += slots.getLong(homeSlot(hashCodes[i]) * SLOT_BYTES);
+        }
+        for (int i = 0; i < count; i++)
+        {
+            final int hashCode = hashCodes[i];
+            final long value = slots.getLong(homeSlot(hashCode) * SLOT_BYTES);
+            if (0 != value && (int)(value >>> 32) == hashCode)
+            {
+                final int base = entryBase((int)value - 1);
+                sink += entries.getLong(base) + entries.getLong(base + HASH_OFFSET);
+            }
+        }
+        return sink;
+    }
+
     private static int entryBase(final int id)
     {
         return id * ENTRY_BYTES;

@@ -285,6 +285,29 @@ public final class CatalogRecordTable
         index.getHash(id, dst, dstOffset);
     }
 
+    /**
+     * The hash code {@link #touch} takes for a key and tier.
+     *
+     * @param tier residence tier, 0..{@link #TIER_COUNT} - 1.
+     */
+    public static int hashCodeOf(
+        final int namespaceId, final int tier, final DirectBuffer hash, final int hashOffset, final int hashLength)
+    {
+        return BlockIndex.hashKey(tieredId(namespaceId, tier), hash, hashOffset, hashLength);
+    }
+
+    /**
+     * Bring the records of a batch of keys into cache together; see {@link BlockIndex#touch}.
+     *
+     * @param hashCodes {@link #hashCodeOf} of each key.
+     * @param count     hash codes to use.
+     * @return a value to keep so the loads are not optimised away.
+     */
+    public long touch(final int[] hashCodes, final int count)
+    {
+        return index.touch(hashCodes, count);
+    }
+
     private static int tieredId(final int namespaceId, final int tier)
     {
         if (tier < 0 || tier >= TIER_COUNT)

@@ -31,10 +31,12 @@ public final class BenchCatalogCommand implements Callable<Integer>
     long keys;
 
     @Option(names = "--records", defaultValue = "2000000",
-        description = "Delta records measured at the host after warm-up; also redis-benchmark -n (${DEFAULT-VALUE}).")
+        description = "Delta records measured at the host in steady state, after a first pass that inserts every key " +
+            "(re-adds of held keys); also redis-benchmark -n over existing keys (${DEFAULT-VALUE}).")
     long records;
 
-    @Option(names = "--warmup-records", defaultValue = "400000", description = "Delta records before (${DEFAULT-VALUE}).")
+    @Option(names = "--warmup-records", defaultValue = "100000", description = "Records of the first pass before its " +
+        "window opens (JIT warm-up); fewer than --keys (${DEFAULT-VALUE}).")
     long warmupRecords;
 
     @Option(names = "--lookup-keys", defaultValue = "100000",
@@ -109,10 +111,11 @@ public final class BenchCatalogCommand implements Callable<Integer>
         settings.redisScript = null != redisScript ? redisScript :
             (null != System.getenv("ORBITKV_ROOT") ? System.getenv("ORBITKV_ROOT") + "/scripts/redis" : "scripts/redis");
         settings.dir = null != dir ? dir.toPath() : CatalogBench.defaultDir();
-        if (keys < 16 || records < 1 || warmupRecords < 0 || lookupKeys < CatalogBench.QUERY_KEYS || queries < 1 ||
-            warmupQueries < 0 || lagRate < 1 || lagSeconds < 1)
+        if (keys < 16 || records < 1 || warmupRecords < 0 || warmupRecords >= keys ||
+            lookupKeys < CatalogBench.QUERY_KEYS || queries < 1 || warmupQueries < 0 || lagRate < 1 || lagSeconds < 1)
         {
-            throw new CommandLine.ParameterException(spec.commandLine(), "sizes must be positive (lookup keys >= 128)");
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                "sizes must be positive (lookup keys >= 128, warm-up records < keys)");
         }
         final Map<String, Object> results = new CatalogBench(settings, spec.commandLine().getOut()).run();
         if (null != jsonFile)

@@ -334,6 +334,9 @@ final class PeerAdapter implements FragmentHandler
             reject(CatalogStatus.BATCH_TOO_LARGE);
             return;
         }
+        touchRecords(records, shard);
+        batchDecoder.wrap(frame, MessageHeaderDecoder.ENCODED_LENGTH, blockLength, version);
+        records = batchDecoder.records();
         // First pass: validate every record, so a batch is applied whole or not at all.
         while (records.hasNext())
         {
@@ -389,6 +392,33 @@ final class PeerAdapter implements FragmentHandler
         outcome.reset();
         handler.onDeltaBatchEnd(currentSession, shard, nowNs, outcome);
         sendOutcome(shard);
+    }
+
+    /**
+     * Queue every well-formed key of the batch with its receiver and load them together: the validation and apply
+     * passes then find the records in cache. Stops quietly at the first malformed record (validation rejects it).
+     */
+    private void touchRecords(final CatalogDeltaBatchDecoder.RecordsDecoder records, final int shard)
+    {
+        while (records.hasNext())
+        {
+            records.next();
+            final int tier = records.tierRaw();
+            final int namespaceLength = records.keyNamespaceLength();
+            if (!namespaceLengthOk(namespaceLength))
+            {
+                break;
+            }
+            records.getKeyNamespace(namespace, 0, namespaceLength);
+            final int hashLength = records.keyHashLength();
+            if (!hashLengthOk(hashLength))
+            {
+                break;
+            }
+            records.getKeyHash(hash, 0, hashLength);
+            handler.queueTouch(currentSession, shard, tier, namespace, namespaceLength, hash, hashLength);
+        }
+        handler.touchQueuedKeys(currentSession, shard);
     }
 
     private void onSnapshotBegin()

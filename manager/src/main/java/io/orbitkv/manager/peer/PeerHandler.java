@@ -26,6 +26,28 @@ public interface PeerHandler
     CatalogStatus onDelta(PeerSession session, int shard, long senderMsb, long senderLsb, JournalRecord record);
 
     /**
+     * Catalog host: a key of a delta batch about to be validated and applied, so the view can bring the keys' records
+     * into cache together ({@link #touchQueuedKeys}). A hint: lengths and tier are not validated yet.
+     */
+    default void queueTouch(
+        final PeerSession session,
+        final int shard,
+        final int tier,
+        final DirectBuffer namespace,
+        final int namespaceLength,
+        final DirectBuffer hash,
+        final int hashLength)
+    {
+    }
+
+    /**
+     * Catalog host: load what {@link #queueTouch} queued for the batch.
+     */
+    default void touchQueuedKeys(final PeerSession session, final int shard)
+    {
+    }
+
+    /**
      * Catalog host: whether the owner's view of this shard already holds the key for the tier (its shard was checked
      * when it entered, so the adapter need not recompute it). Lengths and tier are validated before the call.
      */

@@ -54,6 +54,31 @@ public abstract class ReceivingPeerHandler implements PeerHandler
         return status(outcome);
     }
 
+    public final void queueTouch(
+        final PeerSession session,
+        final int shard,
+        final int tier,
+        final DirectBuffer namespace,
+        final int namespaceLength,
+        final DirectBuffer hash,
+        final int hashLength)
+    {
+        final ShardReceiver receiver = receiverOf(session, shard);
+        if (null != receiver)
+        {
+            receiver.queueTouch(tier, namespace, 0, namespaceLength, hash, 0, hashLength);
+        }
+    }
+
+    public final void touchQueuedKeys(final PeerSession session, final int shard)
+    {
+        final ShardReceiver receiver = receiverOf(session, shard);
+        if (null != receiver)
+        {
+            receiver.touchQueuedKeys();
+        }
+    }
+
     public final boolean holdsKey(
         final PeerSession session,
         final int shard,
