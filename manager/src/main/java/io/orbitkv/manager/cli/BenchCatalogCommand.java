@@ -30,13 +30,14 @@ public final class BenchCatalogCommand implements Callable<Integer>
         description = "Distinct keys in the owner inventory; also the snapshot size (${DEFAULT-VALUE}).")
     long keys;
 
-    @Option(names = "--records", defaultValue = "2000000",
+    @Option(names = "--records", defaultValue = "4000000",
         description = "Delta records measured at the host in steady state, after a first pass that inserts every key " +
             "(re-adds of held keys); also redis-benchmark -n over existing keys (${DEFAULT-VALUE}).")
     long records;
 
-    @Option(names = "--warmup-records", defaultValue = "100000", description = "Records of the first pass before its " +
-        "window opens (JIT warm-up); fewer than --keys (${DEFAULT-VALUE}).")
+    @Option(names = "--warmup-records", defaultValue = "400000", description = "Records before each measured window " +
+        "(JIT warm-up): of the first pass before its window, and re-adds before the steady window; fewer than --keys " +
+        "(${DEFAULT-VALUE}).")
     long warmupRecords;
 
     @Option(names = "--lookup-keys", defaultValue = "100000",
