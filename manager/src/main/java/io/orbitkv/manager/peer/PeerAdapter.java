@@ -56,6 +56,9 @@ final class PeerAdapter implements FragmentHandler
     private final UnsafeBuffer frame = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer namespace = new UnsafeBuffer(new byte[StateKey.MAX_NAMESPACE_LENGTH]);
     private final UnsafeBuffer hash = new UnsafeBuffer(new byte[StateKey.MAX_HASH_LENGTH]);
+    // Zero-copy views of a delta record's key inside the frame.
+    private final UnsafeBuffer namespaceView = new UnsafeBuffer(0, 0);
+    private final UnsafeBuffer hashView = new UnsafeBuffer(0, 0);
     private final JournalRecord record = new JournalRecord();
     private final DeltaBatchOutcome outcome = new DeltaBatchOutcome();
 
@@ -349,18 +352,18 @@ final class PeerAdapter implements FragmentHandler
                 rejectFrame(CatalogStatus.MALFORMED);
                 return;
             }
-            records.getKeyNamespace(namespace, 0, namespaceLength);
+            records.wrapKeyNamespace(namespaceView);
             final int hashLength = records.keyHashLength();
             if (!hashLengthOk(hashLength))
             {
                 rejectFrame(CatalogStatus.MALFORMED);
                 return;
             }
-            records.getKeyHash(hash, 0, hashLength);
+            records.wrapKeyHash(hashView);
             // A key the view already holds had its shard checked on the way in: skip the SHA-256.
             final CatalogStatus keyStatus =
-                handler.holdsKey(currentSession, shard, tier, namespace, namespaceLength, hash, hashLength) ?
-                CatalogStatus.OK : keyStatus(shard, namespaceLength, hashLength);
+                handler.holdsKey(currentSession, shard, tier, namespaceView, namespaceLength, hashView, hashLength) ?
+                CatalogStatus.OK : validator.checkKey(shard, namespaceView, 0, namespaceLength, hashView, 0, hashLength);
             if (CatalogStatus.OK != keyStatus)
             {
                 reject(keyStatus);
@@ -378,9 +381,11 @@ final class PeerAdapter implements FragmentHandler
             final long generation = records.generation();
             final long insertionSequence = records.insertionSequence();
             final int byteSize = (int)records.byteSize();
-            final int namespaceLength = records.getKeyNamespace(namespace, 0, records.keyNamespaceLength());
-            final int hashLength = records.getKeyHash(hash, 0, records.keyHashLength());
-            record.key(namespace, 0, namespaceLength, hash, 0, hashLength)
+            final int namespaceLength = records.keyNamespaceLength();
+            records.wrapKeyNamespace(namespaceView);
+            final int hashLength = records.keyHashLength();
+            records.wrapKeyHash(hashView);
+            record.key(namespaceView, 0, namespaceLength, hashView, 0, hashLength)
                 .set(sequence++, tier, op, generation, insertionSequence, byteSize);
             final CatalogStatus status = handler.onDelta(currentSession, shard, senderMsb, senderLsb, record);
             if (CatalogStatus.OK != status)
@@ -409,14 +414,14 @@ final class PeerAdapter implements FragmentHandler
             {
                 break;
             }
-            records.getKeyNamespace(namespace, 0, namespaceLength);
+            records.wrapKeyNamespace(namespaceView);
             final int hashLength = records.keyHashLength();
             if (!hashLengthOk(hashLength))
             {
                 break;
             }
-            records.getKeyHash(hash, 0, hashLength);
-            handler.queueTouch(currentSession, shard, tier, namespace, namespaceLength, hash, hashLength);
+            records.wrapKeyHash(hashView);
+            handler.queueTouch(currentSession, shard, tier, namespaceView, namespaceLength, hashView, hashLength);
         }
         handler.touchQueuedKeys(currentSession, shard);
     }
