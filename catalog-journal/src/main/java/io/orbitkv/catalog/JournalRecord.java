@@ -34,8 +34,12 @@ public final class JournalRecord
      */
     public static final int OP_REMOVE = 1;
 
-    private final UnsafeBuffer namespace = new UnsafeBuffer(new byte[StateKey.MAX_NAMESPACE_LENGTH]);
-    private final UnsafeBuffer hash = new UnsafeBuffer(new byte[StateKey.MAX_HASH_LENGTH]);
+    private final UnsafeBuffer ownNamespace = new UnsafeBuffer(new byte[StateKey.MAX_NAMESPACE_LENGTH]);
+    private final UnsafeBuffer ownHash = new UnsafeBuffer(new byte[StateKey.MAX_HASH_LENGTH]);
+    private final UnsafeBuffer namespaceView = new UnsafeBuffer(0, 0);
+    private final UnsafeBuffer hashView = new UnsafeBuffer(0, 0);
+    private UnsafeBuffer namespace = ownNamespace;
+    private UnsafeBuffer hash = ownHash;
     private int namespaceLength;
     private int hashLength;
     private long sequence;
@@ -59,8 +63,34 @@ public final class JournalRecord
         final int hashLength)
     {
         StateKey.checkLengths(namespaceLength, hashLength);
-        this.namespace.putBytes(0, namespace, namespaceOffset, namespaceLength);
-        this.hash.putBytes(0, hash, hashOffset, hashLength);
+        ownNamespace.putBytes(0, namespace, namespaceOffset, namespaceLength);
+        ownHash.putBytes(0, hash, hashOffset, hashLength);
+        this.namespace = ownNamespace;
+        this.hash = ownHash;
+        this.namespaceLength = namespaceLength;
+        this.hashLength = hashLength;
+        return this;
+    }
+
+    /**
+     * Set the key to bytes held elsewhere, without copying them (a record decoded from a frame and consumed before the
+     * frame changes). {@link #namespace()} and {@link #hash()} read through to those bytes until the next key is set.
+     *
+     * @return this.
+     */
+    public JournalRecord keyView(
+        final DirectBuffer namespace,
+        final int namespaceOffset,
+        final int namespaceLength,
+        final DirectBuffer hash,
+        final int hashOffset,
+        final int hashLength)
+    {
+        StateKey.checkLengths(namespaceLength, hashLength);
+        namespaceView.wrap(namespace, namespaceOffset, namespaceLength);
+        hashView.wrap(hash, hashOffset, hashLength);
+        this.namespace = namespaceView;
+        this.hash = hashView;
         this.namespaceLength = namespaceLength;
         this.hashLength = hashLength;
         return this;

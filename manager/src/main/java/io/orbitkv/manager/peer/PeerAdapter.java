@@ -385,7 +385,7 @@ final class PeerAdapter implements FragmentHandler
             records.wrapKeyNamespace(namespaceView);
             final int hashLength = records.keyHashLength();
             records.wrapKeyHash(hashView);
-            record.key(namespaceView, 0, namespaceLength, hashView, 0, hashLength)
+            record.keyView(namespaceView, 0, namespaceLength, hashView, 0, hashLength)
                 .set(sequence++, tier, op, generation, insertionSequence, byteSize);
             final CatalogStatus status = handler.onDelta(currentSession, shard, senderMsb, senderLsb, record);
             if (CatalogStatus.OK != status)

@@ -163,8 +163,13 @@ public final class PeerAgent implements Agent
         final int fragments = subscription.poll(assembler, FRAGMENT_LIMIT);
         if (fragments > 0)
         {
-            // Answers to what was just handled leave in this cycle rather than the next.
-            workCount += fragments + invokeDriver();
+            // Answers to what was just handled leave in this cycle rather than the next (one driver cycle sends
+            // them; the next duty cycle drains whatever else there is).
+            workCount += fragments;
+            if (null != driverInvoker)
+            {
+                workCount += driverInvoker.invoke();
+            }
         }
         workCount += drainImages();
         final long tickMs = nowNs / 1_000_000L;
