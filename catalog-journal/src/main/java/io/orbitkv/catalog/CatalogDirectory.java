@@ -2,6 +2,7 @@ package io.orbitkv.catalog;
 
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.index.CandidateSet;
+import io.orbitkv.index.CatalogRecordTable;
 import io.orbitkv.index.NamespaceTable;
 import org.agrona.DirectBuffer;
 
@@ -115,6 +116,47 @@ public final class CatalogDirectory
             }
         }
         return complete;
+    }
+
+    /**
+     * Queue a key a batch of {@link #lookup}s will read, in both tiers of every owner's view of the shard, so that
+     * {@link #touchQueued()} brings their records into cache together (overlapping the misses).
+     */
+    public void queueTouch(
+        final int shard,
+        final DirectBuffer namespace,
+        final int namespaceOffset,
+        final int namespaceLength,
+        final DirectBuffer hash,
+        final int hashOffset,
+        final int hashLength)
+    {
+        for (int i = 0; i < ownerCount; i++)
+        {
+            final ShardReceiver receiver = receivers[owners[i]][shard];
+            for (int tier = 0; tier < CatalogRecordTable.TIER_COUNT; tier++)
+            {
+                receiver.queueTouch(tier, namespace, namespaceOffset, namespaceLength, hash, hashOffset, hashLength);
+            }
+        }
+    }
+
+    /**
+     * Load what {@link #queueTouch} queued and clear the queues.
+     */
+    public void touchQueued()
+    {
+        for (int i = 0; i < ownerCount; i++)
+        {
+            final ShardReceiver[] shards = receivers[owners[i]];
+            for (int s = 0; s < shards.length; s++)
+            {
+                if (null != shards[s])
+                {
+                    shards[s].touchQueuedKeys();
+                }
+            }
+        }
     }
 
     public int ownerCount()

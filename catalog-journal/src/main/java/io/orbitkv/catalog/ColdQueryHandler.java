@@ -125,6 +125,7 @@ public final class ColdQueryHandler
                 return status(out, outOffset, routeStatus, sessionId, correlationId, requesterMsb, requesterLsb, shard);
             }
             final CatalogStatus keysStatus = checkKeys();
+            directory.touchQueued();
             if (CatalogStatus.OK != keysStatus)
             {
                 rejected++;
@@ -216,6 +217,7 @@ public final class ColdQueryHandler
                 return validator.checkRoute(keyShard, placementFingerprint, localIncarnationMsb, localIncarnationLsb, true);
             }
             keyShards[i++] = keyShard;
+            directory.queueTouch(keyShard, namespace, 0, namespaceLength, hash, 0, hashLength);
         }
         return validator.checkColdQueryBatch(count, keyBytes);
     }
