@@ -43,6 +43,25 @@ public final class PeerAgent implements Agent
     static final int DRIVER_INVOKE_LIMIT = 16;
 
     /**
+     * After the driver last found work (a datagram in or out), it runs in every duty cycle for this long: traffic
+     * comes in bursts (a batch's fragments, a query's answers) and each cycle of delay is a hop's latency.
+     */
+    static final long DRIVER_HOT_WINDOW_NS = 1_000_000L;
+
+    /**
+     * Within the hot window, driver cycles that find nothing are allowed this many times in a row before the driver
+     * drops to the quiet interval: an agent spinning idle would otherwise spend its whole hot window on empty polls.
+     */
+    static final int DRIVER_HOT_EMPTY_LIMIT = 8;
+
+    /**
+     * Outside the hot window the driver runs at most this often. Every driver cycle polls its sockets (a few system
+     * calls, ~10 us here), so running it in every cycle of an agent busy with engine rings would spend the thread on
+     * empty polls; this bounds the first datagram's wait after a quiet spell instead.
+     */
+    static final long DRIVER_QUIET_INTERVAL_NS = 100_000L;
+
+    /**
      * Queued image events beyond this are dropped (the count is only observability).
      */
     static final int IMAGE_QUEUE_CAPACITY = 1024;
@@ -79,6 +98,9 @@ public final class PeerAgent implements Agent
     private final ArrayList<PeerSession> pendingSessions = new ArrayList<>();
     private final ArrayList<PeerClient> clients = new ArrayList<>();
 
+    private long driverWorkAtNs;
+    private int driverEmptyInvokes;
+    private long driverDueAtNs;
     private long nextSessionId;
     private int nextClientId;
     private long nextCorrelationId;
@@ -154,7 +176,12 @@ public final class PeerAgent implements Agent
     public int doWork()
     {
         final long nowNs = nanoClock.nanoTime();
-        int workCount = invokeDriver();
+        int workCount = 0;
+        if ((nowNs - driverWorkAtNs < DRIVER_HOT_WINDOW_NS && driverEmptyInvokes < DRIVER_HOT_EMPTY_LIMIT) ||
+            nowNs - driverDueAtNs >= 0)
+        {
+            workCount += invokeDriver();
+        }
         if (null != clientInvoker)
         {
             workCount += clientInvoker.invoke();
@@ -168,7 +195,13 @@ public final class PeerAgent implements Agent
             workCount += fragments;
             if (null != driverInvoker)
             {
-                workCount += driverInvoker.invoke();
+                final int driverWork = driverInvoker.invoke();
+                if (driverWork > 0)
+                {
+                    driverWorkAtNs = nowNs;
+                    driverEmptyInvokes = 0;
+                }
+                workCount += driverWork;
             }
         }
         workCount += drainImages();
@@ -205,6 +238,17 @@ public final class PeerAgent implements Agent
                 break;
             }
             workCount += work;
+        }
+        final long nowNs = nanoClock.nanoTime();
+        driverDueAtNs = nowNs + DRIVER_QUIET_INTERVAL_NS;
+        if (workCount > 0)
+        {
+            driverWorkAtNs = nowNs;
+            driverEmptyInvokes = 0;
+        }
+        else
+        {
+            driverEmptyInvokes++;
         }
         return workCount;
     }

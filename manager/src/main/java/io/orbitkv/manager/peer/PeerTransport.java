@@ -25,10 +25,11 @@ import org.agrona.concurrent.status.CountersManager;
 /**
  * The catalog's peer transport: one embedded Aeron media driver (small sparse terms, its directory inside the
  * caller's directory and removed on close), an Aeron client, both invoked from the {@link PeerAgent}'s duty cycle
- * (driver in INVOKER mode: no driver thread, no park between a datagram's arrival and its handling beyond the
- * agent's own idle), and one UDP subscription on {@code aeron:udp?endpoint=HOST:PORT} that receives
- * every catalog message addressed to this peer: requests as catalog host, acks and repair requests as owner,
- * responses as requester. Publications to peers are created lazily and kept in a bounded LRU.
+ * (driver in INVOKER mode: no driver thread and no driver park; after traffic the driver runs in every duty cycle,
+ * after a quiet spell at most every {@link PeerAgent#DRIVER_QUIET_INTERVAL_NS} ns), and one UDP subscription on
+ * {@code aeron:udp?endpoint=HOST:PORT} that receives every catalog message addressed to this peer: requests as
+ * catalog host, acks and repair requests as owner, responses as requester. Publications to peers are created lazily
+ * and kept in a bounded LRU.
  * <p>
  * Not thread safe: the agent and the methods it exposes belong to the thread that runs {@link #doWork()} (or the
  * composite agent the Manager builds around {@link #agent()}).

@@ -41,7 +41,7 @@ class CatalogBenchSmokeTest
 
         final JsonNode root = new ObjectMapper().readTree(json.toFile());
         for (final String field : new String[]{
-            "delta_apply_records_per_s", "delta_bytes_per_record_full_batches", "host_index_bytes_per_entry",
+            "delta_apply_records_per_s", "delta_apply_first_pass_records_per_s", "delta_bytes_per_record_full_batches", "host_index_bytes_per_entry",
             "catalog_record_table_bytes_per_entry_exact_fit", "snapshot_rebuild_ms", "cold_lookup_p50_us",
             "cold_lookup_p99_us", "update_lag_p50_us", "update_lag_p99_us", "metadata_bytes_per_record_steady" })
         {
@@ -52,12 +52,13 @@ class CatalogBenchSmokeTest
         assertEquals(4000, root.path("host_view_entries").asLong());
         assertEquals(5000, root.path("update_lag_records").asLong());
         for (final String field : new String[]{
-            "anchor_redis_set_p64_rps", "anchor_redis_mget_p99_us", "delta_apply_ratio", "cold_lookup_p99_ratio",
+            "anchor_redis_set_p64_rps", "anchor_redis_set_p64_empty_db_rps", "anchor_redis_mget_p99_us",
+            "delta_apply_ratio", "delta_apply_first_pass_ratio", "cold_lookup_p99_ratio",
             "snapshot_rebuild_ratio", "update_lag_p99_ratio" })
         {
             assertTrue(root.has(field) && root.get(field).isNull(), field + " without anchor: " + root.get(field));
         }
-        assertEquals(10, root.path("summary").size(), root.path("summary").toString());
+        assertEquals(11, root.path("summary").size(), root.path("summary").toString());
         assertTrue(text.toString().contains("| metric | OrbitKV | anchor (same run) | ratio | goal |"), text.toString());
     }
 }

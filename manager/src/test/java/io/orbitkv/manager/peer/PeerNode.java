@@ -67,6 +67,21 @@ final class PeerNode extends ReceivingPeerHandler implements AutoCloseable
         final long fingerprint,
         final int mtuLength)
     {
+        this(dir, nodeIndex, incarnationMsb, incarnationLsb, fingerprint, mtuLength, false);
+    }
+
+    /**
+     * @param driverThread give the embedded driver a thread of its own (default: invoked from the duty cycle).
+     */
+    PeerNode(
+        final Path dir,
+        final int nodeIndex,
+        final long incarnationMsb,
+        final long incarnationLsb,
+        final long fingerprint,
+        final int mtuLength,
+        final boolean driverThread)
+    {
         this.nodeIndex = nodeIndex;
         this.incarnationMsb = incarnationMsb;
         this.incarnationLsb = incarnationLsb;
@@ -81,6 +96,7 @@ final class PeerNode extends ReceivingPeerHandler implements AutoCloseable
         transport = PeerTransport.launch(new PeerTransport.Context()
             .endpoint("127.0.0.1:" + freeUdpPort())
             .mtuLength(mtuLength)
+            .driverIdleStrategy(driverThread ? PeerTransport.Context.backoffDriverIdleStrategy() : null)
             .directory(dir.resolve("node-" + nodeIndex))
             .localNodeIndex(nodeIndex)
             .incarnation(incarnationMsb, incarnationLsb)
