@@ -41,7 +41,8 @@ class CatalogBenchSmokeTest
 
         final JsonNode root = new ObjectMapper().readTree(json.toFile());
         for (final String field : new String[]{
-            "delta_apply_records_per_s", "delta_apply_first_pass_records_per_s", "delta_bytes_per_record_full_batches", "host_index_bytes_per_entry",
+            "delta_apply_records_per_s", "delta_apply_first_pass_records_per_s",
+            "delta_bytes_per_record_full_batches", "host_index_bytes_per_entry",
             "catalog_record_table_bytes_per_entry_exact_fit", "snapshot_rebuild_ms", "cold_lookup_p50_us",
             "cold_lookup_p99_us", "update_lag_p50_us", "update_lag_p99_us", "metadata_bytes_per_record_steady" })
         {
