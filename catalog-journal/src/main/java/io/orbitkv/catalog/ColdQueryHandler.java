@@ -45,6 +45,9 @@ public final class ColdQueryHandler
     private final CatalogResponseEncoder statusEncoder = new CatalogResponseEncoder();
     private final StateKeyShard shardFunction = new StateKeyShard();
     private final int[] keyShards = new int[CatalogLimits.MAX_COLD_QUERY_KEYS];
+    // Whether keyShards[i] is the requester's claim, not yet checked: a row found in that shard's views proves it
+    // (keys enter a view only after their shard was checked); an empty row is checked by hashing the key.
+    private final boolean[] claimed = new boolean[CatalogLimits.MAX_COLD_QUERY_KEYS];
     private final UnsafeBuffer namespace = new UnsafeBuffer(new byte[StateKey.MAX_NAMESPACE_LENGTH]);
     private final UnsafeBuffer hash = new UnsafeBuffer(new byte[StateKey.MAX_HASH_LENGTH]);
     private final CandidateSet row = new CandidateSet();
@@ -56,6 +59,7 @@ public final class ColdQueryHandler
     private long unknownTemplates;
     private long schemaMismatches;
     private long rejected;
+    private long claimsCorrected;
 
     public ColdQueryHandler(
         final CatalogRequestValidator validator,
@@ -160,6 +164,15 @@ public final class ColdQueryHandler
         return incompleteRows;
     }
 
+    /**
+     * @return keys whose shard, as the requester named it, was wrong (answered from the right shard, or refused when
+     *         this host does not hold that shard).
+     */
+    public long claimsCorrected()
+    {
+        return claimsCorrected;
+    }
+
     public long malformedFrames()
     {
         return malformedFrames;
@@ -211,11 +224,14 @@ public final class ColdQueryHandler
             }
             keys.getKeyHash(hash, 0, hashLength);
             keyBytes += namespaceLength + hashLength;
-            final int keyShard = shardFunction.shard(namespace, 0, namespaceLength, hash, 0, hashLength);
+            final int claim = keys.shard();
+            final boolean trusted = directory.hosts(claim);
+            final int keyShard = trusted ? claim : shardFunction.shard(namespace, 0, namespaceLength, hash, 0, hashLength);
             if (!directory.hosts(keyShard))
             {
                 return validator.checkRoute(keyShard, placementFingerprint, localIncarnationMsb, localIncarnationLsb, true);
             }
+            claimed[i] = trusted;
             keyShards[i++] = keyShard;
             directory.queueTouch(keyShard, namespace, 0, namespaceLength, hash, 0, hashLength);
         }
@@ -243,8 +259,23 @@ public final class ColdQueryHandler
             final int namespaceLength = keys.getKeyNamespace(namespace, 0, keys.keyNamespaceLength());
             final int hashLength = keys.getKeyHash(hash, 0, keys.keyHashLength());
             row.clear();
-            final boolean complete = directory.lookup(
-                keyShards[i], namespace, 0, namespaceLength, hash, 0, hashLength, row);
+            boolean complete = directory.lookup(keyShards[i], namespace, 0, namespaceLength, hash, 0, hashLength, row);
+            if (claimed[i] && 0 == row.count())
+            {
+                final int actual = shardFunction.shard(namespace, 0, namespaceLength, hash, 0, hashLength);
+                if (actual != keyShards[i])
+                {
+                    claimsCorrected++;
+                    if (!directory.hosts(actual))
+                    {
+                        rejected++;
+                        return status(out, outOffset, validator.checkRoute(
+                            actual, placementFingerprint, localIncarnationMsb, localIncarnationLsb, true),
+                            sessionId, correlationId, requesterMsb, requesterLsb, shard);
+                    }
+                    complete = directory.lookup(actual, namespace, 0, namespaceLength, hash, 0, hashLength, row);
+                }
+            }
             if (!complete)
             {
                 incompleteRows++;

@@ -50,16 +50,26 @@ class ColdQueryHandlerTest
 
     private int encodeQuery(final long fingerprint, final int... keys)
     {
+        final int[] claims = new int[keys.length];
+        for (int i = 0; i < keys.length; i++)
+        {
+            claims[i] = Keys.shardOf(keys[i]);
+        }
+        return encodeQuery(fingerprint, claims, keys);
+    }
+
+    private int encodeQuery(final long fingerprint, final int[] claims, final int... keys)
+    {
         final ColdQueryEncoder encoder = new ColdQueryEncoder().wrapAndApplyHeader(request, 0, new MessageHeaderEncoder());
         encoder.route().shard((short)0).placementFingerprint(fingerprint);
         encoder.route().destinationIncarnation().msb(LOCAL_MSB).lsb(LOCAL_LSB);
         encoder.route().senderIncarnation().msb(99).lsb(98);
         encoder.sessionId(3).correlationId(42);
         final ColdQueryEncoder.KeysEncoder group = encoder.keysCount(keys.length);
-        for (final int key : keys)
+        for (int i = 0; i < keys.length; i++)
         {
-            group.next().putKeyNamespace(Keys.NAMESPACE, 0, Keys.NAMESPACE_BYTES.length)
-                .putKeyHash(Keys.hash(key), 0, Keys.HASH_LENGTH);
+            group.next().shard((short)claims[i]).putKeyNamespace(Keys.NAMESPACE, 0, Keys.NAMESPACE_BYTES.length)
+                .putKeyHash(Keys.hash(keys[i]), 0, Keys.HASH_LENGTH);
         }
         return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
     }
@@ -83,6 +93,46 @@ class ColdQueryHandlerTest
         final ShardReceiver receiver = directory.receiver(owner, Keys.shardOf(key));
         receiver.admitIncarnation(msb, 0);
         assertEquals(ShardReceiver.APPLIED, receiver.onDelta(msb, 0, Keys.record(key, sequence, tier, OP_ADD, sequence)));
+    }
+
+    private int candidatesOfFirstRow()
+    {
+        final ColdQueryResponseDecoder response = new ColdQueryResponseDecoder().wrap(
+            reply, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+        return response.rows().next().candidates().count();
+    }
+
+    @Test
+    void shouldTrustTheRequestersShardOnlyWhereThatShardsViewHoldsTheKey()
+    {
+        hostAllBut(5);
+        final int key = Keys.keysOfShard(4, 1)[0];
+        final int foreign = Keys.keysOfShard(5, 1)[0];
+        publish(1, OWNER_A_MSB, key, 1, TIER_DRAM);
+
+        assertEquals(CatalogStatus.OK, statusOf(handler.onFrame(request, 0, encodeQuery(FINGERPRINT, key), reply, 0)));
+        assertEquals(1, candidatesOfFirstRow());
+        assertEquals(0, handler.claimsCorrected());
+
+        // A wrong but hosted shard: its views do not hold the key, so the key is hashed and answered from shard 4.
+        assertEquals(CatalogStatus.OK,
+            statusOf(handler.onFrame(request, 0, encodeQuery(FINGERPRINT, new int[]{ 6 }, key), reply, 0)));
+        assertEquals(1, candidatesOfFirstRow());
+        assertEquals(1, handler.claimsCorrected());
+
+        // A key of a shard this host does not hold, claimed as a hosted one: refused like an unclaimed one.
+        assertEquals(CatalogStatus.WRONG_DESTINATION,
+            statusOf(handler.onFrame(request, 0, encodeQuery(FINGERPRINT, new int[]{ 4 }, foreign), reply, 0)));
+        assertEquals(2, handler.claimsCorrected());
+        assertEquals(1, handler.rejected());
+
+        // No claim (255, an older sender) or an out-of-range one: hashed up front.
+        assertEquals(CatalogStatus.OK,
+            statusOf(handler.onFrame(request, 0, encodeQuery(FINGERPRINT, new int[]{ 255 }, key), reply, 0)));
+        assertEquals(1, candidatesOfFirstRow());
+        assertEquals(CatalogStatus.WRONG_DESTINATION,
+            statusOf(handler.onFrame(request, 0, encodeQuery(FINGERPRINT, new int[]{ 16 }, foreign), reply, 0)));
+        assertEquals(2, handler.claimsCorrected());
     }
 
     @Test

@@ -28,6 +28,7 @@ final class ColdQuerySlot
     final int[] namespaceLengths = new int[CatalogLimits.MAX_COLD_QUERY_KEYS];
     final DirectBuffer[] hashes = new DirectBuffer[CatalogLimits.MAX_COLD_QUERY_KEYS];
     final int[] hashLengths = new int[CatalogLimits.MAX_COLD_QUERY_KEYS];
+    final int[] shards = new int[CatalogLimits.MAX_COLD_QUERY_KEYS];
     final long[] fingerprints = new long[CatalogLimits.MAX_COLD_QUERY_KEYS];
     final int[] waiterIndex;
     final long[] waiterGeneration;
@@ -70,9 +71,11 @@ final class ColdQuerySlot
             keyBytes + namespaceLength + hashLength <= CatalogLimits.MAX_COLD_QUERY_KEY_BYTES;
     }
 
-    int addKey(final DirectBuffer hash, final int hashOffset, final int hashLength, final long fingerprint)
+    int addKey(
+        final int shard, final DirectBuffer hash, final int hashOffset, final int hashLength, final long fingerprint)
     {
         final int row = keyCount++;
+        shards[row] = shard;
         ((UnsafeBuffer)hashes[row]).putBytes(0, hash, hashOffset, hashLength);
         hashLengths[row] = hashLength;
         namespaceLengths[row] = namespaceLength;

@@ -138,7 +138,7 @@ final class PeerDiscovery
             {
                 continue;
             }
-            final int row = query.addKey(hashes, hashOffset, hashLength, fingerprint);
+            final int row = query.addKey(shard, hashes, hashOffset, hashLength, fingerprint);
             inflightKeys.put(fingerprint, ((long)query.index << ROW_BITS) | row);
             query.addWaiter(lookup);
         }
@@ -264,10 +264,9 @@ final class PeerDiscovery
             if (query.active && !query.sent)
             {
                 final PeerClient client = query.link.poll(service.agent(), nowMs);
-                if (null != client && service.agent().sendColdQuery(client, query.correlationId,
-                    shardFunction.shard(query.namespace, 0, query.namespaceLength, query.hashes[0], 0,
-                        query.hashLengths[0]),
-                    query.keyCount, query.namespaces, query.namespaceLengths, query.hashes, query.hashLengths))
+                if (null != client && service.agent().sendColdQuery(client, query.correlationId, query.shards[0],
+                    query.keyCount, query.shards, query.namespaces, query.namespaceLengths, query.hashes,
+                    query.hashLengths))
                 {
                     query.sent = true;
                     metrics.coldQueries.incrementRelease();

@@ -94,6 +94,7 @@ final class CatalogBench
     private final Map<String, Object> results = new LinkedHashMap<>();
     private final List<String[]> summary = new ArrayList<>();
     private final UnsafeBuffer namespace = new UnsafeBuffer(NAMESPACE);
+    private final StateKeyShard shardFunction = new StateKeyShard();
     private final byte[] hashes;
     private final UnsafeBuffer hashBuffer;
     private final byte[] shardOfKey;
@@ -709,6 +710,7 @@ final class CatalogBench
         final DirectBuffer[][] namespaces = new DirectBuffer[HOSTS][QUERY_KEYS];
         final int[][] namespaceLengths = new int[HOSTS][QUERY_KEYS];
         final int[][] hashLengths = new int[HOSTS][QUERY_KEYS];
+        final int[][] keyShards = new int[HOSTS][QUERY_KEYS];
         final int[][] requestIndex = new int[HOSTS][QUERY_KEYS];
         final int[] count = new int[HOSTS];
         final int[] shardOfQuery = new int[HOSTS];
@@ -821,13 +823,17 @@ final class CatalogBench
             for (int i = 0; i < QUERY_KEYS; i++)
             {
                 final int key = keys[q * QUERY_KEYS + i];
-                final int h = hostOfShard[shardOfKey[key]];
+                // The requester hashes every key to find its shard, as a Manager's discovery does.
+                final int shard = shardFunction.shard(namespace, 0, NAMESPACE.length, hashBuffer, key * HASH_LENGTH,
+                    HASH_LENGTH);
+                final int h = hostOfShard[shard];
                 final int at = fanOut.count[h]++;
                 fanOut.hashViews[h][at].wrap(hashes, key * HASH_LENGTH, HASH_LENGTH);
                 fanOut.requestIndex[h][at] = i;
+                fanOut.keyShards[h][at] = shard;
                 if (0 == at)
                 {
-                    fanOut.shardOfQuery[h] = shardOfKey[key];
+                    fanOut.shardOfQuery[h] = shard;
                 }
                 fanOut.candidates[i] = -1;
             }
@@ -840,7 +846,7 @@ final class CatalogBench
                     expected++;
                     fanOut.correlation[h] = owner.agent().nextCorrelationId();
                     while (!owner.agent().sendColdQuery(clients[h], fanOut.correlation[h], fanOut.shardOfQuery[h],
-                        fanOut.count[h], fanOut.namespaces[h], fanOut.namespaceLengths[h], fanOut.hashViews[h],
+                        fanOut.count[h], fanOut.keyShards[h], fanOut.namespaces[h], fanOut.namespaceLengths[h], fanOut.hashViews[h],
                         fanOut.hashLengths[h]))
                     {
                         dutyAll(owner, invokedHosts);

@@ -314,13 +314,14 @@ public final class PeerAgent implements Agent
         final long correlationId,
         final int shard,
         final int keyCount,
+        final int[] keyShards,
         final DirectBuffer[] namespaces,
         final int[] namespaceLengths,
         final DirectBuffer[] hashes,
         final int[] hashLengths)
     {
         return client.isActive() && proxy.coldQuery(publications.publication(client.channel()), client,
-            correlationId, shard, keyCount, namespaces, namespaceLengths, hashes, hashLengths);
+            correlationId, shard, keyCount, keyShards, namespaces, namespaceLengths, hashes, hashLengths);
     }
 
     /**

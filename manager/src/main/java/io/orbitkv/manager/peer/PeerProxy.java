@@ -200,6 +200,7 @@ final class PeerProxy
         final long correlationId,
         final int shard,
         final int keyCount,
+        final int[] keyShards,
         final DirectBuffer[] namespaces,
         final int[] namespaceLengths,
         final DirectBuffer[] hashes,
@@ -212,6 +213,7 @@ final class PeerProxy
         for (int i = 0; i < keyCount; i++)
         {
             keys.next()
+                .shard((short)keyShards[i])
                 .putKeyNamespace(namespaces[i], 0, namespaceLengths[i])
                 .putKeyHash(hashes[i], 0, hashLengths[i]);
         }
