@@ -21,7 +21,6 @@ import org.agrona.concurrent.NoOpIdleStrategy;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.status.CountersManager;
-import org.agrona.nio.TransportPoller;
 
 /**
  * The catalog's peer transport: one embedded Aeron media driver (small sparse terms, its directory inside the
@@ -98,23 +97,6 @@ public final class PeerTransport implements AutoCloseable
         "a multiple of " + FRAME_ALIGNMENT + " in " + MIN_MTU_LENGTH + ".." + MAX_MTU_LENGTH;
 
     private static final String UDP_PREFIX = "aeron:udp?endpoint=";
-
-    /**
-     * Transports a driver poller reads one by one before it uses a selector (Agrona's property, read once when its
-     * {@code TransportPoller} class loads). Agrona's default is 5; at 1 the sender's control poller, which has one
-     * endpoint per peer publication and polls all of them in every idle driver cycle, makes one {@code epoll_wait}
-     * instead of one {@code recvfrom} per peer (measured on bench catalog: cold lookup p50 ~195 -> ~176 us). The data
-     * poller has a single endpoint and still reads it directly. A value set on the command line wins.
-     */
-    public static final String POLLER_ITERATION_THRESHOLD = "1";
-
-    static
-    {
-        if (null == System.getProperty(TransportPoller.ITERATION_THRESHOLD_PROP_NAME))
-        {
-            System.setProperty(TransportPoller.ITERATION_THRESHOLD_PROP_NAME, POLLER_ITERATION_THRESHOLD);
-        }
-    }
 
     private final Context ctx;
     private final File aeronDir;

@@ -162,16 +162,6 @@ class PeerTransportTest
     }
 
     @Test
-    void shouldPollSeveralControlEndpointsWithOneSelectorCall()
-    {
-        startPair();
-        // Set when the transport class loads, before any driver poller exists (in this shared test JVM another
-        // test's plain media driver may have loaded Agrona's poller class first, so the property is what is checked).
-        assertEquals(PeerTransport.POLLER_ITERATION_THRESHOLD,
-            System.getProperty(org.agrona.nio.TransportPoller.ITERATION_THRESHOLD_PROP_NAME));
-    }
-
-    @Test
     void shouldCarryAFullDeltaBatchInTheSmallestDatagrams()
     {
         host = new PeerNode(dir, 1, HOST_MSB, HOST_LSB, PeerNode.FINGERPRINT, PeerTransport.MIN_MTU_LENGTH);
