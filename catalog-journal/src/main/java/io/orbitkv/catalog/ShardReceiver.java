@@ -70,6 +70,7 @@ public final class ShardReceiver
     private final int ownerNode;
     private final int[] touchHashCodes = new int[MAX_TOUCH_KEYS];
     private int touchCount;
+    // Sum of the touched words: stored so the JIT cannot drop the loads as unused.
     private long touchSink;
     private final HostBudget budget;
     private final NamespaceTable namespaces;
