@@ -65,11 +65,7 @@ public final class JournalRecord
         StateKey.checkLengths(namespaceLength, hashLength);
         ownNamespace.putBytes(0, namespace, namespaceOffset, namespaceLength);
         ownHash.putBytes(0, hash, hashOffset, hashLength);
-        this.namespace = ownNamespace;
-        this.hash = ownHash;
-        this.namespaceLength = namespaceLength;
-        this.hashLength = hashLength;
-        return this;
+        return useKey(ownNamespace, namespaceLength, ownHash, hashLength);
     }
 
     /**
@@ -89,8 +85,14 @@ public final class JournalRecord
         StateKey.checkLengths(namespaceLength, hashLength);
         namespaceView.wrap(namespace, namespaceOffset, namespaceLength);
         hashView.wrap(hash, hashOffset, hashLength);
-        this.namespace = namespaceView;
-        this.hash = hashView;
+        return useKey(namespaceView, namespaceLength, hashView, hashLength);
+    }
+
+    private JournalRecord useKey(
+        final UnsafeBuffer namespace, final int namespaceLength, final UnsafeBuffer hash, final int hashLength)
+    {
+        this.namespace = namespace;
+        this.hash = hash;
         this.namespaceLength = namespaceLength;
         this.hashLength = hashLength;
         return this;

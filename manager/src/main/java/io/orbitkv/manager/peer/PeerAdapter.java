@@ -6,6 +6,7 @@ import io.aeron.logbuffer.Header;
 import io.orbitkv.catalog.CatalogRequestValidator;
 import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.catalog.JournalRecord;
+import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.catalog.SnapshotCut;
 import io.orbitkv.codecs.StateKey;
 import io.orbitkv.codecs.catalog.CatalogAckDecoder;
@@ -337,9 +338,14 @@ final class PeerAdapter implements FragmentHandler
             reject(CatalogStatus.BATCH_TOO_LARGE);
             return;
         }
-        touchRecords(records, shard);
-        batchDecoder.wrap(frame, MessageHeaderDecoder.ENCODED_LENGTH, blockLength, version);
-        records = batchDecoder.records();
+        // Resolved once per batch: membership changes on this thread, between frames.
+        final ShardReceiver receiver = handler.deltaReceiver(currentSession, shard);
+        if (null != receiver)
+        {
+            touchRecords(records, receiver);
+            batchDecoder.wrap(frame, MessageHeaderDecoder.ENCODED_LENGTH, blockLength, version);
+            records = batchDecoder.records();
+        }
         // First pass: validate every record, so a batch is applied whole or not at all.
         while (records.hasNext())
         {
@@ -362,7 +368,7 @@ final class PeerAdapter implements FragmentHandler
             records.wrapKeyHash(hashView);
             // A key the view already holds had its shard checked on the way in: skip the SHA-256.
             final CatalogStatus keyStatus =
-                handler.holdsKey(currentSession, shard, tier, namespaceView, namespaceLength, hashView, hashLength) ?
+                null != receiver && receiver.holdsKey(tier, namespaceView, 0, namespaceLength, hashView, 0, hashLength) ?
                 CatalogStatus.OK : validator.checkKey(shard, namespaceView, 0, namespaceLength, hashView, 0, hashLength);
             if (CatalogStatus.OK != keyStatus)
             {
@@ -403,7 +409,7 @@ final class PeerAdapter implements FragmentHandler
      * Queue every well-formed key of the batch with its receiver and load them together: the validation and apply
      * passes then find the records in cache. Stops quietly at the first malformed record (validation rejects it).
      */
-    private void touchRecords(final CatalogDeltaBatchDecoder.RecordsDecoder records, final int shard)
+    private void touchRecords(final CatalogDeltaBatchDecoder.RecordsDecoder records, final ShardReceiver receiver)
     {
         while (records.hasNext())
         {
@@ -421,9 +427,9 @@ final class PeerAdapter implements FragmentHandler
                 break;
             }
             records.wrapKeyHash(hashView);
-            handler.queueTouch(currentSession, shard, tier, namespaceView, namespaceLength, hashView, hashLength);
+            receiver.queueTouch(tier, namespaceView, 0, namespaceLength, hashView, 0, hashLength);
         }
-        handler.touchQueuedKeys(currentSession, shard);
+        receiver.touchQueuedKeys();
     }
 
     private void onSnapshotBegin()

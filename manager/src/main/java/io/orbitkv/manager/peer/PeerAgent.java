@@ -192,17 +192,7 @@ public final class PeerAgent implements Agent
         {
             // Answers to what was just handled leave in this cycle rather than the next (one driver cycle sends
             // them; the next duty cycle drains whatever else there is).
-            workCount += fragments;
-            if (null != driverInvoker)
-            {
-                final int driverWork = driverInvoker.invoke();
-                if (driverWork > 0)
-                {
-                    driverWorkAtNs = nowNs;
-                    driverEmptyInvokes = 0;
-                }
-                workCount += driverWork;
-            }
+            workCount += fragments + runDriver(1);
         }
         workCount += drainImages();
         final long tickMs = nowNs / 1_000_000L;
@@ -225,12 +215,17 @@ public final class PeerAgent implements Agent
      */
     public int invokeDriver()
     {
+        return runDriver(DRIVER_INVOKE_LIMIT);
+    }
+
+    private int runDriver(final int maxCycles)
+    {
         if (null == driverInvoker)
         {
             return 0;
         }
         int workCount = 0;
-        for (int i = 0; i < DRIVER_INVOKE_LIMIT; i++)
+        for (int i = 0; i < maxCycles; i++)
         {
             final int work = driverInvoker.invoke();
             if (0 == work)

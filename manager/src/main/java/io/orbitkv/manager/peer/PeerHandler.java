@@ -1,9 +1,9 @@
 package io.orbitkv.manager.peer;
 
 import io.orbitkv.catalog.JournalRecord;
+import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
-import org.agrona.DirectBuffer;
 
 /**
  * Decoded, validated catalog messages delivered by the {@link PeerAdapter} on the peer agent's thread. The Manager
@@ -26,41 +26,14 @@ public interface PeerHandler
     CatalogStatus onDelta(PeerSession session, int shard, long senderMsb, long senderLsb, JournalRecord record);
 
     /**
-     * Catalog host: a key of a delta batch about to be validated and applied, so the view can bring the keys' records
-     * into cache together ({@link #touchQueuedKeys}). A hint: lengths and tier are not validated yet.
+     * Catalog host: the receiver a delta batch from this session for this shard goes to, or null (no receiver, or a
+     * handler that keeps none). The adapter resolves it once per batch to bring the batch's records into cache
+     * ({@link ShardReceiver#queueTouch}) and to skip the shard check of keys the receiver already holds
+     * ({@link ShardReceiver#holdsKey}); records still go through {@link #onDelta}.
      */
-    default void queueTouch(
-        final PeerSession session,
-        final int shard,
-        final int tier,
-        final DirectBuffer namespace,
-        final int namespaceLength,
-        final DirectBuffer hash,
-        final int hashLength)
+    default ShardReceiver deltaReceiver(final PeerSession session, final int shard)
     {
-    }
-
-    /**
-     * Catalog host: load what {@link #queueTouch} queued for the batch.
-     */
-    default void touchQueuedKeys(final PeerSession session, final int shard)
-    {
-    }
-
-    /**
-     * Catalog host: whether the owner's view of this shard already holds the key for the tier (its shard was checked
-     * when it entered, so the adapter need not recompute it). Lengths and tier are validated before the call.
-     */
-    default boolean holdsKey(
-        final PeerSession session,
-        final int shard,
-        final int tier,
-        final DirectBuffer namespace,
-        final int namespaceLength,
-        final DirectBuffer hash,
-        final int hashLength)
-    {
-        return false;
+        return null;
     }
 
     /**

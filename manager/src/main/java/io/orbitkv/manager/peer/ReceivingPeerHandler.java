@@ -3,7 +3,6 @@ package io.orbitkv.manager.peer;
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.catalog.CatalogStatus;
-import org.agrona.DirectBuffer;
 
 /**
  * The catalog host's half of a {@link PeerHandler}: owner deltas and snapshot frames go to the {@link ShardReceiver}
@@ -54,42 +53,9 @@ public abstract class ReceivingPeerHandler implements PeerHandler
         return status(outcome);
     }
 
-    public final void queueTouch(
-        final PeerSession session,
-        final int shard,
-        final int tier,
-        final DirectBuffer namespace,
-        final int namespaceLength,
-        final DirectBuffer hash,
-        final int hashLength)
+    public final ShardReceiver deltaReceiver(final PeerSession session, final int shard)
     {
-        final ShardReceiver receiver = receiverOf(session, shard);
-        if (null != receiver)
-        {
-            receiver.queueTouch(tier, namespace, 0, namespaceLength, hash, 0, hashLength);
-        }
-    }
-
-    public final void touchQueuedKeys(final PeerSession session, final int shard)
-    {
-        final ShardReceiver receiver = receiverOf(session, shard);
-        if (null != receiver)
-        {
-            receiver.touchQueuedKeys();
-        }
-    }
-
-    public final boolean holdsKey(
-        final PeerSession session,
-        final int shard,
-        final int tier,
-        final DirectBuffer namespace,
-        final int namespaceLength,
-        final DirectBuffer hash,
-        final int hashLength)
-    {
-        final ShardReceiver receiver = receiverOf(session, shard);
-        return null != receiver && receiver.holdsKey(tier, namespace, 0, namespaceLength, hash, 0, hashLength);
+        return receiverOf(session, shard);
     }
 
     public final void onDeltaBatchEnd(

@@ -162,6 +162,24 @@ class PeerTransportTest
     }
 
     @Test
+    void shouldRefuseDeltasOfASessionWhosePublisherHasNoReceiverAsUnregistered()
+    {
+        startPair();
+        final PeerClient client = connect(owner, host);
+        final int[] keys = PeerKeys.keysOfShard(SHARD, 3);
+        for (final int key : keys)
+        {
+            owner.journal.append(SHARD, PeerKeys.record(key, 0));
+        }
+
+        assertEquals(3, owner.agent().sendDeltaBatch(client, SHARD, owner.journal, 1, 3));
+        await(() -> 1 == owner.responseCodes.size(), "refusal answered");
+        assertEquals(CatalogStatus.UNREGISTERED_PUBLISHER, owner.responseCodes.get(0));
+        assertEquals(1, host.counter(PeerCounter.REJECTED_UNREGISTERED_PUBLISHER));
+        assertEquals(0, host.counter(PeerCounter.REJECTED_MALFORMED));
+    }
+
+    @Test
     void shouldCarryAFullDeltaBatchInTheSmallestDatagrams()
     {
         host = new PeerNode(dir, 1, HOST_MSB, HOST_LSB, PeerNode.FINGERPRINT, PeerTransport.MIN_MTU_LENGTH);
