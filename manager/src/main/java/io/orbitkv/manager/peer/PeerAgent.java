@@ -187,12 +187,15 @@ public final class PeerAgent implements Agent
             workCount += clientInvoker.invoke();
         }
         adapter.nowNs(nowNs);
+        final long offeredBefore = proxy.offeredMessages();
         final int fragments = subscription.poll(assembler, FRAGMENT_LIMIT);
-        if (fragments > 0)
+        workCount += fragments;
+        if (proxy.offeredMessages() != offeredBefore)
         {
             // Answers to what was just handled leave in this cycle rather than the next (one driver cycle sends
-            // them; the next duty cycle drains whatever else there is).
-            workCount += fragments + runDriver(1);
+            // them; the next duty cycle drains whatever else there is). Nothing offered, nothing to send early: an
+            // empty driver cycle is a few system calls.
+            workCount += runDriver(1);
         }
         workCount += drainImages();
         final long tickMs = nowNs / 1_000_000L;

@@ -58,6 +58,7 @@ final class PeerProxy
     private final int maxBatchRecords;
     private final UnsafeBuffer buffer;
     private final UnsafeBuffer empty = new UnsafeBuffer(new byte[0]);
+    private long offeredMessages;
 
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
     private final PeerConnectEncoder connectEncoder = new PeerConnectEncoder();
@@ -235,6 +236,7 @@ final class PeerProxy
             final long result = publication.offer(message, offset, length);
             if (result > 0)
             {
+                offeredMessages++;
                 counters.add(PeerCounter.METADATA_BYTES_SENT, length);
                 return true;
             }
@@ -247,6 +249,14 @@ final class PeerProxy
         }
         counters.increment(PeerCounter.OFFERS_FAILED);
         return false;
+    }
+
+    /**
+     * @return messages offered so far (the agent runs the driver after handling fragments only when this moved).
+     */
+    long offeredMessages()
+    {
+        return offeredMessages;
     }
 
     int maxMessageBytes()

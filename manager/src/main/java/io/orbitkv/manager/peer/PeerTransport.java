@@ -21,6 +21,7 @@ import org.agrona.concurrent.NoOpIdleStrategy;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.status.CountersManager;
+import org.agrona.nio.TransportPoller;
 
 /**
  * The catalog's peer transport: one embedded Aeron media driver (small sparse terms, its directory inside the
@@ -97,6 +98,23 @@ public final class PeerTransport implements AutoCloseable
         "a multiple of " + FRAME_ALIGNMENT + " in " + MIN_MTU_LENGTH + ".." + MAX_MTU_LENGTH;
 
     private static final String UDP_PREFIX = "aeron:udp?endpoint=";
+
+    /**
+     * A driver poller with more sockets than this asks epoll once which are ready instead of reading each (Agrona's
+     * {@code org.agrona.transport.iteration.threshold}, default 5). Each empty read is a system call (~1.5 us on
+     * the 2-core VM the benches run on) and a requester has one send socket per catalog host, all polled for status
+     * messages in every driver cycle: with three hosts, one epoll_wait replaces three reads. Set when this class
+     * loads, before the driver's pollers read it, unless the JVM was started with the property.
+     */
+    public static final int POLLER_ITERATION_THRESHOLD = 1;
+
+    static
+    {
+        if (null == System.getProperty(TransportPoller.ITERATION_THRESHOLD_PROP_NAME))
+        {
+            System.setProperty(TransportPoller.ITERATION_THRESHOLD_PROP_NAME, Integer.toString(POLLER_ITERATION_THRESHOLD));
+        }
+    }
 
     private final Context ctx;
     private final File aeronDir;

@@ -29,6 +29,7 @@ import io.orbitkv.codecs.catalog.RouteEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersManager;
+import org.agrona.nio.TransportPoller;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -137,6 +138,14 @@ class PeerTransportTest
         assertTrue(host.counter(PeerCounter.METADATA_BYTES_RECEIVED) > 0);
         assertTrue(owner.counter(PeerCounter.METADATA_BYTES_SENT) > 0);
         assertTrue(host.counter(PeerCounter.IMAGES_AVAILABLE) >= 1, "image handled in doWork, not the callback");
+    }
+
+    @Test
+    void shouldPollManySocketsThroughOneEpollWait()
+    {
+        startPair();
+        // The driver's pollers read the threshold when their class loads, after the transport's class set it.
+        assertEquals(PeerTransport.POLLER_ITERATION_THRESHOLD, TransportPoller.ITERATION_THRESHOLD);
     }
 
     @Test
