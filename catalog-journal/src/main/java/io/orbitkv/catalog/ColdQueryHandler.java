@@ -48,8 +48,12 @@ public final class ColdQueryHandler
     // Whether keyShards[i] is the requester's claim, not yet checked: a row found in that shard's views proves it
     // (keys enter a view only after their shard was checked); an empty row is checked by hashing the key.
     private final boolean[] claimed = new boolean[CatalogLimits.MAX_COLD_QUERY_KEYS];
-    private final UnsafeBuffer namespace = new UnsafeBuffer(new byte[StateKey.MAX_NAMESPACE_LENGTH]);
-    private final UnsafeBuffer hash = new UnsafeBuffer(new byte[StateKey.MAX_HASH_LENGTH]);
+    // Where each key's namespace and hash lie in the frame: keys are read in place, never copied.
+    private final int[] namespaceOffsets = new int[CatalogLimits.MAX_COLD_QUERY_KEYS];
+    private final int[] namespaceLengths = new int[CatalogLimits.MAX_COLD_QUERY_KEYS];
+    private final int[] hashOffsets = new int[CatalogLimits.MAX_COLD_QUERY_KEYS];
+    private final int[] hashLengths = new int[CatalogLimits.MAX_COLD_QUERY_KEYS];
+    private int keyCount;
     private final CandidateSet row = new CandidateSet();
 
     private long queriesServed;
@@ -135,7 +139,6 @@ public final class ColdQueryHandler
                 rejected++;
                 return status(out, outOffset, keysStatus, sessionId, correlationId, requesterMsb, requesterLsb, shard);
             }
-            queryDecoder.wrap(frame, MessageHeaderDecoder.ENCODED_LENGTH, blockLength, version);
             return respond(out, outOffset, sessionId, correlationId, requesterMsb, requesterLsb, shard);
         }
         catch (final IndexOutOfBoundsException | IllegalStateException ex)
@@ -200,6 +203,7 @@ public final class ColdQueryHandler
     {
         final ColdQueryDecoder.KeysDecoder keys = queryDecoder.keys();
         final int count = keys.count();
+        keyCount = 0;
         if (count > CatalogLimits.MAX_COLD_QUERY_KEYS)
         {
             return validator.checkColdQueryBatch(count, 0);
@@ -209,32 +213,45 @@ public final class ColdQueryHandler
         while (keys.hasNext())
         {
             keys.next();
+            final int claim = keys.shard();
             final int namespaceLength = keys.keyNamespaceLength();
             if (namespaceLength < 1 || namespaceLength > StateKey.MAX_NAMESPACE_LENGTH)
             {
                 malformedFrames++;
                 return CatalogStatus.MALFORMED;
             }
-            keys.getKeyNamespace(namespace, 0, namespaceLength);
+            final int namespaceOffset = queryDecoder.limit() + ColdQueryDecoder.KeysDecoder.keyNamespaceHeaderLength();
+            keys.skipKeyNamespace();
             final int hashLength = keys.keyHashLength();
             if (hashLength < 1 || hashLength > StateKey.MAX_HASH_LENGTH)
             {
                 malformedFrames++;
                 return CatalogStatus.MALFORMED;
             }
-            keys.getKeyHash(hash, 0, hashLength);
+            final int hashOffset = queryDecoder.limit() + ColdQueryDecoder.KeysDecoder.keyHashHeaderLength();
+            keys.skipKeyHash();
+            if (queryDecoder.limit() > frame.capacity())
+            {
+                malformedFrames++;
+                return CatalogStatus.MALFORMED;
+            }
             keyBytes += namespaceLength + hashLength;
-            final int claim = keys.shard();
             final boolean trusted = directory.hosts(claim);
-            final int keyShard = trusted ? claim : shardFunction.shard(namespace, 0, namespaceLength, hash, 0, hashLength);
+            final int keyShard = trusted ?
+                claim : shardFunction.shard(frame, namespaceOffset, namespaceLength, frame, hashOffset, hashLength);
             if (!directory.hosts(keyShard))
             {
                 return validator.checkRoute(keyShard, placementFingerprint, localIncarnationMsb, localIncarnationLsb, true);
             }
             claimed[i] = trusted;
-            keyShards[i++] = keyShard;
-            directory.queueTouch(keyShard, namespace, 0, namespaceLength, hash, 0, hashLength);
+            keyShards[i] = keyShard;
+            namespaceOffsets[i] = namespaceOffset;
+            namespaceLengths[i] = namespaceLength;
+            hashOffsets[i] = hashOffset;
+            hashLengths[i++] = hashLength;
+            directory.queueTouch(keyShard, frame, namespaceOffset, namespaceLength, frame, hashOffset, hashLength);
         }
+        keyCount = i;
         return validator.checkColdQueryBatch(count, keyBytes);
     }
 
@@ -250,19 +267,19 @@ public final class ColdQueryHandler
         responseEncoder.wrapAndApplyHeader(out, outOffset, headerEncoder);
         route(responseEncoder.route(), requesterMsb, requesterLsb, shard);
         responseEncoder.sessionId(sessionId).correlationId(correlationId).status(CatalogStatus.OK);
-        final ColdQueryDecoder.KeysDecoder keys = queryDecoder.keys();
-        final ColdQueryResponseEncoder.RowsEncoder rows = responseEncoder.rowsCount(keys.count());
-        int i = 0;
-        while (keys.hasNext())
+        final ColdQueryResponseEncoder.RowsEncoder rows = responseEncoder.rowsCount(keyCount);
+        for (int i = 0; i < keyCount; i++)
         {
-            keys.next();
-            final int namespaceLength = keys.getKeyNamespace(namespace, 0, keys.keyNamespaceLength());
-            final int hashLength = keys.getKeyHash(hash, 0, keys.keyHashLength());
+            final int namespaceOffset = namespaceOffsets[i];
+            final int namespaceLength = namespaceLengths[i];
+            final int hashOffset = hashOffsets[i];
+            final int hashLength = hashLengths[i];
             row.clear();
-            boolean complete = directory.lookup(keyShards[i], namespace, 0, namespaceLength, hash, 0, hashLength, row);
+            boolean complete = directory.lookup(
+                keyShards[i], frame, namespaceOffset, namespaceLength, frame, hashOffset, hashLength, row);
             if (claimed[i] && 0 == row.count())
             {
-                final int actual = shardFunction.shard(namespace, 0, namespaceLength, hash, 0, hashLength);
+                final int actual = shardFunction.shard(frame, namespaceOffset, namespaceLength, frame, hashOffset, hashLength);
                 if (actual != keyShards[i])
                 {
                     claimsCorrected++;
@@ -273,7 +290,8 @@ public final class ColdQueryHandler
                             actual, placementFingerprint, localIncarnationMsb, localIncarnationLsb, true),
                             sessionId, correlationId, requesterMsb, requesterLsb, shard);
                     }
-                    complete = directory.lookup(actual, namespace, 0, namespaceLength, hash, 0, hashLength, row);
+                    complete = directory.lookup(
+                        actual, frame, namespaceOffset, namespaceLength, frame, hashOffset, hashLength, row);
                 }
             }
             if (!complete)
@@ -292,10 +310,9 @@ public final class ColdQueryHandler
                     .byteSize(row.byteSize(c));
                 candidates.ownerIncarnation().msb(row.incarnationMsb(c)).lsb(row.incarnationLsb(c));
             }
-            i++;
         }
         queriesServed++;
-        rowsServed += i;
+        rowsServed += keyCount;
         return MessageHeaderEncoder.ENCODED_LENGTH + responseEncoder.encodedLength();
     }
 
