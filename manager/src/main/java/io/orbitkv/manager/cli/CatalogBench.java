@@ -24,6 +24,7 @@ import io.orbitkv.codecs.StateKeyShard;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.index.CatalogRecordTable;
 import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerCounter;
 import io.orbitkv.manager.peer.PeerSnapshotSender;
@@ -243,7 +244,7 @@ final class CatalogBench
             final AtomicBoolean running = new AtomicBoolean(true);
             final Thread ownerThread = new Thread(() ->
             {
-                final IdleStrategy idle = new BackoffIdleStrategy(10, 20, 1_000, 100_000);
+                final IdleStrategy idle = agentIdleStrategy();
                 final long[] next = new long[CatalogLimits.SHARD_COUNT];
                 java.util.Arrays.fill(next, 1);
                 long count = 0;
@@ -276,7 +277,7 @@ final class CatalogBench
             }, "bench-owner");
             final Thread hostThread = new Thread(() ->
             {
-                final IdleStrategy idle = new BackoffIdleStrategy(10, 20, 1_000, 100_000);
+                final IdleStrategy idle = agentIdleStrategy();
                 while (running.get())
                 {
                     idle.idle(host.doWork());
@@ -402,6 +403,15 @@ final class CatalogBench
         return true;
     }
 
+    /**
+     * Idle strategy of the bench's agent threads: the one a Manager's agent uses by default (spin, yield, then park
+     * up to 100 us; {@code -Dorbitkv.manager.idle.strategy} changes it).
+     */
+    private static IdleStrategy agentIdleStrategy()
+    {
+        return Configuration.newIdleStrategy(Configuration.idleStrategyName());
+    }
+
     private static void awaitApplied(final BenchPeer host, final long records) throws InterruptedException
     {
         final long deadlineNs = System.nanoTime() + AWAIT_NS;
@@ -416,7 +426,8 @@ final class CatalogBench
             {
                 throw new IllegalStateException("host errors: " + host.errors());
             }
-            Thread.sleep(0, 200_000);
+            // The observer wakes rarely: each wake takes a core from the two agent threads for a moment.
+            Thread.sleep(1);
         }
     }
 
@@ -776,7 +787,7 @@ final class CatalogBench
             final BenchPeer host = hosts[h];
             threads[h] = new Thread(() ->
             {
-                final IdleStrategy idle = new BackoffIdleStrategy(10, 20, 1_000, 100_000);
+                final IdleStrategy idle = agentIdleStrategy();
                 while (running.get())
                 {
                     idle.idle(host.doWork());
