@@ -127,7 +127,14 @@ public enum SystemCounterDescriptor
     CATALOG_COLD_COALESCED(111, "Catalog: keys not asked again because a query for them was in flight", false),
     CATALOG_COLD_TIMEOUTS(112, "Catalog: discoveries answered at the 3 s budget with hosts missing", false),
     CATALOG_DISCOVERY_SKIPPED(113, "Catalog: peer lookups answered locally (remote work disabled or no view)", false),
-    CATALOG_PEER_KEYS(114, "Catalog: lookup keys answered with peer candidates", false);
+    CATALOG_PEER_KEYS(114, "Catalog: lookup keys answered with peer candidates", false),
+    CATALOG_COLD_QUERIES_SERVED(115, "Catalog: cold queries answered as catalog host", false),
+    CATALOG_COLD_ROWS_SERVED(116, "Catalog: cold query rows answered as catalog host", false),
+    CATALOG_COLD_ROWS_INCOMPLETE(117, "Catalog: rows answered from an incomplete shard view (prove nothing)", false),
+    CATALOG_COLD_CLAIMS_CORRECTED(118, "Catalog: cold query keys whose named shard was wrong", false),
+    CATALOG_COLD_QUERIES_REFUSED(119, "Catalog: cold queries refused (route or keys; reasons in the peer counters)",
+        false),
+    CATALOG_COLD_QUERIES_MALFORMED(120, "Catalog: cold query frames malformed, of another schema or template", false);
 
     /** Type id of every system counter in the CnC counters section. */
     public static final int SYSTEM_COUNTER_TYPE_ID = 0;

@@ -108,6 +108,16 @@ class ManagerCatalogTest
         return sum;
     }
 
+    private long hostTotal(final SystemCounterDescriptor descriptor)
+    {
+        long total = 0;
+        for (final Manager manager : managers)
+        {
+            total += manager.counter(descriptor);
+        }
+        return total;
+    }
+
     private static final SystemCounterDescriptor[] ETCD_CALLS = {
         SystemCounterDescriptor.ETCD_CALLS_GET,
         SystemCounterDescriptor.ETCD_CALLS_TXN,
@@ -150,6 +160,22 @@ class ManagerCatalogTest
             assertEquals(KeyStatus.DRAM, result.candidateTier(i));
             assertEquals(BLOCK, result.candidateLength(i));
         }
+
+        // The catalog hosts that answered show it in their own counters (published on their housekeeping tick):
+        // every key B asked was answered as a row, by at most as many queries as B sent.
+        final long deadlineNs = System.nanoTime() + DEADLINE_NS;
+        while (hostTotal(SystemCounterDescriptor.CATALOG_COLD_ROWS_SERVED) < b.counter(
+            SystemCounterDescriptor.CATALOG_COLD_KEYS))
+        {
+            assertTrue(System.nanoTime() - deadlineNs < 0, "hosts' cold query counters did not catch up");
+            Thread.onSpinWait();
+        }
+        assertTrue(hostTotal(SystemCounterDescriptor.CATALOG_COLD_QUERIES_SERVED) >= 1);
+        assertTrue(hostTotal(SystemCounterDescriptor.CATALOG_COLD_QUERIES_SERVED) <=
+            b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES));
+        assertEquals(0, hostTotal(SystemCounterDescriptor.CATALOG_COLD_QUERIES_REFUSED));
+        assertEquals(0, hostTotal(SystemCounterDescriptor.CATALOG_COLD_QUERIES_MALFORMED));
+        assertEquals(0, hostTotal(SystemCounterDescriptor.CATALOG_COLD_CLAIMS_CORRECTED));
 
         // Warm: answered from B's candidate index with no catalog RPC and no etcd call.
         final long coldBefore = b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);

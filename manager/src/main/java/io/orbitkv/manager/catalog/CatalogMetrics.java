@@ -1,5 +1,6 @@
 package io.orbitkv.manager.catalog;
 
+import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.manager.SystemCounterDescriptor;
 import io.orbitkv.manager.SystemCounters;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -35,6 +36,12 @@ final class CatalogMetrics
     final AtomicCounter coldTimeouts;
     final AtomicCounter discoverySkipped;
     final AtomicCounter peerKeys;
+    final AtomicCounter coldQueriesServed;
+    final AtomicCounter coldRowsServed;
+    final AtomicCounter coldRowsIncomplete;
+    final AtomicCounter coldClaimsCorrected;
+    final AtomicCounter coldQueriesRefused;
+    final AtomicCounter coldQueriesMalformed;
 
     CatalogMetrics(final SystemCounters counters)
     {
@@ -63,6 +70,27 @@ final class CatalogMetrics
         coldTimeouts = counters.get(SystemCounterDescriptor.CATALOG_COLD_TIMEOUTS);
         discoverySkipped = counters.get(SystemCounterDescriptor.CATALOG_DISCOVERY_SKIPPED);
         peerKeys = counters.get(SystemCounterDescriptor.CATALOG_PEER_KEYS);
+        coldQueriesServed = counters.get(SystemCounterDescriptor.CATALOG_COLD_QUERIES_SERVED);
+        coldRowsServed = counters.get(SystemCounterDescriptor.CATALOG_COLD_ROWS_SERVED);
+        coldRowsIncomplete = counters.get(SystemCounterDescriptor.CATALOG_COLD_ROWS_INCOMPLETE);
+        coldClaimsCorrected = counters.get(SystemCounterDescriptor.CATALOG_COLD_CLAIMS_CORRECTED);
+        coldQueriesRefused = counters.get(SystemCounterDescriptor.CATALOG_COLD_QUERIES_REFUSED);
+        coldQueriesMalformed = counters.get(SystemCounterDescriptor.CATALOG_COLD_QUERIES_MALFORMED);
+    }
+
+    /**
+     * Publish the catalog-host side of cold queries: the handler keeps plain totals on the agent thread, copied here
+     * on the housekeeping tick.
+     */
+    void onColdQueriesServed(final ColdQueryHandler handler)
+    {
+        coldQueriesServed.setRelease(handler.queriesServed());
+        coldRowsServed.setRelease(handler.rowsServed());
+        coldRowsIncomplete.setRelease(handler.incompleteRows());
+        coldClaimsCorrected.setRelease(handler.claimsCorrected());
+        coldQueriesRefused.setRelease(handler.rejected());
+        coldQueriesMalformed.setRelease(
+            handler.malformedFrames() + handler.schemaMismatches() + handler.unknownTemplates());
     }
 
     void onLag(final long lagNs)

@@ -86,6 +86,7 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
     private final OwnerStream[] streams = new OwnerStream[CatalogLimits.SHARD_COUNT];
     private final boolean[] hosted = new boolean[CatalogLimits.SHARD_COUNT];
     private final CatalogDirectory directory;
+    private final ColdQueryHandler coldQueryHandler;
     private final CandidateIndex candidates = new CandidateIndex();
     private final PeerTransport transport;
     private final PeerDiscovery discovery;
@@ -167,6 +168,7 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
         this.directory = new CatalogDirectory(hosted, new HostBudget());
         final long fingerprint = fingerprintOf(placement);
         final CatalogRequestValidator validator = new CatalogRequestValidator(selfMsb, selfLsb, fingerprint, hosted);
+        this.coldQueryHandler = new ColdQueryHandler(validator, this.directory, selfMsb, selfLsb, fingerprint);
         this.discovery = new PeerDiscovery(this, candidates, metrics, sink);
         this.transport = PeerTransport.launch(new PeerTransport.Context()
             .endpoint(peerEndpoint)
@@ -176,7 +178,7 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
             .incarnation(selfMsb, selfLsb)
             .placementFingerprint(fingerprint)
             .validator(validator)
-            .coldQueryHandler(new ColdQueryHandler(validator, this.directory, selfMsb, selfLsb, fingerprint))
+            .coldQueryHandler(coldQueryHandler)
             .handler(this)
             .countersManager(countersManager)
             .errorHandler(errorHandler)
@@ -448,6 +450,7 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
         metrics.journalOverflows.setRelease(journal.overflowResyncs());
         metrics.indexBytes.setRelease(directory.budget().reservedBytes());
         metrics.candidateBytes.setRelease(candidates.logicalBytes());
+        metrics.onColdQueriesServed(coldQueryHandler);
         int incomplete = 0;
         for (int s = 0; s < hosted.length; s++)
         {

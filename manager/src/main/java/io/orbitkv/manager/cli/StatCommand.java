@@ -210,7 +210,14 @@ public final class StatCommand implements Callable<Integer>
             .append(" of ").append(value(counters, SystemCounterDescriptor.CATALOG_HOSTED_SHARDS)).append(" hosted")
             .append(", host index ").append(value(counters, SystemCounterDescriptor.CATALOG_INDEX_BYTES))
             .append(" bytes, candidate index ").append(value(counters, SystemCounterDescriptor.CATALOG_CANDIDATE_BYTES))
-            .append(" bytes\n");
+            .append(" bytes\n  catalog: cold queries served ")
+            .append(value(counters, SystemCounterDescriptor.CATALOG_COLD_QUERIES_SERVED))
+            .append(" (rows ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_ROWS_SERVED))
+            .append(", incomplete ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_ROWS_INCOMPLETE))
+            .append("), refused ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_QUERIES_REFUSED))
+            .append(", malformed ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_QUERIES_MALFORMED))
+            .append(", shard claims corrected ")
+            .append(value(counters, SystemCounterDescriptor.CATALOG_COLD_CLAIMS_CORRECTED)).append('\n');
     }
 
     private static long value(final CountersReader counters, final SystemCounterDescriptor descriptor)

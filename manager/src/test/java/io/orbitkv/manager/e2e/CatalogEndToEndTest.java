@@ -255,10 +255,12 @@ class CatalogEndToEndTest
         // retired incarnation of a Manager that restarted are each refused and counted by B.
         rogueFrames(b);
 
-        // 7. stat shows the catalog section: metadata rate, update lag, journal, resyncs, coverage, index bytes.
+        // 7. stat shows the catalog section: metadata rate, update lag, journal, resyncs, coverage, index bytes, and
+        // the cold queries served as catalog host.
         final String stat = a.runStatOnce(60_000);
         assertTrue(stat.contains("catalog: metadata") && stat.contains("B/s out") && stat.contains("update lag") &&
-            stat.contains("journal overflows") && stat.contains("incomplete shards") && stat.contains("host index"), stat);
+            stat.contains("journal overflows") && stat.contains("incomplete shards") && stat.contains("host index") &&
+            stat.contains("cold queries served"), stat);
     }
 
     private void rogueFrames(final OrbitKvProcesses b) throws Exception
