@@ -252,7 +252,8 @@ public final class ShardReceiver
     /**
      * Queue a key of an incoming batch so {@link #touchQueuedKeys()} can bring its record into cache together with the
      * others (their cache misses overlap instead of being paid one by one while the batch is applied). Keys beyond
-     * {@link #MAX_TOUCH_KEYS}, of an unknown namespace or an invalid tier are skipped: this is only a hint.
+     * {@link #MAX_TOUCH_KEYS}, of an unknown namespace, of an invalid tier or of a tier the view holds nothing of are
+     * skipped: this is only a hint.
      */
     public void queueTouch(
         final int tier,
@@ -264,7 +265,7 @@ public final class ShardReceiver
         final int hashLength)
     {
         if (null == liveView || touchCount == touchHashCodes.length || tier < 0 ||
-            tier >= CatalogRecordTable.TIER_COUNT)
+            tier >= CatalogRecordTable.TIER_COUNT || !liveView.holdsTier(tier))
         {
             return;
         }

@@ -43,6 +43,9 @@ public final class CatalogRecordTable
     private static final int FLAG_TOMBSTONE = 1;
 
     private final BlockIndex index;
+    // Records (tombstones included) per tier: a tier with none is not probed (a host whose owners announce only DRAM
+    // residences answers every key with one probe, not two).
+    private final int[] tierRecords = new int[TIER_COUNT];
     private int tombstones;
 
     /**
@@ -108,7 +111,20 @@ public final class CatalogRecordTable
     public int find(
         final int namespaceId, final int tier, final DirectBuffer hash, final int hashOffset, final int hashLength)
     {
-        return index.find(tieredId(namespaceId, tier), hash, hashOffset, hashLength);
+        final int tieredId = tieredId(namespaceId, tier);
+        return 0 == tierRecords[tier] ? NOT_FOUND : index.find(tieredId, hash, hashOffset, hashLength);
+    }
+
+    /**
+     * Whether any record (a tombstone included) of a tier is held: when none is, {@link #find} answers without a probe
+     * and a touch of that tier's keys would load nothing useful.
+     *
+     * @param tier residence tier.
+     * @return true if the tier holds at least one record.
+     */
+    public boolean holdsTier(final int tier)
+    {
+        return tierRecords[tier] > 0;
     }
 
     /**
@@ -122,6 +138,7 @@ public final class CatalogRecordTable
         final int id = index.insert(tieredId(namespaceId, tier), hash, hashOffset, hashLength);
         if (id >= 0)
         {
+            tierRecords[tier]++;
             index.state(id, BlockIndex.STATE_READY);
         }
         return id;
@@ -164,6 +181,7 @@ public final class CatalogRecordTable
         {
             tombstones--;
         }
+        tierRecords[tier(id)]--;
         index.remove(id);
     }
 
@@ -181,6 +199,7 @@ public final class CatalogRecordTable
             }
         }
         tombstones = 0;
+        java.util.Arrays.fill(tierRecords, 0);
     }
 
     /**

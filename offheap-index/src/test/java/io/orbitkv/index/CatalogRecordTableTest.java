@@ -48,6 +48,38 @@ class CatalogRecordTableTest
     }
 
     @Test
+    void shouldKnowWhichTiersHoldRecordsThroughInsertsRemovalsTombstonesAndClear()
+    {
+        final CatalogRecordTable table = new CatalogRecordTable(CatalogRecordTable.budgetFor(8));
+        assertFalse(table.holdsTier(0));
+        assertFalse(table.holdsTier(1));
+        final int dram = table.insert(3, 0, hash(1), 0, 32);
+        table.set(dram, 5, 1, 10, 4096, false);
+        assertTrue(table.holdsTier(0));
+        assertFalse(table.holdsTier(1));
+        assertEquals(CatalogRecordTable.NOT_FOUND, table.find(3, 1, hash(1), 0, 32));
+
+        // A tombstone is a record of its tier: finding it is what stops a delayed addition.
+        final int ssd = table.insert(3, 1, hash(2), 0, 32);
+        table.set(ssd, 6, 2, 11, 4096, true);
+        assertTrue(table.holdsTier(1));
+        assertEquals(ssd, table.find(3, 1, hash(2), 0, 32));
+        assertEquals(1, table.purgeTombstonesUpTo(6));
+        assertFalse(table.holdsTier(1));
+        assertEquals(CatalogRecordTable.NOT_FOUND, table.find(3, 1, hash(2), 0, 32));
+
+        table.remove(dram);
+        assertFalse(table.holdsTier(0));
+        table.insert(3, 0, hash(3), 0, 32);
+        table.insert(4, 1, hash(3), 0, 32);
+        table.clear();
+        assertFalse(table.holdsTier(0));
+        assertFalse(table.holdsTier(1));
+        final int again = table.insert(3, 1, hash(3), 0, 32);
+        assertEquals(again, table.find(3, 1, hash(3), 0, 32));
+    }
+
+    @Test
     void shouldKeepTheTiersOfOneKeyIndependent()
     {
         final CatalogRecordTable table = new CatalogRecordTable(CatalogRecordTable.budgetFor(8));
