@@ -8,7 +8,6 @@ import io.aeron.ExclusivePublication;
 import io.aeron.FragmentAssembler;
 import io.aeron.Image;
 import io.aeron.Subscription;
-import io.aeron.driver.status.SystemCounterDescriptor;
 import io.orbitkv.catalog.OwnerJournal;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import org.agrona.DirectBuffer;
@@ -18,7 +17,6 @@ import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentInvoker;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.NanoClock;
-import org.agrona.concurrent.status.CountersReader;
 
 /**
  * Duty cycle of the peer transport, shaped like the driver's conductor: read the clock once, service the Aeron client
@@ -39,9 +37,8 @@ public final class PeerAgent implements Agent
     static final int FRAGMENT_LIMIT = 32;
 
     /**
-     * Driver duty cycles run back to back, at most this many, while they move traffic: the driver receives one
-     * datagram per endpoint and sends a couple per publication in each cycle, so a 16-fragment frame would otherwise
-     * take 16 agent cycles.
+     * Driver duty cycles run back to back while they find work: the driver receives one datagram per endpoint and
+     * sends a couple per publication in each cycle, so a 16-fragment frame would otherwise take 16 agent cycles.
      */
     static final int DRIVER_INVOKE_LIMIT = 16;
 
@@ -101,10 +98,6 @@ public final class PeerAgent implements Agent
     private final ArrayList<PeerSession> pendingSessions = new ArrayList<>();
     private final ArrayList<PeerClient> clients = new ArrayList<>();
 
-    private final CountersReader driverCounters;
-    private final int bytesReceivedCounterId;
-    private final int bytesSentCounterId;
-    private final int mtuLength;
     private long driverWorkAtNs;
     private int driverEmptyInvokes;
     private long driverDueAtNs;
@@ -120,10 +113,6 @@ public final class PeerAgent implements Agent
         this.aeron = aeron;
         this.clientInvoker = aeron.conductorAgentInvoker();
         this.driverInvoker = driverInvoker;
-        this.driverCounters = aeron.countersReader();
-        this.bytesReceivedCounterId = SystemCounterDescriptor.BYTES_RECEIVED.id();
-        this.bytesSentCounterId = SystemCounterDescriptor.BYTES_SENT.id();
-        this.mtuLength = ctx.mtuLength();
         this.counters = counters;
         this.errorHandler = ctx.errorHandler();
         this.nanoClock = ctx.nanoClock();
@@ -188,19 +177,25 @@ public final class PeerAgent implements Agent
     {
         final long nowNs = nanoClock.nanoTime();
         int workCount = 0;
-        adapter.nowNs(nowNs);
         if ((nowNs - driverWorkAtNs < DRIVER_HOT_WINDOW_NS && driverEmptyInvokes < DRIVER_HOT_EMPTY_LIMIT) ||
             nowNs - driverDueAtNs >= 0)
         {
-            workCount += runDriverAndPoll();
-        }
-        else
-        {
-            workCount += pollFragments();
+            workCount += invokeDriver();
         }
         if (null != clientInvoker)
         {
             workCount += clientInvoker.invoke();
+        }
+        adapter.nowNs(nowNs);
+        final long offeredBefore = proxy.offeredMessages();
+        final int fragments = subscription.poll(assembler, FRAGMENT_LIMIT);
+        workCount += fragments;
+        if (proxy.offeredMessages() != offeredBefore)
+        {
+            // Answers to what was just handled leave in this cycle rather than the next (one driver cycle sends
+            // them; the next duty cycle drains whatever else there is). Nothing offered, nothing to send early: an
+            // empty driver cycle is a few system calls.
+            workCount += runDriver(1);
         }
         workCount += drainImages();
         final long tickMs = nowNs / 1_000_000L;
@@ -215,60 +210,15 @@ public final class PeerAgent implements Agent
     }
 
     /**
-     * Run the embedded driver (when it is invoked rather than on its own thread) for up to
-     * {@link #DRIVER_INVOKE_LIMIT} cycles while it moves traffic (see {@link #runDriver}): sends what was offered
-     * since, receives what arrived. Callers that offer after {@link #doWork()} in the same duty cycle call this to send
-     * without waiting for the next one. Never polls the subscription, so no handler runs inside the caller.
+     * Run the embedded driver (when it is invoked rather than on its own thread) until it runs out of work or
+     * {@link #DRIVER_INVOKE_LIMIT} cycles: sends what was offered since, receives what arrived. Callers that offer
+     * after {@link #doWork()} in the same duty cycle call this to send without waiting for the next one.
      *
      * @return the driver's work count.
      */
     public int invokeDriver()
     {
         return runDriver(DRIVER_INVOKE_LIMIT);
-    }
-
-    /**
-     * Handle what arrived and, if that offered anything, run one driver cycle so the answers leave now rather than
-     * in the next duty cycle.
-     */
-    private int pollFragments()
-    {
-        final long offeredBefore = proxy.offeredMessages();
-        final int fragments = subscription.poll(assembler, FRAGMENT_LIMIT);
-        if (proxy.offeredMessages() != offeredBefore)
-        {
-            return fragments + runDriver(1);
-        }
-        return fragments;
-    }
-
-    /**
-     * Driver cycles with the subscription polled after each: a query that arrives in a cycle is answered in the next
-     * one, which also looks for more. Stops after a cycle that received nothing, handled nothing that offered, and
-     * sent less than a full datagram (see {@link #driverMovesTraffic}).
-     */
-    private int runDriverAndPoll()
-    {
-        if (null == driverInvoker)
-        {
-            return pollFragments();
-        }
-        int workCount = 0;
-        for (int i = 0; i < DRIVER_INVOKE_LIMIT; i++)
-        {
-            final long receivedBefore = driverCounters.getCounterValue(bytesReceivedCounterId);
-            final long sentBefore = driverCounters.getCounterValue(bytesSentCounterId);
-            final int work = driverInvoker.invoke();
-            final long offeredBefore = proxy.offeredMessages();
-            final int fragments = subscription.poll(assembler, FRAGMENT_LIMIT);
-            workCount += work + fragments;
-            if (proxy.offeredMessages() == offeredBefore && !driverMovesTraffic(work, receivedBefore, sentBefore))
-            {
-                break;
-            }
-        }
-        afterDriverRun(workCount);
-        return workCount;
     }
 
     private int runDriver(final int maxCycles)
@@ -280,34 +230,13 @@ public final class PeerAgent implements Agent
         int workCount = 0;
         for (int i = 0; i < maxCycles; i++)
         {
-            final long receivedBefore = driverCounters.getCounterValue(bytesReceivedCounterId);
-            final long sentBefore = driverCounters.getCounterValue(bytesSentCounterId);
             final int work = driverInvoker.invoke();
-            workCount += work;
-            if (!driverMovesTraffic(work, receivedBefore, sentBefore))
+            if (0 == work)
             {
                 break;
             }
+            workCount += work;
         }
-        afterDriverRun(workCount);
-        return workCount;
-    }
-
-    /**
-     * Whether another driver cycle is likely to find more right away: this one received a datagram (more may be
-     * queued: one is read per socket per cycle) or sent a full one (the rest of a long message follows). A cycle that
-     * only sent the end of what was offered, or only did housekeeping, ends the run: another would be empty socket
-     * reads, one system call each. Whatever is left is picked up in the next duty cycle, within the hot window.
-     */
-    private boolean driverMovesTraffic(final int work, final long receivedBefore, final long sentBefore)
-    {
-        return work > 0 &&
-            (driverCounters.getCounterValue(bytesReceivedCounterId) != receivedBefore ||
-            driverCounters.getCounterValue(bytesSentCounterId) - sentBefore >= mtuLength);
-    }
-
-    private void afterDriverRun(final int workCount)
-    {
         final long nowNs = nanoClock.nanoTime();
         driverDueAtNs = nowNs + DRIVER_QUIET_INTERVAL_NS;
         if (workCount > 0)
@@ -319,6 +248,7 @@ public final class PeerAgent implements Agent
         {
             driverEmptyInvokes++;
         }
+        return workCount;
     }
 
     public void onClose()
