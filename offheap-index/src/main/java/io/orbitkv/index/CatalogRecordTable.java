@@ -1,5 +1,7 @@
 package io.orbitkv.index;
 
+import java.util.Arrays;
+
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
@@ -111,7 +113,7 @@ public final class CatalogRecordTable
     public int find(
         final int namespaceId, final int tier, final DirectBuffer hash, final int hashOffset, final int hashLength)
     {
-        final int tieredId = tieredId(namespaceId, tier);
+        final int tieredId = tieredId(namespaceId, tier); // validates the tier before it indexes the counts
         return 0 == tierRecords[tier] ? NOT_FOUND : index.find(tieredId, hash, hashOffset, hashLength);
     }
 
@@ -199,7 +201,7 @@ public final class CatalogRecordTable
             }
         }
         tombstones = 0;
-        java.util.Arrays.fill(tierRecords, 0);
+        Arrays.fill(tierRecords, 0);
     }
 
     /**
