@@ -239,10 +239,12 @@ class CatalogEndToEndTest
         while (KeyStatus.MISS != result.status(0));
 
         // 5. Fuzzed frames at B's peer endpoint: rejected and counted, B keeps serving.
-        fuzz(peerPorts[1]);
-        awaitAbove(b, PeerCounter.REJECTED_MALFORMED.label(), 0);
-        awaitAbove(b, PeerCounter.REJECTED_UNKNOWN_TEMPLATE.label(), 0);
-        awaitAbove(b, PeerCounter.REJECTED_WRONG_SCHEMA.label(), 0);
+        fuzz(peerPorts[1], () ->
+        {
+            awaitAbove(b, PeerCounter.REJECTED_MALFORMED.label(), 0);
+            awaitAbove(b, PeerCounter.REJECTED_UNKNOWN_TEMPLATE.label(), 0);
+            awaitAbove(b, PeerCounter.REJECTED_WRONG_SCHEMA.label(), 0);
+        });
         final KeyBatch fresh = batch(2_000_000, 8);
         engineA.publish(fresh, result);
         awaitPeerKeys(engineB, fresh, 8, result);
@@ -389,7 +391,11 @@ class CatalogEndToEndTest
      * Random bytes, a valid header over garbage, a wrong schema, an unknown template and a group count far beyond
      * the frame, from an Aeron publication of this JVM's own media driver.
      */
-    private static void fuzz(final int port) throws IOException
+    /**
+     * Offer fuzzed frames to a peer endpoint, then run {@code awaitRejected} while the sending driver is still up: a
+     * driver closed right after the last offer drops what B's flow-control window had not let it send yet.
+     */
+    private static void fuzz(final int port, final Runnable awaitRejected) throws IOException
     {
         final File aeronDir = Files.createTempDirectory("orbitkv-fuzz-aeron").toFile();
         try (MediaDriver driver = MediaDriver.launch(new MediaDriver.Context()
@@ -433,6 +439,7 @@ class CatalogEndToEndTest
                 }
                 offer(publication, frame, 1 + random.nextInt(bytes.length));
             }
+            awaitRejected.run();
         }
         finally
         {
