@@ -134,7 +134,8 @@ public enum SystemCounterDescriptor
     CATALOG_COLD_CLAIMS_CORRECTED(118, "Catalog: cold query keys whose named shard was wrong", false),
     CATALOG_COLD_QUERIES_REFUSED(119, "Catalog: cold queries refused (route or keys; reasons in the peer counters)",
         false),
-    CATALOG_COLD_QUERIES_MALFORMED(120, "Catalog: cold query frames malformed, of another schema or template", false);
+    CATALOG_COLD_QUERIES_MALFORMED(120, "Catalog: cold query frames malformed, of another schema or template", false),
+    CATALOG_LOCAL_HOST_KEYS(121, "Catalog: discovery keys answered from shards this Manager hosts (no RPC)", false);
 
     /** Type id of every system counter in the CnC counters section. */
     public static final int SYSTEM_COUNTER_TYPE_ID = 0;

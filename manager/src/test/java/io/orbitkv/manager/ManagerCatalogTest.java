@@ -171,6 +171,9 @@ class ManagerCatalogTest
             Thread.onSpinWait();
         }
         assertTrue(hostTotal(SystemCounterDescriptor.CATALOG_COLD_QUERIES_SERVED) >= 1);
+        // Keys of shards B hosts itself were read from B's own view: no RPC to itself, and none served by B.
+        assertTrue(b.counter(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS) > 0, "no key of B's own shards");
+        assertEquals(0, b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES_SERVED), "B sent itself a query");
         assertTrue(hostTotal(SystemCounterDescriptor.CATALOG_COLD_QUERIES_SERVED) <=
             b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES));
         assertEquals(0, hostTotal(SystemCounterDescriptor.CATALOG_COLD_QUERIES_REFUSED));

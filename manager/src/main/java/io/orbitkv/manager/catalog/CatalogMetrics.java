@@ -32,6 +32,7 @@ final class CatalogMetrics
     final AtomicCounter candidateBytes;
     final AtomicCounter coldQueries;
     final AtomicCounter coldKeys;
+    final AtomicCounter localHostKeys;
     final AtomicCounter coldCoalesced;
     final AtomicCounter coldTimeouts;
     final AtomicCounter discoverySkipped;
@@ -66,6 +67,7 @@ final class CatalogMetrics
         candidateBytes = counters.get(SystemCounterDescriptor.CATALOG_CANDIDATE_BYTES);
         coldQueries = counters.get(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
         coldKeys = counters.get(SystemCounterDescriptor.CATALOG_COLD_KEYS);
+        localHostKeys = counters.get(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS);
         coldCoalesced = counters.get(SystemCounterDescriptor.CATALOG_COLD_COALESCED);
         coldTimeouts = counters.get(SystemCounterDescriptor.CATALOG_COLD_TIMEOUTS);
         discoverySkipped = counters.get(SystemCounterDescriptor.CATALOG_DISCOVERY_SKIPPED);

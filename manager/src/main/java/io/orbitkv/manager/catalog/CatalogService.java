@@ -21,6 +21,7 @@ import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.CandidateIndex;
+import io.orbitkv.index.CandidateSet;
 import io.orbitkv.index.CatalogRecordTable;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.SystemCounters;
@@ -33,6 +34,7 @@ import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.manager.peer.ReceivingPeerHandler;
 import org.agrona.CloseHelper;
+import org.agrona.DirectBuffer;
 import org.agrona.ErrorHandler;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.Object2IntHashMap;
@@ -287,6 +289,24 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
 
     // ---------------------------------------------------------------------------------------------------------------
     // Shared with PeerDiscovery.
+
+    boolean hostsShard(final int shard)
+    {
+        return hosted[shard];
+    }
+
+    /**
+     * One row from this Manager's own catalog view, as a cold query to it would answer (the view also holds this
+     * Manager's own residences, which the caller filters out like any self candidate).
+     *
+     * @return true when every owner's view of the shard is complete.
+     */
+    boolean lookupHosted(
+        final int shard, final DirectBuffer namespace, final int namespaceLength, final DirectBuffer hash,
+        final int hashOffset, final int hashLength, final CandidateSet row)
+    {
+        return directory.lookup(shard, namespace, 0, namespaceLength, hash, hashOffset, hashLength, row);
+    }
 
     HostLink linkForShard(final int shard)
     {

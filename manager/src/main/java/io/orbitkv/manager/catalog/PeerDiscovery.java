@@ -16,10 +16,11 @@ import org.agrona.collections.Long2LongHashMap;
 /**
  * The requester side of discovery: keys after an engine Lookup's local prefix are answered from the
  * {@link CandidateIndex} when it has usable evidence (no RPC), otherwise batched into one cold query per catalog host
- * (never one per block, never a broadcast), with a 3 s budget per lookup. Keys already being asked by another lookup
- * are not asked again: the lookup waits for that query and rechecks the index afterwards. Rows go into the candidate
- * index (an empty row stores nothing: it is not proof of absence), and the answer is built from the index, skipping
- * candidates of this Manager itself and of incarnations the member view does not show. Runs on the agent thread.
+ * (never one per block, never a broadcast), with a 3 s budget per lookup; keys of shards this Manager hosts are read
+ * from its own catalog view, with no RPC. Keys already being asked by another lookup are not asked again: the lookup
+ * waits for that query and rechecks the index afterwards. Rows go into the candidate index (an empty row stores
+ * nothing: it is not proof of absence), and the answer is built from the index, skipping candidates of this Manager
+ * itself and of incarnations the member view does not show. Runs on the agent thread.
  */
 final class PeerDiscovery
 {
@@ -128,6 +129,23 @@ final class PeerDiscovery
                 }
             }
             final int shard = shardFunction.shard(ns, 0, nsLength, hashes, hashOffset, hashLength);
+            if (service.hostsShard(shard))
+            {
+                // This Manager is the key's catalog host: its own view answers on this thread, without an RPC to
+                // itself through the media driver. An empty row stores nothing, as from a remote host.
+                metrics.localHostKeys.incrementRelease();
+                set.clear();
+                service.lookupHosted(shard, ns, nsLength, hashes, hashOffset, hashLength, set);
+                if (set.count() > 0)
+                {
+                    candidates.put(ns, 0, nsLength, hashes, hashOffset, hashLength, set, nowMs);
+                    if (k == lookup.answeredKeys)
+                    {
+                        answerKey(lookup, k, usableCandidates(lookup, k, nowMs));
+                    }
+                }
+                continue;
+            }
             final HostLink link = service.linkForShard(shard);
             if (null == link)
             {

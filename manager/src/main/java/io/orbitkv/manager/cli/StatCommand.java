@@ -217,7 +217,12 @@ public final class StatCommand implements Callable<Integer>
             .append("), refused ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_QUERIES_REFUSED))
             .append(", malformed ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_QUERIES_MALFORMED))
             .append(", shard claims corrected ")
-            .append(value(counters, SystemCounterDescriptor.CATALOG_COLD_CLAIMS_CORRECTED)).append('\n');
+            .append(value(counters, SystemCounterDescriptor.CATALOG_COLD_CLAIMS_CORRECTED))
+            .append("\n  catalog: discovery cold queries ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_QUERIES))
+            .append(" (keys ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_KEYS))
+            .append("), keys from own shards ").append(value(counters, SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS))
+            .append(", candidate hits ").append(value(counters, SystemCounterDescriptor.CATALOG_CANDIDATE_HITS))
+            .append('\n');
     }
 
     private static long value(final CountersReader counters, final SystemCounterDescriptor descriptor)
