@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -155,6 +156,8 @@ int main(void)
     CONSTANT(MADV_HUGEPAGE);
     CONSTANT(MADV_NOHUGEPAGE);
     CONSTANT(MADV_POPULATE_WRITE);
+    CONSTANT(PR_SET_TIMERSLACK);
+    CONSTANT(PR_GET_TIMERSLACK);
 
     CONSTANT(O_RDONLY);
     CONSTANT(O_WRONLY);

@@ -64,6 +64,14 @@ public final class Configuration
     public static final String IDLE_STRATEGY_PROP_NAME = "orbitkv.manager.idle.strategy";
     public static final String IDLE_STRATEGY_DEFAULT = "backoff";
 
+    /**
+     * Timer slack of the agent thread, in nanoseconds: how late the kernel may end its parks to batch wake-ups. The
+     * kernel's default for a normal thread is 50 us, so a backoff park of 1 us sleeps ~50 us or more, and every hop
+     * that finds its agent parked (an engine request, a peer's datagram) waits that long. 0 leaves the default.
+     */
+    public static final String AGENT_TIMER_SLACK_NS_PROP_NAME = "orbitkv.manager.agent.timer.slack.ns";
+    public static final long AGENT_TIMER_SLACK_NS_DEFAULT = 1_000L;
+
     public static final String METRICS_PORT_PROP_NAME = "orbitkv.manager.metrics.port";
     public static final int METRICS_PORT_DEFAULT = 0;
 
@@ -293,6 +301,11 @@ public final class Configuration
     public static String idleStrategyName()
     {
         return System.getProperty(IDLE_STRATEGY_PROP_NAME, IDLE_STRATEGY_DEFAULT);
+    }
+
+    public static long agentTimerSlackNs()
+    {
+        return Long.getLong(AGENT_TIMER_SLACK_NS_PROP_NAME, AGENT_TIMER_SLACK_NS_DEFAULT);
     }
 
     public static int metricsPort()

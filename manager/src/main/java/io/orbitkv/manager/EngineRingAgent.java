@@ -60,6 +60,7 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
     private final long maxDataRegionBytes;
     private final int maxBlockBytes;
     private final int copyChunkBytes;
+    private final long timerSlackNs;
     private final RequestRejectedException[] rejections;
     private final ClientSession.EntryAction unpinAction;
     private final SsdTier ssd;
@@ -141,6 +142,7 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
         this.maxDataRegionBytes = ctx.maxDataRegionBytes();
         this.maxBlockBytes = ctx.maxBlockBytes();
         this.copyChunkBytes = ctx.copyChunkBytes();
+        this.timerSlackNs = ctx.agentTimerSlackNs();
 
         sessions = new ClientSession[sections.maxClients()];
         for (int i = 0; i < sessions.length; i++)
@@ -204,6 +206,16 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
 
     public void onStart()
     {
+        if (timerSlackNs > 0)
+        {
+            final io.orbitkv.ffm.CallState state = new io.orbitkv.ffm.CallState();
+            if (0 != io.orbitkv.ffm.LibC.prctl(state, io.orbitkv.ffm.LibC.PR_SET_TIMERSLACK, timerSlackNs, 0, 0, 0))
+            {
+                // Only latency is at stake: parks end as late as the kernel's default slack lets them.
+                errorHandler.onError(new IllegalStateException("cannot set the agent thread's timer slack to " +
+                    timerSlackNs + " ns: " + io.orbitkv.ffm.Errno.describe(state.errno())));
+            }
+        }
         if (null != ssd)
         {
             ssd.onStart();

@@ -45,6 +45,7 @@ public final class ManagerContext
     private boolean poolPretouch = Configuration.poolPretouch();
     private Configuration.ThreadingMode threadingMode = Configuration.threadingMode();
     private String idleStrategyName = Configuration.idleStrategyName();
+    private long agentTimerSlackNs = Configuration.agentTimerSlackNs();
     private IdleStrategy idleStrategy;
     private int metricsPort = Configuration.metricsPort();
     private int maxNamespaces = Configuration.maxNamespaces();
@@ -132,6 +133,8 @@ public final class ManagerContext
         check(maxDataRegionBytes > 0, "--max-data-region-bytes must be positive: " + maxDataRegionBytes);
         check(copyChunkBytes >= 4096, "--copy-chunk-bytes must be at least 4k: " + copyChunkBytes);
         check(null != threadingMode, "--threading must be dedicated or shared");
+        check(agentTimerSlackNs >= 0 && agentTimerSlackNs <= TimeUnit.SECONDS.toNanos(1),
+            "agent timer slack must be in [0, 1s] (0 = the kernel's default): " + agentTimerSlackNs + "ns");
         check(metricsPort >= 0 && metricsPort <= 65535, "--metrics-port must be in [0, 65535]: " + metricsPort);
         check(countersValuesBytes >= CountersReader.COUNTER_LENGTH * 64 &&
             countersValuesBytes % CountersReader.COUNTER_LENGTH == 0,
@@ -494,6 +497,23 @@ public final class ManagerContext
         return this;
     }
 
+    public long agentTimerSlackNs()
+    {
+        return agentTimerSlackNs;
+    }
+
+    /**
+     * Timer slack the agent thread sets for itself when it starts ({@link Configuration#AGENT_TIMER_SLACK_NS_PROP_NAME}).
+     *
+     * @param agentTimerSlackNs nanoseconds, 0 to leave the kernel's default.
+     * @return this.
+     */
+    public ManagerContext agentTimerSlackNs(final long agentTimerSlackNs)
+    {
+        this.agentTimerSlackNs = agentTimerSlackNs;
+        return this;
+    }
+
     public IdleStrategy idleStrategy()
     {
         return idleStrategy;
@@ -781,6 +801,7 @@ public final class ManagerContext
             ", poolPretouch=" + poolPretouch +
             ", threadingMode=" + threadingMode +
             ", idleStrategy=" + idleStrategyName +
+            ", agentTimerSlackNs=" + agentTimerSlackNs +
             ", metricsPort=" + metricsPort +
             '}';
     }

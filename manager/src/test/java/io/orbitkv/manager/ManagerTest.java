@@ -641,5 +641,62 @@ class ManagerTest
         final IllegalArgumentException idle = assertThrows(IllegalArgumentException.class,
             () -> new ManagerContext().dir(dir).idleStrategyName("spin-forever").conclude());
         assertTrue(idle.getMessage().contains("idle strategy"), idle.getMessage());
+        final IllegalArgumentException slack = assertThrows(IllegalArgumentException.class,
+            () -> new ManagerContext().dir(dir).agentTimerSlackNs(-1).conclude());
+        assertTrue(slack.getMessage().contains("timer slack"), slack.getMessage());
+    }
+
+    @Test
+    void shouldSetTheAgentThreadsTimerSlack()
+    {
+        // An odd value no other thread of this JVM has: the kernel reports each thread's slack under /proc, to
+        // another thread only with CAP_SYS_NICE (the main thread is another thread here).
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+            readsOtherThreadsSlack(), "no CAP_SYS_NICE: other threads' timer slack is unreadable");
+        launch(ManagerTestSupport.smallContext(dir).agentTimerSlackNs(1_237));
+        awaitTrue(() -> threadsWithTimerSlack(1_237).contains(manager.agentThread().getName().substring(0,
+            Math.min(15, manager.agentThread().getName().length()))),
+            () -> "agent thread's timer slack not set: " + threadsWithTimerSlack(1_237));
+    }
+
+    private static boolean readsOtherThreadsSlack()
+    {
+        try
+        {
+            java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + ProcessHandle.current().pid() +
+                "/timerslack_ns"));
+            return true;
+        }
+        catch (final java.io.IOException ex)
+        {
+            return false;
+        }
+    }
+
+    /**
+     * Names (as the kernel keeps them, 15 characters) of this process's threads whose timer slack is {@code ns}.
+     */
+    private static List<String> threadsWithTimerSlack(final long ns)
+    {
+        final List<String> names = new java.util.ArrayList<>();
+        final File[] tasks = new File("/proc/self/task").listFiles();
+        for (final File task : null == tasks ? new File[0] : tasks)
+        {
+            try
+            {
+                // Only the process-level directory has the file; /proc/<tid> is that view of any one thread.
+                final String slack = java.nio.file.Files.readString(
+                    new File("/proc/" + task.getName() + "/timerslack_ns").toPath()).trim();
+                if (Long.parseLong(slack) == ns)
+                {
+                    names.add(java.nio.file.Files.readString(new File(task, "comm").toPath()).trim());
+                }
+            }
+            catch (final java.io.IOException | NumberFormatException ex)
+            {
+                // The thread ended while being read.
+            }
+        }
+        return names;
     }
 }

@@ -10,7 +10,8 @@ import java.lang.invoke.MethodHandle;
 
 /**
  * Hand-written bindings, in the shape jextract generates, for the parts of {@code <unistd.h>},
- * {@code <sys/mman.h>}, {@code <fcntl.h>}, {@code <sys/syscall.h>} and {@code <string.h>} that OrbitKV needs
+ * {@code <sys/mman.h>}, {@code <fcntl.h>}, {@code <sys/syscall.h>}, {@code <sys/prctl.h>} and {@code <string.h>}
+ * that OrbitKV needs
  * on Linux x86_64 and aarch64 (LP64).
  *
  * <p>Every function has a holder class with its {@link FunctionDescriptor}, symbol and {@link MethodHandle}, so
@@ -74,6 +75,10 @@ public final class LibC
     public static final long SYS_IO_URING_SETUP = 425;
     public static final long SYS_IO_URING_ENTER = 426;
     public static final long SYS_IO_URING_REGISTER = 427;
+
+    // <sys/prctl.h>: the calling thread's timer slack, in nanoseconds.
+    public static final int PR_SET_TIMERSLACK = 29;
+    public static final int PR_GET_TIMERSLACK = 30;
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup SYMBOL_LOOKUP = LINKER.defaultLookup();
@@ -353,6 +358,35 @@ public final class LibC
         try
         {
             return (long)syscall.HANDLE.invokeExact(state.segment(), number, arg1, arg2, arg3, arg4, arg5, arg6);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class prctl
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_INT, C_LONG, C_LONG, C_LONG, C_LONG);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("prctl");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(
+            ADDR, DESC, Linker.Option.firstVariadicArg(1), CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int prctl(int option, ...)}, called with four {@code unsigned long} arguments (the kernel reads as many
+     * as the option needs).
+     *
+     * @param state  receives {@code errno} on failure.
+     * @param option a {@code PR_*} option.
+     * @return the option's result (0 for setters), -1 on failure.
+     */
+    public static int prctl(
+        final CallState state, final int option, final long arg2, final long arg3, final long arg4, final long arg5)
+    {
+        try
+        {
+            return (int)prctl.HANDLE.invokeExact(state.segment(), option, arg2, arg3, arg4, arg5);
         }
         catch (final Throwable ex)
         {

@@ -140,6 +140,26 @@ class LibCTest
     }
 
     @Test
+    void shouldSetTheCallingThreadsTimerSlackOnly() throws Exception
+    {
+        final long[] seen = new long[2];
+        final Thread thread = new Thread(() ->
+        {
+            final CallState own = new CallState();
+            seen[0] = LibC.prctl(own, LibC.PR_SET_TIMERSLACK, 1_234, 0, 0, 0);
+            seen[1] = LibC.prctl(own, LibC.PR_GET_TIMERSLACK, 0, 0, 0, 0);
+        });
+        final int before = LibC.prctl(state, LibC.PR_GET_TIMERSLACK, 0, 0, 0, 0);
+        thread.start();
+        thread.join();
+        assertEquals(0, seen[0]);
+        assertEquals(1_234, seen[1]);
+        assertEquals(before, LibC.prctl(state, LibC.PR_GET_TIMERSLACK, 0, 0, 0, 0), "another thread's slack changed");
+        assertEquals(-1, LibC.prctl(state, -1, 0, 0, 0, 0));
+        assertEquals(Errno.EINVAL, state.errno());
+    }
+
+    @Test
     void shouldCaptureEinvalFromRawSyscallWithInvalidArguments()
     {
         // io_uring_setup(0 entries) is rejected before anything is set up; the params must still be readable.
