@@ -20,6 +20,7 @@
 #include <linux/time_types.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -134,6 +135,10 @@ int main(void)
     OFFSETOF(KernelTimespec, tv_sec, struct __kernel_timespec);
     OFFSETOF(KernelTimespec, tv_nsec, struct __kernel_timespec);
 
+    STRUCT_SIZEOF(EpollEvent, struct epoll_event);
+    OFFSETOF(EpollEvent, events, struct epoll_event);
+    OFFSETOF(EpollEvent, data, struct epoll_event);
+
     STRUCT_SIZEOF(Iovec, struct iovec);
     OFFSETOF(Iovec, iov_base, struct iovec);
     OFFSETOF(Iovec, iov_len, struct iovec);
@@ -158,6 +163,12 @@ int main(void)
     CONSTANT(MADV_POPULATE_WRITE);
     CONSTANT(PR_SET_TIMERSLACK);
     CONSTANT(PR_GET_TIMERSLACK);
+    CONSTANT(EPOLL_CLOEXEC);
+    CONSTANT(EPOLL_CTL_ADD);
+    CONSTANT(EPOLL_CTL_DEL);
+    CONSTANT(EPOLLIN);
+    /* Bit 31: Java holds it in an int, so compare it as one. */
+    printf("const EPOLLET %lld\n", (long long)(int)EPOLLET);
 
     CONSTANT(O_RDONLY);
     CONSTANT(O_WRONLY);

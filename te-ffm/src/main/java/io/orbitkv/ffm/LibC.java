@@ -10,8 +10,8 @@ import java.lang.invoke.MethodHandle;
 
 /**
  * Hand-written bindings, in the shape jextract generates, for the parts of {@code <unistd.h>},
- * {@code <sys/mman.h>}, {@code <fcntl.h>}, {@code <sys/syscall.h>}, {@code <sys/prctl.h>} and {@code <string.h>}
- * that OrbitKV needs
+ * {@code <sys/mman.h>}, {@code <fcntl.h>}, {@code <sys/syscall.h>}, {@code <sys/prctl.h>}, {@code <sys/epoll.h>}
+ * and {@code <string.h>} that OrbitKV needs
  * on Linux x86_64 and aarch64 (LP64).
  *
  * <p>Every function has a holder class with its {@link FunctionDescriptor}, symbol and {@link MethodHandle}, so
@@ -79,6 +79,13 @@ public final class LibC
     // <sys/prctl.h>: the calling thread's timer slack, in nanoseconds.
     public static final int PR_SET_TIMERSLACK = 29;
     public static final int PR_GET_TIMERSLACK = 30;
+
+    // <sys/epoll.h>: identical on x86_64 and aarch64. EPOLLET is bit 31, negative as a Java int.
+    public static final int EPOLL_CLOEXEC = 02000000;
+    public static final int EPOLL_CTL_ADD = 1;
+    public static final int EPOLL_CTL_DEL = 2;
+    public static final int EPOLLIN = 0x001;
+    public static final int EPOLLET = 1 << 31;
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup SYMBOL_LOOKUP = LINKER.defaultLookup();
@@ -387,6 +394,102 @@ public final class LibC
         try
         {
             return (int)prctl.HANDLE.invokeExact(state.segment(), option, arg2, arg3, arg4, arg5);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class epoll_create1
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_INT);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("epoll_create1");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int epoll_create1(int flags)}.
+     *
+     * @param state receives {@code errno} on failure.
+     * @param flags 0 or {@link #EPOLL_CLOEXEC}.
+     * @return the epoll file descriptor, -1 on failure.
+     */
+    public static int epoll_create1(final CallState state, final int flags)
+    {
+        try
+        {
+            return (int)epoll_create1.HANDLE.invokeExact(state.segment(), flags);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class epoll_ctl
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_INT, C_INT, C_INT, C_POINTER);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("epoll_ctl");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event)}.
+     *
+     * @param state receives {@code errno} on failure.
+     * @param epfd  the epoll instance.
+     * @param op    {@link #EPOLL_CTL_ADD} or {@link #EPOLL_CTL_DEL}.
+     * @param fd    the watched file descriptor.
+     * @param event an {@link EpollEvent} (ignored for DEL).
+     * @return 0 on success, -1 on failure.
+     */
+    public static int epoll_ctl(
+        final CallState state, final int epfd, final int op, final int fd, final MemorySegment event)
+    {
+        try
+        {
+            return (int)epoll_ctl.HANDLE.invokeExact(state.segment(), epfd, op, fd, event);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class epoll_pwait2
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            C_INT, C_INT, C_POINTER, C_INT, C_POINTER, C_POINTER);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("epoll_pwait2");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout,
+     * const sigset_t *sigmask)} (glibc 2.35, Linux 5.11): epoll_wait with a nanosecond timeout. Linking the handle
+     * throws on an older glibc; callers that can do without it catch that.
+     *
+     * @param state     receives {@code errno} on failure.
+     * @param epfd      the epoll instance.
+     * @param events    room for {@code maxevents} {@link EpollEvent}s.
+     * @param maxevents at least 1.
+     * @param timeout   a {@link KernelTimespec} (the same layout as {@code struct timespec} on LP64), or NULL to
+     *                  wait without a limit.
+     * @param sigmask   NULL to keep the thread's signal mask.
+     * @return the number of ready descriptors (0 on timeout), -1 on failure ({@code EINTR} included).
+     */
+    public static int epoll_pwait2(
+        final CallState state,
+        final int epfd,
+        final MemorySegment events,
+        final int maxevents,
+        final MemorySegment timeout,
+        final MemorySegment sigmask)
+    {
+        try
+        {
+            return (int)epoll_pwait2.HANDLE.invokeExact(state.segment(), epfd, events, maxevents, timeout, sigmask);
         }
         catch (final Throwable ex)
         {

@@ -160,6 +160,54 @@ class LibCTest
     }
 
     @Test
+    void shouldWaitForADatagramWithEpollOnTheChannelsDescriptor() throws IOException
+    {
+        assertTrue(ChannelDescriptors.available(), "the JVM flags export sun.nio.ch");
+        try (java.nio.channels.DatagramChannel receiver = java.nio.channels.DatagramChannel.open();
+            java.nio.channels.DatagramChannel sender = java.nio.channels.DatagramChannel.open())
+        {
+            receiver.bind(new java.net.InetSocketAddress("127.0.0.1", 0)).configureBlocking(false);
+            final int fd = ChannelDescriptors.fdOf(receiver);
+            assertTrue(fd > 2, "descriptor " + fd);
+            final int epfd = LibC.epoll_create1(state, LibC.EPOLL_CLOEXEC);
+            assertTrue(epfd >= 0, () -> "epoll_create1: " + Errno.describe(state.errno()));
+            try
+            {
+                final MemorySegment event = EpollEvent.allocateArray(arena, 1);
+                EpollEvent.events(event, LibC.EPOLLIN | LibC.EPOLLET);
+                EpollEvent.data(event, 0x1234_5678_9ABCL);
+                assertEquals(0, LibC.epoll_ctl(state, epfd, LibC.EPOLL_CTL_ADD, fd, event));
+                final MemorySegment timeout = KernelTimespec.allocate(arena);
+                KernelTimespec.tv_nsec(timeout, 2_000_000L);
+                final MemorySegment ready = EpollEvent.allocateArray(arena, 4);
+
+                // Nothing sent: the wait ends at its timeout, not before.
+                final long start = System.nanoTime();
+                assertEquals(0, LibC.epoll_pwait2(state, epfd, ready, 4, timeout, MemorySegment.NULL));
+                assertTrue(System.nanoTime() - start >= 2_000_000L);
+
+                sender.send(java.nio.ByteBuffer.wrap(new byte[]{1, 2, 3}), receiver.getLocalAddress());
+                KernelTimespec.tv_sec(timeout, 10);
+                assertEquals(1, LibC.epoll_pwait2(state, epfd, ready, 4, timeout, MemorySegment.NULL));
+                assertEquals(LibC.EPOLLIN, EpollEvent.events(ready) & LibC.EPOLLIN);
+                assertEquals(0x1234_5678_9ABCL, EpollEvent.data(ready));
+
+                // Edge triggered: the unread datagram does not report again until another arrives.
+                KernelTimespec.tv_sec(timeout, 0);
+                assertEquals(0, LibC.epoll_pwait2(state, epfd, ready, 4, timeout, MemorySegment.NULL));
+
+                assertEquals(0, LibC.epoll_ctl(state, epfd, LibC.EPOLL_CTL_DEL, fd, event));
+                assertEquals(-1, LibC.epoll_ctl(state, epfd, LibC.EPOLL_CTL_DEL, fd, event));
+                assertEquals(Errno.ENOENT, state.errno());
+            }
+            finally
+            {
+                LibC.close(state, epfd);
+            }
+        }
+    }
+
+    @Test
     void shouldCaptureEinvalFromRawSyscallWithInvalidArguments()
     {
         // io_uring_setup(0 entries) is rejected before anything is set up; the params must still be readable.
