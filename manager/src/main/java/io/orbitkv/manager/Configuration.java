@@ -3,7 +3,6 @@ package io.orbitkv.manager;
 import java.io.File;
 import java.util.concurrent.TimeUnit;
 import org.agrona.SystemUtil;
-import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.YieldingIdleStrategy;
@@ -71,6 +70,13 @@ public final class Configuration
      */
     public static final String AGENT_TIMER_SLACK_NS_PROP_NAME = "orbitkv.manager.agent.timer.slack.ns";
     public static final long AGENT_TIMER_SLACK_NS_DEFAULT = 1_000L;
+
+    /**
+     * Whether a clustered Manager's idle agent sleeps in epoll on its peer socket (a peer's datagram ends the sleep)
+     * rather than parking on a timer. Only the {@code backoff} idle strategy sleeps this way.
+     */
+    public static final String IDLE_PEER_WAIT_PROP_NAME = "orbitkv.manager.idle.peer.wait";
+    public static final boolean IDLE_PEER_WAIT_DEFAULT = true;
 
     public static final String METRICS_PORT_PROP_NAME = "orbitkv.manager.metrics.port";
     public static final int METRICS_PORT_DEFAULT = 0;
@@ -303,6 +309,12 @@ public final class Configuration
         return System.getProperty(IDLE_STRATEGY_PROP_NAME, IDLE_STRATEGY_DEFAULT);
     }
 
+    public static boolean idlePeerWait()
+    {
+        final String value = System.getProperty(IDLE_PEER_WAIT_PROP_NAME);
+        return null == value ? IDLE_PEER_WAIT_DEFAULT : Boolean.parseBoolean(value);
+    }
+
     public static long agentTimerSlackNs()
     {
         return Long.getLong(AGENT_TIMER_SLACK_NS_PROP_NAME, AGENT_TIMER_SLACK_NS_DEFAULT);
@@ -358,7 +370,7 @@ public final class Configuration
         switch (name.trim().toLowerCase(java.util.Locale.ROOT))
         {
             case "backoff":
-                return new BackoffIdleStrategy(
+                return new WaitingBackoffIdleStrategy(
                     100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(100));
             case "yielding":
                 return new YieldingIdleStrategy();

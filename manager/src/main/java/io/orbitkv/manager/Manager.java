@@ -193,6 +193,11 @@ public final class Manager implements AutoCloseable
                 ssdTier.residencyObserver(catalog.ssdObserver());
             }
             ringAgent.catalog(catalog);
+            if (ctx.idlePeerWait() && ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy waiting)
+            {
+                // Idle, the agent sleeps in epoll on its peer socket: a peer's datagram wakes it, not the timer.
+                waiting.idleWait(catalog.transport().wakeup());
+            }
         }
 
         final Agent agent;

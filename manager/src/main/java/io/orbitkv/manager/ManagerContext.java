@@ -46,6 +46,7 @@ public final class ManagerContext
     private Configuration.ThreadingMode threadingMode = Configuration.threadingMode();
     private String idleStrategyName = Configuration.idleStrategyName();
     private long agentTimerSlackNs = Configuration.agentTimerSlackNs();
+    private boolean idlePeerWait = Configuration.idlePeerWait();
     private IdleStrategy idleStrategy;
     private int metricsPort = Configuration.metricsPort();
     private int maxNamespaces = Configuration.maxNamespaces();
@@ -497,6 +498,24 @@ public final class ManagerContext
         return this;
     }
 
+    public boolean idlePeerWait()
+    {
+        return idlePeerWait;
+    }
+
+    /**
+     * Whether the idle agent of a clustered Manager sleeps in epoll on its peer socket
+     * ({@link Configuration#IDLE_PEER_WAIT_PROP_NAME}); with the {@code backoff} idle strategy only.
+     *
+     * @param idlePeerWait false to park on a timer.
+     * @return this.
+     */
+    public ManagerContext idlePeerWait(final boolean idlePeerWait)
+    {
+        this.idlePeerWait = idlePeerWait;
+        return this;
+    }
+
     public long agentTimerSlackNs()
     {
         return agentTimerSlackNs;
@@ -802,6 +821,7 @@ public final class ManagerContext
             ", threadingMode=" + threadingMode +
             ", idleStrategy=" + idleStrategyName +
             ", agentTimerSlackNs=" + agentTimerSlackNs +
+            ", idlePeerWait=" + idlePeerWait +
             ", metricsPort=" + metricsPort +
             '}';
     }

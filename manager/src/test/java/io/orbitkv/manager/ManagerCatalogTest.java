@@ -74,6 +74,8 @@ class ManagerCatalogTest
             final File ssdDir = new File("target/ssd-tests/" + dir.getName()).getAbsoluteFile();
             dirs.add(ssdDir);
             ctx.ssdDir(ssdDir).ssdBytes(32L << 20).ssdStagingBytes(4L << 20);
+            // C idles with the Manager's default backoff, sleeping on its peer socket; A and B yield.
+            ctx.idleStrategy(null);
         }
         return Manager.launch(ctx
             .etcdEndpoints(etcd.endpoints())
@@ -106,6 +108,11 @@ class ManagerCatalogTest
             sum += manager.counter(d);
         }
         return sum;
+    }
+
+    private static long peerCounter(final Manager manager, final io.orbitkv.manager.peer.PeerCounter counter)
+    {
+        return manager.catalog().transport().counters().value(counter);
     }
 
     private long hostTotal(final SystemCounterDescriptor descriptor)
@@ -179,6 +186,12 @@ class ManagerCatalogTest
         assertEquals(0, hostTotal(SystemCounterDescriptor.CATALOG_COLD_QUERIES_REFUSED));
         assertEquals(0, hostTotal(SystemCounterDescriptor.CATALOG_COLD_QUERIES_MALFORMED));
         assertEquals(0, hostTotal(SystemCounterDescriptor.CATALOG_COLD_CLAIMS_CORRECTED));
+
+        // C's idle sleeps wait on its peer socket and datagrams (A's stream, B's queries) end them; A only yields.
+        final Manager c = managers.get(2);
+        ManagerTestSupport.awaitTrue(() -> peerCounter(c, io.orbitkv.manager.peer.PeerCounter.IDLE_SOCKET_WAKEUPS) > 0,
+            () -> "no idle sleep of C ended by a datagram");
+        assertEquals(0, peerCounter(a, io.orbitkv.manager.peer.PeerCounter.IDLE_SOCKET_WAITS));
 
         // Warm: answered from B's candidate index with no catalog RPC and no etcd call.
         final long coldBefore = b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);

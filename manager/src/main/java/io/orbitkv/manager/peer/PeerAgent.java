@@ -75,6 +75,7 @@ public final class PeerAgent implements Agent
     private final Aeron aeron;
     private final AgentInvoker clientInvoker;
     private final AgentInvoker driverInvoker;
+    private final PeerWakeup wakeup;
     private static final long RESOLVE_TIMEOUT_NS = 10_000_000_000L;
 
     private final Subscription subscription;
@@ -101,6 +102,7 @@ public final class PeerAgent implements Agent
     private long driverWorkAtNs;
     private int driverEmptyInvokes;
     private long driverDueAtNs;
+    private long offeredAtDriverRun;
     private long nextSessionId;
     private int nextClientId;
     private long nextCorrelationId;
@@ -108,8 +110,13 @@ public final class PeerAgent implements Agent
     private long nowMs;
 
     PeerAgent(
-        final PeerTransport.Context ctx, final Aeron aeron, final AgentInvoker driverInvoker, final PeerCounters counters)
+        final PeerTransport.Context ctx,
+        final Aeron aeron,
+        final AgentInvoker driverInvoker,
+        final PeerCounters counters,
+        final PeerWakeup wakeup)
     {
+        this.wakeup = wakeup;
         this.aeron = aeron;
         this.clientInvoker = aeron.conductorAgentInvoker();
         this.driverInvoker = driverInvoker;
@@ -177,7 +184,11 @@ public final class PeerAgent implements Agent
     {
         final long nowNs = nanoClock.nanoTime();
         int workCount = 0;
-        if ((nowNs - driverWorkAtNs < DRIVER_HOT_WINDOW_NS && driverEmptyInvokes < DRIVER_HOT_EMPTY_LIMIT) ||
+        // A datagram that ended the agent's idle wait is read now, and messages offered since the last driver cycle
+        // (a cold query sent while handling an engine lookup, a delta batch) leave now, not when the quiet interval
+        // is up.
+        if (wakeup.takeDatagramSignal() || proxy.offeredMessages() != offeredAtDriverRun ||
+            (nowNs - driverWorkAtNs < DRIVER_HOT_WINDOW_NS && driverEmptyInvokes < DRIVER_HOT_EMPTY_LIMIT) ||
             nowNs - driverDueAtNs >= 0)
         {
             workCount += invokeDriver();
@@ -228,6 +239,7 @@ public final class PeerAgent implements Agent
             return 0;
         }
         int workCount = 0;
+        offeredAtDriverRun = proxy.offeredMessages();
         for (int i = 0; i < maxCycles; i++)
         {
             final int work = driverInvoker.invoke();

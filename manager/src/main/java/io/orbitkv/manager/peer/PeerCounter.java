@@ -36,7 +36,9 @@ public enum PeerCounter
     SESSIONS_TIMED_OUT(37, "peer: sessions timed out before their response channel connected"),
     IMAGES_AVAILABLE(38, "peer: images available"),
     IMAGES_UNAVAILABLE(39, "peer: images unavailable"),
-    SESSIONS_REFUSED(40, "peer: sessions refused (session limit)");
+    SESSIONS_REFUSED(40, "peer: sessions refused (session limit)"),
+    IDLE_SOCKET_WAITS(41, "peer: idle sleeps spent waiting on the peer socket"),
+    IDLE_SOCKET_WAKEUPS(42, "peer: idle sleeps a datagram ended");
 
     /**
      * Counter type ids of the peer transport start here (the Manager's system counters use lower ids).

@@ -122,11 +122,13 @@ public final class PeerTransport implements AutoCloseable
     private final Aeron aeron;
     private final PeerCounters counters;
     private final PeerAgent agent;
+    private final PeerWakeup wakeup;
 
     private PeerTransport(final Context ctx)
     {
         this.ctx = ctx;
         this.aeronDir = ctx.directory().resolve("aeron-peer").toFile();
+        this.wakeup = new PeerWakeup(io.aeron.driver.Configuration.receiveChannelEndpointSupplier(), ctx.errorHandler());
         MediaDriver launched = null;
         Aeron connected = null;
         PeerCounters allocated = null;
@@ -135,6 +137,7 @@ public final class PeerTransport implements AutoCloseable
             final IdleStrategy driverIdle = ctx.driverIdleStrategy();
             launched = MediaDriver.launch(new MediaDriver.Context()
                 .aeronDirectoryName(aeronDir.getAbsolutePath())
+                .receiveChannelEndpointSupplier(wakeup)
                 .threadingMode(null == driverIdle ? ThreadingMode.INVOKER : ThreadingMode.SHARED)
                 .sharedIdleStrategy(null == driverIdle ? new NoOpIdleStrategy() : driverIdle)
                 .mtuLength(ctx.mtuLength())
@@ -152,11 +155,12 @@ public final class PeerTransport implements AutoCloseable
                 .errorHandler(ctx.errorHandler())
                 .subscriberErrorHandler(ctx.errorHandler()));
             allocated = new PeerCounters(ctx.countersManager());
-            this.agent = new PeerAgent(ctx, connected, launched.sharedAgentInvoker(), allocated);
+            wakeup.counters(allocated);
+            this.agent = new PeerAgent(ctx, connected, launched.sharedAgentInvoker(), allocated, wakeup);
         }
         catch (final RuntimeException ex)
         {
-            CloseHelper.quietCloseAll(allocated, connected, launched);
+            CloseHelper.quietCloseAll(allocated, connected, launched, wakeup);
             IoUtil.delete(aeronDir, true);
             throw ex;
         }
@@ -260,10 +264,18 @@ public final class PeerTransport implements AutoCloseable
         return aeronDir.getAbsolutePath();
     }
 
+    /**
+     * @return the wait an idle agent running this transport sleeps in (a peer's datagram ends it).
+     */
+    public PeerWakeup wakeup()
+    {
+        return wakeup;
+    }
+
     public void close()
     {
         CloseHelper.quietClose(agent::onClose);
-        CloseHelper.quietCloseAll(aeron, driver, counters);
+        CloseHelper.quietCloseAll(aeron, driver, counters, wakeup);
         IoUtil.delete(aeronDir, true);
     }
 

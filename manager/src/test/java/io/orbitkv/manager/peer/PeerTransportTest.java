@@ -100,6 +100,52 @@ class PeerTransportTest
     }
 
     @Test
+    void shouldEndAnIdleWaitWhenADatagramReachesThePeerSocket() throws java.io.IOException
+    {
+        startPair();
+        final PeerWakeup wakeup = host.transport.wakeup();
+        // The host's endpoint is open (its port was resolved at launch); the first wait arms on its socket. Nothing
+        // runs the owner's driver here, so once anything already pending is reported the socket stays quiet.
+        while (wakeup.await(1_000_000L))
+        {
+            wakeup.takeDatagramSignal();
+        }
+        wakeup.takeDatagramSignal();
+        assertTrue(wakeup.isArmed(), "the wait is on the peer socket");
+        assertFalse(wakeup.await(1_000_000L), "a quiet socket: the wait ends at its timeout");
+        assertFalse(wakeup.takeDatagramSignal());
+        final long wakeupsBefore = host.counter(PeerCounter.IDLE_SOCKET_WAKEUPS);
+        final long waitsBefore = host.counter(PeerCounter.IDLE_SOCKET_WAITS);
+
+        try (java.nio.channels.DatagramChannel sender = java.nio.channels.DatagramChannel.open())
+        {
+            final String endpoint = host.transport.endpoint();
+            final int colon = endpoint.lastIndexOf(':');
+            sender.send(java.nio.ByteBuffer.wrap(new byte[]{1, 2, 3, 4}), new java.net.InetSocketAddress(
+                endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1))));
+        }
+        assertTrue(wakeup.await(AWAIT_NS), "the datagram ended the wait");
+        assertEquals(wakeupsBefore + 1, host.counter(PeerCounter.IDLE_SOCKET_WAKEUPS));
+        assertEquals(waitsBefore + 1, host.counter(PeerCounter.IDLE_SOCKET_WAITS));
+        assertTrue(wakeup.takeDatagramSignal(), "the next duty cycle runs the driver");
+        assertFalse(wakeup.takeDatagramSignal(), "once");
+    }
+
+    @Test
+    void shouldParkOnTheTimerUntilThereIsASocketToWaitOn()
+    {
+        try (PeerWakeup wakeup = new PeerWakeup(io.aeron.driver.Configuration.receiveChannelEndpointSupplier(),
+            (ex) -> fail("no error expected: " + ex)))
+        {
+            final long start = System.nanoTime();
+            assertFalse(wakeup.await(1_000_000L));
+            assertTrue(System.nanoTime() - start >= 1_000_000L, "parked for the timeout");
+            assertFalse(wakeup.isArmed());
+            assertFalse(wakeup.takeDatagramSignal());
+        }
+    }
+
+    @Test
     void shouldOpenSessionAndAnswerColdQueryWithRowsAlignedToRequest()
     {
         startPair();

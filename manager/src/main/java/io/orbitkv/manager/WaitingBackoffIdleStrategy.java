@@ -1,0 +1,145 @@
+package io.orbitkv.manager;
+
+import java.util.concurrent.locks.LockSupport;
+
+import org.agrona.concurrent.IdleStrategy;
+
+/**
+ * The Manager agent's backoff: spin, then yield, then sleep for a period that doubles from a minimum to a maximum,
+ * like Agrona's {@code BackoffIdleStrategy}, except that each sleep is an {@link IdleWait} when one is given: a
+ * clustered Manager sleeps in epoll on its peer socket, so a peer's datagram ends the sleep rather than the timer.
+ * An event resets the backoff (work follows). Without a wait it parks on the timer. The wait is set before the agent
+ * thread starts; the strategy is used by that one thread.
+ */
+public final class WaitingBackoffIdleStrategy implements IdleStrategy
+{
+    private static final int NOT_IDLE = 0;
+    private static final int SPINNING = 1;
+    private static final int YIELDING = 2;
+    private static final int PARKING = 3;
+
+    private final long maxSpins;
+    private final long maxYields;
+    private final long minParkPeriodNs;
+    private final long maxParkPeriodNs;
+    private IdleWait wait;
+    private int state = NOT_IDLE;
+    private long spins;
+    private long yields;
+    private long parkPeriodNs;
+
+    /**
+     * @param maxSpins        idle cycles spent spinning before yielding.
+     * @param maxYields       idle cycles spent yielding before sleeping.
+     * @param minParkPeriodNs first sleep.
+     * @param maxParkPeriodNs longest sleep.
+     */
+    public WaitingBackoffIdleStrategy(
+        final long maxSpins, final long maxYields, final long minParkPeriodNs, final long maxParkPeriodNs)
+    {
+        if (minParkPeriodNs < 1 || maxParkPeriodNs < minParkPeriodNs)
+        {
+            throw new IllegalArgumentException("park periods must satisfy 1 <= min <= max: " + minParkPeriodNs +
+                ", " + maxParkPeriodNs);
+        }
+        this.maxSpins = maxSpins;
+        this.maxYields = maxYields;
+        this.minParkPeriodNs = minParkPeriodNs;
+        this.maxParkPeriodNs = maxParkPeriodNs;
+    }
+
+    /**
+     * @param wait how sleeps wait from now on (null: timer parks); set before the agent thread starts.
+     * @return this.
+     */
+    public WaitingBackoffIdleStrategy idleWait(final IdleWait wait)
+    {
+        this.wait = wait;
+        return this;
+    }
+
+    public IdleWait idleWait()
+    {
+        return wait;
+    }
+
+    public void idle(final int workCount)
+    {
+        if (workCount > 0)
+        {
+            reset();
+        }
+        else
+        {
+            idle();
+        }
+    }
+
+    public void idle()
+    {
+        switch (state)
+        {
+            case NOT_IDLE:
+                state = SPINNING;
+                spins++;
+                break;
+
+            case SPINNING:
+                Thread.onSpinWait();
+                if (++spins > maxSpins)
+                {
+                    state = YIELDING;
+                    yields = 0;
+                }
+                break;
+
+            case YIELDING:
+                if (++yields > maxYields)
+                {
+                    state = PARKING;
+                    parkPeriodNs = minParkPeriodNs;
+                }
+                else
+                {
+                    Thread.yield();
+                }
+                break;
+
+            default:
+                final IdleWait current = wait;
+                if (null != current && current.await(parkPeriodNs))
+                {
+                    reset();
+                }
+                else
+                {
+                    if (null == current)
+                    {
+                        LockSupport.parkNanos(parkPeriodNs);
+                    }
+                    parkPeriodNs = Math.min(parkPeriodNs << 1, maxParkPeriodNs);
+                }
+                break;
+        }
+    }
+
+    public void reset()
+    {
+        spins = 0;
+        yields = 0;
+        parkPeriodNs = minParkPeriodNs;
+        state = NOT_IDLE;
+    }
+
+    public String alias()
+    {
+        return "backoff";
+    }
+
+    public String toString()
+    {
+        return "WaitingBackoffIdleStrategy{maxSpins=" + maxSpins + ", maxYields=" + maxYields +
+            ", minParkPeriodNs=" + minParkPeriodNs + ", maxParkPeriodNs=" + maxParkPeriodNs +
+            ", wait=" + (null == wait ? "timer" : wait.getClass().getSimpleName()) + '}';
+    }
+}

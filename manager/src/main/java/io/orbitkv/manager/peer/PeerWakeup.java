@@ -1,0 +1,223 @@
+package io.orbitkv.manager.peer;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.DatagramChannel;
+import java.util.concurrent.locks.LockSupport;
+
+import io.aeron.driver.DataPacketDispatcher;
+import io.aeron.driver.MediaDriver;
+import io.aeron.driver.ReceiveChannelEndpointSupplier;
+import io.aeron.driver.media.ReceiveChannelEndpoint;
+import io.aeron.driver.media.UdpChannel;
+import io.orbitkv.ffm.CallState;
+import io.orbitkv.ffm.ChannelDescriptors;
+import io.orbitkv.ffm.EpollEvent;
+import io.orbitkv.ffm.Errno;
+import io.orbitkv.ffm.KernelTimespec;
+import io.orbitkv.ffm.LibC;
+import io.orbitkv.manager.IdleWait;
+import org.agrona.ErrorHandler;
+import org.agrona.concurrent.status.AtomicCounter;
+
+/**
+ * An idle agent's wait that a peer's datagram ends: epoll on the embedded media driver's receive socket (the one the
+ * peer endpoint is bound to, where cold queries, their answers, acks and owner streams arrive), with the park time
+ * as a nanosecond timeout. A Manager that parked on a timer instead noticed a datagram only when its park ended: up
+ * to the longest backoff park (100 us, ~150 us on a VM whose timer wakes late) per hop of a cold lookup, once at the
+ * host and once at the requester. Woken by a datagram, the agent's next duty cycle runs the driver at once
+ * ({@link #takeDatagramSignal()}).
+ * <p>
+ * The socket is the driver's: its receive channel endpoint is captured as the driver creates it (through the driver's
+ * supplier hook) and its descriptor read through {@link ChannelDescriptors}; the registration is edge triggered, so a
+ * datagram reports once and the driver, not this wait, reads it. Until the socket exists, without the descriptor
+ * (JVM flags without the sun.nio.ch export) or without epoll_pwait2 (glibc before 2.35), the wait parks on a timer as
+ * before. The wait runs on the agent thread; the endpoint is handed over from the driver conductor's.
+ */
+public final class PeerWakeup implements IdleWait, ReceiveChannelEndpointSupplier, AutoCloseable
+{
+    private static final int MAX_EVENTS = 4;
+
+    private final ReceiveChannelEndpointSupplier driverSupplier;
+    private final ErrorHandler errorHandler;
+    private final CallState state = new CallState();
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment registration = EpollEvent.allocateArray(arena, 1);
+    private final MemorySegment ready = EpollEvent.allocateArray(arena, MAX_EVENTS);
+    private final MemorySegment timeout = KernelTimespec.allocate(arena);
+    private int epfd = -1;
+    private boolean disabled;
+
+    private volatile ReceiveChannelEndpoint endpoint;
+    private ReceiveChannelEndpoint armedEndpoint;
+    private boolean armed;
+    private boolean datagramSignal;
+    private AtomicCounter socketWaits;
+    private AtomicCounter socketWakeups;
+
+    /**
+     * @param driverSupplier the supplier the driver would have used (creates the endpoints this one watches).
+     * @param errorHandler   told once when the wait cannot be set up and falls back to parking.
+     */
+    public PeerWakeup(final ReceiveChannelEndpointSupplier driverSupplier, final ErrorHandler errorHandler)
+    {
+        this.driverSupplier = driverSupplier;
+        this.errorHandler = errorHandler;
+    }
+
+    /**
+     * @param counters where waits on the socket and the wakeups datagrams caused are counted (set before the agent
+     *                 starts).
+     */
+    void counters(final PeerCounters counters)
+    {
+        socketWaits = counters.get(PeerCounter.IDLE_SOCKET_WAITS);
+        socketWakeups = counters.get(PeerCounter.IDLE_SOCKET_WAKEUPS);
+    }
+
+    /**
+     * Driver hook: create the endpoint as the driver would and keep it to watch its socket.
+     */
+    public ReceiveChannelEndpoint newInstance(
+        final UdpChannel udpChannel,
+        final DataPacketDispatcher dispatcher,
+        final AtomicCounter statusIndicator,
+        final MediaDriver.Context context)
+    {
+        final ReceiveChannelEndpoint created = driverSupplier.newInstance(udpChannel, dispatcher, statusIndicator, context);
+        endpoint = created;
+        return created;
+    }
+
+    /**
+     * Wait until a datagram reaches the peer socket or {@code timeoutNs} passes (a timer park when the socket cannot
+     * be watched).
+     *
+     * @return true when a datagram ended the wait.
+     */
+    public boolean await(final long timeoutNs)
+    {
+        if (!arm())
+        {
+            LockSupport.parkNanos(timeoutNs);
+            return false;
+        }
+        KernelTimespec.tv_sec(timeout, timeoutNs / 1_000_000_000L);
+        KernelTimespec.tv_nsec(timeout, timeoutNs % 1_000_000_000L);
+        final int result = LibC.epoll_pwait2(state, epfd, ready, MAX_EVENTS, timeout, MemorySegment.NULL);
+        if (null != socketWaits)
+        {
+            socketWaits.incrementRelease();
+        }
+        if (result > 0)
+        {
+            datagramSignal = true;
+            if (null != socketWakeups)
+            {
+                socketWakeups.incrementRelease();
+            }
+            return true;
+        }
+        if (result < 0 && Errno.EINTR != state.errno())
+        {
+            disable("epoll_pwait2 failed: " + Errno.describe(state.errno()));
+        }
+        return false;
+    }
+
+    /**
+     * @return true once after a datagram ended a wait: the driver should run in this duty cycle.
+     */
+    public boolean takeDatagramSignal()
+    {
+        final boolean signal = datagramSignal;
+        datagramSignal = false;
+        return signal;
+    }
+
+    /**
+     * @return whether waits are on the peer socket (false until the driver opened it, or after a fallback).
+     */
+    public boolean isArmed()
+    {
+        return armed;
+    }
+
+    /**
+     * Release the epoll instance; call after the agent stopped (its waits use this memory).
+     */
+    public void close()
+    {
+        disabled = true;
+        armed = false;
+        if (epfd >= 0)
+        {
+            LibC.close(state, epfd);
+            epfd = -1;
+        }
+        arena.close();
+    }
+
+    private boolean arm()
+    {
+        final ReceiveChannelEndpoint current = endpoint;
+        if (disabled || null == current)
+        {
+            return false;
+        }
+        if (current == armedEndpoint)
+        {
+            return armed;
+        }
+        final DatagramChannel channel = current.receiveDatagramChannel();
+        final int fd = ChannelDescriptors.fdOf(channel);
+        if (fd < 0)
+        {
+            if (null != channel && !ChannelDescriptors.available())
+            {
+                disable("the JVM does not export sun.nio.ch (see the project's JVM flags)");
+            }
+            return false;
+        }
+        try
+        {
+            if (epfd < 0)
+            {
+                epfd = LibC.epoll_create1(state, LibC.EPOLL_CLOEXEC);
+                if (epfd < 0)
+                {
+                    disable("epoll_create1 failed: " + Errno.describe(state.errno()));
+                    return false;
+                }
+            }
+            EpollEvent.events(registration, LibC.EPOLLIN | LibC.EPOLLET);
+            EpollEvent.data(registration, fd);
+            if (0 != LibC.epoll_ctl(state, epfd, LibC.EPOLL_CTL_ADD, fd, registration))
+            {
+                disable("epoll_ctl on the peer socket failed: " + Errno.describe(state.errno()));
+                return false;
+            }
+            // A first wait without a timeout links epoll_pwait2 now, so a glibc without it is found here.
+            KernelTimespec.tv_sec(timeout, 0);
+            KernelTimespec.tv_nsec(timeout, 0);
+            datagramSignal |= LibC.epoll_pwait2(state, epfd, ready, MAX_EVENTS, timeout, MemorySegment.NULL) > 0;
+        }
+        catch (final RuntimeException | LinkageError ex)
+        {
+            // An older glibc without epoll_pwait2 fails when its handle links.
+            disable("epoll is not available: " + ex);
+            return false;
+        }
+        armedEndpoint = current;
+        armed = true;
+        return true;
+    }
+
+    private void disable(final String reason)
+    {
+        disabled = true;
+        armed = false;
+        errorHandler.onError(new IllegalStateException(
+            "idle agent parks on a timer instead of waiting on the peer socket: " + reason));
+    }
+}
