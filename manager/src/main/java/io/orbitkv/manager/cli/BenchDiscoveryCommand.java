@@ -32,6 +32,17 @@ public final class BenchDiscoveryCommand implements Callable<Integer>
     @Option(names = "--warmup-queries", defaultValue = "250", description = "Lookups before (${DEFAULT-VALUE}).")
     int warmupQueries;
 
+    @Option(names = "--pause-us", defaultValue = "0", description = "Microseconds the engine thread parks between " +
+        "cold lookups (${DEFAULT-VALUE}; a lightly loaded cluster whose agents back off between requests).")
+    long pauseUs;
+
+    @Option(names = "--keys", defaultValue = "128", description = "Keys per lookup, 1-128 (${DEFAULT-VALUE}).")
+    int keys;
+
+    @Option(names = "--managers", defaultValue = "3", description = "3: a, b, c, each hosting shards; 2: a hosts " +
+        "every shard and b only asks (${DEFAULT-VALUE}).")
+    int managers;
+
     @Option(names = "--lag-samples", defaultValue = "300", description = "Publish-to-discoverable samples " +
         "(${DEFAULT-VALUE}).")
     int lagSamples;
@@ -51,14 +62,16 @@ public final class BenchDiscoveryCommand implements Callable<Integer>
 
     public Integer call() throws Exception
     {
-        if (queries < 1 || warmupQueries < 0 || lagSamples < 1)
+        if (queries < 1 || warmupQueries < 0 || lagSamples < 1 || pauseUs < 0 || pauseUs > 1_000_000 ||
+            keys < 1 || keys > DiscoveryBench.QUERY_KEYS || (2 != managers && 3 != managers))
         {
-            throw new CommandLine.ParameterException(spec.commandLine(), "counts must be positive");
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                "counts must be positive, --pause-us in [0, 1000000], --keys in [1, 128], --managers 2 or 3");
         }
         final String script = null != redisScript ? redisScript :
             (null != System.getenv("ORBITKV_ROOT") ? System.getenv("ORBITKV_ROOT") + "/scripts/redis" : "scripts/redis");
         final Map<String, Object> results = new DiscoveryBench(
-            etcdEndpoints, queries, warmupQueries, lagSamples, anchor, script, spec.commandLine().getOut()).run();
+            etcdEndpoints, queries, warmupQueries, lagSamples, pauseUs, keys, managers, anchor, script, spec.commandLine().getOut()).run();
         if (null != jsonFile)
         {
             new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(jsonFile, results);

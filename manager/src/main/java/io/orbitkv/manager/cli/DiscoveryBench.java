@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.KeyBatch;
@@ -26,19 +27,20 @@ import io.orbitkv.manager.SystemCounterDescriptor;
 import org.HdrHistogram.Histogram;
 import org.agrona.CloseHelper;
 import org.agrona.IoUtil;
-import org.agrona.concurrent.BackoffIdleStrategy;
 
 /**
- * Discovery as an engine sees it, through three real Managers (a, b, c; one JVM, each with its own agents, media
- * driver and etcd membership): blocks published by an engine on A, looked up with the peers flag by an engine on B.
+ * Discovery as an engine sees it, through real Managers (one JVM, each with its own agents, media driver and etcd
+ * membership): blocks published by an engine on A, looked up with the peers flag by an engine on B. By default three
+ * Managers a, b, c share the 16 shards; with two, a hosts every shard and b only asks.
  * <ul>
- *     <li>cold lookup: 128 keys never asked on B before, so B's candidate index misses and B sends one cold query per
- *     catalog host; engine request to answer with every key PEER;</li>
- *     <li>warm lookup: the same 128 keys again, answered from B's candidate index (no catalog RPC, checked);</li>
+ *     <li>cold lookup: keys (128 by default) never asked on B before, so B's candidate index misses and B sends one
+ *     cold query per other catalog host (keys of its own shards it reads itself); engine request to answer with every
+ *     key PEER, optionally with think time between lookups so the agents back off to their longest sleeps;</li>
+ *     <li>warm lookup: the same keys again, answered from B's candidate index (no catalog RPC, checked);</li>
  *     <li>publish-to-discoverable: one block published on A until a lookup on B offers it (includes the owner's
  *     stream, the host's apply and one cold query per poll).</li>
  * </ul>
- * Anchor, same run: Redis MGET of the same 128 key bytes (one connection), the directory FlexKV uses.
+ * Anchor, same run: Redis MGET of the same key bytes (one connection), the directory FlexKV uses.
  */
 final class DiscoveryBench
 {
@@ -51,6 +53,9 @@ final class DiscoveryBench
     private final int queries;
     private final int warmupQueries;
     private final int lagSamples;
+    private final long pauseUs;
+    private final int queryKeys;
+    private final int managerCount;
     private final boolean anchor;
     private final String redisScript;
     private final PrintWriter out;
@@ -62,6 +67,9 @@ final class DiscoveryBench
         final int queries,
         final int warmupQueries,
         final int lagSamples,
+        final long pauseUs,
+        final int queryKeys,
+        final int managerCount,
         final boolean anchor,
         final String redisScript,
         final PrintWriter out)
@@ -70,6 +78,9 @@ final class DiscoveryBench
         this.queries = queries;
         this.warmupQueries = warmupQueries;
         this.lagSamples = lagSamples;
+        this.pauseUs = pauseUs;
+        this.queryKeys = queryKeys;
+        this.managerCount = managerCount;
         this.anchor = anchor;
         this.redisScript = redisScript;
         this.out = out;
@@ -79,29 +90,36 @@ final class DiscoveryBench
     {
         final Map<String, Object> results = new LinkedHashMap<>();
         final int rounds = warmupQueries + queries;
-        final int keys = rounds * QUERY_KEYS;
+        final int keys = rounds * queryKeys;
         final long poolBytes = Math.max(64L << 20, ((long)(keys + lagSamples) * BLOCK_BYTES * 4 + (2 << 20) - 1) &
             ~((2L << 20) - 1));
         final String cluster = "bench-discovery-" + UUID.randomUUID().toString().substring(0, 8);
-        out.printf(Locale.ROOT, "bench discovery: Managers a, b, c (catalog a,b,c) in one JVM, etcd %s, %d cold " +
-            "lookups of %d keys after %d warm-up, %d publish-to-discoverable samples, %d B blocks%n",
-            etcdEndpoints, queries, QUERY_KEYS, warmupQueries, lagSamples, BLOCK_BYTES);
+        final boolean peerWait = Configuration.idlePeerWait();
+        final List<String> nodes = 3 == managerCount ? List.of("a", "b", "c") : List.of("a", "b");
+        final String catalogNodes = 3 == managerCount ? "a,b,c" : "a";
+        out.printf(Locale.ROOT, "bench discovery: Managers %s (catalog %s) in one JVM, etcd %s, %d cold lookups of %d " +
+            "keys after %d warm-up (%d us apart), %d publish-to-discoverable samples, %d B blocks; idle agents %s%n",
+            String.join(", ", nodes), catalogNodes, etcdEndpoints, queries, queryKeys, warmupQueries, pauseUs,
+            lagSamples, BLOCK_BYTES, peerWait ? "wait on their peer socket" : "park on a timer");
+        results.put("managers", managerCount);
+        results.put("keys_per_lookup", queryKeys);
+        results.put("pause_us", pauseUs);
+        results.put("idle_peer_wait", peerWait);
         out.flush();
         try
         {
-            for (final String node : List.of("a", "b", "c"))
+            for (final String node : nodes)
             {
-                managers.add(launch(node, cluster, "a".equals(node) ? poolBytes : 64L << 20));
+                managers.add(launch(node, cluster, catalogNodes, "a".equals(node) ? poolBytes : 64L << 20));
             }
             for (final Manager manager : managers)
             {
                 await(() -> manager.membership().view().isComplete() &&
-                    manager.membership().view().members().size() == 3 &&
+                    manager.membership().view().members().size() == managerCount &&
                     0 == manager.counter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS), "complete views");
             }
             try (EngineClient engineA = engine(managers.get(0), "bench-a", 1L << 20);
-                EngineClient engineB = engine(managers.get(1), "bench-b", 1L << 20);
-                EngineClient engineC = engine(managers.get(2), "bench-c", 1L << 20))
+                EngineClient engineB = engine(managers.get(1), "bench-b", 1L << 20))
             {
                 final OperationResult result = new OperationResult(512);
                 for (int first = 0; first < keys; first += 512)
@@ -118,23 +136,20 @@ final class DiscoveryBench
                     throw new IllegalStateException("A evicted or could not announce blocks: " +
                         catalogCounters(managers.get(0)));
                 }
-                // Every key known to its catalog host before measuring: an engine on C finds each batch (this warms
-                // C's candidate index only; B's stays cold).
-                for (int q = 0; q < rounds; q++)
+                // Every key known to its catalog host before measuring (B's candidate index stays cold): the hosts
+                // together applied a record per published block.
+                try
                 {
-                    try
+                    await(() -> appliedRecords() >= keys, "hosts applied A's stream");
+                }
+                catch (final IllegalStateException ex)
+                {
+                    for (final Manager m : managers)
                     {
-                        awaitPeers(engineC, batch(q * QUERY_KEYS, QUERY_KEYS), result);
+                        out.println(m.catalog().nodeId() + ": " + catalogCounters(m));
                     }
-                    catch (final IllegalStateException ex)
-                    {
-                        for (final Manager m : managers)
-                        {
-                            out.println(m.catalog().nodeId() + ": " + catalogCounters(m));
-                        }
-                        out.flush();
-                        throw new IllegalStateException("batch " + q + ": " + ex.getMessage(), ex);
-                    }
+                    out.flush();
+                    throw ex;
                 }
                 measureLookups(engineB, rounds, results);
                 measureLag(engineA, engineB, keys, results);
@@ -163,7 +178,12 @@ final class DiscoveryBench
         long warmQueriesSent = 0;
         for (int q = 0; q < rounds; q++)
         {
-            final KeyBatch batch = batch(q * QUERY_KEYS, QUERY_KEYS);
+            final KeyBatch batch = batch(q * queryKeys, queryKeys);
+            if (pauseUs > 0)
+            {
+                // Think time, not synchronisation: the Managers' agents back off to their longest sleeps meanwhile.
+                LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(pauseUs));
+            }
             final long queriesBefore = b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
             final long t0 = System.nanoTime();
             engineB.lookup(batch, false, true, result);
@@ -182,7 +202,7 @@ final class DiscoveryBench
             }
         }
         out.printf(Locale.ROOT, "%n[1] cold lookup, %d keys through B's engine ring and catalog (%d queries): p50 %.1f us, " +
-            "p99 %.1f us, p99.9 %.1f us, max %.1f us; %.2f cold-query RPCs per lookup%n", QUERY_KEYS, queries,
+            "p99 %.1f us, p99.9 %.1f us, max %.1f us; %.2f cold-query RPCs per lookup%n", queryKeys, queries,
             cold.getValueAtPercentile(50) / 1e3, cold.getValueAtPercentile(99) / 1e3,
             cold.getValueAtPercentile(99.9) / 1e3, cold.getMaxValue() / 1e3, (double)coldQueries / queries);
         out.printf(Locale.ROOT, "[2] warm lookup (same keys again, candidate index): p50 %.1f us, p99 %.1f us; " +
@@ -229,13 +249,13 @@ final class DiscoveryBench
             final byte[] value = new byte[43];
             for (int q = 0; q < rounds; q++)
             {
-                for (int i = 0; i < QUERY_KEYS; i++)
+                for (int i = 0; i < queryKeys; i++)
                 {
-                    final byte[] key = redisKey(q * QUERY_KEYS + i);
+                    final byte[] key = redisKey(q * queryKeys + i);
                     redis.command(3).arg("SET").arg(key, 0, key.length).arg(value, 0, value.length);
                 }
                 redis.flush();
-                for (int i = 0; i < QUERY_KEYS; i++)
+                for (int i = 0; i < queryKeys; i++)
                 {
                     redis.readReply();
                 }
@@ -244,18 +264,18 @@ final class DiscoveryBench
             for (int q = 0; q < rounds; q++)
             {
                 final long t0 = System.nanoTime();
-                redis.command(1 + QUERY_KEYS).arg("MGET");
-                for (int i = 0; i < QUERY_KEYS; i++)
+                redis.command(1 + queryKeys).arg("MGET");
+                for (int i = 0; i < queryKeys; i++)
                 {
-                    final byte[] key = redisKey(q * QUERY_KEYS + i);
+                    final byte[] key = redisKey(q * queryKeys + i);
                     redis.arg(key, 0, key.length);
                 }
                 redis.flush();
                 final long found = redis.readReply();
                 final long t1 = System.nanoTime();
-                if (found != QUERY_KEYS)
+                if (found != queryKeys)
                 {
-                    throw new IllegalStateException("MGET found " + found + " of " + QUERY_KEYS);
+                    throw new IllegalStateException("MGET found " + found + " of " + queryKeys);
                 }
                 if (q >= warmupQueries)
                 {
@@ -263,7 +283,7 @@ final class DiscoveryBench
                 }
             }
             out.printf(Locale.ROOT, "[1] anchor: redis MGET of the same %d key bytes (one connection): p50 %.1f us, " +
-                "p99 %.1f us, max %.1f us%n", QUERY_KEYS, mget.getValueAtPercentile(50) / 1e3,
+                "p99 %.1f us, max %.1f us%n", queryKeys, mget.getValueAtPercentile(50) / 1e3,
                 mget.getValueAtPercentile(99) / 1e3, mget.getMaxValue() / 1e3);
             out.flush();
             results.put("anchor_redis_mget_p50_us", mget.getValueAtPercentile(50) / 1e3);
@@ -280,16 +300,17 @@ final class DiscoveryBench
         out.println();
         out.println("| metric | OrbitKV | anchor (same run) | ratio | goal |");
         out.println("|---|---|---|---|---|");
-        row("cold lookup 128 keys / 3 hosts, p50 (us)", results, "cold_lookup_p50_us", "anchor_redis_mget_p50_us",
-            "report");
-        row("cold lookup 128 keys / 3 hosts, p99 (us)", results, "cold_lookup_p99_us", "anchor_redis_mget_p99_us",
-            "<= 1x");
-        row("warm lookup 128 keys, p50 (us)", results, "warm_lookup_p50_us", "anchor_redis_mget_p50_us", "report");
-        row("warm lookup 128 keys, p99 (us)", results, "warm_lookup_p99_us", "anchor_redis_mget_p99_us", "report");
+        final String cold = "cold lookup " + queryKeys + " keys / " + (3 == managerCount ? "3 hosts" : "1 host");
+        final String warm = "warm lookup " + queryKeys + " keys";
+        row(cold + ", p50 (us)", results, "cold_lookup_p50_us", "anchor_redis_mget_p50_us", "report");
+        row(cold + ", p99 (us)", results, "cold_lookup_p99_us", "anchor_redis_mget_p99_us", "<= 1x");
+        row(warm + ", p50 (us)", results, "warm_lookup_p50_us", "anchor_redis_mget_p50_us", "report");
+        row(warm + ", p99 (us)", results, "warm_lookup_p99_us", "anchor_redis_mget_p99_us", "report");
         out.printf(Locale.ROOT, "| publish on A -> offered on B, p50 / p99 (us) | %.1f / %.1f | - | - | report |%n",
             (double)results.get("publish_to_discoverable_p50_us"), (double)results.get("publish_to_discoverable_p99_us"));
         out.printf(Locale.ROOT, "| cold-query RPCs per cold lookup / in all warm lookups | %.2f / %d | - | - | " +
-            "<= 3 / 0 |%n", (double)results.get("cold_rpcs_per_lookup"), (long)results.get("warm_lookup_rpcs"));
+            "<= %d / 0 |%n", (double)results.get("cold_rpcs_per_lookup"), (long)results.get("warm_lookup_rpcs"),
+            3 == managerCount ? 2 : 1);
         out.flush();
     }
 
@@ -300,11 +321,22 @@ final class DiscoveryBench
         final double value = (double)results.get(ours);
         final Object anchorValue = results.get(anchorKey);
         out.printf(Locale.ROOT, "| %s | %.1f | %s | %s | %s |%n", metric, value,
-            null == anchorValue ? "-" : String.format(Locale.ROOT, "redis MGET 128: %.1f", (double)anchorValue),
+            null == anchorValue ? "-" : String.format(Locale.ROOT, "redis MGET %d: %.1f", queryKeys, (double)anchorValue),
             null == anchorValue ? "-" : String.format(Locale.ROOT, "%.2fx", value / (double)anchorValue), goal);
     }
 
-    private Manager launch(final String node, final String cluster, final long poolBytes) throws IOException
+    private long appliedRecords()
+    {
+        long applied = 0;
+        for (final Manager m : managers)
+        {
+            applied += m.counter(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED);
+        }
+        return applied;
+    }
+
+    private Manager launch(final String node, final String cluster, final String catalogNodes, final long poolBytes)
+        throws IOException
     {
         final Path shm = Path.of("/dev/shm");
         final File dir = Files.createTempDirectory(Files.isDirectory(shm) ? shm : Path.of(System.getProperty(
@@ -317,11 +349,11 @@ final class DiscoveryBench
             .indexBudgetBytes(64L << 20)
             .catalogInventoryBytes(128L << 20)
             .threadingMode(Configuration.ThreadingMode.SHARED)
-            .idleStrategy(new BackoffIdleStrategy(100, 10, 1_000, 100_000))
+            .idleStrategyName(Configuration.IDLE_STRATEGY_DEFAULT)
             .etcdEndpoints(etcdEndpoints)
             .clusterName(cluster)
             .nodeId(node)
-            .catalogNodes("a,b,c")
+            .catalogNodes(catalogNodes)
             .membershipLog(new java.io.PrintStream(java.io.OutputStream.nullOutputStream())));
     }
 
@@ -380,11 +412,11 @@ final class DiscoveryBench
         return key;
     }
 
-    private static void check(final OperationResult result, final String what)
+    private void check(final OperationResult result, final String what)
     {
-        if (result.count(KeyStatus.PEER) != QUERY_KEYS)
+        if (result.count(KeyStatus.PEER) != queryKeys)
         {
-            throw new IllegalStateException(what + ": " + result.count(KeyStatus.PEER) + " of " + QUERY_KEYS +
+            throw new IllegalStateException(what + ": " + result.count(KeyStatus.PEER) + " of " + queryKeys +
                 " keys offered by peers");
         }
     }
