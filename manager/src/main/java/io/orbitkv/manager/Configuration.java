@@ -64,12 +64,15 @@ public final class Configuration
     public static final String IDLE_STRATEGY_DEFAULT = "backoff";
 
     /**
-     * Timer slack of the agent thread, in nanoseconds: how late the kernel may end its parks to batch wake-ups. The
-     * kernel's default for a normal thread is 50 us, so a backoff park of 1 us sleeps ~50 us or more, and every hop
-     * that finds its agent parked (an engine request, a peer's datagram) waits that long. 0 leaves the default.
+     * Timer slack of the agent thread, in nanoseconds: how late the kernel may end its parks to batch wake-ups; 0
+     * (the default) leaves the kernel's, 50 us for a normal thread. With it a backoff park of 1 us sleeps ~90 us on
+     * the 2-vCPU bench VM and with 1 us of slack ~13 us (benches/tools/ParkLatency.java). Shorter sleeps mean more
+     * wake-ups: on that VM, with three Managers and two engines sharing two cores, 1 us of slack made the engine-level
+     * cold lookup slower in six alternating pairs of runs (benches/RESULTS.md, fifth session). A Manager whose agent
+     * has a core of its own is where to try 1000.
      */
     public static final String AGENT_TIMER_SLACK_NS_PROP_NAME = "orbitkv.manager.agent.timer.slack.ns";
-    public static final long AGENT_TIMER_SLACK_NS_DEFAULT = 1_000L;
+    public static final long AGENT_TIMER_SLACK_NS_DEFAULT = 0L;
 
     /**
      * Whether a clustered Manager's idle agent sleeps in epoll on its peer socket (a peer's datagram ends the sleep)
