@@ -70,9 +70,6 @@ final class PeerNode extends ReceivingPeerHandler implements AutoCloseable
         this(dir, nodeIndex, incarnationMsb, incarnationLsb, fingerprint, mtuLength, false);
     }
 
-    /**
-     * @param driverThread give the embedded driver a thread of its own (default: invoked from the duty cycle).
-     */
     PeerNode(
         final Path dir,
         final int nodeIndex,
@@ -81,6 +78,24 @@ final class PeerNode extends ReceivingPeerHandler implements AutoCloseable
         final long fingerprint,
         final int mtuLength,
         final boolean driverThread)
+    {
+        this(dir, nodeIndex, incarnationMsb, incarnationLsb, fingerprint, mtuLength, driverThread,
+            org.agrona.concurrent.SystemNanoClock.INSTANCE);
+    }
+
+    /**
+     * @param driverThread give the embedded driver a thread of its own (default: invoked from the duty cycle).
+     * @param clock        the transport's clock (a test may hold time still).
+     */
+    PeerNode(
+        final Path dir,
+        final int nodeIndex,
+        final long incarnationMsb,
+        final long incarnationLsb,
+        final long fingerprint,
+        final int mtuLength,
+        final boolean driverThread,
+        final org.agrona.concurrent.NanoClock clock)
     {
         this.nodeIndex = nodeIndex;
         this.incarnationMsb = incarnationMsb;
@@ -105,6 +120,7 @@ final class PeerNode extends ReceivingPeerHandler implements AutoCloseable
             .coldQueryHandler(new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, fingerprint))
             .handler(this)
             .countersManager(countersManager)
+            .nanoClock(clock)
             .errorHandler(errors::add));
     }
 

@@ -132,6 +132,48 @@ class PeerTransportTest
     }
 
     @Test
+    void shouldSendWhatWasOfferedOutsideFragmentHandlingInTheNextDutyCycle()
+    {
+        // The owner's clock stands still once the session is up: its driver is then never due by time, and after a
+        // few empty cycles no longer hot, so only the rule under test can send the query.
+        final org.agrona.concurrent.CachedNanoClock ownerClock = new org.agrona.concurrent.CachedNanoClock();
+        host = new PeerNode(dir, 1, HOST_MSB, HOST_LSB);
+        owner = new PeerNode(dir, 2, OWNER_MSB, OWNER_LSB, PeerNode.FINGERPRINT, PeerTransport.AUTO_MTU, false,
+            ownerClock);
+        final PeerClient client = owner.agent().connect(
+            host.transport.endpoint(), host.nodeIndex, host.incarnationMsb, host.incarnationLsb);
+        await(() ->
+        {
+            ownerClock.advance(100_000L);
+            return client.isActive();
+        }, "session on the host");
+        for (int i = 0; i < 4 * PeerAgent.DRIVER_HOT_EMPTY_LIMIT; i++)
+        {
+            host.transport.doWork();
+            owner.transport.doWork();
+        }
+        for (int i = 0; i < 4 * PeerAgent.DRIVER_HOT_EMPTY_LIMIT; i++)
+        {
+            owner.transport.doWork();
+        }
+        final long queriesBefore = host.counter(PeerCounter.FRAMES_COLD_QUERY);
+
+        final int key = PeerKeys.keysOfShard(SHARD, 1)[0];
+        assertTrue(owner.agent().sendColdQuery(client, 77, SHARD, 1, new int[]{SHARD},
+            new DirectBuffer[]{PeerKeys.NAMESPACE}, new int[]{PeerKeys.NAMESPACE_BYTES.length},
+            new DirectBuffer[]{PeerKeys.hash(key)}, new int[]{PeerKeys.HASH_LENGTH}));
+        owner.transport.doWork();
+
+        // Only the host runs from here: the query left in that one duty cycle or never.
+        final long deadlineNs = System.nanoTime() + AWAIT_NS;
+        while (host.counter(PeerCounter.FRAMES_COLD_QUERY) == queriesBefore)
+        {
+            host.transport.doWork();
+            assertTrue(System.nanoTime() - deadlineNs < 0, "the offered query never left the owner");
+        }
+    }
+
+    @Test
     void shouldParkOnTheTimerUntilThereIsASocketToWaitOn()
     {
         try (PeerWakeup wakeup = new PeerWakeup(io.aeron.driver.Configuration.receiveChannelEndpointSupplier(),
