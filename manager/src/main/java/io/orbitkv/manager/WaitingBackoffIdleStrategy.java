@@ -58,11 +58,6 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
         return this;
     }
 
-    public IdleWait idleWait()
-    {
-        return wait;
-    }
-
     public void idle(final int workCount)
     {
         if (workCount > 0)

@@ -297,15 +297,14 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
 
     /**
      * One row from this Manager's own catalog view, as a cold query to it would answer (the view also holds this
-     * Manager's own residences, which the caller filters out like any self candidate).
-     *
-     * @return true when every owner's view of the shard is complete.
+     * Manager's own residences, which the caller filters out like any self candidate). Whether the view is complete
+     * does not matter to the caller: an empty row is stored nowhere either way.
      */
-    boolean lookupHosted(
+    void lookupHosted(
         final int shard, final DirectBuffer namespace, final int namespaceLength, final DirectBuffer hash,
         final int hashOffset, final int hashLength, final CandidateSet row)
     {
-        return directory.lookup(shard, namespace, 0, namespaceLength, hash, hashOffset, hashLength, row);
+        directory.lookup(shard, namespace, 0, namespaceLength, hash, hashOffset, hashLength, row);
     }
 
     HostLink linkForShard(final int shard)
