@@ -44,7 +44,7 @@ class ObservabilityTest
         }
 
         final StringWriter out = new StringWriter();
-        final CommandLine cli = new CommandLine(new OrbitKvCli());
+        final CommandLine cli = OrbitKvCli.commandLine();
         cli.setOut(new PrintWriter(out));
         final int exit = cli.execute("stat", "--dir", dir.getAbsolutePath(), "--once");
         final String text = out.toString();
@@ -63,7 +63,7 @@ class ObservabilityTest
     void shouldExplainWhenNoManagerIsThere()
     {
         final StringWriter err = new StringWriter();
-        final CommandLine cli = new CommandLine(new OrbitKvCli());
+        final CommandLine cli = OrbitKvCli.commandLine();
         cli.setErr(new PrintWriter(err));
         final int exit = cli.execute("stat", "--dir", dir.getAbsolutePath(), "--once");
         assertEquals(1, exit);

@@ -31,7 +31,6 @@ import picocli.CommandLine.Option;
 public final class StatCommand implements Callable<Integer>
 {
     private static final String CLEAR_SCREEN = "\u001b[H\u001b[2J";
-    private static final long ONCE_RATE_WINDOW_MS = 500;
 
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
@@ -52,6 +51,10 @@ public final class StatCommand implements Callable<Integer>
     @Option(names = "--errors", description = "Also print the distinct error log.")
     boolean errors;
 
+    @Option(names = "--rate-window-ms", description = "With --once and a catalog to show: measure the metadata rate " +
+        "over this window before printing; 0 prints totals only (default: ${DEFAULT-VALUE}).", defaultValue = "200")
+    long rateWindowMs;
+
     public Integer call() throws InterruptedException
     {
         final PrintWriter out = spec.commandLine().getOut();
@@ -59,6 +62,11 @@ public final class StatCommand implements Callable<Integer>
         if (intervalMs < 1)
         {
             err.println("orbitkv stat: --interval-ms must be positive");
+            return 2;
+        }
+        if (rateWindowMs < 0)
+        {
+            err.println("orbitkv stat: --rate-window-ms must not be negative");
             return 2;
         }
         final File managerDir = null != dir ? dir : Configuration.defaultDir(name);
@@ -84,11 +92,12 @@ public final class StatCommand implements Callable<Integer>
                 return 1;
             }
             final MetadataRate rate = new MetadataRate();
-            if (once)
+            if (once && rateWindowMs > 0 && catalogActive(reader.countersReader()))
             {
-                // One snapshot still shows a rate: measured over a short window before printing.
+                // One snapshot still shows a rate: measured over a short window before printing. A Manager without
+                // a catalog has no rate to show, so a standalone stat --once answers without waiting.
                 rate.sample(reader.countersReader(), System.nanoTime());
-                TimeUnit.MILLISECONDS.sleep(ONCE_RATE_WINDOW_MS);
+                TimeUnit.MILLISECONDS.sleep(rateWindowMs);
             }
             while (true)
             {
@@ -183,12 +192,17 @@ public final class StatCommand implements Callable<Integer>
             .append(" of 16\n");
     }
 
-    private static void renderCatalog(final CountersReader counters, final StringBuilder text, final MetadataRate rate)
+    private static boolean catalogActive(final CountersReader counters)
     {
         final int hostedId = SystemCounterDescriptor.CATALOG_HOSTED_SHARDS.id();
-        if (counters.maxCounterId() <= hostedId || CountersReader.RECORD_ALLOCATED != counters.getCounterState(hostedId) ||
-            0 == peerCounter(counters, PeerCounter.SESSIONS_OPENED.typeId()) + counters.getCounterValue(hostedId) +
-            counters.getCounterValue(SystemCounterDescriptor.CATALOG_RECORDS_SENT.id()))
+        return counters.maxCounterId() > hostedId && CountersReader.RECORD_ALLOCATED == counters.getCounterState(hostedId) &&
+            0 != peerCounter(counters, PeerCounter.SESSIONS_OPENED.typeId()) + counters.getCounterValue(hostedId) +
+            counters.getCounterValue(SystemCounterDescriptor.CATALOG_RECORDS_SENT.id());
+    }
+
+    private static void renderCatalog(final CountersReader counters, final StringBuilder text, final MetadataRate rate)
+    {
+        if (!catalogActive(counters))
         {
             return;
         }

@@ -30,7 +30,7 @@ class CatalogBenchSmokeTest
     {
         final Path json = dir.resolve("catalog.json");
         final StringWriter text = new StringWriter();
-        final CommandLine commandLine = new CommandLine(new OrbitKvCli());
+        final CommandLine commandLine = OrbitKvCli.commandLine();
         commandLine.setOut(new PrintWriter(text));
         final int exitCode = commandLine.execute("bench", "catalog", "--no-anchor",
             "--keys", "4000", "--records", "8000", "--warmup-records", "2000",

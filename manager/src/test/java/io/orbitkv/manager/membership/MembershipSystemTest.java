@@ -181,7 +181,7 @@ class MembershipSystemTest
             assertTrue(ex.getMessage().contains("[a, b, c]") && ex.getMessage().contains("[a, b]"), ex.getMessage());
             // the CLI fails the launch with exit code 1 and the same message
             final java.io.StringWriter text = new java.io.StringWriter();
-            final picocli.CommandLine cli = new picocli.CommandLine(new io.orbitkv.manager.cli.OrbitKvCli());
+            final picocli.CommandLine cli = io.orbitkv.manager.cli.OrbitKvCli.commandLine();
             cli.setOut(new java.io.PrintWriter(text, true));
             cli.setErr(new java.io.PrintWriter(text, true));
             final File dir = new File("/dev/shm", "orbitkv-mismatch-" + UUID.randomUUID());
@@ -567,7 +567,7 @@ class MembershipSystemTest
     private static String membersCli(final String cluster)
     {
         final java.io.StringWriter text = new java.io.StringWriter();
-        final picocli.CommandLine cli = new picocli.CommandLine(new io.orbitkv.manager.cli.OrbitKvCli());
+        final picocli.CommandLine cli = io.orbitkv.manager.cli.OrbitKvCli.commandLine();
         cli.setOut(new java.io.PrintWriter(text, true));
         cli.setErr(new java.io.PrintWriter(text, true));
         final int exit = cli.execute("members", "--etcd-endpoints", etcd.endpoints(), "--cluster-name", cluster);
