@@ -17,11 +17,12 @@ import picocli.CommandLine.Command;
         "  membership   join time, view convergence and etcd call rate against a real etcd",
         "  catalog  catalog delta apply, cold lookup, update lag, index bytes, snapshot rebuild vs Redis",
         "  discovery  peer lookups through three real Managers (cold, warm, publish-to-discoverable) vs Redis MGET",
+        "  cli     CLI calls through scripts/orbitkv next to a running Manager vs java -version",
         "  (scripts/orbitkv bench jmh [ARGS] runs the JMH micro-benchmarks)"
     },
     subcommands = {
         BenchLocalCommand.class, BenchRingEchoCommand.class, BenchSsdCommand.class, BenchMembershipCommand.class,
-        BenchCatalogCommand.class, BenchDiscoveryCommand.class
+        BenchCatalogCommand.class, BenchDiscoveryCommand.class, BenchCliCommand.class
     })
 public final class BenchCommand implements Runnable
 {
