@@ -19,8 +19,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
@@ -69,8 +71,14 @@ public final class BenchSsdCommand implements Callable<Integer>
         description = "Also run fio with --fixedbufs as a second anchor (${DEFAULT-VALUE}).")
     private boolean fixedBufsAnchor;
 
+    @Option(names = "--json", description = "Also write the results as JSON to this file.")
+    private File jsonFile;
+
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
+
+    /** Rows as printed, by anchor ("fio", "fioFixedbufs") then case name, for --json. */
+    private final Map<String, Map<String, Object>> results = new LinkedHashMap<>();
 
     public Integer call() throws Exception
     {
@@ -169,10 +177,12 @@ public final class BenchSsdCommand implements Callable<Integer>
             "fio --ioengine=io_uring --direct=1 --bs=<bs> --iodepth=" + queueDepth);
         out.println("| case | fio (median) | OrbitKV (median) | ratio | goal |");
         out.println("|---|---|---|---|---|");
-        row(out, "2 MiB sequential write", median(fio[0]) / (1 << 20), median(ours[0]) / (1 << 20), "MiB/s", ">= 0.9x");
-        row(out, "2 MiB sequential read", median(fio[1]) / (1 << 20), median(ours[1]) / (1 << 20), "MiB/s", ">= 0.9x");
-        row(out, "4 KiB random read qd " + queueDepth, median(fio[2]), median(ours[2]), "IOPS", ">= 0.9x");
-        row(out, "e2e Read of SSD-resident 2 MiB blocks (vs fio seq read)", median(fio[1]) / (1 << 20),
+        row(out, "fio", "2 MiB sequential write", median(fio[0]) / (1 << 20), median(ours[0]) / (1 << 20), "MiB/s",
+            ">= 0.9x");
+        row(out, "fio", "2 MiB sequential read", median(fio[1]) / (1 << 20), median(ours[1]) / (1 << 20), "MiB/s",
+            ">= 0.9x");
+        row(out, "fio", "4 KiB random read qd " + queueDepth, median(fio[2]), median(ours[2]), "IOPS", ">= 0.9x");
+        row(out, "fio", "e2e Read of SSD-resident 2 MiB blocks (vs fio seq read)", median(fio[1]) / (1 << 20),
             median(e2e) / (1 << 20), "MiB/s", "report");
         if (fixedBufsAnchor)
         {
@@ -180,19 +190,39 @@ public final class BenchSsdCommand implements Callable<Integer>
             out.println("Second anchor: fio with --fixedbufs (registered buffers, as our staging is):");
             out.println("| case | fio --fixedbufs (median) | OrbitKV (median) | ratio |");
             out.println("|---|---|---|---|");
-            row(out, "2 MiB sequential write", median(fioFixed[0]) / (1 << 20), median(ours[0]) / (1 << 20), "MiB/s", "");
-            row(out, "2 MiB sequential read", median(fioFixed[1]) / (1 << 20), median(ours[1]) / (1 << 20), "MiB/s", "");
-            row(out, "4 KiB random read qd " + queueDepth, median(fioFixed[2]), median(ours[2]), "IOPS", "");
-            row(out, "e2e Read of SSD-resident 2 MiB blocks", median(fioFixed[1]) / (1 << 20),
+            row(out, "fioFixedbufs", "2 MiB sequential write", median(fioFixed[0]) / (1 << 20),
+                median(ours[0]) / (1 << 20), "MiB/s", "");
+            row(out, "fioFixedbufs", "2 MiB sequential read", median(fioFixed[1]) / (1 << 20),
+                median(ours[1]) / (1 << 20), "MiB/s", "");
+            row(out, "fioFixedbufs", "4 KiB random read qd " + queueDepth, median(fioFixed[2]), median(ours[2]),
+                "IOPS", "");
+            row(out, "fioFixedbufs", "e2e Read of SSD-resident 2 MiB blocks", median(fioFixed[1]) / (1 << 20),
                 median(e2e) / (1 << 20), "MiB/s", "");
         }
         out.flush();
+        if (null != jsonFile)
+        {
+            final Map<String, Object> document = new LinkedHashMap<>();
+            document.put("fileBytes", fileBytes);
+            document.put("queueDepth", queueDepth);
+            document.put("rounds", rounds);
+            document.put("ours", ourDescription);
+            document.putAll(results);
+            JSON.writerWithDefaultPrettyPrinter().writeValue(jsonFile, document);
+            out.println("results written to " + jsonFile);
+        }
         return 0;
     }
 
-    private static void row(
-        final PrintWriter out, final String name, final double fio, final double ours, final String unit, final String goal)
+    private void row(final PrintWriter out, final String anchor, final String name, final double fio, final double ours,
+        final String unit, final String goal)
     {
+        final Map<String, Object> figures = new LinkedHashMap<>();
+        figures.put("anchor", fio);
+        figures.put("ours", ours);
+        figures.put("unit", unit);
+        figures.put("ratio", ours / fio);
+        results.computeIfAbsent(anchor, (ignored) -> new LinkedHashMap<>()).put(name, figures);
         if (goal.isEmpty())
         {
             out.printf(Locale.ROOT, "| %s | %.0f %s | %.0f %s | %.2fx |%n", name, fio, unit, ours, unit, ours / fio);
