@@ -62,6 +62,9 @@ final class CatalogBench
     static final int HOSTS = 3;
     private static final long AWAIT_NS = TimeUnit.SECONDS.toNanos(120);
 
+    /** How long applying or acknowledging may make no progress at all before a wait for it fails. */
+    private static final long STALL_NS = TimeUnit.SECONDS.toNanos(30);
+
     /**
      * Window an owner wants before it encodes a delta batch: a full batch of these keys is ~21 KiB, and a frame that
      * does not fit the rest of the term is preceded by padding that also consumes window.
@@ -414,13 +417,14 @@ final class CatalogBench
 
     private static void awaitApplied(final BenchPeer host, final long records) throws InterruptedException
     {
-        final long deadlineNs = System.nanoTime() + AWAIT_NS;
+        final StallDeadline deadline = new StallDeadline(STALL_NS, host.appliedRecords(), System.nanoTime());
         while (host.appliedRecords() < records)
         {
-            if (System.nanoTime() - deadlineNs > 0)
+            if (deadline.stalled(host.appliedRecords(), System.nanoTime()))
             {
                 throw new IllegalStateException("host applied only " + host.appliedRecords() + " of " + records +
-                    " records; errors: " + host.errors());
+                    " records, none in the last " + TimeUnit.NANOSECONDS.toSeconds(STALL_NS) + " s; errors: " +
+                    host.errors());
             }
             if (!host.errors().isEmpty())
             {
@@ -689,13 +693,16 @@ final class CatalogBench
         final BenchPeer owner, final BenchPeer[] hosts, final PeerClient[] clientOfShard, final int[] hostOfShard,
         final long[] next)
     {
-        final long deadlineNs = System.nanoTime() + AWAIT_NS;
+        final StallDeadline deadline = new StallDeadline(STALL_NS, 0, System.nanoTime());
         while (true)
         {
             boolean done = true;
+            long acked = 0;
             for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
             {
-                done &= owner.ackedSequence(hosts[hostOfShard[s]].nodeIndex(), s) == owner.journal().lastSequence(s);
+                final long shardAcked = owner.ackedSequence(hosts[hostOfShard[s]].nodeIndex(), s);
+                acked += shardAcked;
+                done &= shardAcked == owner.journal().lastSequence(s);
             }
             if (done)
             {
@@ -705,9 +712,10 @@ final class CatalogBench
             {
                 Thread.yield();
             }
-            if (System.nanoTime() - deadlineNs > 0)
+            if (deadline.stalled(acked, System.nanoTime()))
             {
-                throw new IllegalStateException("streaming to the hosts timed out; errors " + owner.errors());
+                throw new IllegalStateException("streaming to the hosts made no progress for " +
+                    TimeUnit.NANOSECONDS.toSeconds(STALL_NS) + " s; errors " + owner.errors());
             }
         }
     }
