@@ -74,6 +74,7 @@ public final class EngineClient implements AutoCloseable
     private MemorySegment dataRegion;
     private UnsafeBuffer dataBuffer;
     private String dataRegionPath;
+    private ManagerDoorbell doorbell;
     private ClientHeartbeatAgent heartbeatAgent;
     private AgentRunner heartbeatRunner;
     private boolean attached;
@@ -440,6 +441,16 @@ public final class EngineClient implements AutoCloseable
         return heartbeatAgent == null ? 0 : heartbeatAgent.failedOffers();
     }
 
+    /**
+     * Times this client rang the Manager's doorbell: requests sent while the Manager slept.
+     *
+     * @return doorbell bytes written.
+     */
+    public long doorbellRings()
+    {
+        return null == doorbell ? 0 : doorbell.rings();
+    }
+
     private OperationResult read(
         final KeyBatch batch, final OperationResult leases, final long leaseId, final OperationResult result)
     {
@@ -559,6 +570,7 @@ public final class EngineClient implements AutoCloseable
             checkWaitConditions(deadlineNs, checkSlot, "request ring full");
             idleStrategy.idle();
         }
+        doorbell.wakeIfSleeping();
 
         responseHandler.expect(correlationId, result, keyBase, keyCount);
         idleStrategy.reset();
@@ -712,6 +724,7 @@ public final class EngineClient implements AutoCloseable
                     {
                         cncArena = arena;
                         wrapSections(segment);
+                        openDoorbell(cncFile.getParent());
                         return;
                     }
                     arena.close();
@@ -762,6 +775,19 @@ public final class EngineClient implements AutoCloseable
             requestRing.maxMsgLength());
         sendBuffer = new UnsafeBuffer(new byte[Math.max(maxRequestBytes, 512)]);
         slotTable = sections.slotTable();
+    }
+
+    private void openDoorbell(final Path managerDir)
+    {
+        try
+        {
+            doorbell = ManagerDoorbell.open(managerDir, sections.header());
+        }
+        catch (final IOException ex)
+        {
+            throw new EngineClientException(EngineClientException.Reason.NO_MANAGER,
+                "cannot open the Manager's doorbell in " + managerDir + ": " + ex);
+        }
     }
 
     private void awaitFreshManager(final long deadlineNs)
@@ -849,6 +875,7 @@ public final class EngineClient implements AutoCloseable
     {
         CloseHelper.quietClose(heartbeatRunner);
         heartbeatRunner = null;
+        CloseHelper.quietClose(doorbell);
         closed = true;
         if (dataArena != null)
         {

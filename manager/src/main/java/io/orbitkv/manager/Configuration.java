@@ -3,6 +3,7 @@ package io.orbitkv.manager;
 import java.io.File;
 import java.util.concurrent.TimeUnit;
 import org.agrona.SystemUtil;
+import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.YieldingIdleStrategy;
@@ -80,6 +81,38 @@ public final class Configuration
      */
     public static final String IDLE_PEER_WAIT_PROP_NAME = "orbitkv.manager.idle.peer.wait";
     public static final boolean IDLE_PEER_WAIT_DEFAULT = true;
+
+    /**
+     * Whether the idle agent, after a spell of parking ({@link #IDLE_SLEEP_AFTER_PROP_NAME}), sleeps until an engine
+     * rings the doorbell, a peer's datagram arrives or its longest sleep is up (docs/engine-ring.md, "Waking a sleeping
+     * Manager"). Off, it parks at most 100 us at a time for ever: ~10,000 wake-ups a second and a quarter of a core
+     * or more on the 2-vCPU bench VM, for the latency of never having to be woken. Only the {@code backoff} idle
+     * strategy sleeps.
+     */
+    public static final String IDLE_SLEEP_PROP_NAME = "orbitkv.manager.idle.sleep";
+    public static final boolean IDLE_SLEEP_DEFAULT = true;
+
+    /** How long the idle agent parks (backoff up to 100 us) before it sleeps; work in between starts it again. */
+    public static final String IDLE_SLEEP_AFTER_PROP_NAME = "orbitkv.manager.idle.sleep.after";
+    public static final long IDLE_SLEEP_AFTER_NS_DEFAULT = TimeUnit.MILLISECONDS.toNanos(1);
+
+    /** Longest accepted {@link #IDLE_SLEEP_AFTER_PROP_NAME}. */
+    public static final long MAX_IDLE_SLEEP_AFTER_NS = TimeUnit.SECONDS.toNanos(1);
+
+    /**
+     * The longest single sleep, and so how late an idle Manager runs its timers: heartbeat, client liveness sweeps,
+     * the media driver's heartbeats to peers (every 100 ms) and its client keepalives (every 500 ms). Capped at a
+     * quarter of the client liveness timeout so engines never see a stale heartbeat.
+     */
+    public static final String IDLE_SLEEP_MAX_PROP_NAME = "orbitkv.manager.idle.sleep.max";
+    public static final long IDLE_SLEEP_MAX_NS_DEFAULT = TimeUnit.MILLISECONDS.toNanos(100);
+
+    /** A sleep lasts at most the client liveness timeout over this, so engines always find the heartbeat fresh. */
+    public static final int IDLE_SLEEP_LIVENESS_FRACTION = 4;
+
+    /** Accepted range of {@link #IDLE_SLEEP_MAX_PROP_NAME}. */
+    public static final long MIN_IDLE_SLEEP_MAX_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    public static final long MAX_IDLE_SLEEP_MAX_NS = TimeUnit.SECONDS.toNanos(10);
 
     public static final String METRICS_PORT_PROP_NAME = "orbitkv.manager.metrics.port";
     public static final int METRICS_PORT_DEFAULT = 0;
@@ -318,6 +351,22 @@ public final class Configuration
         return null == value ? IDLE_PEER_WAIT_DEFAULT : Boolean.parseBoolean(value);
     }
 
+    public static boolean idleSleep()
+    {
+        final String value = System.getProperty(IDLE_SLEEP_PROP_NAME);
+        return null == value ? IDLE_SLEEP_DEFAULT : Boolean.parseBoolean(value);
+    }
+
+    public static long idleSleepAfterNs()
+    {
+        return SystemUtil.getDurationInNanos(IDLE_SLEEP_AFTER_PROP_NAME, IDLE_SLEEP_AFTER_NS_DEFAULT);
+    }
+
+    public static long idleSleepMaxNs()
+    {
+        return SystemUtil.getDurationInNanos(IDLE_SLEEP_MAX_PROP_NAME, IDLE_SLEEP_MAX_NS_DEFAULT);
+    }
+
     public static long agentTimerSlackNs()
     {
         return Long.getLong(AGENT_TIMER_SLACK_NS_PROP_NAME, AGENT_TIMER_SLACK_NS_DEFAULT);
@@ -365,7 +414,8 @@ public final class Configuration
     /**
      * A new idle strategy by name. Busy spinning is opt-in only: on a 2-core host it starves everything else.
      *
-     * @param name {@code backoff}, {@code yielding} or {@code busy}.
+     * @param name {@code backoff}, {@code agrona-backoff} (Agrona's defaults: parks up to 1 ms, never sleeps;
+     *             for comparison), {@code yielding} or {@code busy}.
      * @return a new idle strategy.
      */
     public static IdleStrategy newIdleStrategy(final String name)
@@ -375,12 +425,15 @@ public final class Configuration
             case "backoff":
                 return new WaitingBackoffIdleStrategy(
                     100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(100));
+            case "agrona-backoff":
+                return new BackoffIdleStrategy();
             case "yielding":
                 return new YieldingIdleStrategy();
             case "busy":
                 return new BusySpinIdleStrategy();
             default:
-                throw new IllegalArgumentException("unknown idle strategy '" + name + "': expected backoff, yielding or busy");
+                throw new IllegalArgumentException(
+                    "unknown idle strategy '" + name + "': expected backoff, agrona-backoff, yielding or busy");
         }
     }
 }

@@ -53,6 +53,8 @@ public final class Manager implements AutoCloseable
     private java.nio.file.Path ssdFile;
     private Membership membership;
     private CatalogService catalog;
+    private Doorbell doorbell;
+    private AgentSleep agentSleep;
     private volatile boolean closed;
     private boolean ownsDirectory;
 
@@ -134,6 +136,8 @@ public final class Manager implements AutoCloseable
             ctx.maxDataRegionBytes(),
             ctx.poolBytes());
         sections = new CncFileDescriptor.Sections(address, fileLength);
+        // Layout version 2 promises engines the doorbell once the version is written, whether or not the agent sleeps.
+        doorbell = new Doorbell(ctx.doorbellFile());
 
         countersManager = new CountersManager(
             sections.countersMetadata(), sections.countersValues(), StandardCharsets.US_ASCII);
@@ -198,6 +202,23 @@ public final class Manager implements AutoCloseable
                 // Idle, the agent sleeps in epoll on its peer socket: a peer's datagram wakes it, not the timer.
                 waiting.idleWait(catalog.transport().wakeup());
             }
+        }
+
+        if (ctx.idleSleep() && ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy waiting)
+        {
+            // Idle for a spell, the agent sleeps until an engine rings, a peer's datagram arrives or a timer is due.
+            agentSleep = new AgentSleep(
+                sections.header(),
+                new org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer(sections.requestRing()),
+                doorbell,
+                ctx.effectiveIdleSleepMaxNs(),
+                systemCounters,
+                errorHandler);
+            if (null != catalog)
+            {
+                agentSleep.peerWakeup(catalog.transport().wakeup());
+            }
+            waiting.idleSleep(agentSleep, ctx.idleSleepAfterNs());
         }
 
         final Agent agent;
@@ -489,6 +510,7 @@ public final class Manager implements AutoCloseable
         CloseHelper.quietClose(membership);
         CloseHelper.quietClose(metricsServer);
         CloseHelper.close(agentRunner);
+        CloseHelper.quietClose(agentSleep);
         CloseHelper.quietClose(catalog);
         CloseHelper.quietClose(poolRegion);
         CloseHelper.quietClose(stagingRegion);
@@ -511,6 +533,7 @@ public final class Manager implements AutoCloseable
             IoUtil.unmap(cncBuffer);
             cncBuffer = null;
         }
+        CloseHelper.quietClose(doorbell);
         if (ownsDirectory)
         {
             IoUtil.deleteIfExists(ctx.cncFile());

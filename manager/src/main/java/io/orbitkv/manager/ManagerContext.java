@@ -47,6 +47,9 @@ public final class ManagerContext
     private String idleStrategyName = Configuration.idleStrategyName();
     private long agentTimerSlackNs = Configuration.agentTimerSlackNs();
     private boolean idlePeerWait = Configuration.idlePeerWait();
+    private boolean idleSleep = Configuration.idleSleep();
+    private long idleSleepAfterNs = Configuration.idleSleepAfterNs();
+    private long idleSleepMaxNs = Configuration.idleSleepMaxNs();
     private IdleStrategy idleStrategy;
     private int metricsPort = Configuration.metricsPort();
     private int maxNamespaces = Configuration.maxNamespaces();
@@ -136,6 +139,10 @@ public final class ManagerContext
         check(null != threadingMode, "--threading must be dedicated or shared");
         check(agentTimerSlackNs >= 0 && agentTimerSlackNs <= TimeUnit.SECONDS.toNanos(1),
             "agent timer slack must be in [0, 1s] (0 = the kernel's default): " + agentTimerSlackNs + "ns");
+        check(idleSleepAfterNs >= 0 && idleSleepAfterNs <= Configuration.MAX_IDLE_SLEEP_AFTER_NS,
+            "--idle-sleep-after must be in [0, 1s]: " + idleSleepAfterNs + "ns");
+        check(idleSleepMaxNs >= Configuration.MIN_IDLE_SLEEP_MAX_NS && idleSleepMaxNs <= Configuration.MAX_IDLE_SLEEP_MAX_NS,
+            "--idle-sleep-max must be in [1ms, 10s]: " + idleSleepMaxNs + "ns");
         check(metricsPort >= 0 && metricsPort <= 65535, "--metrics-port must be in [0, 65535]: " + metricsPort);
         check(countersValuesBytes >= CountersReader.COUNTER_LENGTH * 64 &&
             countersValuesBytes % CountersReader.COUNTER_LENGTH == 0,
@@ -516,6 +523,77 @@ public final class ManagerContext
         return this;
     }
 
+    public boolean idleSleep()
+    {
+        return idleSleep;
+    }
+
+    /**
+     * Whether the idle agent sleeps until the doorbell, a peer datagram or its longest sleep
+     * ({@link Configuration#IDLE_SLEEP_PROP_NAME}); with the {@code backoff} idle strategy only.
+     *
+     * @param idleSleep false to keep parking at most 100 us at a time.
+     * @return this.
+     */
+    public ManagerContext idleSleep(final boolean idleSleep)
+    {
+        this.idleSleep = idleSleep;
+        return this;
+    }
+
+    public long idleSleepAfterNs()
+    {
+        return idleSleepAfterNs;
+    }
+
+    /**
+     * How long the idle agent parks before it sleeps ({@link Configuration#IDLE_SLEEP_AFTER_PROP_NAME}).
+     *
+     * @param idleSleepAfterNs nanoseconds in [0, 1 s].
+     * @return this.
+     */
+    public ManagerContext idleSleepAfterNs(final long idleSleepAfterNs)
+    {
+        this.idleSleepAfterNs = idleSleepAfterNs;
+        return this;
+    }
+
+    /**
+     * @return the configured longest sleep; the agent also keeps to a quarter of the client liveness timeout.
+     */
+    public long idleSleepMaxNs()
+    {
+        return idleSleepMaxNs;
+    }
+
+    /**
+     * @return the longest sleep the agent takes: the configured one, at most a quarter of the client timeout.
+     */
+    public long effectiveIdleSleepMaxNs()
+    {
+        return Math.min(idleSleepMaxNs, clientTimeoutNs / Configuration.IDLE_SLEEP_LIVENESS_FRACTION);
+    }
+
+    /**
+     * The longest single sleep of the idle agent ({@link Configuration#IDLE_SLEEP_MAX_PROP_NAME}).
+     *
+     * @param idleSleepMaxNs nanoseconds in [1 ms, 10 s].
+     * @return this.
+     */
+    public ManagerContext idleSleepMaxNs(final long idleSleepMaxNs)
+    {
+        this.idleSleepMaxNs = idleSleepMaxNs;
+        return this;
+    }
+
+    /**
+     * @return the doorbell FIFO engines ring to wake a sleeping agent.
+     */
+    public File doorbellFile()
+    {
+        return new File(dir, CncFileDescriptor.DOORBELL_FILE_NAME);
+    }
+
     public long agentTimerSlackNs()
     {
         return agentTimerSlackNs;
@@ -822,6 +900,9 @@ public final class ManagerContext
             ", idleStrategy=" + idleStrategyName +
             ", agentTimerSlackNs=" + agentTimerSlackNs +
             ", idlePeerWait=" + idlePeerWait +
+            ", idleSleep=" + idleSleep +
+            ", idleSleepAfterNs=" + idleSleepAfterNs +
+            ", idleSleepMaxNs=" + idleSleepMaxNs +
             ", metricsPort=" + metricsPort +
             '}';
     }

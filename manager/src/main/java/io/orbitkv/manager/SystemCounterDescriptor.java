@@ -7,7 +7,8 @@ import org.agrona.concurrent.status.CountersManager;
 
 /**
  * The Manager's system counters, registered in the CnC file at start in this order. Ids are stable: append new
- * ones, never renumber, as external readers ({@code orbitkv stat}, dashboards) key on them. Gauges are set on
+ * ones, never renumber, as external readers ({@code orbitkv stat}, dashboards) key on them. Ids ascend in
+ * declaration order; ids skipped between two descriptors are held by reserved counters, so every id stays put. Gauges are set on
  * the housekeeping tick; the rest only ever grow.
  */
 public enum SystemCounterDescriptor
@@ -135,7 +136,12 @@ public enum SystemCounterDescriptor
     CATALOG_COLD_QUERIES_REFUSED(119, "Catalog: cold queries refused (route or keys; reasons in the peer counters)",
         false),
     CATALOG_COLD_QUERIES_MALFORMED(120, "Catalog: cold query frames malformed, of another schema or template", false),
-    CATALOG_LOCAL_HOST_KEYS(121, "Catalog: discovery keys answered from shards this Manager hosts (no RPC)", false);
+    CATALOG_LOCAL_HOST_KEYS(121, "Catalog: discovery keys answered from shards this Manager hosts (no RPC)", false),
+    IDLE_SLEEPS(135, "Idle: agent sleeps (until a doorbell, a peer datagram or the longest sleep)", false),
+    IDLE_DOORBELL_WAKEUPS(136, "Idle: sleeps ended by an engine's doorbell", false),
+    IDLE_PEER_WAKEUPS(137, "Idle: sleeps ended by a peer datagram", false),
+    IDLE_SLEEPS_ABANDONED(138, "Idle: sleeps abandoned, a request came in while announcing", false),
+    IDLE_DOORBELL_BYTES(139, "Idle: doorbell rings drained (bytes engines wrote)", false);
 
     /** Type id of every system counter in the CnC counters section. */
     public static final int SYSTEM_COUNTER_TYPE_ID = 0;

@@ -9,14 +9,28 @@ import org.agrona.concurrent.status.CountersManager;
  */
 public final class SystemCounters implements AutoCloseable
 {
+    /** Label of a counter that holds an id kept for a system counter not defined yet. */
+    static final String RESERVED_LABEL = "Reserved system counter id";
+
+    /** Type id of reserved counters: not a system counter, so readers listing those skip them. */
+    static final int RESERVED_TYPE_ID = 1;
+
     private final AtomicCounter[] counters;
 
     public SystemCounters(final CountersManager countersManager)
     {
         final SystemCounterDescriptor[] descriptors = SystemCounterDescriptor.values();
         counters = new AtomicCounter[descriptors.length];
+        int nextId = 0;
         for (final SystemCounterDescriptor descriptor : descriptors)
         {
+            // Ids no descriptor names yet (left for descriptors added later) are held by reserved counters, which
+            // stay allocated: freed, their ids would go to other counters and the next system counter would move.
+            for (; nextId < descriptor.id(); nextId++)
+            {
+                countersManager.allocate(RESERVED_LABEL + " " + nextId, RESERVED_TYPE_ID);
+            }
+            nextId = descriptor.id() + 1;
             final AtomicCounter counter = descriptor.newCounter(countersManager);
             if (counter.id() != descriptor.id())
             {
@@ -35,7 +49,7 @@ public final class SystemCounters implements AutoCloseable
      */
     public static SystemCounters inMemory()
     {
-        final int valuesLength = 128 * org.agrona.concurrent.status.CountersReader.COUNTER_LENGTH;
+        final int valuesLength = 256 * org.agrona.concurrent.status.CountersReader.COUNTER_LENGTH;
         return new SystemCounters(new CountersManager(
             new org.agrona.concurrent.UnsafeBuffer(org.agrona.BufferUtil.allocateDirectAligned(valuesLength * 4, 64)),
             new org.agrona.concurrent.UnsafeBuffer(org.agrona.BufferUtil.allocateDirectAligned(valuesLength, 64))));

@@ -8,8 +8,13 @@ import org.agrona.concurrent.IdleStrategy;
  * The Manager agent's backoff: spin, then yield, then sleep for a period that doubles from a minimum to a maximum,
  * like Agrona's {@code BackoffIdleStrategy}, except that each sleep is an {@link IdleWait} when one is given: a
  * clustered Manager sleeps in epoll on its peer socket, so a peer's datagram ends the sleep rather than the timer.
- * An event resets the backoff (work follows). Without a wait it parks on the timer. The wait is set before the agent
- * thread starts; the strategy is used by that one thread.
+ * An event resets the backoff (work follows). Without a wait it parks on the timer.
+ * <p>
+ * With an {@link IdleSleep}, an agent that has parked for a spell of idleness ({@code sleepAfterNs}) goes deeper: each
+ * idle cycle from then on is one sleep that an engine's doorbell or a peer's datagram ends, or the agent's next
+ * deadline; an idle Manager then wakes a few times a second instead of ~10,000 times. A sleep that ends on its timeout
+ * leaves the strategy asleep (the duty cycle in between did its housekeeping); an event resets it. The wait and the
+ * sleep are set before the agent thread starts; the strategy is used by that one thread.
  */
 public final class WaitingBackoffIdleStrategy implements IdleStrategy
 {
@@ -17,12 +22,16 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
     private static final int SPINNING = 1;
     private static final int YIELDING = 2;
     private static final int PARKING = 3;
+    private static final int SLEEPING = 4;
 
     private final long maxSpins;
     private final long maxYields;
     private final long minParkPeriodNs;
     private final long maxParkPeriodNs;
     private IdleWait wait;
+    private IdleSleep sleep;
+    private long sleepAfterNs;
+    private long parkingSinceNs;
     private int state = NOT_IDLE;
     private long spins;
     private long yields;
@@ -55,6 +64,22 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
     public WaitingBackoffIdleStrategy idleWait(final IdleWait wait)
     {
         this.wait = wait;
+        return this;
+    }
+
+    /**
+     * @param sleep        the deep sleep after a spell of idleness (null: park for ever at the longest park).
+     * @param sleepAfterNs how long the agent parks before it sleeps.
+     * @return this.
+     */
+    public WaitingBackoffIdleStrategy idleSleep(final IdleSleep sleep, final long sleepAfterNs)
+    {
+        if (sleepAfterNs < 0)
+        {
+            throw new IllegalArgumentException("sleepAfterNs must be >= 0: " + sleepAfterNs);
+        }
+        this.sleep = sleep;
+        this.sleepAfterNs = sleepAfterNs;
         return this;
     }
 
@@ -93,10 +118,21 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
                 {
                     state = PARKING;
                     parkPeriodNs = minParkPeriodNs;
+                    if (null != sleep)
+                    {
+                        parkingSinceNs = System.nanoTime();
+                    }
                 }
                 else
                 {
                     Thread.yield();
+                }
+                break;
+
+            case SLEEPING:
+                if (sleep.sleep())
+                {
+                    reset();
                 }
                 break;
 
@@ -113,6 +149,10 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
                         LockSupport.parkNanos(parkPeriodNs);
                     }
                     parkPeriodNs = Math.min(parkPeriodNs << 1, maxParkPeriodNs);
+                    if (null != sleep && System.nanoTime() - parkingSinceNs >= sleepAfterNs)
+                    {
+                        state = SLEEPING;
+                    }
                 }
                 break;
         }
@@ -135,6 +175,8 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
     {
         return "WaitingBackoffIdleStrategy{maxSpins=" + maxSpins + ", maxYields=" + maxYields +
             ", minParkPeriodNs=" + minParkPeriodNs + ", maxParkPeriodNs=" + maxParkPeriodNs +
-            ", wait=" + (null == wait ? "timer" : wait.getClass().getSimpleName()) + '}';
+            ", wait=" + (null == wait ? "timer" : wait.getClass().getSimpleName()) +
+            ", sleep=" + (null == sleep ? "none" : sleep.getClass().getSimpleName() + " after " + sleepAfterNs + "ns") +
+            '}';
     }
 }

@@ -46,6 +46,7 @@ final class RawRingClient implements AutoCloseable
     private final MappedByteBuffer cnc;
     private final CncFileDescriptor.Sections sections;
     private final ManyToOneRingBuffer requestRing;
+    private final io.orbitkv.client.ManagerDoorbell doorbell;
     private final UnsafeBuffer frame = new UnsafeBuffer(BufferUtil.allocateDirectAligned(256 * 1024, 64));
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
@@ -82,6 +83,16 @@ final class RawRingClient implements AutoCloseable
         }
         sections = new CncFileDescriptor.Sections(BufferUtil.address(cnc), cnc.capacity());
         requestRing = new ManyToOneRingBuffer(sections.requestRing());
+        try
+        {
+            // Raw frames wake a sleeping Manager as an engine's requests do, or each would wait for its timer.
+            doorbell = io.orbitkv.client.ManagerDoorbell.open(cncFile.getAbsoluteFile().toPath().getParent(),
+                sections.header());
+        }
+        catch (final IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
     }
 
     /** A decoded response; {@code version} is the schema version in its header, then the peer group sizes. */
@@ -337,6 +348,7 @@ final class RawRingClient implements AutoCloseable
             }
             Thread.yield();
         }
+        doorbell.wakeIfSleeping();
     }
 
     Reply awaitReply(final long correlationId)
@@ -408,6 +420,7 @@ final class RawRingClient implements AutoCloseable
 
     public void close()
     {
+        doorbell.close();
         if (null != regionArena)
         {
             regionArena.close();

@@ -74,4 +74,47 @@ class WaitingBackoffIdleStrategyTest
         assertThrows(IllegalArgumentException.class, () -> new WaitingBackoffIdleStrategy(1, 1, 0, 10));
         assertThrows(IllegalArgumentException.class, () -> new WaitingBackoffIdleStrategy(1, 1, 10, 5));
     }
+
+    @Test
+    void shouldSleepAfterTheSpellOfParkingUntilAnEventThenBackOffAgain()
+    {
+        final List<Boolean> sleepResults = new ArrayList<>();
+        final int[] sleeps = {0};
+        final WaitingBackoffIdleStrategy idle = new WaitingBackoffIdleStrategy(3, 2, 1_000, 5_000)
+            .idleWait(recording)
+            .idleSleep(() ->
+            {
+                sleeps[0]++;
+                return !sleepResults.isEmpty() && sleepResults.remove(0);
+            }, 0);
+        // Spins and yields, then one park: with no spell to wait out, every idle cycle after it is a sleep.
+        for (int i = 0; i < 8; i++)
+        {
+            idle.idle(0);
+        }
+        assertEquals(List.of(1_000L), waits);
+        assertEquals(0, sleeps[0]);
+        idle.idle(0);
+        idle.idle(0);
+        assertEquals(2, sleeps[0], "a sleep that timed out leaves the strategy asleep");
+        assertEquals(List.of(1_000L), waits);
+
+        // A doorbell ends a sleep: work follows, so the next idle cycles back off from the start.
+        sleepResults.add(true);
+        idle.idle(0);
+        assertEquals(3, sleeps[0]);
+        for (int i = 0; i < 8; i++)
+        {
+            idle.idle(0);
+        }
+        assertEquals(3, sleeps[0]);
+        assertEquals(List.of(1_000L, 1_000L), waits);
+
+        // So does work.
+        idle.idle(0);
+        assertEquals(4, sleeps[0]);
+        idle.idle(1);
+        idle.idle(0);
+        assertEquals(4, sleeps[0]);
+    }
 }

@@ -10,9 +10,9 @@ import java.lang.invoke.MethodHandle;
 
 /**
  * Hand-written bindings, in the shape jextract generates, for the parts of {@code <unistd.h>},
- * {@code <sys/mman.h>}, {@code <fcntl.h>}, {@code <sys/syscall.h>}, {@code <sys/prctl.h>}, {@code <sys/epoll.h>}
- * and {@code <string.h>} that OrbitKV needs
- * on Linux x86_64 and aarch64 (LP64).
+ * {@code <sys/mman.h>}, {@code <sys/stat.h>} (mkfifo), {@code <fcntl.h>}, {@code <sys/syscall.h>},
+ * {@code <sys/prctl.h>}, {@code <sys/epoll.h>} and {@code <string.h>} that OrbitKV needs on Linux x86_64 and
+ * aarch64 (LP64).
  *
  * <p>Every function has a holder class with its {@link FunctionDescriptor}, symbol and {@link MethodHandle}, so
  * that a handle is linked the first time its function is called, and a static wrapper calling it with
@@ -68,6 +68,7 @@ public final class LibC
     public static final int O_DIRECT = AARCH64 ? 0200000 : 040000;
     public static final int O_DIRECTORY = AARCH64 ? 040000 : 0200000;
     public static final int O_CLOEXEC = 02000000;
+    public static final int O_NONBLOCK = 04000;
     public static final int FALLOC_FL_KEEP_SIZE = 0x01;
     public static final int FALLOC_FL_PUNCH_HOLE = 0x02;
 
@@ -490,6 +491,89 @@ public final class LibC
         try
         {
             return (int)epoll_pwait2.HANDLE.invokeExact(state.segment(), epfd, events, maxevents, timeout, sigmask);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class read
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_LONG, C_INT, C_POINTER, C_SIZE_T);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("read");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code ssize_t read(int fd, void *buf, size_t count)}.
+     *
+     * @param state receives {@code errno} on failure.
+     * @param fd    to read from.
+     * @param buf   at least {@code count} bytes.
+     * @param count most bytes to read.
+     * @return bytes read, 0 at end of file, -1 on failure ({@code EAGAIN} on an empty non-blocking descriptor).
+     */
+    public static long read(final CallState state, final int fd, final MemorySegment buf, final long count)
+    {
+        try
+        {
+            return (long)read.HANDLE.invokeExact(state.segment(), fd, buf, count);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class write
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_LONG, C_INT, C_POINTER, C_SIZE_T);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("write");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code ssize_t write(int fd, const void *buf, size_t count)}.
+     *
+     * @param state receives {@code errno} on failure.
+     * @param fd    to write to.
+     * @param buf   at least {@code count} bytes.
+     * @param count bytes to write.
+     * @return bytes written, -1 on failure ({@code EAGAIN} when a non-blocking pipe is full).
+     */
+    public static long write(final CallState state, final int fd, final MemorySegment buf, final long count)
+    {
+        try
+        {
+            return (long)write.HANDLE.invokeExact(state.segment(), fd, buf, count);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class mkfifo
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_POINTER, C_MODE_T);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("mkfifo");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int mkfifo(const char *path, mode_t mode)}.
+     *
+     * @param state receives {@code errno} on failure.
+     * @param path  NUL-terminated path of the new FIFO.
+     * @param mode  permission bits (less the process umask).
+     * @return 0 on success, -1 on failure ({@code EEXIST} when the path exists).
+     */
+    public static int mkfifo(final CallState state, final MemorySegment path, final int mode)
+    {
+        try
+        {
+            return (int)mkfifo.HANDLE.invokeExact(state.segment(), path, mode);
         }
         catch (final Throwable ex)
         {

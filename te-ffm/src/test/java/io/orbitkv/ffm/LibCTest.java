@@ -3,6 +3,7 @@ package io.orbitkv.ffm;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -204,6 +205,37 @@ class LibCTest
             {
                 LibC.close(state, epfd);
             }
+        }
+    }
+
+    @Test
+    void shouldPassBytesThroughAFifoOpenedReadWriteWithoutBlocking()
+    {
+        final MemorySegment path = arena.allocateFrom(directory.resolve("fifo").toString());
+        assertEquals(0, LibC.mkfifo(state, path, 0600), () -> "mkfifo: " + Errno.describe(state.errno()));
+        assertEquals(-1, LibC.mkfifo(state, path, 0600));
+        assertEquals(Errno.EEXIST, state.errno());
+
+        // O_RDWR never waits for a peer to open the other end (Linux), and O_NONBLOCK turns an empty read into EAGAIN.
+        final int fd = LibC.open(state, path, LibC.O_RDWR | LibC.O_NONBLOCK | LibC.O_CLOEXEC, 0);
+        assertTrue(fd >= 0, () -> "open: " + Errno.describe(state.errno()));
+        try
+        {
+            final MemorySegment buf = arena.allocate(16);
+            assertEquals(-1, LibC.read(state, fd, buf, buf.byteSize()));
+            assertEquals(Errno.EAGAIN, state.errno());
+            buf.set(ValueLayout.JAVA_BYTE, 0, (byte)7);
+            assertEquals(1, LibC.write(state, fd, buf, 1));
+            assertEquals(1, LibC.write(state, fd, buf, 1));
+            buf.set(ValueLayout.JAVA_BYTE, 0, (byte)0);
+            assertEquals(2, LibC.read(state, fd, buf, buf.byteSize()));
+            assertEquals(7, buf.get(ValueLayout.JAVA_BYTE, 0));
+            assertEquals(-1, LibC.read(state, fd, buf, buf.byteSize()));
+            assertEquals(Errno.EAGAIN, state.errno());
+        }
+        finally
+        {
+            LibC.close(state, fd);
         }
     }
 

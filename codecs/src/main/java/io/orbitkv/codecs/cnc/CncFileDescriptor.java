@@ -31,6 +31,9 @@ import org.agrona.concurrent.status.CountersReader;
  *     | maxRequestBytes      int32  |
  *     | maxDataRegionBytes   int64  |
  *     | poolBytes            int64  |
+ *     | (zero up to offset 128)     |
+ * 128 | agentState           int32  | {@link #AGENT_AWAKE}, {@link #AGENT_SLEEPING} or {@link #AGENT_RUNG}; a cache
+ *     |                             | line of its own: engines read it after every request
  *     +-----------------------------+ every section starts on a {@link #SECTION_ALIGNMENT} boundary
  *     | request ring                | Agrona ManyToOneRingBuffer: engines -> Manager
  *     | client slot table           | maxClients x {@link #SLOT_LENGTH}
@@ -51,14 +54,25 @@ import org.agrona.concurrent.status.CountersReader;
  * </pre>
  * The Manager resets the slot's response ring before it writes {@code claimPid = 0}, so a new claimant always
  * finds an empty ring.
+ *
+ * <p>The doorbell (layout version 2, docs/engine-ring.md): an idle Manager writes {@link #AGENT_SLEEPING} into
+ * {@code agentState}, fences, looks at the request ring once more and only then sleeps in epoll on the FIFO
+ * {@link #DOORBELL_FILE_NAME} in its directory (created before the layout version is written). An engine, after
+ * committing a request, fences and loads {@code agentState}; only when it reads {@link #AGENT_SLEEPING} does it
+ * compare-and-set it to {@link #AGENT_RUNG} and, having won, write one byte into the FIFO. Either the Manager sees
+ * the request or the engine sees the Manager asleep, so no request waits for a timer. The Manager writes
+ * {@link #AGENT_AWAKE} when it wakes.
  */
 public final class CncFileDescriptor
 {
     /** Bump on any incompatible change of this layout. */
-    public static final int LAYOUT_VERSION = 1;
+    public static final int LAYOUT_VERSION = 2;
 
     public static final String CNC_FILE_NAME = "cnc.dat";
     public static final String CLIENTS_DIR_NAME = "clients";
+
+    /** The FIFO in the Manager directory that engines write one byte into to wake a sleeping Manager. */
+    public static final String DOORBELL_FILE_NAME = "doorbell";
 
     public static final int HEADER_LENGTH = 4096;
     public static final int SECTION_ALIGNMENT = 4096;
@@ -81,6 +95,14 @@ public final class CncFileDescriptor
     public static final int MAX_REQUEST_BYTES_OFFSET = 76;
     public static final int MAX_DATA_REGION_BYTES_OFFSET = 80;
     public static final int POOL_BYTES_OFFSET = 88;
+    public static final int AGENT_STATE_OFFSET = 128;
+
+    /** agentState: the Manager's agent is running duty cycles; engines do nothing more after a request. */
+    public static final int AGENT_AWAKE = 0;
+    /** agentState: the agent sleeps (or is about to) until the doorbell rings, a peer datagram or its timeout. */
+    public static final int AGENT_SLEEPING = 1;
+    /** agentState: an engine has rung the doorbell for this sleep; others need not. */
+    public static final int AGENT_RUNG = 2;
 
     public static final int SLOT_CLAIM_PID_OFFSET = 0;
     public static final int SLOT_CLAIM_TIME_MS_OFFSET = 8;
@@ -363,6 +385,7 @@ public final class CncFileDescriptor
         header.putInt(MAX_REQUEST_BYTES_OFFSET, maxRequestBytes);
         header.putLong(MAX_DATA_REGION_BYTES_OFFSET, maxDataRegionBytes);
         header.putLong(POOL_BYTES_OFFSET, poolBytes);
+        header.putIntVolatile(AGENT_STATE_OFFSET, AGENT_AWAKE);
     }
 
     public static void signalReady(final AtomicBuffer header)

@@ -83,7 +83,23 @@ public final class ManagerCommand implements Callable<Integer>
         "one thread (2-core boxes) (default: ${DEFAULT-VALUE}).", defaultValue = "dedicated")
     String threading;
 
-    @Option(names = "--idle-strategy", description = "backoff, yielding or busy (busy spins a core; opt-in only) " +
+    @Option(names = "--idle-sleep", negatable = true, fallbackValue = "true",
+        description = "After --idle-sleep-after of idleness the agent sleeps until an engine rings the doorbell, a " +
+        "peer datagram arrives or --idle-sleep-max passes; --no-idle-sleep keeps it parking 100 us at a time (a core's " +
+        "quarter or more, for latency) (default: true, or -D" + Configuration.IDLE_SLEEP_PROP_NAME + ").")
+    Boolean idleSleep;
+
+    @Option(names = "--idle-sleep-after", description = "Parking before the idle agent sleeps, e.g. 1ms " +
+        "(default: 1ms, or -D" + Configuration.IDLE_SLEEP_AFTER_PROP_NAME + ").", converter = DurationConverter.class)
+    Long idleSleepAfterNs;
+
+    @Option(names = "--idle-sleep-max", description = "Longest sleep of the idle agent, at most a quarter of " +
+        "--client-timeout, e.g. 100ms (default: 100ms, or -D" + Configuration.IDLE_SLEEP_MAX_PROP_NAME + ").",
+        converter = DurationConverter.class)
+    Long idleSleepMaxNs;
+
+    @Option(names = "--idle-strategy", description = "backoff, agrona-backoff (parks up to 1 ms, never sleeps; for " +
+        "comparison), yielding or busy (busy spins a core; opt-in only) " +
         "(default: ${DEFAULT-VALUE}).", defaultValue = Configuration.IDLE_STRATEGY_DEFAULT)
     String idleStrategy;
 
@@ -212,6 +228,18 @@ public final class ManagerCommand implements Callable<Integer>
             {
                 ctx.maxBlockBytes(toInt("--max-block-bytes", maxBlockBytes));
             }
+            if (null != idleSleep)
+            {
+                ctx.idleSleep(idleSleep);
+            }
+            if (null != idleSleepAfterNs)
+            {
+                ctx.idleSleepAfterNs(idleSleepAfterNs);
+            }
+            if (null != idleSleepMaxNs)
+            {
+                ctx.idleSleepMaxNs(idleSleepMaxNs);
+            }
         }
         catch (final IllegalArgumentException ex)
         {
@@ -244,7 +272,10 @@ public final class ManagerCommand implements Callable<Integer>
         out.println("  pool: " + ctx.poolBytes() + " bytes, max block " + ctx.maxBlockBytes() + " bytes, " +
             ctx.maxClients() + " client slots, client timeout " + ctx.clientTimeoutNs() / 1_000_000 + " ms, threading " +
             ctx.threadingMode().name().toLowerCase(java.util.Locale.ROOT) + ", idle " + ctx.idleStrategyName() +
-            (0 == ctx.agentTimerSlackNs() ? "" : " (timer slack " + ctx.agentTimerSlackNs() + " ns)"));
+            (0 == ctx.agentTimerSlackNs() ? "" : " (timer slack " + ctx.agentTimerSlackNs() + " ns)") +
+            (ctx.idleSleep() ? ", sleeps after " + ctx.idleSleepAfterNs() / 1000 + " us idle for up to " +
+            ctx.effectiveIdleSleepMaxNs() / 1_000_000 + " ms (doorbell " +
+            ctx.doorbellFile().getName() + ")" : ", never sleeps"));
         out.println("  ssd: " + manager.ssdDescription());
         out.println("  counters: scripts/orbitkv stat --dir " + ctx.dir() + "   (--once for one snapshot)");
         if (manager.metricsPort() > 0)

@@ -50,6 +50,7 @@ public final class PeerWakeup implements IdleWait, ReceiveChannelEndpointSupplie
 
     private volatile ReceiveChannelEndpoint endpoint;
     private ReceiveChannelEndpoint armedEndpoint;
+    private int armedFd = -1;
     private boolean armed;
     private boolean datagramSignal;
     private AtomicCounter socketWaits;
@@ -136,6 +137,24 @@ public final class PeerWakeup implements IdleWait, ReceiveChannelEndpointSupplie
     }
 
     /**
+     * The peer socket's descriptor, for a longer sleep that also watches other descriptors (the Manager's doorbell).
+     *
+     * @return the descriptor, or -1 while it cannot be watched (not yet opened by the driver, or a fallback).
+     */
+    public int watchedDescriptor()
+    {
+        return arm() ? armedFd : -1;
+    }
+
+    /**
+     * Another wait saw a datagram on the peer socket: the next duty cycle runs the driver.
+     */
+    public void signalDatagram()
+    {
+        datagramSignal = true;
+    }
+
+    /**
      * @return whether waits are on the peer socket (false until the driver opened it, or after a fallback).
      */
     public boolean isArmed()
@@ -209,6 +228,7 @@ public final class PeerWakeup implements IdleWait, ReceiveChannelEndpointSupplie
             return false;
         }
         armedEndpoint = current;
+        armedFd = fd;
         armed = true;
         return true;
     }
