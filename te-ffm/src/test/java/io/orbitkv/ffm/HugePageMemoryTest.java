@@ -228,4 +228,56 @@ class HugePageMemoryTest
         assertThrows(IllegalArgumentException.class, () -> HugePageMemory.mapAnonymous(-1, false));
         assertThrows(IllegalArgumentException.class, () -> HugePageMemory.mapAnonymous(Long.MAX_VALUE, false));
     }
+
+    @Test
+    void shouldPopulateOnlyTheGivenRangeAndKeepWhatWasWrittenThere()
+    {
+        try (MappedRegion region = HugePageMemory.mapAnonymous(8 * MIB, false))
+        {
+            final MemorySegment segment = region.segment();
+            // Data already written inside the range must survive: a toucher runs while engines publish.
+            segment.set(ValueLayout.JAVA_LONG, 2 * MIB + 8, 0x0123456789ABCDEFL);
+
+            final CallState state = new CallState();
+            assertEquals(0, HugePageMemory.populate(state, region, 2 * MIB, 4 * MIB));
+
+            // The whole 4 MiB range and nothing outside it: the word written before lies inside the range.
+            assertEquals(4096, Smaps.read().mappingContaining(region.address()).sizeKb("Rss"));
+            assertEquals(0x0123456789ABCDEFL, segment.get(ValueLayout.JAVA_LONG, 2 * MIB + 8));
+            assertEquals(0L, segment.get(ValueLayout.JAVA_LONG, 6 * MIB - 8));
+        }
+    }
+
+    @Test
+    void shouldReportTheErrnoOfAPopulateTheKernelRefuses()
+    {
+        try (MappedRegion region = HugePageMemory.mapAnonymous(2 * MIB, false))
+        {
+            final CallState state = new CallState();
+            assertEquals(Errno.EINVAL, HugePageMemory.populate(state, region, 1, SMALL_PAGE_SIZE));
+        }
+    }
+
+    @Test
+    void shouldTouchEveryPageWithoutChangingItsContents()
+    {
+        try (MappedRegion region = HugePageMemory.mapAnonymous(4 * MIB, false))
+        {
+            final MemorySegment segment = region.segment();
+            for (long offset = 0; offset < 2 * MIB; offset += SMALL_PAGE_SIZE)
+            {
+                segment.set(ValueLayout.JAVA_LONG, offset, offset ^ 0x5A5A5A5A5A5A5A5AL);
+            }
+
+            HugePageMemory.touchPreservingContents(region, 0, region.length());
+
+            assertEquals(4096, Smaps.read().mappingContaining(region.address()).sizeKb("Rss"));
+            for (long offset = 0; offset < 2 * MIB; offset += SMALL_PAGE_SIZE)
+            {
+                final long at = offset;
+                assertEquals(offset ^ 0x5A5A5A5A5A5A5A5AL, segment.get(ValueLayout.JAVA_LONG, offset), () -> "at " + at);
+            }
+            assertEquals(0L, segment.get(ValueLayout.JAVA_LONG, 3 * MIB));
+        }
+    }
 }
