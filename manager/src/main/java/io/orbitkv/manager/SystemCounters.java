@@ -15,8 +15,19 @@ public final class SystemCounters implements AutoCloseable
     {
         final SystemCounterDescriptor[] descriptors = SystemCounterDescriptor.values();
         counters = new AtomicCounter[descriptors.length];
-        for (final SystemCounterDescriptor descriptor : descriptors)
+        final SystemCounterDescriptor[] byId = descriptors.clone();
+        java.util.Arrays.sort(byId, java.util.Comparator.comparingInt(SystemCounterDescriptor::id));
+        final org.agrona.collections.IntArrayList gaps = new org.agrona.collections.IntArrayList();
+        int nextId = 0;
+        for (final SystemCounterDescriptor descriptor : byId)
         {
+            // An id with no descriptor yet holds a placeholder while the rest are allocated, so that every
+            // descriptor lands on its own id; the placeholders are freed afterwards for other counters to reuse.
+            for (; nextId < descriptor.id(); nextId++)
+            {
+                gaps.addInt(countersManager.allocate("unassigned system counter id"));
+            }
+            nextId = descriptor.id() + 1;
             final AtomicCounter counter = descriptor.newCounter(countersManager);
             if (counter.id() != descriptor.id())
             {
@@ -24,6 +35,10 @@ public final class SystemCounters implements AutoCloseable
                 throw new IllegalStateException("counter " + descriptor + " allocated as id " + counter.id());
             }
             counters[descriptor.ordinal()] = counter;
+        }
+        for (int i = 0; i < gaps.size(); i++)
+        {
+            countersManager.free(gaps.getInt(i));
         }
     }
 
@@ -35,7 +50,7 @@ public final class SystemCounters implements AutoCloseable
      */
     public static SystemCounters inMemory()
     {
-        final int valuesLength = 128 * org.agrona.concurrent.status.CountersReader.COUNTER_LENGTH;
+        final int valuesLength = 256 * org.agrona.concurrent.status.CountersReader.COUNTER_LENGTH;
         return new SystemCounters(new CountersManager(
             new org.agrona.concurrent.UnsafeBuffer(org.agrona.BufferUtil.allocateDirectAligned(valuesLength * 4, 64)),
             new org.agrona.concurrent.UnsafeBuffer(org.agrona.BufferUtil.allocateDirectAligned(valuesLength, 64))));

@@ -70,10 +70,16 @@ public final class ManagerCommand implements Callable<Integer>
         "stall other clients (default: ${DEFAULT-VALUE}).", defaultValue = "8m", converter = SizeConverter.class)
     long copyChunkBytes;
 
-    @Option(names = "--pool-pretouch", negatable = true, defaultValue = "true", fallbackValue = "true",
-        description = "Fault the whole pool in at start (MADV_POPULATE_WRITE) so first publishes do not pay for page " +
-        "faults and huge-page compaction (default: ${DEFAULT-VALUE}).")
-    boolean poolPretouch;
+    @Option(names = "--pool-pretouch", arity = "0..1", defaultValue = "background", fallbackValue = "blocking",
+        paramLabel = "MODE",
+        description = "Fault the pool in ahead of use (MADV_POPULATE_WRITE, 2 MiB per call, low offsets first) so " +
+        "publishes do not pay for page faults and huge-page compaction: background (serve at once, touch on a " +
+        "low-priority thread; stat shows progress), blocking (ready only once touched) or off. true/false, and " +
+        "--no-pool-pretouch, are still accepted as blocking/off (default: ${DEFAULT-VALUE}).")
+    String poolPretouch;
+
+    @Option(names = "--no-pool-pretouch", hidden = true, description = "Same as --pool-pretouch=off.")
+    boolean noPoolPretouch;
 
     @Option(names = "--max-namespaces", description = "Distinct namespaces tracked (default: ${DEFAULT-VALUE}).",
         defaultValue = "1024")
@@ -185,7 +191,7 @@ public final class ManagerCommand implements Callable<Integer>
                 .clientTimeoutNs(clientTimeoutNs)
                 .maxDataRegionBytes(maxDataRegionBytes)
                 .copyChunkBytes(toInt("--copy-chunk-bytes", copyChunkBytes))
-                .poolPretouch(poolPretouch)
+                .poolPretouch(noPoolPretouch ? Configuration.PoolPretouch.OFF : Configuration.parsePoolPretouch(poolPretouch))
                 .maxNamespaces(maxNamespaces)
                 .threadingMode(Configuration.parseThreadingMode(threading))
                 .idleStrategyName(idleStrategy)
@@ -245,6 +251,8 @@ public final class ManagerCommand implements Callable<Integer>
             ctx.maxClients() + " client slots, client timeout " + ctx.clientTimeoutNs() / 1_000_000 + " ms, threading " +
             ctx.threadingMode().name().toLowerCase(java.util.Locale.ROOT) + ", idle " + ctx.idleStrategyName() +
             (0 == ctx.agentTimerSlackNs() ? "" : " (timer slack " + ctx.agentTimerSlackNs() + " ns)"));
+        out.println("  ready " + manager.readyMs() + " ms after process start; pool pre-touch " +
+            ctx.poolPretouch().flagValue() + poolTouchNote(ctx.poolPretouch()));
         out.println("  ssd: " + manager.ssdDescription());
         out.println("  counters: scripts/orbitkv stat --dir " + ctx.dir() + "   (--once for one snapshot)");
         if (manager.metricsPort() > 0)
@@ -265,6 +273,16 @@ public final class ManagerCommand implements Callable<Integer>
 
         stopped.await();
         return 0;
+    }
+
+    private static String poolTouchNote(final Configuration.PoolPretouch mode)
+    {
+        return switch (mode)
+        {
+            case BACKGROUND -> " (continues on a helper thread; stat shows its progress)";
+            case BLOCKING -> " (done before ready)";
+            case OFF -> " (first use faults pages in)";
+        };
     }
 
     private static int parseMtu(final String value)
