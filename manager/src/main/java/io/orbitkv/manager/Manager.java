@@ -505,6 +505,16 @@ public final class Manager implements AutoCloseable
         return null == agentRunner ? null : agentRunner.thread();
     }
 
+    /**
+     * The background pool toucher's thread, for tests: null unless the mode is background.
+     *
+     * @return the thread, alive while it touches.
+     */
+    Thread poolToucherThread()
+    {
+        return null == poolToucher ? null : poolToucher.thread();
+    }
+
     public EngineRingAgent ringAgent()
     {
         return ringAgent;

@@ -138,6 +138,14 @@ final class PoolToucher
         return !toucher.isAlive();
     }
 
+    /**
+     * @return the background thread, or null in blocking and off modes.
+     */
+    Thread thread()
+    {
+        return thread;
+    }
+
     private void runInBackground()
     {
         // design: serving comes first; the pool touch takes what CPU is left. Best effort: without it the touch
