@@ -81,6 +81,10 @@ public final class ManagerCommand implements Callable<Integer>
     @Option(names = "--no-pool-pretouch", hidden = true, description = "Same as --pool-pretouch=off.")
     boolean noPoolPretouch;
 
+    @Option(names = "--pool-pretouch-pause", hidden = true, defaultValue = "0", converter = DurationConverter.class,
+        description = "Diagnostic throttle: pause after each touched 2 MiB, e.g. 250ms (default: none).")
+    long poolPretouchPauseNs;
+
     @Option(names = "--max-namespaces", description = "Distinct namespaces tracked (default: ${DEFAULT-VALUE}).",
         defaultValue = "1024")
     int maxNamespaces;
@@ -192,6 +196,7 @@ public final class ManagerCommand implements Callable<Integer>
                 .maxDataRegionBytes(maxDataRegionBytes)
                 .copyChunkBytes(toInt("--copy-chunk-bytes", copyChunkBytes))
                 .poolPretouch(noPoolPretouch ? Configuration.PoolPretouch.OFF : Configuration.parsePoolPretouch(poolPretouch))
+                .poolPretouchPauseNs(poolPretouchPauseNs)
                 .maxNamespaces(maxNamespaces)
                 .threadingMode(Configuration.parseThreadingMode(threading))
                 .idleStrategyName(idleStrategy)
