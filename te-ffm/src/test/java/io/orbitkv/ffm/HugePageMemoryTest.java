@@ -280,4 +280,43 @@ class HugePageMemoryTest
             assertEquals(0L, segment.get(ValueLayout.JAVA_LONG, 3 * MIB));
         }
     }
+
+    @Test
+    void shouldRefuseToUnmapARegionWhileAPopulateOfItIsInProgress() throws Exception
+    {
+        // Small pages make populating 2 GiB take long enough (about a second) to close the region in the middle of it.
+        final MappedRegion region = HugePageMemory.mapAnonymous(2048 * MIB, false);
+        final long[] result = {Long.MIN_VALUE, 0};
+        final Thread populating = new Thread(() ->
+        {
+            final int errno = HugePageMemory.populate(new CallState(), region, 0, region.length());
+            result[1] = System.nanoTime();
+            result[0] = errno;
+        });
+        final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        populating.start();
+        // Its CPU time grows only inside the one long call it makes: past 20 ms the kernel is populating.
+        while (threads.getThreadCpuTime(populating.threadId()) < TimeUnit.MILLISECONDS.toNanos(20) &&
+            Long.MIN_VALUE == result[0])
+        {
+            Thread.onSpinWait();
+        }
+
+        final long closeStartNs = System.nanoTime();
+        try
+        {
+            region.close();
+            populating.join();
+            // Only a populate that had already returned may let the unmap through.
+            assertTrue(result[1] - closeStartNs < 0, "region unmapped while the kernel was populating it");
+        }
+        catch (final IllegalStateException expected)
+        {
+            assertFalse(region.isClosed());
+            populating.join();
+            region.close();
+        }
+        assertEquals(0, result[0]);
+        assertTrue(region.isClosed());
+    }
 }
