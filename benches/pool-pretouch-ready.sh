@@ -19,8 +19,11 @@ for round in $(seq 1 "$rounds"); do
   for size in $sizes; do
     for mode in $modes; do
       dir="/dev/shm/okv-pretouch-$$-$round"; log=$(mktemp)
-      orbitkv manager --dir "$dir" --pool-bytes "$size" --pool-pretouch "$mode" >"$log" 2>&1 &
+      # Started directly, not through the function, so that $! is the JVM itself and the kill below reaches it.
+      "$JAVA_HOME/bin/java" "${FLAGS[@]}" -cp "$CP" io.orbitkv.manager.cli.OrbitKvCli \
+        manager --dir "$dir" --pool-bytes "$size" --pool-pretouch "$mode" >"$log" 2>&1 &
       pid=$!
+      trap 'kill "$pid" 2>/dev/null' EXIT
       until grep -q "ready [0-9]* ms" "$log"; do
         kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; exit 1; }
         sleep 0.05
@@ -33,6 +36,7 @@ for round in $(seq 1 "$rounds"); do
         sleep 5
       done
       kill "$pid"; wait "$pid" 2>/dev/null || true
+      trap - EXIT
       echo "{\"round\": $round, \"poolBytes\": \"$size\", \"mode\": \"$mode\", \"readyMs\": $(counter 134 <<<"$stat")," \
         "\"touchMs\": $(counter 133 <<<"$stat"), \"touchedBytes\": $(counter 130 <<<"$stat")," \
         "\"load1\": $(cut -d' ' -f1 /proc/loadavg)}"
