@@ -23,6 +23,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -163,6 +164,7 @@ int main(void)
     CONSTANT(MADV_POPULATE_WRITE);
     CONSTANT(PR_SET_TIMERSLACK);
     CONSTANT(PR_GET_TIMERSLACK);
+    CONSTANT(PRIO_PROCESS);
     CONSTANT(EPOLL_CLOEXEC);
     CONSTANT(EPOLL_CTL_ADD);
     CONSTANT(EPOLL_CTL_DEL);

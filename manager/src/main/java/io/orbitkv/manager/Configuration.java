@@ -51,9 +51,36 @@ public final class Configuration
     public static final String MAX_DATA_REGION_BYTES_PROP_NAME = "orbitkv.manager.max.data.region.bytes";
     public static final long MAX_DATA_REGION_BYTES_DEFAULT = 16L << 30;
 
-    /** Fault the whole pool in at start so the first publishes do not pay for page faults. */
+    /**
+     * How the pool is faulted in so that publishes do not pay for page faults: {@code background} (default: on a
+     * helper thread while the Manager already serves), {@code blocking} (before it is ready) or {@code off} (by first
+     * use). {@code true} and {@code false}, the values of the older boolean setting, mean blocking and off.
+     */
     public static final String POOL_PRETOUCH_PROP_NAME = "orbitkv.manager.pool.pretouch";
-    public static final boolean POOL_PRETOUCH_DEFAULT = true;
+    public static final PoolPretouch POOL_PRETOUCH_DEFAULT = PoolPretouch.BACKGROUND;
+
+    /**
+     * Pause after each pre-touched chunk, a duration; 0 (the default) in production. A diagnostic throttle: it makes
+     * a touch in progress observable (tests publish into a pool still being touched) and lets an operator see what a
+     * slow touch would do to serving.
+     */
+    public static final String POOL_PRETOUCH_PAUSE_PROP_NAME = "orbitkv.manager.pool.pretouch.pause";
+    public static final long POOL_PRETOUCH_PAUSE_NS_DEFAULT = 0;
+
+    /**
+     * Bytes faulted in per {@code MADV_POPULATE_WRITE} call: one huge page, so the toucher sees a stop request within
+     * one call (tens of ms at worst on the bench VM) and its progress counter moves in small steps.
+     */
+    public static final long POOL_TOUCH_CHUNK_BYTES = 2L << 20;
+
+    /** Nice value of the background toucher thread: the least favoured, so agents and engines always run first. */
+    public static final int POOL_TOUCH_NICE = 19;
+
+    /**
+     * How long {@link Manager#close()} waits for the toucher thread to stop. Past it the pool is left mapped (and
+     * the failure logged) rather than unmapped under a thread that may still touch it.
+     */
+    public static final long POOL_TOUCH_STOP_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
 
     public static final String COPY_CHUNK_BYTES_PROP_NAME = "orbitkv.manager.copy.chunk.bytes";
     public static final int COPY_CHUNK_BYTES_DEFAULT = 8 << 20;
@@ -171,6 +198,39 @@ public final class Configuration
         ON_PUBLISH,
         /** Nothing is written: the SSD tier only serves what is already there (i.e. nothing, after a restart). */
         OFF
+    }
+
+    /**
+     * When the DRAM pool's pages are faulted in. The code is what the pool touch mode counter shows.
+     */
+    public enum PoolPretouch
+    {
+        /** Not ahead of use: the first write to each page faults it in. */
+        OFF(0),
+        /** On a low-priority helper thread from start, low offsets first, while the Manager already serves. */
+        BACKGROUND(1),
+        /** Before the Manager is ready: start-up takes as long as the kernel needs to populate the pool. */
+        BLOCKING(2);
+
+        private final int code;
+
+        PoolPretouch(final int code)
+        {
+            this.code = code;
+        }
+
+        public int code()
+        {
+            return code;
+        }
+
+        /**
+         * @return the name as the flag spells it.
+         */
+        public String flagValue()
+        {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
     }
 
     /**
@@ -324,9 +384,33 @@ public final class Configuration
         return SystemUtil.getSizeAsLong(MAX_DATA_REGION_BYTES_PROP_NAME, MAX_DATA_REGION_BYTES_DEFAULT);
     }
 
-    public static boolean poolPretouch()
+    public static PoolPretouch poolPretouch()
     {
-        return Boolean.parseBoolean(System.getProperty(POOL_PRETOUCH_PROP_NAME, Boolean.toString(POOL_PRETOUCH_DEFAULT)));
+        final String value = System.getProperty(POOL_PRETOUCH_PROP_NAME);
+        return null == value ? POOL_PRETOUCH_DEFAULT : parsePoolPretouch(value);
+    }
+
+    public static long poolPretouchPauseNs()
+    {
+        return SystemUtil.getDurationInNanos(POOL_PRETOUCH_PAUSE_PROP_NAME, POOL_PRETOUCH_PAUSE_NS_DEFAULT);
+    }
+
+    /**
+     * Parse a pre-touch mode, case-insensitive.
+     *
+     * @param value {@code background}, {@code blocking} or {@code off}; {@code true}/{@code false} for blocking/off.
+     * @return the mode.
+     */
+    public static PoolPretouch parsePoolPretouch(final String value)
+    {
+        return switch (value.trim().toLowerCase(java.util.Locale.ROOT))
+        {
+            case "background" -> PoolPretouch.BACKGROUND;
+            case "blocking", "true" -> PoolPretouch.BLOCKING;
+            case "off", "false" -> PoolPretouch.OFF;
+            default -> throw new IllegalArgumentException(
+                "--pool-pretouch must be background, blocking or off (true/false: blocking/off): " + value);
+        };
     }
 
     public static int copyChunkBytes()

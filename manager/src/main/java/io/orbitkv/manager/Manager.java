@@ -30,9 +30,9 @@ import org.agrona.concurrent.status.CountersReader;
  *
  * <p>Start-up order matters to readers of the CnC file: the directory is checked for a live Manager (refused) or a
  * stale file (deleted), the file is created and its header filled, counters and the error log set up, the pool
- * mapped, the agents started, and only then the layout version is written (design: the Manager writes
- * {@code layoutVersion} last). {@link #close()} stops the agents, releases every client, unmaps and deletes the
- * client data regions and the CnC file.
+ * mapped (and its pre-touch begun, see {@link PoolToucher}), the agents started, and only then the layout version is
+ * written (design: the Manager writes {@code layoutVersion} last). {@link #close()} stops the pool toucher first, then
+ * the agents, releases every client, unmaps and deletes the client data regions, the pool and the CnC file.
  */
 public final class Manager implements AutoCloseable
 {
@@ -44,6 +44,8 @@ public final class Manager implements AutoCloseable
     private CountersManager countersManager;
     private SystemCounters systemCounters;
     private MappedRegion poolRegion;
+    private PoolToucher poolToucher;
+    private long readyMs;
     private EngineRingAgent ringAgent;
     private AgentRunner agentRunner;
     private MetricsServer metricsServer;
@@ -149,10 +151,15 @@ public final class Manager implements AutoCloseable
 
         // design: one off-heap pool, 2 MiB aligned, MADV_HUGEPAGE before first touch.
         poolRegion = HugePageMemory.mapAnonymous(ctx.poolBytes(), true);
-        if (ctx.poolPretouch())
-        {
-            HugePageMemory.prefault(poolRegion);
-        }
+        // Started before the rest of start-up so a background touch is already ahead when the first publish lands.
+        poolToucher = new PoolToucher(
+            poolRegion,
+            ctx.poolPretouch(),
+            Configuration.POOL_TOUCH_CHUNK_BYTES,
+            ctx.poolPretouchPauseNs(),
+            systemCounters,
+            errorHandler);
+        poolToucher.start();
         if (null != ctx.ssdDir())
         {
             ssdTier = openSsdTier(errorHandler);
@@ -269,7 +276,31 @@ public final class Manager implements AutoCloseable
             catalog.membership(membership);
         }
 
+        readyMs = ctx.epochClock().time() - processStartMs();
+        systemCounters.get(SystemCounterDescriptor.READY_MS).setRelease(readyMs);
         CncFileDescriptor.signalReady(sections.header());
+    }
+
+    /**
+     * When this process started, for the time-to-ready figure: the kernel's start time of the process (JVM boot
+     * included), else the JVM's own record of its start.
+     */
+    private static long processStartMs()
+    {
+        return ProcessHandle.current().info().startInstant()
+            .map(java.time.Instant::toEpochMilli)
+            .orElseGet(() -> java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime());
+    }
+
+    /**
+     * Milliseconds from the start of this process to the moment the Manager signalled ready (engines may attach).
+     * Also counter {@link SystemCounterDescriptor#READY_MS}.
+     *
+     * @return time to ready; only meaningful when the process was started to run this Manager.
+     */
+    public long readyMs()
+    {
+        return readyMs;
     }
 
     /**
@@ -495,6 +526,16 @@ public final class Manager implements AutoCloseable
         return null == agentRunner ? null : agentRunner.thread();
     }
 
+    /**
+     * The background pool toucher's thread, for tests: null unless the mode is background.
+     *
+     * @return the thread, alive while it touches.
+     */
+    Thread poolToucherThread()
+    {
+        return null == poolToucher ? null : poolToucher.thread();
+    }
+
     public EngineRingAgent ringAgent()
     {
         return ringAgent;
@@ -507,6 +548,14 @@ public final class Manager implements AutoCloseable
             return;
         }
         closed = true;
+        // First: the toucher competes for CPU with everything that closes after it, and must end before the unmap.
+        if (null != poolToucher && !poolToucher.close())
+        {
+            System.err.println("orbitkv manager: the pool toucher did not stop within " +
+                java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(Configuration.POOL_TOUCH_STOP_TIMEOUT_NS) +
+                " ms; the pool stays mapped until the process exits");
+            poolRegion = null;
+        }
         CloseHelper.quietClose(membership);
         CloseHelper.quietClose(metricsServer);
         CloseHelper.close(agentRunner);

@@ -42,7 +42,8 @@ public final class ManagerContext
     private long clientTimeoutNs = Configuration.clientTimeoutNs();
     private long maxDataRegionBytes = Configuration.maxDataRegionBytes();
     private int copyChunkBytes = Configuration.copyChunkBytes();
-    private boolean poolPretouch = Configuration.poolPretouch();
+    private Configuration.PoolPretouch poolPretouch = Configuration.poolPretouch();
+    private long poolPretouchPauseNs = Configuration.poolPretouchPauseNs();
     private Configuration.ThreadingMode threadingMode = Configuration.threadingMode();
     private String idleStrategyName = Configuration.idleStrategyName();
     private long agentTimerSlackNs = Configuration.agentTimerSlackNs();
@@ -118,6 +119,8 @@ public final class ManagerContext
         check(poolBytes >= Configuration.MIN_POOL_BYTES, "--pool-bytes must be at least 2m: " + poolBytes);
         check(poolBytes % Configuration.POOL_BYTES_ALIGNMENT == 0,
             "--pool-bytes must be a multiple of 2m (the pool is carved in 2 MiB pages): " + poolBytes);
+        check(null != poolPretouch, "--pool-pretouch must be background, blocking or off");
+        check(poolPretouchPauseNs >= 0, "pool pre-touch pause must not be negative: " + poolPretouchPauseNs);
         check(maxNamespaces >= 1, "max namespaces must be positive: " + maxNamespaces);
         check(maxBlockBytes > 0, "--max-block-bytes must be positive: " + maxBlockBytes);
         check(maxBlockBytes <= poolBytes, "--max-block-bytes (" + maxBlockBytes + ") exceeds --pool-bytes (" + poolBytes + ")");
@@ -374,14 +377,49 @@ public final class ManagerContext
         return this;
     }
 
-    public boolean poolPretouch()
+    public Configuration.PoolPretouch poolPretouch()
     {
         return poolPretouch;
     }
 
-    public ManagerContext poolPretouch(final boolean poolPretouch)
+    /**
+     * When the pool's pages are faulted in: see {@link Configuration#POOL_PRETOUCH_PROP_NAME}.
+     *
+     * @param poolPretouch the mode.
+     * @return this.
+     */
+    public ManagerContext poolPretouch(final Configuration.PoolPretouch poolPretouch)
     {
         this.poolPretouch = poolPretouch;
+        return this;
+    }
+
+    /**
+     * The older boolean form: true is {@link Configuration.PoolPretouch#BLOCKING}, false
+     * {@link Configuration.PoolPretouch#OFF}.
+     *
+     * @param poolPretouch whether to touch the pool before the Manager is ready.
+     * @return this.
+     */
+    public ManagerContext poolPretouch(final boolean poolPretouch)
+    {
+        return poolPretouch(poolPretouch ? Configuration.PoolPretouch.BLOCKING : Configuration.PoolPretouch.OFF);
+    }
+
+    public long poolPretouchPauseNs()
+    {
+        return poolPretouchPauseNs;
+    }
+
+    /**
+     * Diagnostic throttle of the pre-touch: see {@link Configuration#POOL_PRETOUCH_PAUSE_PROP_NAME}.
+     *
+     * @param poolPretouchPauseNs pause after each touched chunk, 0 for none.
+     * @return this.
+     */
+    public ManagerContext poolPretouchPauseNs(final long poolPretouchPauseNs)
+    {
+        this.poolPretouchPauseNs = poolPretouchPauseNs;
         return this;
     }
 
@@ -896,6 +934,7 @@ public final class ManagerContext
             ", maxDataRegionBytes=" + maxDataRegionBytes +
             ", copyChunkBytes=" + copyChunkBytes +
             ", poolPretouch=" + poolPretouch +
+            ", poolPretouchPauseNs=" + poolPretouchPauseNs +
             ", threadingMode=" + threadingMode +
             ", idleStrategy=" + idleStrategyName +
             ", agentTimerSlackNs=" + agentTimerSlackNs +

@@ -137,11 +137,27 @@ public enum SystemCounterDescriptor
         false),
     CATALOG_COLD_QUERIES_MALFORMED(120, "Catalog: cold query frames malformed, of another schema or template", false),
     CATALOG_LOCAL_HOST_KEYS(121, "Catalog: discovery keys answered from shards this Manager hosts (no RPC)", false),
+    POOL_BYTES_TOUCHED(130, "Pool bytes touched (pre-touch progress, low offsets first)", true),
+    POOL_TOUCH_MODE(131, "Pool touch mode: 0 off, 1 background, 2 blocking", true),
+    POOL_TOUCH_STATE(132, "Pool touch state: 0 not started, 1 touching, 2 done, 3 stopped at close, 4 failed", true),
+    POOL_TOUCH_MS(133, "Pool touch time so far (ms; final once done)", true),
+    READY_MS(134, "Start: ms from process start to ready", true),
     IDLE_SLEEPS(135, "Idle: agent sleeps (until a doorbell, a peer datagram or the longest sleep)", false),
     IDLE_DOORBELL_WAKEUPS(136, "Idle: sleeps ended by an engine's doorbell", false),
     IDLE_PEER_WAKEUPS(137, "Idle: sleeps ended by a peer datagram", false),
     IDLE_SLEEPS_ABANDONED(138, "Idle: sleeps abandoned, a request came in while announcing", false),
     IDLE_DOORBELL_BYTES(139, "Idle: doorbell rings drained (bytes engines wrote)", false);
+
+    /** {@link #POOL_TOUCH_STATE}: no touch has begun (also the state of mode off). */
+    public static final int POOL_TOUCH_NOT_STARTED = 0;
+    /** {@link #POOL_TOUCH_STATE}: the toucher is working through the pool. */
+    public static final int POOL_TOUCH_TOUCHING = 1;
+    /** {@link #POOL_TOUCH_STATE}: every byte of the pool is populated. */
+    public static final int POOL_TOUCH_DONE = 2;
+    /** {@link #POOL_TOUCH_STATE}: the Manager closed before the touch ended. */
+    public static final int POOL_TOUCH_STOPPED = 3;
+    /** {@link #POOL_TOUCH_STATE}: the kernel refused to populate (reason in the error log). */
+    public static final int POOL_TOUCH_FAILED = 4;
 
     /** Type id of every system counter in the CnC counters section. */
     public static final int SYSTEM_COUNTER_TYPE_ID = 0;

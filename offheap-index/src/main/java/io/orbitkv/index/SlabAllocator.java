@@ -8,7 +8,9 @@ package io.orbitkv.index;
  * {@link #CLASSES_PER_DOUBLING} steps per doubling, each rounded up to a multiple of {@link #MIN_CLASS_BYTES}, and
  * end at {@code maxBlockBytes}. A class no larger than a page is served from slab pages that hold chunks of that one
  * class; a larger class takes a run of contiguous free pages, found first fit from the low end so that slabs and runs
- * crowd the bottom of the pool and leave long runs free at the top.
+ * crowd the bottom of the pool and leave long runs free at the top. The same order lets the Manager pre-touch the pool
+ * from its low end while it serves: fresh pages come from the bottom, which the toucher reaches first, and preferring
+ * touched memory needs no extra rule, since every free page below the toucher's frontier is lower than any above it.
  * <p>
  * Free chunks of a slab class are tracked as a list of partially free pages plus a per-page occupancy bitmap: a list
  * threaded through every 4 KiB chunk would need heap metadata proportional to the chunk count, the bitmap costs 64

@@ -159,6 +159,29 @@ class SlabAllocatorTest
     }
 
     @Test
+    void shouldCarveFreshPagesLowestFirstSoAPoolTouchedFromTheLowEndIsUsedFirst()
+    {
+        // The Manager pre-touches the pool from offset 0 upwards: whatever the class, a page the allocator
+        // takes fresh is the lowest free one, so it lies below any page the toucher has not reached.
+        final SlabAllocator allocator = new SlabAllocator(16L * PAGE_BYTES);
+        final int small = allocator.sizeClassOf(4 * KIB);
+        final int medium = allocator.sizeClassOf(512 * KIB);
+        final int run = allocator.sizeClassOf(3 * PAGE_BYTES);
+        assertEquals(0, allocator.allocate(small));
+        assertEquals(PAGE_BYTES, allocator.allocate(medium));
+        assertEquals(2L * PAGE_BYTES, allocator.allocate(run));
+        final long fifth = allocator.allocate(allocator.sizeClassOf(PAGE_BYTES));
+        assertEquals(5L * PAGE_BYTES, fifth);
+        assertEquals(6L * PAGE_BYTES, allocator.allocate(allocator.sizeClassOf(PAGE_BYTES)));
+
+        allocator.free(fifth);
+        assertEquals(5L * PAGE_BYTES, allocator.allocate(allocator.sizeClassOf(64 * KIB)),
+            "a freed page below the frontier is taken before a fresh page above it");
+        assertEquals(7L * PAGE_BYTES, allocator.allocate(run));
+        allocator.accountingCheck();
+    }
+
+    @Test
     void shouldNeedContiguousFreePagesForLargeRuns()
     {
         final SlabAllocator allocator = new SlabAllocator(8L * PAGE_BYTES);

@@ -2,6 +2,8 @@ package io.orbitkv.ffm;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -20,8 +22,13 @@ public final class HugePageMemory
     /** Where the kernel publishes the system-wide THP mode, e.g. {@code "always [madvise] never"}. */
     public static final Path THP_ENABLED_PATH = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
 
+    /** The base page size on x86_64 and on aarch64 kernels built with 4 KiB pages. */
+    public static final long SMALL_PAGE_SIZE = 4096;
+
     /** Reported by {@link #transparentHugePageMode()} when the kernel has no THP support. */
     public static final String THP_UNAVAILABLE = "unavailable";
+
+    private static final VarHandle LONG_HANDLE = ValueLayout.JAVA_LONG.varHandle();
 
     private HugePageMemory()
     {
@@ -104,24 +111,62 @@ public final class HugePageMemory
     /**
      * Fault every page of a region in now, so that first use does not pay for page faults and huge-page
      * compaction (with THP in {@code madvise} mode the kernel may compact memory synchronously on such a fault).
-     * Uses {@code MADV_POPULATE_WRITE} (Linux 5.14+) and falls back to writing one byte per 4 KiB page.
+     * Uses {@code MADV_POPULATE_WRITE} (Linux 5.14+) and falls back to {@link #touchPreservingContents}.
      *
-     * @param region a region mapped by {@link #mapAnonymous(long, boolean)} and not yet in use.
+     * @param region a region mapped by {@link #mapAnonymous(long, boolean)}.
      * @return true if the kernel populated it, false if the page-by-page fallback ran.
      */
     public static boolean prefault(final MappedRegion region)
     {
         final CallState state = new CallState();
-        if (LibC.madvise(state, MemorySegment.ofAddress(region.address()), region.length(), LibC.MADV_POPULATE_WRITE) == 0)
+        if (0 == populate(state, region, 0, region.length()))
         {
             return true;
         }
-        final MemorySegment segment = region.segment();
-        for (long offset = 0; offset < region.length(); offset += 4096)
-        {
-            segment.set(java.lang.foreign.ValueLayout.JAVA_BYTE, offset, (byte)0);
-        }
+        touchPreservingContents(region, 0, region.length());
         return false;
+    }
+
+    /**
+     * Fault {@code [offset, offset + length)} of a region in for writing with {@code MADV_POPULATE_WRITE}. The
+     * kernel takes the same write faults a store would but writes nothing, so this is safe while other threads
+     * already read and write the range: it changes when their faults happen, never what they see.
+     *
+     * <p>The range is passed as a slice of {@link MappedRegion#segment()}, which keeps the region's arena acquired
+     * for the duration of the call: a concurrent {@link MappedRegion#close()} then fails rather than unmapping
+     * memory the kernel is populating.
+     *
+     * @param state  receives {@code errno} on failure.
+     * @param region a region mapped by {@link #mapAnonymous(long, boolean)}.
+     * @param offset start of the range, a multiple of the 4 KiB page size.
+     * @param length of the range in bytes, a multiple of the 4 KiB page size.
+     * @return 0 once populated, else the {@code errno}: {@link Errno#EINVAL} from a kernel before 5.14, which does
+     * not know the advice; {@link Errno#ENOMEM} when memory ran out; {@link Errno#EINTR} when a signal arrived.
+     */
+    public static int populate(final CallState state, final MappedRegion region, final long offset, final long length)
+    {
+        final MemorySegment range = region.segment().asSlice(offset, length);
+        return 0 == LibC.madvise(state, range, length, LibC.MADV_POPULATE_WRITE) ? 0 : state.errno();
+    }
+
+    /**
+     * Fault {@code [offset, offset + length)} of a region in from Java, for kernels without
+     * {@code MADV_POPULATE_WRITE}: one atomic add of zero per 4 KiB page. An atomic read-modify-write is a write
+     * access, so the page is faulted in writable, and it cannot lose a value another thread stores into the same
+     * word at the same time, as a plain store of zero would.
+     *
+     * @param region a region mapped by {@link #mapAnonymous(long, boolean)}.
+     * @param offset start of the range, a multiple of 8.
+     * @param length of the range in bytes.
+     */
+    public static void touchPreservingContents(final MappedRegion region, final long offset, final long length)
+    {
+        final MemorySegment segment = region.segment();
+        final long end = offset + length;
+        for (long position = offset; position < end; position += SMALL_PAGE_SIZE)
+        {
+            LONG_HANDLE.getAndAdd(segment, position, 0L);
+        }
     }
 
     /**

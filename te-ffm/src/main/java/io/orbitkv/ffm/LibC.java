@@ -11,8 +11,8 @@ import java.lang.invoke.MethodHandle;
 /**
  * Hand-written bindings, in the shape jextract generates, for the parts of {@code <unistd.h>},
  * {@code <sys/mman.h>}, {@code <sys/stat.h>} (mkfifo), {@code <fcntl.h>}, {@code <sys/syscall.h>},
- * {@code <sys/prctl.h>}, {@code <sys/epoll.h>} and {@code <string.h>} that OrbitKV needs on Linux x86_64 and
- * aarch64 (LP64).
+ * {@code <sys/prctl.h>}, {@code <sys/epoll.h>}, {@code <sys/resource.h>} and {@code <string.h>} that OrbitKV needs on
+ * Linux x86_64 and aarch64 (LP64).
  *
  * <p>Every function has a holder class with its {@link FunctionDescriptor}, symbol and {@link MethodHandle}, so
  * that a handle is linked the first time its function is called, and a static wrapper calling it with
@@ -80,6 +80,9 @@ public final class LibC
     // <sys/prctl.h>: the calling thread's timer slack, in nanoseconds.
     public static final int PR_SET_TIMERSLACK = 29;
     public static final int PR_GET_TIMERSLACK = 30;
+
+    // <sys/resource.h>: on Linux a thread id given as the PRIO_PROCESS target sets that one thread's nice value.
+    public static final int PRIO_PROCESS = 0;
 
     // <sys/epoll.h>: identical on x86_64 and aarch64. EPOLLET is bit 31, negative as a Java int.
     public static final int EPOLL_CLOEXEC = 02000000;
@@ -395,6 +398,60 @@ public final class LibC
         try
         {
             return (int)prctl.HANDLE.invokeExact(state.segment(), option, arg2, arg3, arg4, arg5);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class gettid
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_PID_T);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("gettid");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * {@code pid_t gettid(void)}: the kernel's id of the calling thread (glibc 2.30+).
+     *
+     * @return the thread id; the call cannot fail.
+     */
+    public static int gettid()
+    {
+        try
+        {
+            return (int)gettid.HANDLE.invokeExact();
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class setpriority
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_INT, C_INT, C_INT);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("setpriority");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int setpriority(int which, id_t who, int prio)}. With {@link #PRIO_PROCESS} and a thread id from
+     * {@link #gettid()} it sets the nice value of that thread alone (Linux). Raising one's own nice value needs no
+     * privilege; lowering it does.
+     *
+     * @param state receives {@code errno} on failure.
+     * @param which {@link #PRIO_PROCESS}.
+     * @param who   a process or thread id, 0 for the calling thread.
+     * @param prio  nice value, -20 (favoured) to 19 (least favoured).
+     * @return 0 on success, -1 on failure.
+     */
+    public static int setpriority(final CallState state, final int which, final int who, final int prio)
+    {
+        try
+        {
+            return (int)setpriority.HANDLE.invokeExact(state.segment(), which, who, prio);
         }
         catch (final Throwable ex)
         {

@@ -228,4 +228,95 @@ class HugePageMemoryTest
         assertThrows(IllegalArgumentException.class, () -> HugePageMemory.mapAnonymous(-1, false));
         assertThrows(IllegalArgumentException.class, () -> HugePageMemory.mapAnonymous(Long.MAX_VALUE, false));
     }
+
+    @Test
+    void shouldPopulateOnlyTheGivenRangeAndKeepWhatWasWrittenThere()
+    {
+        try (MappedRegion region = HugePageMemory.mapAnonymous(8 * MIB, false))
+        {
+            final MemorySegment segment = region.segment();
+            // Data already written inside the range must survive: a toucher runs while engines publish.
+            segment.set(ValueLayout.JAVA_LONG, 2 * MIB + 8, 0x0123456789ABCDEFL);
+
+            final CallState state = new CallState();
+            assertEquals(0, HugePageMemory.populate(state, region, 2 * MIB, 4 * MIB));
+
+            // The whole 4 MiB range and nothing outside it: the word written before lies inside the range.
+            assertEquals(4096, Smaps.read().mappingContaining(region.address()).sizeKb("Rss"));
+            assertEquals(0x0123456789ABCDEFL, segment.get(ValueLayout.JAVA_LONG, 2 * MIB + 8));
+            assertEquals(0L, segment.get(ValueLayout.JAVA_LONG, 6 * MIB - 8));
+        }
+    }
+
+    @Test
+    void shouldReportTheErrnoOfAPopulateTheKernelRefuses()
+    {
+        try (MappedRegion region = HugePageMemory.mapAnonymous(2 * MIB, false))
+        {
+            final CallState state = new CallState();
+            assertEquals(Errno.EINVAL, HugePageMemory.populate(state, region, 1, SMALL_PAGE_SIZE));
+        }
+    }
+
+    @Test
+    void shouldTouchEveryPageWithoutChangingItsContents()
+    {
+        try (MappedRegion region = HugePageMemory.mapAnonymous(4 * MIB, false))
+        {
+            final MemorySegment segment = region.segment();
+            for (long offset = 0; offset < 2 * MIB; offset += SMALL_PAGE_SIZE)
+            {
+                segment.set(ValueLayout.JAVA_LONG, offset, offset ^ 0x5A5A5A5A5A5A5A5AL);
+            }
+
+            HugePageMemory.touchPreservingContents(region, 0, region.length());
+
+            assertEquals(4096, Smaps.read().mappingContaining(region.address()).sizeKb("Rss"));
+            for (long offset = 0; offset < 2 * MIB; offset += SMALL_PAGE_SIZE)
+            {
+                final long at = offset;
+                assertEquals(offset ^ 0x5A5A5A5A5A5A5A5AL, segment.get(ValueLayout.JAVA_LONG, offset), () -> "at " + at);
+            }
+            assertEquals(0L, segment.get(ValueLayout.JAVA_LONG, 3 * MIB));
+        }
+    }
+
+    @Test
+    void shouldRefuseToUnmapARegionWhileAPopulateOfItIsInProgress() throws Exception
+    {
+        // Small pages make populating 2 GiB take long enough (about a second) to close the region in the middle of it.
+        final MappedRegion region = HugePageMemory.mapAnonymous(2048 * MIB, false);
+        final long[] result = {Long.MIN_VALUE, 0};
+        final Thread populating = new Thread(() ->
+        {
+            final int errno = HugePageMemory.populate(new CallState(), region, 0, region.length());
+            result[1] = System.nanoTime();
+            result[0] = errno;
+        });
+        final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        populating.start();
+        // Its CPU time grows only inside the one long call it makes: past 20 ms the kernel is populating.
+        while (threads.getThreadCpuTime(populating.threadId()) < TimeUnit.MILLISECONDS.toNanos(20) &&
+            Long.MIN_VALUE == result[0])
+        {
+            Thread.onSpinWait();
+        }
+
+        final long closeStartNs = System.nanoTime();
+        try
+        {
+            region.close();
+            populating.join();
+            // Only a populate that had already returned may let the unmap through.
+            assertTrue(result[1] - closeStartNs < 0, "region unmapped while the kernel was populating it");
+        }
+        catch (final IllegalStateException expected)
+        {
+            assertFalse(region.isClosed());
+            populating.join();
+            region.close();
+        }
+        assertEquals(0, result[0]);
+        assertTrue(region.isClosed());
+    }
 }

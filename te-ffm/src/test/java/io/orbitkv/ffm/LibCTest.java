@@ -161,6 +161,44 @@ class LibCTest
     }
 
     @Test
+    void shouldLowerTheNiceValueOfTheCallingThreadOnly() throws Exception
+    {
+        final int[] seen = new int[3];
+        final Thread thread = new Thread(() ->
+        {
+            final CallState own = new CallState();
+            seen[0] = LibC.gettid();
+            seen[1] = LibC.setpriority(own, LibC.PRIO_PROCESS, seen[0], 19);
+            seen[2] = niceOf(seen[0]);
+        });
+        final int tid = LibC.gettid();
+        final int before = niceOf(tid);
+        thread.start();
+        thread.join();
+        assertTrue(seen[0] > 0 && seen[0] != tid, "thread ids " + seen[0] + " and " + tid);
+        assertEquals(0, seen[1]);
+        assertEquals(19, seen[2]);
+        assertEquals(before, niceOf(tid), "the calling thread's nice value changed");
+        assertEquals(-1, LibC.setpriority(state, -1, 0, 0));
+        assertEquals(Errno.EINVAL, state.errno());
+    }
+
+    /** Field 19 of /proc/PID/task/TID/stat; the command name before it is in parentheses and may hold spaces. */
+    private static int niceOf(final int tid)
+    {
+        try
+        {
+            final String stat = Files.readString(Path.of("/proc/self/task/" + tid + "/stat"));
+            final String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Integer.parseInt(fields[19 - 3]);
+        }
+        catch (final IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
+    }
+
+    @Test
     void shouldWaitForADatagramWithEpollOnTheChannelsDescriptor() throws IOException
     {
         assertTrue(ChannelDescriptors.available(), "the JVM flags export sun.nio.ch");

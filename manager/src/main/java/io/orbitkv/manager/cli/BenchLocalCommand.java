@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -31,12 +32,15 @@ import io.orbitkv.ffm.HugePageMemory;
 import io.orbitkv.ffm.MappedRegion;
 import io.orbitkv.manager.CncReader;
 import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.SystemCounterDescriptor;
 import org.HdrHistogram.Histogram;
+import org.agrona.CloseHelper;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
+import org.agrona.concurrent.status.CountersReader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -58,6 +62,12 @@ public final class BenchLocalCommand implements Callable<Integer>
     private static final int LOOKUP_KEYS = 64;
     private static final int BIG_BLOCK_BYTES = 2 * 1024 * 1024;
     private static final long MAX_RTT_NS = TimeUnit.SECONDS.toNanos(10);
+    /**
+     * Longest the Manager may go without visible progress (its CnC file, ready, more of the pool touched) before the
+     * bench gives up: the wait scales with the work, however large the pool, and a stuck Manager still fails.
+     */
+    private static final long MANAGER_STALL_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(60);
+    private static final long MANAGER_POLL_NS = TimeUnit.MILLISECONDS.toNanos(100);
 
     /** USER_HZ, the unit of /proc/PID/stat CPU times, on every Linux ABI the project builds for. */
     private static final int CLOCK_TICKS_PER_SECOND = 100;
@@ -99,6 +109,11 @@ public final class BenchLocalCommand implements Callable<Integer>
 
     @Option(names = "--json", description = "Also write the results as JSON to this file.")
     private File jsonFile;
+
+    @Option(names = "--pool-pretouch", defaultValue = "background",
+        description = "Pre-touch mode of the Manager's pool: background, blocking or off (${DEFAULT-VALUE}). The bench " +
+        "measures once the touch is done, whatever the mode.")
+    private String poolPretouch;
 
     private final Map<String, Object> results = new LinkedHashMap<>();
 
@@ -180,11 +195,12 @@ public final class BenchLocalCommand implements Callable<Integer>
             "--dir", managerDir.toString(),
             "--pool-bytes", Long.toString(poolBytes),
             "--max-data-region-bytes", Long.toString(dataRegionBytes),
+            "--pool-pretouch", Configuration.parsePoolPretouch(poolPretouch).flagValue(),
             "--idle-strategy", idleStrategyName,
             managerIdleSleep ? "--idle-sleep" : "--no-idle-sleep"));
         try
         {
-            awaitCnc(managerDir.resolve(CncFileDescriptor.CNC_FILE_NAME).toFile(), manager, log);
+            awaitManagerAndPoolTouch(managerDir.resolve(CncFileDescriptor.CNC_FILE_NAME).toFile(), manager, log);
             final EngineClient.Context ctx = new EngineClient.Context()
                 .dir(managerDir.toString())
                 .clientName("bench-local")
@@ -551,24 +567,120 @@ public final class BenchLocalCommand implements Callable<Integer>
         throw new IllegalStateException("anchor responder not ready within 30 s: " + Files.readString(log.toPath()));
     }
 
-    private static void awaitCnc(final File cnc, final Process manager, final File log) throws Exception
+    /**
+     * Wait until the Manager is ready and its pool is touched (the figures are for a touched pool), failing only when
+     * it exits or makes no progress for {@link #MANAGER_STALL_TIMEOUT_NS}: a 5 GiB pool on a slow host may take
+     * minutes, and that is not a reason to give up while the touched bytes keep growing.
+     */
+    private void awaitManagerAndPoolTouch(final File cnc, final Process manager, final File log) throws Exception
     {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline)
+        final long startNs = System.nanoTime();
+        long lastProgressNs = startNs;
+        long touched = -1;
+        CncReader ready = null;
+        try
         {
-            if (!manager.isAlive())
+            while (true)
             {
-                throw new IllegalStateException("Manager exited: " + Files.readString(log.toPath()));
+                if (!manager.isAlive())
+                {
+                    throw new IllegalStateException("Manager exited: " + Files.readString(log.toPath()));
+                }
+                if (null == ready)
+                {
+                    ready = CncReader.mapIfReady(cnc);
+                }
+                final long nowTouched = null != ready ?
+                    counter(ready.countersReader(), SystemCounterDescriptor.POOL_BYTES_TOUCHED) : touchedWhileStarting(cnc);
+                final long nowNs = System.nanoTime();
+                if (nowTouched > touched)
+                {
+                    touched = nowTouched;
+                    lastProgressNs = nowNs;
+                }
+                if (null != ready)
+                {
+                    final CountersReader counters = ready.countersReader();
+                    final long mode = counter(counters, SystemCounterDescriptor.POOL_TOUCH_MODE);
+                    final long state = counter(counters, SystemCounterDescriptor.POOL_TOUCH_STATE);
+                    if (SystemCounterDescriptor.POOL_TOUCH_FAILED == state)
+                    {
+                        throw new IllegalStateException("the Manager's pool pre-touch failed: " + Files.readString(log.toPath()));
+                    }
+                    if (Configuration.PoolPretouch.OFF.code() == mode || SystemCounterDescriptor.POOL_TOUCH_DONE == state)
+                    {
+                        reportStart(counters, nowNs - startNs);
+                        return;
+                    }
+                }
+                if (nowNs - lastProgressNs > MANAGER_STALL_TIMEOUT_NS)
+                {
+                    throw new IllegalStateException("Manager made no progress for " +
+                        TimeUnit.NANOSECONDS.toSeconds(MANAGER_STALL_TIMEOUT_NS) + " s (" + (null == ready ? "not ready" :
+                        "ready") + ", pool bytes touched " + touched + "): " + Files.readString(log.toPath()));
+                }
+                LockSupport.parkNanos(MANAGER_POLL_NS);
             }
-            final CncReader ready = CncReader.mapIfReady(cnc);
-            if (null != ready)
-            {
-                ready.close();
-                return;
-            }
-            Thread.yield();
         }
-        throw new IllegalStateException("Manager not ready within 60 s: " + Files.readString(log.toPath()));
+        finally
+        {
+            CloseHelper.quietClose(ready);
+        }
+    }
+
+    private void reportStart(final CountersReader counters, final long waitedNs)
+    {
+        final long readyMs = counter(counters, SystemCounterDescriptor.READY_MS);
+        final long touchMs = counter(counters, SystemCounterDescriptor.POOL_TOUCH_MS);
+        final long touched = counter(counters, SystemCounterDescriptor.POOL_BYTES_TOUCHED);
+        System.out.printf("Manager ready %d ms after its process start; pool pre-touch %s: %s touched in %.1f s " +
+            "(bench waited %.1f s)%n", readyMs, poolPretouch, StatCommand.bytesText(touched), touchMs / 1000.0,
+            waitedNs / 1e9);
+        results.put("poolPretouch", poolPretouch);
+        results.put("managerReadyMs", readyMs);
+        results.put("poolBytesTouched", touched);
+        results.put("poolTouchMs", touchMs);
+    }
+
+    private static long counter(final CountersReader counters, final SystemCounterDescriptor descriptor)
+    {
+        return counters.getCounterValue(descriptor.id());
+    }
+
+    /**
+     * Pool bytes touched by a Manager that has not signalled ready yet (a blocking pre-touch), or -1 while its header
+     * or counter is not written. The counters exist before the pool is mapped, and the header's pool size is the last
+     * field written before them.
+     */
+    private static long touchedWhileStarting(final File cnc)
+    {
+        if (!cnc.isFile() || cnc.length() < CncFileDescriptor.HEADER_LENGTH)
+        {
+            return -1;
+        }
+        final MappedByteBuffer mapped = IoUtil.mapExistingFile(cnc, java.nio.channels.FileChannel.MapMode.READ_ONLY, "cnc");
+        try
+        {
+            final UnsafeBuffer header = new UnsafeBuffer(mapped, 0, CncFileDescriptor.HEADER_LENGTH);
+            if (0 == header.getLongVolatile(CncFileDescriptor.POOL_BYTES_OFFSET))
+            {
+                return -1;
+            }
+            final CncFileDescriptor.Sections sections =
+                new CncFileDescriptor.Sections(org.agrona.BufferUtil.address(mapped), mapped.capacity());
+            final CountersReader counters = new CountersReader(sections.countersMetadata(), sections.countersValues());
+            final int id = SystemCounterDescriptor.POOL_BYTES_TOUCHED.id();
+            return id < counters.maxCounterId() && CountersReader.RECORD_ALLOCATED == counters.getCounterState(id) ?
+                counters.getCounterValue(id) : -1;
+        }
+        catch (final IllegalStateException ex)
+        {
+            return -1;
+        }
+        finally
+        {
+            IoUtil.unmap(mapped);
+        }
     }
 
     private static void stop(final Process process) throws InterruptedException

@@ -70,10 +70,20 @@ public final class ManagerCommand implements Callable<Integer>
         "stall other clients (default: ${DEFAULT-VALUE}).", defaultValue = "8m", converter = SizeConverter.class)
     long copyChunkBytes;
 
-    @Option(names = "--pool-pretouch", negatable = true, defaultValue = "true", fallbackValue = "true",
-        description = "Fault the whole pool in at start (MADV_POPULATE_WRITE) so first publishes do not pay for page " +
-        "faults and huge-page compaction (default: ${DEFAULT-VALUE}).")
-    boolean poolPretouch;
+    @Option(names = "--pool-pretouch", arity = "0..1", defaultValue = "background", fallbackValue = "blocking",
+        paramLabel = "MODE",
+        description = "Fault the pool in ahead of use (MADV_POPULATE_WRITE, 2 MiB per call, low offsets first) so " +
+        "publishes do not pay for page faults and huge-page compaction: background (serve at once, touch on a " +
+        "low-priority thread; stat shows progress), blocking (ready only once touched) or off. true/false, and " +
+        "--no-pool-pretouch, are still accepted as blocking/off (default: ${DEFAULT-VALUE}).")
+    String poolPretouch;
+
+    @Option(names = "--no-pool-pretouch", hidden = true, description = "Same as --pool-pretouch=off.")
+    boolean noPoolPretouch;
+
+    @Option(names = "--pool-pretouch-pause", hidden = true, defaultValue = "0", converter = DurationConverter.class,
+        description = "Diagnostic throttle: pause after each touched 2 MiB, e.g. 250ms (default: none).")
+    long poolPretouchPauseNs;
 
     @Option(names = "--max-namespaces", description = "Distinct namespaces tracked (default: ${DEFAULT-VALUE}).",
         defaultValue = "1024")
@@ -201,7 +211,8 @@ public final class ManagerCommand implements Callable<Integer>
                 .clientTimeoutNs(clientTimeoutNs)
                 .maxDataRegionBytes(maxDataRegionBytes)
                 .copyChunkBytes(toInt("--copy-chunk-bytes", copyChunkBytes))
-                .poolPretouch(poolPretouch)
+                .poolPretouch(noPoolPretouch ? Configuration.PoolPretouch.OFF : Configuration.parsePoolPretouch(poolPretouch))
+                .poolPretouchPauseNs(poolPretouchPauseNs)
                 .maxNamespaces(maxNamespaces)
                 .threadingMode(Configuration.parseThreadingMode(threading))
                 .idleStrategyName(idleStrategy)
@@ -276,6 +287,8 @@ public final class ManagerCommand implements Callable<Integer>
             (ctx.idleSleep() ? ", sleeps after " + ctx.idleSleepAfterNs() / 1000 + " us idle for up to " +
             ctx.effectiveIdleSleepMaxNs() / 1_000_000 + " ms (doorbell " +
             ctx.doorbellFile().getName() + ")" : ", never sleeps"));
+        out.println("  ready " + manager.readyMs() + " ms after process start; pool pre-touch " +
+            ctx.poolPretouch().flagValue() + poolTouchNote(ctx.poolPretouch()));
         out.println("  ssd: " + manager.ssdDescription());
         out.println("  counters: scripts/orbitkv stat --dir " + ctx.dir() + "   (--once for one snapshot)");
         if (manager.metricsPort() > 0)
@@ -296,6 +309,16 @@ public final class ManagerCommand implements Callable<Integer>
 
         stopped.await();
         return 0;
+    }
+
+    private static String poolTouchNote(final Configuration.PoolPretouch mode)
+    {
+        return switch (mode)
+        {
+            case BACKGROUND -> " (continues on a helper thread; stat shows its progress)";
+            case BLOCKING -> " (done before ready)";
+            case OFF -> " (first use faults pages in)";
+        };
     }
 
     private static int parseMtu(final String value)

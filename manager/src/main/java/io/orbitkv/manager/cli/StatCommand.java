@@ -146,12 +146,68 @@ public final class StatCommand implements Callable<Integer>
             .append(alive ? "  (alive)" : "  (NOT ALIVE)").append('\n');
         text.append("  pool ").append(reader.poolBytes()).append(" bytes  client slots ").append(reader.maxClients())
             .append("  client liveness ").append(reader.clientLivenessNs() / 1_000_000).append(" ms\n");
+        renderPoolTouch(reader.countersReader(), reader.poolBytes(), text);
         renderMembership(reader.countersReader(), text);
         renderCatalog(reader.countersReader(), text, rate);
         text.append("==========================\n");
         reader.countersReader().forEach((value, counterId, label) ->
             text.append(String.format("%3d: %,20d - %s%n", counterId, value, label)));
         return alive;
+    }
+
+    /**
+     * E.g. {@code pool touch: 37% (380 MiB of 1 GiB), background, touching for 8.2 s}, then the time to ready.
+     */
+    static void renderPoolTouch(final CountersReader counters, final long poolBytes, final StringBuilder text)
+    {
+        final int readyId = SystemCounterDescriptor.READY_MS.id();
+        if (counters.maxCounterId() <= readyId || CountersReader.RECORD_ALLOCATED != counters.getCounterState(readyId))
+        {
+            return;
+        }
+        final long mode = value(counters, SystemCounterDescriptor.POOL_TOUCH_MODE);
+        text.append("  pool touch: ");
+        if (Configuration.PoolPretouch.OFF.code() == mode)
+        {
+            text.append("off (first use faults pages in)");
+        }
+        else
+        {
+            final long touched = value(counters, SystemCounterDescriptor.POOL_BYTES_TOUCHED);
+            final long seconds100 = value(counters, SystemCounterDescriptor.POOL_TOUCH_MS) / 10;
+            final String took = String.format("%d.%d s", seconds100 / 100, (seconds100 / 10) % 10);
+            text.append(poolBytes > 0 ? touched * 100 / poolBytes : 0).append("% (").append(bytesText(touched))
+                .append(" of ").append(bytesText(poolBytes)).append("), ")
+                .append(Configuration.PoolPretouch.BLOCKING.code() == mode ? "blocking" : "background");
+            final long state = value(counters, SystemCounterDescriptor.POOL_TOUCH_STATE);
+            switch ((int)state)
+            {
+                case SystemCounterDescriptor.POOL_TOUCH_TOUCHING -> text.append(", touching for ").append(took);
+                case SystemCounterDescriptor.POOL_TOUCH_DONE -> text.append(", done in ").append(took);
+                case SystemCounterDescriptor.POOL_TOUCH_STOPPED -> text.append(", stopped at close after ").append(took);
+                case SystemCounterDescriptor.POOL_TOUCH_FAILED ->
+                    text.append(", FAILED after ").append(took).append(" (see --errors); first use faults the rest in");
+                default -> text.append(", not started");
+            }
+        }
+        text.append("; ready ").append(value(counters, SystemCounterDescriptor.READY_MS))
+            .append(" ms after process start\n");
+    }
+
+    /**
+     * Whole MiB below 1 GiB, GiB with up to two decimals above: "380 MiB", "1 GiB", "5.06 GiB".
+     */
+    static String bytesText(final long bytes)
+    {
+        final long mib = 1L << 20;
+        final long gib = 1L << 30;
+        if (bytes < gib)
+        {
+            return bytes % mib == 0 || bytes > mib ? (bytes / mib) + " MiB" : bytes + " bytes";
+        }
+        final long hundredths = bytes * 100 / gib;
+        return hundredths % 100 == 0 ? (hundredths / 100) + " GiB" :
+            String.format("%d.%02d GiB", hundredths / 100, hundredths % 100);
     }
 
     private static void renderMembership(final CountersReader counters, final StringBuilder text)
