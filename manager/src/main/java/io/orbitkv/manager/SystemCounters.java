@@ -15,9 +15,19 @@ public final class SystemCounters implements AutoCloseable
     {
         final SystemCounterDescriptor[] descriptors = SystemCounterDescriptor.values();
         counters = new AtomicCounter[descriptors.length];
+        int nextId = 0;
         for (final SystemCounterDescriptor descriptor : descriptors)
         {
+            while (nextId < descriptor.id())
+            {
+                // Ids are handed out in blocks (one per area of work); an id not taken yet is held by a reserved
+                // counter so that every descriptor keeps its id whichever blocks are filled.
+                countersManager.allocate(
+                    "System counter " + nextId + ": reserved", SystemCounterDescriptor.RESERVED_COUNTER_TYPE_ID);
+                nextId++;
+            }
             final AtomicCounter counter = descriptor.newCounter(countersManager);
+            nextId = counter.id() + 1;
             if (counter.id() != descriptor.id())
             {
                 // Readers key on the id: system counters must be allocated first, in id order.
@@ -35,7 +45,7 @@ public final class SystemCounters implements AutoCloseable
      */
     public static SystemCounters inMemory()
     {
-        final int valuesLength = 128 * org.agrona.concurrent.status.CountersReader.COUNTER_LENGTH;
+        final int valuesLength = 256 * org.agrona.concurrent.status.CountersReader.COUNTER_LENGTH;
         return new SystemCounters(new CountersManager(
             new org.agrona.concurrent.UnsafeBuffer(org.agrona.BufferUtil.allocateDirectAligned(valuesLength * 4, 64)),
             new org.agrona.concurrent.UnsafeBuffer(org.agrona.BufferUtil.allocateDirectAligned(valuesLength, 64))));
