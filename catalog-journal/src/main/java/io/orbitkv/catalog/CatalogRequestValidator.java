@@ -14,8 +14,8 @@ import org.agrona.DirectBuffer;
  */
 public final class CatalogRequestValidator
 {
-    private final long localIncarnationMsb;
-    private final long localIncarnationLsb;
+    private long localIncarnationMsb;
+    private long localIncarnationLsb;
     private final long placementFingerprint;
     private final boolean[] hostedShards;
     private final StateKeyShard shardFunction = new StateKeyShard();
@@ -46,6 +46,19 @@ public final class CatalogRequestValidator
         this.localIncarnationLsb = localIncarnationLsb;
         this.placementFingerprint = placementFingerprint;
         this.hostedShards = hostedShards.clone();
+    }
+
+    /**
+     * Speak for a new incarnation of this runtime (a re-registration): routes are judged against, and sent from,
+     * the new one; the old one's are refused from now on. Owner thread only.
+     *
+     * @param msb most significant half of the new runtime UUID.
+     * @param lsb least significant half.
+     */
+    public void localIncarnation(final long msb, final long lsb)
+    {
+        localIncarnationMsb = msb;
+        localIncarnationLsb = lsb;
     }
 
     /**

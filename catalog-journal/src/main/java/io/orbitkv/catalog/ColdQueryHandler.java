@@ -33,8 +33,8 @@ public final class ColdQueryHandler
 {
     private final CatalogRequestValidator validator;
     private final CatalogDirectory directory;
-    private final long localIncarnationMsb;
-    private final long localIncarnationLsb;
+    private long localIncarnationMsb;
+    private long localIncarnationLsb;
     private final long placementFingerprint;
 
     private final UnsafeBuffer frame = new UnsafeBuffer(0, 0);
@@ -77,6 +77,19 @@ public final class ColdQueryHandler
         this.localIncarnationMsb = localIncarnationMsb;
         this.localIncarnationLsb = localIncarnationLsb;
         this.placementFingerprint = placementFingerprint;
+    }
+
+    /**
+     * Speak for a new incarnation of this runtime (a re-registration): routes are judged against, and sent from,
+     * the new one; the old one's are refused from now on. Owner thread only.
+     *
+     * @param msb most significant half of the new runtime UUID.
+     * @param lsb least significant half.
+     */
+    public void localIncarnation(final long msb, final long lsb)
+    {
+        localIncarnationMsb = msb;
+        localIncarnationLsb = lsb;
     }
 
     /**

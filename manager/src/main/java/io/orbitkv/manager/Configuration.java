@@ -141,6 +141,17 @@ public final class Configuration
     public static final long MIN_IDLE_SLEEP_MAX_NS = TimeUnit.MILLISECONDS.toNanos(1);
     public static final long MAX_IDLE_SLEEP_MAX_NS = TimeUnit.SECONDS.toNanos(10);
 
+    /**
+     * How long a clustered Manager keeps retrying its join (placement check and first registration) while etcd does
+     * not answer, before it gives up. Engines are served meanwhile. Value: a duration with a unit (ms, s) or a bare
+     * number of seconds.
+     */
+    public static final String JOIN_TIMEOUT_PROP_NAME = "orbitkv.manager.join.timeout";
+    public static final long JOIN_TIMEOUT_MS_DEFAULT = io.orbitkv.manager.membership.MembershipConfiguration.JOIN_TIMEOUT_MS_DEFAULT;
+
+    /** {@link #JOIN_TIMEOUT_MS_DEFAULT} as a flag value. */
+    public static final String JOIN_TIMEOUT_DEFAULT_TEXT = "60s";
+
     public static final String METRICS_PORT_PROP_NAME = "orbitkv.manager.metrics.port";
     public static final int METRICS_PORT_DEFAULT = 0;
 
@@ -325,6 +336,43 @@ public final class Configuration
     public static String name()
     {
         return System.getProperty(NAME_PROP_NAME, NAME_DEFAULT);
+    }
+
+    /**
+     * @return the join timeout in milliseconds from {@link #JOIN_TIMEOUT_PROP_NAME}, or its default.
+     */
+    public static long joinTimeoutMs()
+    {
+        final String value = System.getProperty(JOIN_TIMEOUT_PROP_NAME);
+        return null == value ? JOIN_TIMEOUT_MS_DEFAULT : parseJoinTimeoutMs(value);
+    }
+
+    /**
+     * Parse a join timeout: {@code 500ms}, {@code 60s} or a bare number of seconds.
+     *
+     * @param value the text.
+     * @return milliseconds.
+     * @throws IllegalArgumentException if it is not of that form.
+     */
+    public static long parseJoinTimeoutMs(final String value)
+    {
+        final String text = value.trim().toLowerCase(java.util.Locale.ROOT);
+        try
+        {
+            if (text.endsWith("ms"))
+            {
+                return Long.parseLong(text.substring(0, text.length() - 2).trim());
+            }
+            if (text.endsWith("s"))
+            {
+                return TimeUnit.SECONDS.toMillis(Long.parseLong(text.substring(0, text.length() - 1).trim()));
+            }
+            return TimeUnit.SECONDS.toMillis(Long.parseLong(text));
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new IllegalArgumentException("--join-timeout takes a duration such as 60s or 500ms: '" + value + "'");
+        }
     }
 
     /**

@@ -255,9 +255,8 @@ public final class Manager implements AutoCloseable
 
         if (ctx.hasMembership())
         {
-            // Joins after the local service is up: a cluster problem never takes local DRAM service down with it,
-            // but a failed join (placement mismatch, node id in use) fails the launch with its message.
-            membership = Membership.join(
+            // Joining runs on the membership threads; the catalog follows it (no remote work until registered).
+            membership = Membership.start(
                 new MembershipSettings(
                     ctx.etcdEndpoints(),
                     ctx.clusterName(),
@@ -268,7 +267,8 @@ public final class Manager implements AutoCloseable
                     null == catalog ? ctx.peerEndpoint() : catalog.transport().endpoint(),
                     ctx.transferEndpoint(),
                     runtimeUuid,
-                    startTimeMs),
+                    startTimeMs,
+                    ctx.joinTimeoutMs()),
                 systemCounters,
                 errorHandler,
                 ctx.membershipLog(),
@@ -278,7 +278,13 @@ public final class Manager implements AutoCloseable
 
         readyMs = ctx.epochClock().time() - processStartMs();
         systemCounters.get(SystemCounterDescriptor.READY_MS).setRelease(readyMs);
+        // Engines may attach from here on: local service never waits for etcd. A join that fails for good
+        // (placement mismatch, node id in use, etcd unreachable for the join timeout) still fails the launch.
         CncFileDescriptor.signalReady(sections.header());
+        if (null != membership)
+        {
+            membership.awaitJoined();
+        }
     }
 
     /**

@@ -81,6 +81,7 @@ public final class ManagerContext
     private long catalogJournalBytes = io.orbitkv.codecs.CatalogLimits.JOURNAL_BUDGET_BYTES;
     private long catalogInventoryBytes = CATALOG_INVENTORY_BYTES_DEFAULT;
     private long etcdDeadlineMs = MembershipConfiguration.ETCD_DEADLINE_MS_DEFAULT;
+    private long joinTimeoutMs = Configuration.joinTimeoutMs();
     private String catalogNodes;
     private ShardPlacement placement;
     private String peerEndpoint = MembershipConfiguration.PEER_ENDPOINT_DEFAULT;
@@ -217,6 +218,9 @@ public final class ManagerContext
         check(etcdDeadlineMs * 1000L < membershipTtlSecs * 500_000L,
             "--etcd-deadline-ms (" + etcdDeadlineMs + ") must be below half the TTL (" + membershipTtlSecs +
             " s): a keepalive that takes longer can never keep the registration valid");
+        check(joinTimeoutMs >= MembershipConfiguration.MIN_JOIN_TIMEOUT_MS,
+            "--join-timeout must be at least " + MembershipConfiguration.MIN_JOIN_TIMEOUT_MS + " ms: " + joinTimeoutMs +
+            " ms");
         check(null != catalogNodes, "--catalog-nodes is required with --etcd-endpoints (1-" +
             ShardPlacement.MAX_CATALOG_NODES + " node ids, identical on every Manager of the cluster)");
         placement = ShardPlacement.parse(catalogNodes);
@@ -844,6 +848,27 @@ public final class ManagerContext
     public long etcdDeadlineMs()
     {
         return etcdDeadlineMs;
+    }
+
+    /**
+     * @return how long joining keeps retrying an etcd that does not answer, in milliseconds.
+     */
+    public long joinTimeoutMs()
+    {
+        return joinTimeoutMs;
+    }
+
+    /**
+     * How long joining (placement check and first registration) keeps retrying, with backoff, while etcd does not
+     * answer; then the launch fails with the last error. Engines are served meanwhile.
+     *
+     * @param joinTimeoutMs at least {@link MembershipConfiguration#MIN_JOIN_TIMEOUT_MS}.
+     * @return this.
+     */
+    public ManagerContext joinTimeoutMs(final long joinTimeoutMs)
+    {
+        this.joinTimeoutMs = joinTimeoutMs;
+        return this;
     }
 
     public ManagerContext etcdDeadlineMs(final long etcdDeadlineMs)

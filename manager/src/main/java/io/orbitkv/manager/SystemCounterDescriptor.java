@@ -86,7 +86,7 @@ public enum SystemCounterDescriptor
     MEMBERSHIP_REGISTRATION_STATE(70, "Membership: registration state (0 standalone, 1 registering, " +
         "2 registered, 3 expired, 4 fenced)", true),
     MEMBERSHIP_VIEW_COMPLETE(71, "Membership: member view complete (1 = yes)", true),
-    MEMBERSHIP_FENCED(72, "Membership: fenced until restart (cause code, 0 = not fenced)", true),
+    MEMBERSHIP_FENCED(72, "Membership: current incarnation fenced (cause code, 0 = not fenced)", true),
     MEMBERSHIP_REMOTE_WORK_ENABLED(73, "Membership: remote work enabled (1 = yes)", true),
     MEMBERSHIP_MEMBERS(74, "Membership: members in view", true),
     MEMBERSHIP_VIEW_REVISION(75, "Membership: view revision", true),
@@ -146,7 +146,15 @@ public enum SystemCounterDescriptor
     IDLE_DOORBELL_WAKEUPS(136, "Idle: sleeps ended by an engine's doorbell", false),
     IDLE_PEER_WAKEUPS(137, "Idle: sleeps ended by a peer datagram", false),
     IDLE_SLEEPS_ABANDONED(138, "Idle: sleeps abandoned, a request came in while announcing", false),
-    IDLE_DOORBELL_BYTES(139, "Idle: doorbell rings drained (bytes engines wrote)", false);
+    IDLE_DOORBELL_BYTES(139, "Idle: doorbell rings drained (bytes engines wrote)", false),
+    MEMBERSHIP_INCARNATION(140, "Membership: incarnation of this process (1 = first registration)", true),
+    MEMBERSHIP_REREGISTRATIONS(141, "Membership: re-registrations as a new incarnation", false),
+    MEMBERSHIP_JOIN_RETRIES(142, "Membership: join and registration rounds retried after an etcd failure", false),
+    CATALOG_INCARNATIONS_RETIRED(143, "Catalog: owner incarnations retired as catalog host (evidence dropped)", false),
+    MEMBERSHIP_EPOCH(144, "Membership: epoch of the current incarnation", true),
+    MEMBERSHIP_KEEPALIVE_RTT_MAX_MS(145, "Membership: slowest keepalive round trip (ms)", true),
+    MEMBERSHIP_VALIDITY_MARGIN_MIN_MS(146, "Membership: least validity left when a keepalive was acknowledged (ms)", true),
+    MEMBERSHIP_WAKEUPS(147, "Membership: membership thread wake-ups (timer or event)", false);
 
     /** {@link #POOL_TOUCH_STATE}: no touch has begun (also the state of mode off). */
     public static final int POOL_TOUCH_NOT_STARTED = 0;
@@ -161,6 +169,9 @@ public enum SystemCounterDescriptor
 
     /** Type id of every system counter in the CnC counters section. */
     public static final int SYSTEM_COUNTER_TYPE_ID = 0;
+
+    /** Type id of the placeholders holding system counter ids no descriptor uses (yet). */
+    public static final int RESERVED_COUNTER_TYPE_ID = 1;
 
     private static final Int2ObjectHashMap<SystemCounterDescriptor> BY_ID = new Int2ObjectHashMap<>();
     private static final SystemCounterDescriptor[] REJECTION_BY_STATUS = new SystemCounterDescriptor[32];

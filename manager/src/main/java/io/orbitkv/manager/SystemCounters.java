@@ -12,9 +12,6 @@ public final class SystemCounters implements AutoCloseable
     /** Label of a counter that holds an id kept for a system counter not defined yet. */
     static final String RESERVED_LABEL = "Reserved system counter id";
 
-    /** Type id of reserved counters: not a system counter, so readers listing those skip them. */
-    static final int RESERVED_TYPE_ID = 1;
-
     private final AtomicCounter[] counters;
 
     public SystemCounters(final CountersManager countersManager)
@@ -28,7 +25,8 @@ public final class SystemCounters implements AutoCloseable
             // stay allocated: freed, their ids would go to other counters and the next system counter would move.
             for (; nextId < descriptor.id(); nextId++)
             {
-                countersManager.allocate(RESERVED_LABEL + " " + nextId, RESERVED_TYPE_ID);
+                countersManager.allocate(
+                    RESERVED_LABEL + " " + nextId, SystemCounterDescriptor.RESERVED_COUNTER_TYPE_ID);
             }
             nextId = descriptor.id() + 1;
             final AtomicCounter counter = descriptor.newCounter(countersManager);

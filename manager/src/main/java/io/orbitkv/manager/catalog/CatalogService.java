@@ -24,6 +24,7 @@ import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.CandidateSet;
 import io.orbitkv.index.CatalogRecordTable;
 import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.SystemCounterDescriptor;
 import io.orbitkv.manager.SystemCounters;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.membership.MemberView;
@@ -40,6 +41,7 @@ import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.Object2IntHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.CountersManager;
 
 /**
@@ -79,8 +81,8 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
 
     private final String nodeId;
     private final ShardPlacement placement;
-    private final long selfMsb;
-    private final long selfLsb;
+    private long selfMsb;
+    private long selfLsb;
     private final NanoClock clock;
     private final CatalogMetrics metrics;
     private final OwnerJournal journal;
@@ -89,6 +91,8 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
     private final boolean[] hosted = new boolean[CatalogLimits.SHARD_COUNT];
     private final CatalogDirectory directory;
     private final ColdQueryHandler coldQueryHandler;
+    private final CatalogRequestValidator validator;
+    private final AtomicCounter incarnationsRetired;
     private final CandidateIndex candidates = new CandidateIndex();
     private final PeerTransport transport;
     private final PeerDiscovery discovery;
@@ -101,9 +105,15 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
     private final List<String> slotNodes = new ArrayList<>();
     private final Long2ObjectHashMap<MemberRecord> retiredByMsb = new Long2ObjectHashMap<>();
     private final boolean[] slotPresent = new boolean[CatalogDirectory.MAX_OWNERS];
+    private final boolean[] slotAdmitted = new boolean[CatalogDirectory.MAX_OWNERS];
+    private final long[] slotIncarnationMsb = new long[CatalogDirectory.MAX_OWNERS];
+    private final long[] slotIncarnationLsb = new long[CatalogDirectory.MAX_OWNERS];
+    private final int hostedCount;
 
     private volatile Membership membership;
     private MemberView appliedView;
+    private MemberView skippedView;
+    private boolean resyncView;
     private long gaugesAtNs;
 
     /**
@@ -166,10 +176,12 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
             hostedCount += h ? 1 : 0;
         }
         metrics.hostedShards.setRelease(hostedCount);
+        this.hostedCount = hostedCount;
+        this.incarnationsRetired = counters.get(SystemCounterDescriptor.CATALOG_INCARNATIONS_RETIRED);
 
         this.directory = new CatalogDirectory(hosted, new HostBudget());
         final long fingerprint = fingerprintOf(placement);
-        final CatalogRequestValidator validator = new CatalogRequestValidator(selfMsb, selfLsb, fingerprint, hosted);
+        this.validator = new CatalogRequestValidator(selfMsb, selfLsb, fingerprint, hosted);
         this.coldQueryHandler = new ColdQueryHandler(validator, this.directory, selfMsb, selfLsb, fingerprint);
         this.discovery = new PeerDiscovery(this, candidates, metrics, sink);
         this.transport = PeerTransport.launch(new PeerTransport.Context()
@@ -223,6 +235,7 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
         final long nowNs = clock.nanoTime();
         final long nowMs = nowNs / 1_000_000L;
         int work = transport.doWork();
+        work += syncIncarnation();
         work += syncView();
         for (final OwnerStream stream : streams)
         {
@@ -336,6 +349,48 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
     // ---------------------------------------------------------------------------------------------------------------
     // Member view.
 
+    /**
+     * Follow the runtime UUID membership speaks for. After a lapsed registration the process is a new incarnation
+     * (design: the old one never revives): routes are judged against and sent from the new UUID, every session
+     * opened as the old one is closed, and once the view shows the new record the streams reconnect and start, as
+     * for any new session, with a snapshot cut: the inventory is re-announced through the normal snapshot path.
+     * The journal keeps its sequences; a new incarnation's receivers start from that snapshot's watermark.
+     */
+    private int syncIncarnation()
+    {
+        final Membership current = membership;
+        if (null == current)
+        {
+            return 0;
+        }
+        final UUID uuid = current.runtimeUuid();
+        final long msb = uuid.getMostSignificantBits();
+        final long lsb = uuid.getLeastSignificantBits();
+        if (msb == selfMsb && lsb == selfLsb)
+        {
+            return 0;
+        }
+        final UUID previous = new UUID(selfMsb, selfLsb);
+        selfMsb = msb;
+        selfLsb = lsb;
+        validator.localIncarnation(msb, lsb);
+        coldQueryHandler.localIncarnation(msb, lsb);
+        transport.agent().localIncarnation(msb, lsb);
+        for (final HostLink link : links.values())
+        {
+            link.close(transport.agent());
+        }
+        links.clear();
+        for (final OwnerStream stream : streams)
+        {
+            stream.retarget(null);
+        }
+        resyncView = true;
+        current.log().println("orbitkv catalog: node '" + nodeId + "' now speaks as runtime " + uuid + " (was " +
+            previous + "); its inventory is re-announced by snapshot once the view shows the new record");
+        return 1;
+    }
+
     private int syncView()
     {
         final Membership current = membership;
@@ -344,11 +399,21 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
             return 0;
         }
         final MemberView view = current.view();
-        if (view == appliedView || !view.isComplete())
+        if ((view == appliedView && !resyncView) || view == skippedView || !view.isComplete())
         {
             // An incomplete view proves no absence: keep acting on the last complete one.
             return 0;
         }
+        final MemberRecord own = view.member(nodeId);
+        if (null == own || !isSelf(own.runtimeUuid().getMostSignificantBits(), own.runtimeUuid().getLeastSignificantBits()))
+        {
+            // The view does not show the incarnation this process speaks for yet (it is registering): wait for the
+            // one that does, so links and streams are built once, for the right identity.
+            skippedView = view;
+            return 0;
+        }
+        resyncView = false;
+        skippedView = null;
         final MemberView previous = appliedView;
         appliedView = view;
 
@@ -406,6 +471,13 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
             slotPresent[slot] = true;
             final long msb = record.runtimeUuid().getMostSignificantBits();
             final long lsb = record.runtimeUuid().getLeastSignificantBits();
+            if (slotAdmitted[slot] && (slotIncarnationMsb[slot] != msb || slotIncarnationLsb[slot] != lsb))
+            {
+                retired(slot, "replaced by " + record.runtimeUuid() + ", epoch " + record.epoch());
+            }
+            slotAdmitted[slot] = true;
+            slotIncarnationMsb[slot] = msb;
+            slotIncarnationLsb[slot] = lsb;
             for (int s = 0; s < hosted.length; s++)
             {
                 if (hosted[s])
@@ -418,6 +490,11 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
         {
             if (!slotPresent[slot])
             {
+                if (slotAdmitted[slot])
+                {
+                    retired(slot, "left the member view");
+                    slotAdmitted[slot] = false;
+                }
                 for (int s = 0; s < hosted.length; s++)
                 {
                     if (hosted[s])
@@ -428,6 +505,22 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
             }
         }
         return 1;
+    }
+
+    /**
+     * Admitting a new incarnation of an owner, or dropping one that left, retires the old one on every hosted shard:
+     * its evidence is dropped and its late frames are refused as stale (ShardReceiver).
+     */
+    private void retired(final int slot, final String why)
+    {
+        if (0 == hostedCount)
+        {
+            return;
+        }
+        incarnationsRetired.incrementRelease();
+        membership.log().println("orbitkv catalog: retired incarnation " +
+            new UUID(slotIncarnationMsb[slot], slotIncarnationLsb[slot]) + " of node '" + slotNodes.get(slot) + "' (" +
+            why + "): its evidence on " + hostedCount + " hosted shard(s) is dropped");
     }
 
     private int slotFor(final String node)

@@ -163,6 +163,12 @@ public final class ManagerCommand implements Callable<Integer>
         defaultValue = "" + MembershipConfiguration.ETCD_DEADLINE_MS_DEFAULT)
     long etcdDeadlineMs;
 
+    @Option(names = "--join-timeout", description = "How long joining (placement check and first registration) keeps " +
+        "retrying an etcd that does not answer before the Manager gives up, e.g. 60s or 500ms; a bare number is " +
+        "seconds. Engines are served meanwhile (default: ${DEFAULT-VALUE}).",
+        defaultValue = Configuration.JOIN_TIMEOUT_DEFAULT_TEXT)
+    String joinTimeout;
+
     @Option(names = "--catalog-nodes", description = "The cluster's 1-16 catalog node ids, e.g. a,b,c; identical on " +
         "every Manager (the first installs it in etcd, a mismatch fails the join).")
     String catalogNodes;
@@ -229,6 +235,7 @@ public final class ManagerCommand implements Callable<Integer>
                 .nodeId(nodeId)
                 .membershipTtlSecs(membershipTtlSecs)
                 .etcdDeadlineMs(etcdDeadlineMs)
+                .joinTimeoutMs(Configuration.parseJoinTimeoutMs(joinTimeout))
                 .catalogNodes(catalogNodes)
                 .peerEndpoint(peerEndpoint)
                 .peerMtuLength(parseMtu(peerMtu))

@@ -229,12 +229,27 @@ public final class StatCommand implements Callable<Integer>
         text.append("  membership: ");
         if (FenceCause.NONE != cause)
         {
-            text.append(Membership.STATE_EXPIRED == state ? "EXPIRED" : "FENCED").append(" until restart (")
+            text.append(Membership.STATE_EXPIRED == state ? "EXPIRED" : "FENCED")
+                .append(cause.reRegisters() ? ", registering a new incarnation (" : " until restart (")
                 .append(cause.description()).append("); remote work refused, local service continues");
         }
         else
         {
             text.append(Membership.STATE_REGISTERED == state ? "registered" : "registering");
+        }
+        final int incarnationId = SystemCounterDescriptor.MEMBERSHIP_INCARNATION.id();
+        if (counters.maxCounterId() >= incarnationId &&
+            CountersReader.RECORD_ALLOCATED == counters.getCounterState(incarnationId))
+        {
+            text.append(", epoch ").append(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_EPOCH.id()))
+                .append(", incarnation ").append(counters.getCounterValue(incarnationId))
+                .append(" (re-registrations ")
+                .append(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_REREGISTRATIONS.id()))
+                .append(", join retries ")
+                .append(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_JOIN_RETRIES.id()))
+                .append("), keepalive rtt max ")
+                .append(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVE_RTT_MAX_MS.id()))
+                .append(" ms");
         }
         text.append("\n  member view ")
             .append(1 == counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE.id()) ?

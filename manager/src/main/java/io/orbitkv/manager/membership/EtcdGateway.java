@@ -31,6 +31,7 @@ import org.agrona.concurrent.status.AtomicCounter;
 public final class EtcdGateway implements AutoCloseable
 {
     private final Client client;
+    private final Client leaseClient;
     private final long deadlineMs;
     private final AtomicCounter gets;
     private final AtomicCounter txns;
@@ -50,16 +51,24 @@ public final class EtcdGateway implements AutoCloseable
      */
     public EtcdGateway(final String endpoints, final long deadlineMs, final SystemCounters counters)
     {
-        // round_robin sends each call to a connected member, so a killed member (e.g. the leader) is skipped at
-        // once; gRPC's default pick_first stayed on the dead endpoint long enough to let a lease expire in a
-        // leader-kill test. waitForReady(false) fails a call fast when no member is connected: the callers retry
-        // under their own schedule instead of parking until the deadline.
-        this.client = Client.builder()
-            .endpoints(endpoints.split(","))
-            .loadBalancerPolicy("round_robin")
-            .waitForReady(false)
-            .connectTimeout(Duration.ofMillis(deadlineMs))
-            .build();
+        this(endpoints, deadlineMs, counters, false);
+    }
+
+    /**
+     * Connect, optionally with a second connection of its own for lease calls.
+     *
+     * @param endpoints            comma-separated etcd client URLs.
+     * @param deadlineMs           deadline of every call.
+     * @param counters             where the call counters live.
+     * @param dedicatedLeaseClient whether grant, keepalive and revoke use their own jetcd client (its own HTTP/2
+     *                             connection and event loop), so that snapshot pages and watch traffic on the main
+     *                             one never queue in front of a keepalive or its reply.
+     */
+    public EtcdGateway(
+        final String endpoints, final long deadlineMs, final SystemCounters counters, final boolean dedicatedLeaseClient)
+    {
+        this.client = newClient(endpoints, deadlineMs);
+        this.leaseClient = dedicatedLeaseClient ? newClient(endpoints, deadlineMs) : client;
         this.deadlineMs = deadlineMs;
         this.gets = counters.get(SystemCounterDescriptor.ETCD_CALLS_GET);
         this.txns = counters.get(SystemCounterDescriptor.ETCD_CALLS_TXN);
@@ -69,6 +78,20 @@ public final class EtcdGateway implements AutoCloseable
         this.watches = counters.get(SystemCounterDescriptor.ETCD_CALLS_WATCH);
         this.failures = counters.get(SystemCounterDescriptor.ETCD_CALL_FAILURES);
         this.timeouts = counters.get(SystemCounterDescriptor.ETCD_CALL_TIMEOUTS);
+    }
+
+    private static Client newClient(final String endpoints, final long deadlineMs)
+    {
+        // round_robin sends each call to a connected member, so a killed member (e.g. the leader) is skipped at
+        // once; gRPC's default pick_first stayed on the dead endpoint long enough to let a lease expire in a
+        // leader-kill test. waitForReady(false) fails a call fast when no member is connected: the callers retry
+        // under their own schedule instead of parking until the deadline.
+        return Client.builder()
+            .endpoints(endpoints.split(","))
+            .loadBalancerPolicy("round_robin")
+            .waitForReady(false)
+            .connectTimeout(Duration.ofMillis(deadlineMs))
+            .build();
     }
 
     static ByteSequence bytes(final String s)
@@ -141,7 +164,7 @@ public final class EtcdGateway implements AutoCloseable
     public long[] grant(final long ttlSecs)
     {
         grants.increment();
-        final var response = await(client.getLeaseClient().grant(ttlSecs));
+        final var response = await(leaseClient.getLeaseClient().grant(ttlSecs));
         return new long[]{response.getID(), response.getTTL()};
     }
 
@@ -154,7 +177,40 @@ public final class EtcdGateway implements AutoCloseable
     public LeaseKeepAliveResponse keepAliveOnce(final long leaseId)
     {
         keepalives.increment();
-        return await(client.getLeaseClient().keepAliveOnce(leaseId));
+        return await(leaseClient.getLeaseClient().keepAliveOnce(leaseId));
+    }
+
+    /**
+     * One keepalive round trip without waiting: the caller bounds it (a keepalive is useful exactly until the
+     * validity its send time would grant, which is not the general call deadline). Counted as a call; a failure
+     * is counted by {@link #countFailure(Throwable)}.
+     *
+     * @param leaseId the lease.
+     * @return the pending reply.
+     */
+    public CompletableFuture<LeaseKeepAliveResponse> keepAliveAsync(final long leaseId)
+    {
+        keepalives.increment();
+        return leaseClient.getLeaseClient().keepAliveOnce(leaseId);
+    }
+
+    /**
+     * Count a failed asynchronous call.
+     *
+     * @param error why, or null for a call the caller gave up on (its own deadline).
+     * @return the exception describing it.
+     */
+    EtcdCallException countFailure(final Throwable error)
+    {
+        failures.increment();
+        if (null == error)
+        {
+            timeouts.increment();
+            return new EtcdCallException("etcd call exceeded its deadline", null, true);
+        }
+        final Throwable cause = error instanceof ExecutionException || error instanceof java.util.concurrent.CompletionException ?
+            (null == error.getCause() ? error : error.getCause()) : error;
+        return new EtcdCallException("etcd call failed: " + cause, cause, false);
     }
 
     /**
@@ -165,7 +221,7 @@ public final class EtcdGateway implements AutoCloseable
     public void revoke(final long leaseId)
     {
         revokes.increment();
-        await(client.getLeaseClient().revoke(leaseId));
+        await(leaseClient.getLeaseClient().revoke(leaseId));
     }
 
     /**
@@ -238,6 +294,10 @@ public final class EtcdGateway implements AutoCloseable
 
     public void close()
     {
+        if (leaseClient != client)
+        {
+            leaseClient.close();
+        }
         client.close();
     }
 

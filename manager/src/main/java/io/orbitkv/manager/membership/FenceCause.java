@@ -1,25 +1,43 @@
 package io.orbitkv.manager.membership;
 
 /**
- * Why a runtime stopped taking remote work until restart. The code is the value of the
- * "Membership: fenced" counter.
+ * Why an incarnation stopped taking remote work. The code is the value of the "Membership: fenced" counter.
+ *
+ * <p>An incarnation, once fenced, never revives (design). What the process does next depends on the cause: when
+ * the registration merely lapsed (validity ran out, etcd dropped the lease, the record vanished with it) the node id
+ * is still this process's to hold, so it registers a new incarnation as an operator restarting it would; when the
+ * evidence says someone else now speaks for the node id, or the cluster's placement is no longer the one this
+ * Manager was started with, registering again would be wrong and the process stays fenced until an operator acts.
  */
 public enum FenceCause
 {
-    NONE(0, "not fenced"),
-    REGISTRATION_EXPIRED(1, "registration expired: no keepalive acknowledged within half the TTL"),
-    LEASE_LOST(2, "etcd no longer knows the lease"),
-    OWN_RECORD_REMOVED(3, "own member record removed"),
-    BINDING_CHANGED(4, "own member record rewritten with another epoch, lease or runtime"),
-    PLACEMENT_CHANGED(5, "cluster placement changed");
+    NONE(0, "not fenced", false),
+    REGISTRATION_EXPIRED(1, "registration expired: no keepalive acknowledged within half the TTL", true),
+    LEASE_LOST(2, "etcd no longer knows the lease", true),
+    OWN_RECORD_REMOVED(3, "own member record removed", true),
+    BINDING_CHANGED(4, "own member record rewritten with another epoch, lease or runtime", false),
+    PLACEMENT_CHANGED(5, "cluster placement changed", false),
+    NODE_ID_TAKEN(6, "node id registered by another live runtime while re-registering", false);
 
     private final int code;
     private final String description;
+    private final boolean reRegisters;
 
-    FenceCause(final int code, final String description)
+    FenceCause(final int code, final String description, final boolean reRegisters)
     {
         this.code = code;
         this.description = description;
+        this.reRegisters = reRegisters;
+    }
+
+    /**
+     * Whether the process registers a new incarnation after this cause (otherwise it stays fenced until restart).
+     *
+     * @return true for a lapsed registration.
+     */
+    public boolean reRegisters()
+    {
+        return reRegisters;
     }
 
     public int code()

@@ -2,36 +2,84 @@ package io.orbitkv.manager.membership;
 
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.orbitkv.manager.SystemCounterDescriptor;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.status.AtomicCounter;
 
 /**
- * Renews the own lease about three times per acknowledged TTL with one keepalive round trip at a time, each under
- * the etcd deadline, and keeps local validity: valid until half the acknowledged TTL after the keepalive was
- * <em>sent</em>. Validity running out fences the runtime until restart; a late acknowledgement cannot revive it.
- *
- * <p>Runs on its own thread so that a slow snapshot or watch repair never delays renewal (design).
+ * Owns this process's registrations, one incarnation after another:
+ * <ol>
+ *   <li><b>joining</b>: placement check, lease grant and registration transaction, retried with backoff (100 ms
+ *   doubling to 2 s) until the join timeout, after which the Manager gives up with the last error;</li>
+ *   <li><b>keeping</b>: keepalives six times per acknowledged TTL, several in flight when replies are slow, each
+ *   given up once the validity its send would grant has passed; local validity = the send time of the latest
+ *   acknowledged keepalive + half the TTL, and a late reply cannot revive an expired incarnation;</li>
+ *   <li><b>re-registering</b> after a lapse ({@link FenceCause#reRegisters()}): the old lease is revoked (best
+ *   effort: the old incarnation stays dead either way), a new runtime UUID and lease are taken and registered with
+ *   epoch + 1, retried with the same backoff for as long as it takes.</li>
+ * </ol>
+ * Runs on its own thread, so a slow snapshot or watch repair never delays renewal (design), and sleeps until its
+ * next due time (keepalive, validity end, retry) or a signal (a keepalive reply, a fence).
  */
 final class LeaseKeeper implements Agent
 {
+    private static final int JOINING = 0;
+    private static final int KEEPING = 1;
+    private static final int REREGISTERING = 2;
+    private static final int DONE = 3;
+
     private final Membership membership;
+    private final DueTimeIdleStrategy idle;
     private final NanoClock clock;
-    private final RegistrationValidity validity;
     private final EtcdGateway etcd;
+    private final MembershipSettings settings;
     private final AtomicCounter acked;
     private final AtomicCounter failures;
-    private long nextKeepaliveNs;
+    private final AtomicCounter joinRetries;
+    private final AtomicCounter rttMaxMs;
+    private final AtomicCounter marginMinMs;
+    private final long joinDeadlineNs;
+    private final long[] keepaliveSentNs = new long[MembershipConfiguration.MAX_OUTSTANDING_KEEPALIVES];
+    @SuppressWarnings("unchecked")
+    private final CompletableFuture<LeaseKeepAliveResponse>[] keepalives =
+        new CompletableFuture[MembershipConfiguration.MAX_OUTSTANDING_KEEPALIVES];
+    private final Runnable signal;
 
-    LeaseKeeper(final Membership membership)
+    private int phase = JOINING;
+    private long retryAtNs;
+    private long retryDelayNs = MembershipConfiguration.REGISTER_RETRY_MIN_NS;
+    private int rounds;
+    private RuntimeException lastFailure;
+    private boolean placementChecked;
+    private UUID pendingUuid;
+    private long pendingLeaseId;
+    private long pendingTtlSecs;
+    private RegistrationValidity pendingValidity;
+    private FenceCause previousCause;
+    private int incarnations;
+    private Incarnation current;
+    private long nextKeepaliveNs;
+    private long keepaliveIntervalNs;
+
+    LeaseKeeper(final Membership membership, final DueTimeIdleStrategy idle)
     {
         this.membership = membership;
+        this.idle = idle;
         this.clock = membership.clock();
-        this.validity = membership.validity();
         this.etcd = membership.etcd();
+        this.settings = membership.settings();
         this.acked = membership.counters().get(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVES_ACKED);
         this.failures = membership.counters().get(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVE_FAILURES);
-        this.nextKeepaliveNs = clock.nanoTime() + intervalNs(membership.grantedTtlSecs());
+        this.joinRetries = membership.counters().get(SystemCounterDescriptor.MEMBERSHIP_JOIN_RETRIES);
+        this.rttMaxMs = membership.counters().get(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVE_RTT_MAX_MS);
+        this.marginMinMs = membership.counters().get(SystemCounterDescriptor.MEMBERSHIP_VALIDITY_MARGIN_MIN_MS);
+        this.joinDeadlineNs = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.joinTimeoutMs());
+        this.pendingUuid = settings.runtimeUuid();
+        this.signal = idle::signal;
+        marginMinMs.setRelease(Long.MAX_VALUE);
     }
 
     static long intervalNs(final long ttlSecs)
@@ -41,50 +89,298 @@ final class LeaseKeeper implements Agent
 
     public int doWork()
     {
-        if (FenceCause.NONE != membership.fenceCause())
+        if (membership.isClosed())
         {
+            idle.dueAt(Long.MAX_VALUE);
             return 0;
         }
         final long nowNs = clock.nanoTime();
-        if (validity.isExpired(nowNs))
+        switch (phase)
         {
-            membership.fence(FenceCause.REGISTRATION_EXPIRED);
-            return 1;
+            case JOINING:
+            case REREGISTERING:
+                return registerRound(nowNs);
+            case KEEPING:
+                return keep(nowNs);
+            default:
+                idle.dueAt(Long.MAX_VALUE);
+                return 0;
         }
-        if (nowNs - nextKeepaliveNs < 0)
+    }
+
+    private int registerRound(final long nowNs)
+    {
+        if (nowNs - retryAtNs < 0)
         {
+            idle.dueAt(retryAtNs);
             return 0;
         }
-
-        final long sentNs = nowNs;
+        rounds++;
         try
         {
-            final LeaseKeepAliveResponse response = etcd.keepAliveOnce(membership.leaseId());
-            final long ackNs = clock.nanoTime();
-            if (response.getTTL() <= 0)
+            if (!placementChecked)
             {
-                membership.fence(FenceCause.LEASE_LOST);
+                membership.checkOrInstallPlacement();
+                placementChecked = true;
             }
-            else if (validity.onAcknowledged(sentNs, response.getTTL(), ackNs))
+            if (0 != pendingLeaseId && pendingValidity.isExpired(clock.nanoTime()))
             {
-                acked.increment();
-                nextKeepaliveNs = sentNs + intervalNs(response.getTTL());
+                // Retries outlasted the lease's local validity: registering with it would fence at once.
+                pendingLeaseId = 0;
+            }
+            if (0 == pendingLeaseId)
+            {
+                final long grantSentNs = clock.nanoTime();
+                final long[] lease = etcd.grant(settings.ttlSecs());
+                pendingLeaseId = lease[0];
+                pendingTtlSecs = lease[1];
+                pendingValidity = new RegistrationValidity(grantSentNs, pendingTtlSecs);
+                keepaliveIntervalNs = intervalNs(pendingTtlSecs);
+                // The first keepalive is due one interval after the grant was sent, not after registration:
+                // registering on a loaded host may take a good part of the validity window.
+                nextKeepaliveNs = grantSentNs + keepaliveIntervalNs;
+            }
+            final Incarnation registered =
+                membership.register(incarnations + 1, pendingUuid, pendingLeaseId, pendingTtlSecs, pendingValidity);
+            incarnations++;
+            current = registered;
+            pendingLeaseId = 0;
+            pendingValidity = null;
+            phase = KEEPING;
+            retryDelayNs = MembershipConfiguration.REGISTER_RETRY_MIN_NS;
+            rounds = 0;
+            lastFailure = null;
+            membership.registered(registered, previousCause);
+            membership.updateRemoteWorkGauge(clock.nanoTime());
+            return 1;
+        }
+        catch (final Membership.PlacementMismatchException ex)
+        {
+            return fatal(FenceCause.PLACEMENT_CHANGED, ex);
+        }
+        catch (final Membership.NodeIdInUseException ex)
+        {
+            return fatal(FenceCause.NODE_ID_TAKEN, ex);
+        }
+        catch (final RuntimeException ex)
+        {
+            // etcd did not answer, every round lost a race, or an unreadable placement: all worth another round.
+            if (ex instanceof EtcdGateway.EtcdCallException call && call.isLeaseNotFound())
+            {
+                pendingLeaseId = 0;
+            }
+            lastFailure = ex;
+            joinRetries.increment();
+            final long afterNs = clock.nanoTime();
+            if (JOINING == phase && afterNs + retryDelayNs - joinDeadlineNs >= 0)
+            {
+                phase = DONE;
+                membership.joinFailed(new Membership.JoinTimeoutException("cannot join cluster '" +
+                    settings.clusterName() + "' as node '" + settings.nodeId() + "': etcd at " +
+                    settings.etcdEndpoints() + " did not answer within the join timeout of " + settings.joinTimeoutMs() +
+                    " ms (" + rounds + " rounds; last: " + ex.getMessage() + ")", ex));
+                return 1;
+            }
+            retryAtNs = afterNs + retryDelayNs;
+            retryDelayNs = Math.min(retryDelayNs * 2, MembershipConfiguration.REGISTER_RETRY_MAX_NS);
+            idle.dueAt(retryAtNs);
+            return 1;
+        }
+    }
+
+    private int fatal(final FenceCause cause, final RuntimeException ex)
+    {
+        phase = DONE;
+        if (0 == incarnations)
+        {
+            membership.joinFailed(ex);
+        }
+        else
+        {
+            membership.fatal(cause, ex.getMessage());
+        }
+        return 1;
+    }
+
+    private int keep(final long nowNs)
+    {
+        final Incarnation incarnation = current;
+        final FenceCause cause = incarnation.fenceCause();
+        if (FenceCause.NONE != cause)
+        {
+            return afterFence(incarnation, cause);
+        }
+        final RegistrationValidity validity = incarnation.validity();
+        if (validity.isExpired(nowNs))
+        {
+            membership.fence(incarnation, FenceCause.REGISTRATION_EXPIRED);
+            return 1;
+        }
+
+        int work = 0;
+        long dueNs = Math.min(nextKeepaliveNs, validity.validUntilNs());
+        boolean free = false;
+        for (int i = 0; i < keepalives.length; i++)
+        {
+            final CompletableFuture<LeaseKeepAliveResponse> pending = keepalives[i];
+            if (null == pending)
+            {
+                free = true;
+                continue;
+            }
+            final long sentNs = keepaliveSentNs[i];
+            if (pending.isDone())
+            {
+                keepalives[i] = null;
+                free = true;
+                work++;
+                onReply(incarnation, pending, sentNs);
+                if (FenceCause.NONE != incarnation.fenceCause())
+                {
+                    return work;
+                }
+            }
+            else if (nowNs - (sentNs + RegistrationValidity.halfTtlNs(incarnation.ttlSecs())) >= 0)
+            {
+                // Its reply could no longer extend validity: give it up and count it as a timeout.
+                keepalives[i] = null;
+                free = true;
+                pending.cancel(true);
+                etcd.countFailure(null);
+                failures.increment();
+                work++;
             }
             else
             {
-                membership.fence(FenceCause.REGISTRATION_EXPIRED);
+                dueNs = Math.min(dueNs, sentNs + RegistrationValidity.halfTtlNs(incarnation.ttlSecs()));
             }
         }
-        catch (final EtcdGateway.EtcdCallException ex)
+
+        if (free && nowNs - nextKeepaliveNs >= 0)
+        {
+            send(incarnation, nowNs);
+            nextKeepaliveNs = nowNs + keepaliveIntervalNs;
+            dueNs = Math.min(nextKeepaliveNs, validity.validUntilNs());
+            work++;
+        }
+        idle.dueAt(dueNs);
+        return work;
+    }
+
+    private void send(final Incarnation incarnation, final long nowNs)
+    {
+        for (int i = 0; i < keepalives.length; i++)
+        {
+            if (null == keepalives[i])
+            {
+                final CompletableFuture<LeaseKeepAliveResponse> future = etcd.keepAliveAsync(incarnation.leaseId());
+                keepalives[i] = future;
+                keepaliveSentNs[i] = nowNs;
+                future.whenComplete((response, error) -> signal.run());
+                return;
+            }
+        }
+    }
+
+    private void onReply(
+        final Incarnation incarnation, final CompletableFuture<LeaseKeepAliveResponse> reply, final long sentNs)
+    {
+        final LeaseKeepAliveResponse response;
+        try
+        {
+            response = reply.join();
+        }
+        catch (final RuntimeException ex)
         {
             failures.increment();
-            if (ex.isLeaseNotFound())
+            final EtcdGateway.EtcdCallException failure = etcd.countFailure(ex);
+            if (failure.isLeaseNotFound())
             {
-                membership.fence(FenceCause.LEASE_LOST);
+                membership.fence(incarnation, FenceCause.LEASE_LOST);
             }
-            nextKeepaliveNs = clock.nanoTime() + MembershipConfiguration.KEEPALIVE_RETRY_NS;
+            else
+            {
+                // Failed at once (no connected member, a reset stream): try again soon rather than in one interval.
+                nextKeepaliveNs = Math.min(nextKeepaliveNs, clock.nanoTime() + MembershipConfiguration.KEEPALIVE_RETRY_NS);
+            }
+            return;
         }
+        final long ackNs = clock.nanoTime();
+        if (response.getTTL() <= 0)
+        {
+            membership.fence(incarnation, FenceCause.LEASE_LOST);
+        }
+        else if (incarnation.validity().onAcknowledged(sentNs, response.getTTL(), ackNs))
+        {
+            acked.increment();
+            keepaliveIntervalNs = intervalNs(response.getTTL());
+            final long rttMs = TimeUnit.NANOSECONDS.toMillis(ackNs - sentNs);
+            if (rttMs > rttMaxMs.get())
+            {
+                rttMaxMs.setRelease(rttMs);
+            }
+            final long marginMs = TimeUnit.NANOSECONDS.toMillis(incarnation.validity().validUntilNs() - ackNs);
+            if (marginMs < marginMinMs.get())
+            {
+                marginMinMs.setRelease(marginMs);
+            }
+        }
+        else
+        {
+            membership.fence(incarnation, FenceCause.REGISTRATION_EXPIRED);
+        }
+    }
+
+    private int afterFence(final Incarnation fenced, final FenceCause cause)
+    {
+        for (int i = 0; i < keepalives.length; i++)
+        {
+            if (null != keepalives[i])
+            {
+                keepalives[i].cancel(true);
+                keepalives[i] = null;
+            }
+        }
+        if (!cause.reRegisters())
+        {
+            phase = DONE;
+            return 1;
+        }
+        try
+        {
+            // The old incarnation is dead by our own verdict; revoking its lease removes its record at once, so
+            // hosts retire its evidence now rather than when etcd would have expired it. Best effort: the
+            // registration below replaces a record that survived.
+            etcd.revoke(fenced.leaseId());
+        }
+        catch (final RuntimeException ignore)
+        {
+            // lease already gone, or etcd unreachable: it expires by itself
+        }
+        previousCause = cause;
+        pendingUuid = UUID.randomUUID();
+        pendingLeaseId = 0;
+        placementChecked = false;
+        membership.registering(pendingUuid);
+        phase = REREGISTERING;
+        retryAtNs = clock.nanoTime();
+        retryDelayNs = MembershipConfiguration.REGISTER_RETRY_MIN_NS;
         return 1;
+    }
+
+    /**
+     * The lease a graceful close revokes: the current incarnation's, or one granted for a registration in
+     * progress. Read after the agent stopped.
+     *
+     * @return lease id, 0 for none.
+     */
+    long leaseToRevoke()
+    {
+        if (0 != pendingLeaseId)
+        {
+            return pendingLeaseId;
+        }
+        return null == current || FenceCause.NONE != current.fenceCause() ? 0 : current.leaseId();
     }
 
     public String roleName()

@@ -29,9 +29,9 @@ import org.agrona.concurrent.status.AtomicCounter;
 final class MemberViewKeeper implements Agent
 {
     private static final int DRAIN_LIMIT = 64;
-    private static final long GAUGE_INTERVAL_NS = 50_000_000L;
 
     private final Membership membership;
+    private final DueTimeIdleStrategy idle;
     private final EtcdGateway etcd;
     private final NanoClock clock;
     private final String clusterPrefix;
@@ -52,14 +52,14 @@ final class MemberViewKeeper implements Agent
     private boolean needSnapshot = true;
     private long retryAtNs;
     private long retryDelayNs = MembershipConfiguration.SNAPSHOT_RETRY_MIN_NS;
-    private long nextGaugeNs;
     private volatile long generation;
     private volatile long overflowedGeneration = -1;
     private Watch.Watcher watcher;
 
-    MemberViewKeeper(final Membership membership)
+    MemberViewKeeper(final Membership membership, final DueTimeIdleStrategy idle)
     {
         this.membership = membership;
+        this.idle = idle;
         this.etcd = membership.etcd();
         this.clock = membership.clock();
         final String cluster = membership.settings().clusterName();
@@ -82,6 +82,12 @@ final class MemberViewKeeper implements Agent
 
     public int doWork()
     {
+        if (null == membership.incarnation() || membership.isClosed())
+        {
+            // Nothing to keep before the first registration; the lease keeper signals it.
+            idle.dueAt(Long.MAX_VALUE);
+            return 0;
+        }
         final long nowNs = clock.nanoTime();
         int work = 0;
         if (needSnapshot)
@@ -96,11 +102,8 @@ final class MemberViewKeeper implements Agent
         {
             work += drain();
         }
-        if (nowNs - nextGaugeNs >= 0)
-        {
-            nextGaugeNs = nowNs + GAUGE_INTERVAL_NS;
-            updateGauges(nowNs);
-        }
+        // Sleeps until the snapshot retry or the next watch callback (which signals); nothing here is periodic.
+        idle.dueAt(needSnapshot ? retryAtNs : Long.MAX_VALUE);
         return work;
     }
 
@@ -187,9 +190,11 @@ final class MemberViewKeeper implements Agent
                 if (delete)
                 {
                     working.remove(nodeId);
-                    if (ownNodeId.equals(nodeId))
+                    final Incarnation current = membership.incarnation();
+                    if (ownNodeId.equals(nodeId) && modRevision > current.registeredRevision())
                     {
-                        membership.fence(FenceCause.OWN_RECORD_REMOVED);
+                        // A deletion older than the current registration removed an earlier incarnation's record.
+                        membership.fence(current, FenceCause.OWN_RECORD_REMOVED);
                     }
                 }
                 else
@@ -211,7 +216,7 @@ final class MemberViewKeeper implements Agent
                     }
                     if (ownNodeId.equals(nodeId))
                     {
-                        checkOwnBinding(record, event.getKeyValue().getLease());
+                        checkOwnEvent(record, event.getKeyValue().getLease(), modRevision);
                     }
                     working.put(nodeId, record);
                     if (working.size() > MembershipConfiguration.MAX_MEMBERS)
@@ -226,7 +231,7 @@ final class MemberViewKeeper implements Agent
             {
                 if (delete || !expectedPlacement.equals(decodePlacementOrNull(event)))
                 {
-                    membership.fence(FenceCause.PLACEMENT_CHANGED);
+                    membership.fence(membership.incarnation(), FenceCause.PLACEMENT_CHANGED);
                 }
             }
             // Epoch counters and other keys under the cluster prefix do not change the view.
@@ -251,18 +256,39 @@ final class MemberViewKeeper implements Agent
         }
     }
 
-    private void checkOwnBinding(final MemberRecord record, final long leaseId)
+    /**
+     * A watched write of the own member key. The current incarnation's own record must match it exactly; a record
+     * of a runtime this process is registering is its own write in flight; a write older than the current
+     * registration is about an earlier incarnation; anything else means the node id now speaks for someone else.
+     */
+    private void checkOwnEvent(final MemberRecord record, final long leaseId, final long modRevision)
     {
-        final MemberRecord own = membership.ownRecord();
-        if (record.epoch() != own.epoch() || !record.runtimeUuid().equals(own.runtimeUuid()) ||
-            record.leaseId() != membership.leaseId() || leaseId != membership.leaseId())
+        final Incarnation current = membership.incarnation();
+        if (record.runtimeUuid().equals(current.runtimeUuid()))
         {
-            membership.fence(FenceCause.BINDING_CHANGED);
+            checkOwnBinding(current, record, leaseId);
+        }
+        else if (!membership.isOwnRuntime(record.runtimeUuid()) && modRevision > current.registeredRevision())
+        {
+            membership.fence(current, FenceCause.BINDING_CHANGED);
+        }
+    }
+
+    private void checkOwnBinding(final Incarnation incarnation, final MemberRecord record, final long leaseId)
+    {
+        final MemberRecord own = incarnation.record();
+        if (record.epoch() != own.epoch() || !record.runtimeUuid().equals(own.runtimeUuid()) ||
+            record.leaseId() != incarnation.leaseId() || leaseId != incarnation.leaseId())
+        {
+            membership.fence(incarnation, FenceCause.BINDING_CHANGED);
         }
     }
 
     private void snapshot()
     {
+        // Evidence from this snapshot can only be about the incarnation current before it was read: a later one
+        // registered at a revision the snapshot may not include.
+        final Incarnation observed = membership.incarnation();
         closeWatcher();
         generation++;
         queue.clear();
@@ -292,16 +318,20 @@ final class MemberViewKeeper implements Agent
         }
         if (!expectedPlacement.equals(snapshot.placement()))
         {
-            membership.fence(FenceCause.PLACEMENT_CHANGED);
+            membership.fence(observed, FenceCause.PLACEMENT_CHANGED);
         }
         final MemberRecord own = snapshot.members().get(ownNodeId);
         if (null == own)
         {
-            membership.fence(FenceCause.OWN_RECORD_REMOVED);
+            membership.fence(observed, FenceCause.OWN_RECORD_REMOVED);
         }
-        else
+        else if (own.runtimeUuid().equals(observed.runtimeUuid()))
         {
-            checkOwnBinding(own, snapshot.leaseIds().get(ownNodeId));
+            checkOwnBinding(observed, own, snapshot.leaseIds().get(ownNodeId));
+        }
+        else if (!membership.isOwnRuntime(own.runtimeUuid()))
+        {
+            membership.fence(observed, FenceCause.BINDING_CHANGED);
         }
 
         working.clear();
@@ -349,11 +379,13 @@ final class MemberViewKeeper implements Agent
         {
             overflowedGeneration = item.generation();
         }
+        idle.signal();
     }
 
     private void snapshotFailed(final String reason)
     {
         membership.publish(membership.view().invalidated(reason));
+        membership.updateGauges(clock.nanoTime());
         needSnapshot = true;
         retryAtNs = clock.nanoTime() + retryDelayNs;
         retryDelayNs = Math.min(retryDelayNs * 2, MembershipConfiguration.SNAPSHOT_RETRY_MAX_NS);
@@ -363,6 +395,7 @@ final class MemberViewKeeper implements Agent
     {
         // The incomplete view is published before the cause is counted: whoever sees the count sees the view.
         membership.publish(membership.view().invalidated(reason));
+        membership.updateGauges(clock.nanoTime());
         counters.get(cause).increment();
         membership.log().println("orbitkv membership: view invalidated (" + cause.label() + "): " + reason +
             "; taking a fresh snapshot");
@@ -376,22 +409,12 @@ final class MemberViewKeeper implements Agent
         final boolean wasComplete = membership.view().isComplete();
         final MemberView view = new MemberView(revision, true, Map.copyOf(working), expectedPlacement, null);
         membership.publish(view);
+        membership.updateGauges(clock.nanoTime());
         if (!wasComplete)
         {
             membership.log().println("orbitkv membership: member view complete at revision " + revision + ": " +
                 view.members().size() + " member(s), " + view.unavailableShards() + " of 16 shards unavailable");
         }
-    }
-
-    private void updateGauges(final long nowNs)
-    {
-        final MemberView view = membership.view();
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE).setRelease(view.isComplete() ? 1 : 0);
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_MEMBERS).setRelease(view.members().size());
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_VIEW_REVISION).setRelease(view.revision());
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_SHARDS_UNAVAILABLE).setRelease(view.unavailableShards());
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED)
-            .setRelease(membership.remoteWorkEnabled(nowNs) ? 1 : 0);
     }
 
     void closeWatcher()

@@ -14,26 +14,33 @@ import io.orbitkv.manager.SystemCounters;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.NanoClock;
-import org.agrona.concurrent.SleepingMillisIdleStrategy;
 
 /**
- * A Manager's membership in a cluster: installs or checks the placement, registers the node with one etcd
- * transaction, then runs two agents on their own threads:
+ * A Manager's membership in a cluster. Two agents on threads of their own:
  * <ul>
- *   <li>{@link LeaseKeeper}: keepalives and local registration validity (half the acknowledged TTL from the send);</li>
+ *   <li>{@link LeaseKeeper}: joins (placement check, lease, registration transaction, retried with backoff for the
+ *   join timeout), keeps the lease alive and local validity (half the acknowledged TTL from the send), and after a
+ *   lapsed registration registers a new incarnation;</li>
  *   <li>{@link MemberViewKeeper}: paged snapshot at one revision, Watch from the next, invalidation and repair.</li>
  * </ul>
- * Keepalive never waits behind view repair (design). The current {@link MemberView} is published through a
- * volatile reference with the view keeper as its single writer; agents read {@link #view()} and
- * {@link #remoteWorkEnabled(long)} without locks and without etcd calls.
+ * Keepalive never waits behind view repair (design); both threads sleep until their next due time or an event.
+ * The current {@link MemberView} is published through a volatile reference with the view keeper as its single
+ * writer, the current {@link Incarnation} likewise with the lease keeper as its writer; agents read
+ * {@link #view()}, {@link #incarnation()} and {@link #remoteWorkEnabled(long)} without locks or etcd calls.
  *
- * <p>Fencing is a one-way latch set by either thread; once fenced (or expired) the runtime refuses new remote work
- * until restart, while local DRAM service goes on (design).
+ * <p>Fencing latches on an incarnation and never lifts (design: an expired runtime never revives). A lapsed
+ * registration (see {@link FenceCause#reRegisters()}) is followed by a new incarnation: new runtime UUID, new lease,
+ * epoch + 1; other causes leave the process fenced until an operator restarts it. Local DRAM service goes on
+ * throughout.
  */
 public final class Membership implements AutoCloseable
 {
@@ -50,15 +57,18 @@ public final class Membership implements AutoCloseable
     private final ErrorHandler errorHandler;
     private final PrintStream log;
     private final NanoClock clock;
-    private final AtomicInteger fenceCause = new AtomicInteger(FenceCause.NONE.code());
+    private final DueTimeIdleStrategy leaseIdle;
+    private final DueTimeIdleStrategy viewIdle;
+    private final CompletableFuture<Incarnation> joined = new CompletableFuture<>();
+    private final Set<UUID> ownRuntimeUuids = ConcurrentHashMap.newKeySet();
     private volatile MemberView view = MemberView.NONE;
     private volatile int registrationState = STATE_REGISTERING;
-    private RegistrationValidity validity;
-    private MemberRecord ownRecord;
-    private long leaseId;
-    private long grantedTtlSecs;
+    private volatile Incarnation incarnation;
+    private volatile UUID runtimeUuid;
+    private volatile FenceCause fatalCause = FenceCause.NONE;
     private AgentRunner leaseRunner;
     private AgentRunner viewRunner;
+    private LeaseKeeper leaseKeeper;
     private MemberViewKeeper viewKeeper;
     private volatile boolean closed;
     private Runnable beforeWatchHook;
@@ -75,11 +85,60 @@ public final class Membership implements AutoCloseable
         this.errorHandler = errorHandler;
         this.log = log;
         this.clock = clock;
-        this.etcd = new EtcdGateway(settings.etcdEndpoints(), settings.etcdDeadlineMs(), counters);
+        this.runtimeUuid = settings.runtimeUuid();
+        this.etcd = new EtcdGateway(settings.etcdEndpoints(), settings.etcdDeadlineMs(), counters, true);
+        final var wakeups = counters.get(SystemCounterDescriptor.MEMBERSHIP_WAKEUPS);
+        this.leaseIdle = new DueTimeIdleStrategy(clock, wakeups);
+        this.viewIdle = new DueTimeIdleStrategy(clock, wakeups);
     }
 
     /**
-     * Join a cluster: check/install placement, register, start keepalive and view keeping.
+     * Start joining a cluster in the background: the lease keeper checks or installs the placement and registers,
+     * retrying with backoff until {@link MembershipSettings#joinTimeoutMs()}; {@link #awaitJoined()} waits for the
+     * outcome. Nothing here calls etcd on the caller's thread.
+     *
+     * @param settings     what to join with.
+     * @param counters     the Manager's counters.
+     * @param errorHandler for unexpected agent errors.
+     * @param log          where state changes are reported.
+     * @param clock        monotonic clock.
+     * @return the membership, to await and close.
+     */
+    public static Membership start(
+        final MembershipSettings settings,
+        final SystemCounters counters,
+        final ErrorHandler errorHandler,
+        final PrintStream log,
+        final NanoClock clock)
+    {
+        return start(settings, counters, errorHandler, log, clock, null);
+    }
+
+    static Membership start(
+        final MembershipSettings settings,
+        final SystemCounters counters,
+        final ErrorHandler errorHandler,
+        final PrintStream log,
+        final NanoClock clock,
+        final Runnable beforeWatchHook)
+    {
+        final Membership membership = new Membership(settings, counters, errorHandler, log, clock);
+        membership.beforeWatchHook = beforeWatchHook;
+        try
+        {
+            membership.setState(STATE_REGISTERING);
+            membership.startAgents();
+        }
+        catch (final RuntimeException ex)
+        {
+            membership.close();
+            throw ex;
+        }
+        return membership;
+    }
+
+    /**
+     * Join and wait for the first registration: {@link #start} then {@link #awaitJoined()}; closed on failure.
      *
      * @param settings     what to join with.
      * @param counters     the Manager's counters.
@@ -89,7 +148,7 @@ public final class Membership implements AutoCloseable
      * @return the running membership, to close.
      * @throws PlacementMismatchException if the cluster's placement differs from {@code --catalog-nodes}.
      * @throws NodeIdInUseException if another live runtime holds the node id.
-     * @throws IllegalStateException if etcd cannot be reached within the registration attempts.
+     * @throws JoinTimeoutException if etcd could not be reached within the join timeout.
      */
     public static Membership join(
         final MembershipSettings settings,
@@ -113,14 +172,10 @@ public final class Membership implements AutoCloseable
         final NanoClock clock,
         final Runnable beforeWatchHook)
     {
-        final Membership membership = new Membership(settings, counters, errorHandler, log, clock);
-        membership.beforeWatchHook = beforeWatchHook;
+        final Membership membership = start(settings, counters, errorHandler, log, clock, beforeWatchHook);
         try
         {
-            membership.setState(STATE_REGISTERING);
-            membership.checkOrInstallPlacement();
-            membership.register();
-            membership.startAgents();
+            membership.awaitJoined();
         }
         catch (final RuntimeException ex)
         {
@@ -130,58 +185,86 @@ public final class Membership implements AutoCloseable
         return membership;
     }
 
-    private void checkOrInstallPlacement()
+    /**
+     * Wait until the first incarnation is registered, or joining failed for good.
+     *
+     * @return the first incarnation.
+     * @throws PlacementMismatchException if the cluster's placement differs from {@code --catalog-nodes}.
+     * @throws NodeIdInUseException if another live runtime holds the node id.
+     * @throws JoinTimeoutException if etcd could not be reached within the join timeout.
+     */
+    public Incarnation awaitJoined()
     {
-        final ShardPlacement mine = settings.placement();
-        final String key = MembershipConfiguration.placementKey(settings.clusterName());
-        RuntimeException last = null;
-        for (int attempt = 0; attempt < MembershipConfiguration.MAX_REGISTRATION_ATTEMPTS; attempt++)
+        try
         {
-            try
-            {
-                // Create-if-absent in one txn; the else branch returns what is there. A retried unknown outcome
-                // finds its own earlier write, which is equal, so retrying is safe.
-                final TxnResponse response = etcd.txn(
-                    new Cmp[]{new Cmp(EtcdGateway.bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0))},
-                    new Op[]{Op.put(EtcdGateway.bytes(key), EtcdGateway.bytes(PlacementRecord.encode(mine)),
-                        PutOption.DEFAULT)},
-                    new Op[]{Op.get(EtcdGateway.bytes(key), GetOption.DEFAULT)});
-                if (response.isSucceeded())
-                {
-                    log.println("orbitkv membership: installed placement " + mine.nodes() + " (fingerprint " +
-                        mine.fingerprint() + ") at " + key);
-                    return;
-                }
-                final KeyValue kv = response.getGetResponses().get(0).getKvs().get(0);
-                final ShardPlacement installed = PlacementRecord.decode(kv.getValue().getBytes());
-                if (!installed.equals(mine))
-                {
-                    throw new PlacementMismatchException("placement mismatch in cluster '" + settings.clusterName() +
-                        "': etcd holds catalog nodes " + installed.nodes() + " (fingerprint " + installed.fingerprint() +
-                        "), this Manager's --catalog-nodes is " + mine.nodes() + " (fingerprint " + mine.fingerprint() +
-                        "); every Manager of a cluster must pass the same set (placement is immutable in this stage)");
-                }
-                return;
-            }
-            catch (final EtcdGateway.EtcdCallException ex)
-            {
-                last = ex;
-            }
+            return joined.get();
         }
-        throw new IllegalStateException("cannot reach etcd at " + settings.etcdEndpoints() + " to check placement: " +
-            last.getMessage(), last);
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while joining the cluster", ex);
+        }
+        catch (final ExecutionException ex)
+        {
+            if (ex.getCause() instanceof RuntimeException runtime)
+            {
+                throw runtime;
+            }
+            throw new IllegalStateException(ex.getCause());
+        }
+    }
+
+    void joinFailed(final RuntimeException failure)
+    {
+        fatalCause = failure instanceof PlacementMismatchException ? FenceCause.PLACEMENT_CHANGED :
+            failure instanceof NodeIdInUseException ? FenceCause.NODE_ID_TAKEN : FenceCause.NONE;
+        setState(STATE_FENCED);
+        joined.completeExceptionally(failure);
     }
 
     /**
-     * Run the registration rounds again with the same lease and runtime: what a retry after an unknown-outcome
-     * transaction does. It must recognise the own record and not take a new epoch (tests).
+     * Check the cluster's placement against this Manager's, installing it when there is none: one transaction
+     * "create if absent, else return what is there". A retried unknown outcome finds its own (equal) write.
+     *
+     * @throws PlacementMismatchException if they differ.
+     * @throws EtcdGateway.EtcdCallException if etcd did not answer (the caller retries).
+     */
+    void checkOrInstallPlacement()
+    {
+        final ShardPlacement mine = settings.placement();
+        final String key = MembershipConfiguration.placementKey(settings.clusterName());
+        final TxnResponse response = etcd.txn(
+            new Cmp[]{new Cmp(EtcdGateway.bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0))},
+            new Op[]{Op.put(EtcdGateway.bytes(key), EtcdGateway.bytes(PlacementRecord.encode(mine)), PutOption.DEFAULT)},
+            new Op[]{Op.get(EtcdGateway.bytes(key), GetOption.DEFAULT)});
+        if (response.isSucceeded())
+        {
+            log.println("orbitkv membership: installed placement " + mine.nodes() + " (fingerprint " +
+                mine.fingerprint() + ") at " + key);
+            return;
+        }
+        final KeyValue kv = response.getGetResponses().get(0).getKvs().get(0);
+        final ShardPlacement installed = PlacementRecord.decode(kv.getValue().getBytes());
+        if (!installed.equals(mine))
+        {
+            throw new PlacementMismatchException("placement mismatch in cluster '" + settings.clusterName() +
+                "': etcd holds catalog nodes " + installed.nodes() + " (fingerprint " + installed.fingerprint() +
+                "), this Manager's --catalog-nodes is " + mine.nodes() + " (fingerprint " + mine.fingerprint() +
+                "); every Manager of a cluster must pass the same set (placement is immutable in this stage)");
+        }
+    }
+
+    /**
+     * Run the registration rounds again with the current incarnation's lease and runtime: what a retry after an
+     * unknown-outcome transaction does. It must recognise the own record and not take a new epoch (tests).
      *
      * @return the own record found.
      */
     MemberRecord retryRegistration()
     {
-        register();
-        return ownRecord;
+        final Incarnation current = incarnation;
+        return register(current.number(), current.runtimeUuid(), current.leaseId(), current.ttlSecs(),
+            current.validity()).record();
     }
 
     Runnable beforeWatchHook()
@@ -189,56 +272,63 @@ public final class Membership implements AutoCloseable
         return beforeWatchHook;
     }
 
-    private void register()
+    /**
+     * Register an incarnation with a granted lease: read the epoch key and the member key, then one transaction
+     * "member key as read (absent, or holding an earlier incarnation of this process) and epoch key unchanged" →
+     * epoch + 1 and the leased record. A record of this very runtime and lease is an earlier attempt whose outcome
+     * was unknown: it is ours. A record of another runtime means the node id is taken. A lost race reads again; at
+     * most {@link MembershipConfiguration#MAX_REGISTRATION_ATTEMPTS} rounds.
+     *
+     * @throws NodeIdInUseException if another live runtime holds the node id.
+     * @throws EtcdGateway.EtcdCallException if etcd did not answer (the caller retries).
+     * @throws LostRacesException if every round lost a race (the caller retries).
+     */
+    Incarnation register(
+        final int number,
+        final UUID uuid,
+        final long leaseId,
+        final long ttlSecs,
+        final RegistrationValidity validity)
     {
         final String nodeId = settings.nodeId();
         final String memberKey = MembershipConfiguration.memberKey(settings.clusterName(), nodeId);
         final String epochKey = MembershipConfiguration.epochKey(settings.clusterName(), nodeId);
+        ownRuntimeUuids.add(uuid);
 
-        RuntimeException last = null;
         for (int attempt = 0; attempt < MembershipConfiguration.MAX_REGISTRATION_ATTEMPTS; attempt++)
         {
-            try
+            final GetResponse epochResponse = etcd.get(epochKey);
+            long epochModRevision = 0;
+            long previousEpoch = 0;
+            if (!epochResponse.getKvs().isEmpty())
             {
-                if (0 == leaseId)
-                {
-                    final long grantSentNs = clock.nanoTime();
-                    final long[] lease = etcd.grant(settings.ttlSecs());
-                    leaseId = lease[0];
-                    grantedTtlSecs = lease[1];
-                    validity = new RegistrationValidity(grantSentNs, grantedTtlSecs);
-                }
+                final KeyValue kv = epochResponse.getKvs().get(0);
+                epochModRevision = kv.getModRevision();
+                previousEpoch = Long.parseLong(kv.getValue().toString(StandardCharsets.UTF_8).trim());
+            }
 
-                final GetResponse epochResponse = etcd.get(epochKey);
-                long epochModRevision = 0;
-                long previousEpoch = 0;
-                if (!epochResponse.getKvs().isEmpty())
+            long memberModRevision = 0;
+            final GetResponse memberResponse = etcd.get(memberKey);
+            if (!memberResponse.getKvs().isEmpty())
+            {
+                final KeyValue kv = memberResponse.getKvs().get(0);
+                MemberRecord existing = null;
+                try
                 {
-                    final KeyValue kv = epochResponse.getKvs().get(0);
-                    epochModRevision = kv.getModRevision();
-                    previousEpoch = Long.parseLong(kv.getValue().toString(StandardCharsets.UTF_8).trim());
+                    existing = MemberRecord.decode(memberKey, kv.getValue().getBytes());
                 }
-
-                final GetResponse memberResponse = etcd.get(memberKey);
-                if (!memberResponse.getKvs().isEmpty())
+                catch (final MemberRecord.MalformedRecordException ignore)
                 {
-                    final KeyValue kv = memberResponse.getKvs().get(0);
-                    MemberRecord existing = null;
-                    try
-                    {
-                        existing = MemberRecord.decode(memberKey, kv.getValue().getBytes());
-                    }
-                    catch (final MemberRecord.MalformedRecordException ignore)
-                    {
-                        // reported below as an unknown holder
-                    }
-                    if (null != existing && existing.runtimeUuid().equals(settings.runtimeUuid()) &&
-                        existing.leaseId() == leaseId && kv.getLease() == leaseId)
-                    {
-                        // An earlier attempt whose outcome was unknown did commit: it is ours.
-                        registered(existing);
-                        return;
-                    }
+                    // reported below as an unknown holder
+                }
+                if (null != existing && existing.runtimeUuid().equals(uuid) && existing.leaseId() == leaseId &&
+                    kv.getLease() == leaseId)
+                {
+                    // An earlier attempt whose outcome was unknown did commit: it is ours.
+                    return new Incarnation(number, uuid, leaseId, ttlSecs, validity, existing, kv.getModRevision());
+                }
+                if (null == existing || !ownRuntimeUuids.contains(existing.runtimeUuid()))
+                {
                     throw new NodeIdInUseException("node id '" + nodeId + "' is already registered in cluster '" +
                         settings.clusterName() + "' by " + (null == existing ? "an unreadable record" :
                         "runtime " + existing.runtimeUuid() + " (epoch " + existing.epoch() + ", started " +
@@ -246,84 +336,134 @@ public final class Membership implements AutoCloseable
                         "; stop that Manager or wait for its lease to expire (up to its TTL after it stopped), " +
                         "or choose another --node-id");
                 }
-
-                final MemberRecord record = new MemberRecord(
-                    nodeId,
-                    previousEpoch + 1,
-                    settings.runtimeUuid(),
-                    leaseId,
-                    settings.peerEndpoint(),
-                    settings.transferEndpoint(),
-                    MembershipConfiguration.PROTOCOL_VERSION,
-                    settings.startTimeMs());
-                final TxnResponse response = etcd.txn(
-                    new Cmp[]{
-                        new Cmp(EtcdGateway.bytes(memberKey), Cmp.Op.EQUAL, CmpTarget.createRevision(0)),
-                        new Cmp(EtcdGateway.bytes(epochKey), Cmp.Op.EQUAL, CmpTarget.modRevision(epochModRevision))},
-                    new Op[]{
-                        Op.put(EtcdGateway.bytes(epochKey), EtcdGateway.bytes(Long.toString(record.epoch())),
-                            PutOption.DEFAULT),
-                        Op.put(EtcdGateway.bytes(memberKey), EtcdGateway.bytes(record.encode()),
-                            PutOption.builder().withLeaseId(leaseId).build())},
-                    new Op[0]);
-                if (response.isSucceeded())
-                {
-                    registered(record);
-                    return;
-                }
-                // Lost a race for the epoch or the record: the next round reads again and decides.
+                // A record of an earlier incarnation of this process (or of an earlier lease of this one) whose
+                // lease etcd has not expired yet: dead by our own verdict, so it is replaced, exactly as read.
+                memberModRevision = kv.getModRevision();
             }
-            catch (final EtcdGateway.EtcdCallException ex)
+
+            final MemberRecord record = new MemberRecord(
+                nodeId,
+                previousEpoch + 1,
+                uuid,
+                leaseId,
+                settings.peerEndpoint(),
+                settings.transferEndpoint(),
+                MembershipConfiguration.PROTOCOL_VERSION,
+                settings.startTimeMs());
+            final Cmp memberAsRead = 0 == memberModRevision ?
+                new Cmp(EtcdGateway.bytes(memberKey), Cmp.Op.EQUAL, CmpTarget.createRevision(0)) :
+                new Cmp(EtcdGateway.bytes(memberKey), Cmp.Op.EQUAL, CmpTarget.modRevision(memberModRevision));
+            final TxnResponse response = etcd.txn(
+                new Cmp[]{
+                    memberAsRead,
+                    new Cmp(EtcdGateway.bytes(epochKey), Cmp.Op.EQUAL, CmpTarget.modRevision(epochModRevision))},
+                new Op[]{
+                    Op.put(EtcdGateway.bytes(epochKey), EtcdGateway.bytes(Long.toString(record.epoch())),
+                        PutOption.DEFAULT),
+                    Op.put(EtcdGateway.bytes(memberKey), EtcdGateway.bytes(record.encode()),
+                        PutOption.builder().withLeaseId(leaseId).build())},
+                new Op[0]);
+            if (response.isSucceeded())
             {
-                // Unknown outcome: the next round recognises our own record by lease and runtime UUID.
-                last = ex;
+                return new Incarnation(number, uuid, leaseId, ttlSecs, validity, record,
+                    response.getHeader().getRevision());
             }
+            // Lost a race for the epoch or the record: the next round reads again and decides.
         }
-        throw new IllegalStateException("registration of node id '" + nodeId + "' did not complete in " +
-            MembershipConfiguration.MAX_REGISTRATION_ATTEMPTS + " attempts" +
-            (null == last ? " (lost every race)" : ": " + last.getMessage()), last);
-    }
-
-    private void registered(final MemberRecord record)
-    {
-        ownRecord = record;
-        setState(STATE_REGISTERED);
-        log.println("orbitkv membership: registered node '" + record.nodeId() + "' in cluster '" +
-            settings.clusterName() + "' epoch " + record.epoch() + " lease " + Long.toHexString(leaseId) + " TTL " +
-            grantedTtlSecs + " s runtime " + record.runtimeUuid() + " (" +
-            counters.get(SystemCounterDescriptor.ETCD_CALL_TIMEOUTS).get() + " etcd call(s) timed out while joining)");
-    }
-
-    private void startAgents()
-    {
-        final LeaseKeeper leaseKeeper = new LeaseKeeper(this);
-        viewKeeper = new MemberViewKeeper(this);
-        leaseRunner = new AgentRunner(new SleepingMillisIdleStrategy(10), errorHandler, null, leaseKeeper);
-        viewRunner = new AgentRunner(new SleepingMillisIdleStrategy(2), errorHandler, null, viewKeeper);
-        AgentRunner.startOnThread(leaseRunner);
-        AgentRunner.startOnThread(viewRunner);
+        throw new LostRacesException("registration of node id '" + nodeId + "' lost " +
+            MembershipConfiguration.MAX_REGISTRATION_ATTEMPTS + " races in a row");
     }
 
     /**
-     * Latch a fence cause (first one wins). Called by either agent.
+     * A new incarnation is registered (lease keeper thread).
      *
-     * @param cause why.
-     * @return true if this call fenced the runtime.
+     * @param registered the incarnation.
+     * @param after      what ended the previous one, or null for the first.
      */
-    boolean fence(final FenceCause cause)
+    void registered(final Incarnation registered, final FenceCause after)
     {
-        if (fenceCause.compareAndSet(FenceCause.NONE.code(), cause.code()))
+        incarnation = registered;
+        runtimeUuid = registered.runtimeUuid();
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_FENCED).setRelease(FenceCause.NONE.code());
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_INCARNATION).setRelease(registered.number());
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_EPOCH).setRelease(registered.epoch());
+        if (null != after)
         {
-            setState(FenceCause.REGISTRATION_EXPIRED == cause ? STATE_EXPIRED : STATE_FENCED);
-            counters.get(SystemCounterDescriptor.MEMBERSHIP_FENCED).setRelease(cause.code());
-            counters.get(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED).setRelease(0);
-            log.println("orbitkv membership: FENCED until restart: " + cause.description() + " (node '" +
-                settings.nodeId() + "' epoch " + (null == ownRecord ? 0 : ownRecord.epoch()) + "). New remote work " +
-                "is refused; local DRAM service continues; restart the Manager to register a new incarnation.");
-            log.flush();
-            return true;
+            counters.get(SystemCounterDescriptor.MEMBERSHIP_REREGISTRATIONS).increment();
         }
-        return false;
+        setState(STATE_REGISTERED);
+        log.println("orbitkv membership: registered node '" + settings.nodeId() + "' in cluster '" +
+            settings.clusterName() + "' epoch " + registered.epoch() + " lease " +
+            Long.toHexString(registered.leaseId()) + " TTL " + registered.ttlSecs() + " s runtime " +
+            registered.runtimeUuid() + " (incarnation " + registered.number() +
+            (null == after ? "" : ", after the previous one was fenced: " + after.description()) + "; " +
+            counters.get(SystemCounterDescriptor.ETCD_CALL_TIMEOUTS).get() + " etcd call(s) timed out so far)");
+        log.flush();
+        joined.complete(registered);
+        viewIdle.signal();
+    }
+
+    /**
+     * A new incarnation is about to be registered under this runtime UUID (lease keeper thread); from now on the
+     * catalog speaks for it and watch events carrying it are this process's own.
+     *
+     * @param uuid the new runtime UUID.
+     */
+    void registering(final UUID uuid)
+    {
+        ownRuntimeUuids.add(uuid);
+        runtimeUuid = uuid;
+        setState(STATE_REGISTERING);
+    }
+
+    /**
+     * Re-registration found the node id held by another runtime, or a placement that is not ours: the process stays
+     * fenced until restart.
+     */
+    void fatal(final FenceCause cause, final String reason)
+    {
+        fatalCause = cause;
+        setState(STATE_FENCED);
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_FENCED).setRelease(cause.code());
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED).setRelease(0);
+        log.println("orbitkv membership: FENCED until restart: " + cause.description() + ": " + reason +
+            ". New remote work is refused; local DRAM service continues; restart the Manager once resolved.");
+        log.flush();
+    }
+
+    /**
+     * Latch a fence cause on an incarnation (first one wins); a cause about an incarnation that is no longer the
+     * current one changes nothing. Called by either agent.
+     *
+     * @param fenced the incarnation the evidence is about.
+     * @param cause  why.
+     * @return true if this call fenced the current incarnation.
+     */
+    boolean fence(final Incarnation fenced, final FenceCause cause)
+    {
+        if (null == fenced || fenced != incarnation || !fenced.fence(cause))
+        {
+            return false;
+        }
+        setState(FenceCause.REGISTRATION_EXPIRED == cause ? STATE_EXPIRED : STATE_FENCED);
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_FENCED).setRelease(cause.code());
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED).setRelease(0);
+        final String what = "(node '" + settings.nodeId() + "' " + fenced + "). New remote work is refused; local " +
+            "DRAM service continues; ";
+        if (cause.reRegisters())
+        {
+            log.println("orbitkv membership: incarnation fenced: " + cause.description() + " " + what +
+                "registering a new incarnation (this one stays dead).");
+        }
+        else
+        {
+            fatalCause = cause;
+            log.println("orbitkv membership: FENCED until restart: " + cause.description() + " " + what +
+                "another runtime or another placement owns this identity: restart the Manager once resolved.");
+        }
+        log.flush();
+        leaseIdle.signal();
+        return true;
     }
 
     private void setState(final int state)
@@ -338,6 +478,36 @@ public final class Membership implements AutoCloseable
     }
 
     /**
+     * Refresh the gauges derived from the view and the registration (view keeper on every change).
+     *
+     * @param nowNs now.
+     */
+    void updateGauges(final long nowNs)
+    {
+        final MemberView current = view;
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE).setRelease(current.isComplete() ? 1 : 0);
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_MEMBERS).setRelease(current.members().size());
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_VIEW_REVISION).setRelease(current.revision());
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_SHARDS_UNAVAILABLE).setRelease(current.unavailableShards());
+        updateRemoteWorkGauge(nowNs);
+    }
+
+    void updateRemoteWorkGauge(final long nowNs)
+    {
+        counters.get(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED).setRelease(remoteWorkEnabled(nowNs) ? 1 : 0);
+    }
+
+    private void startAgents()
+    {
+        leaseKeeper = new LeaseKeeper(this, leaseIdle);
+        viewKeeper = new MemberViewKeeper(this, viewIdle);
+        leaseRunner = new AgentRunner(leaseIdle, errorHandler, null, leaseKeeper);
+        viewRunner = new AgentRunner(viewIdle, errorHandler, null, viewKeeper);
+        AgentRunner.startOnThread(leaseRunner);
+        AgentRunner.startOnThread(viewRunner);
+    }
+
+    /**
      * Whether new remote work may start: registered, locally valid, not fenced, and the view is complete
      * (design). Lock-free and etcd-free; any thread.
      *
@@ -346,9 +516,11 @@ public final class Membership implements AutoCloseable
      */
     public boolean remoteWorkEnabled(final long nowNs)
     {
-        return STATE_REGISTERED == registrationState &&
-            FenceCause.NONE.code() == fenceCause.get() &&
-            validity.isValid(nowNs) &&
+        final Incarnation current = incarnation;
+        return null != current &&
+            STATE_REGISTERED == registrationState &&
+            FenceCause.NONE == current.fenceCause() &&
+            current.validity().isValid(nowNs) &&
             view.isComplete();
     }
 
@@ -362,9 +534,46 @@ public final class Membership implements AutoCloseable
         return view;
     }
 
+    /**
+     * The current (or, while a new one registers, the last) incarnation; null before the first registration.
+     *
+     * @return incarnation.
+     */
+    public Incarnation incarnation()
+    {
+        return incarnation;
+    }
+
+    /**
+     * The runtime UUID this process speaks for in the cluster: the current incarnation's, or the one being
+     * registered after a lapse. The catalog follows it.
+     *
+     * @return runtime UUID.
+     */
+    public UUID runtimeUuid()
+    {
+        return runtimeUuid;
+    }
+
+    boolean isOwnRuntime(final UUID uuid)
+    {
+        return ownRuntimeUuids.contains(uuid);
+    }
+
+    /**
+     * Why the process refuses remote work: a fatal cause if there is one, else the current incarnation's.
+     *
+     * @return cause, NONE when not fenced.
+     */
     public FenceCause fenceCause()
     {
-        return FenceCause.of(fenceCause.get());
+        final FenceCause fatal = fatalCause;
+        if (FenceCause.NONE != fatal)
+        {
+            return fatal;
+        }
+        final Incarnation current = incarnation;
+        return null == current ? FenceCause.NONE : current.fenceCause();
     }
 
     public int registrationState()
@@ -374,17 +583,20 @@ public final class Membership implements AutoCloseable
 
     public MemberRecord ownRecord()
     {
-        return ownRecord;
+        final Incarnation current = incarnation;
+        return null == current ? null : current.record();
     }
 
     public long leaseId()
     {
-        return leaseId;
+        final Incarnation current = incarnation;
+        return null == current ? 0 : current.leaseId();
     }
 
     public long grantedTtlSecs()
     {
-        return grantedTtlSecs;
+        final Incarnation current = incarnation;
+        return null == current ? 0 : current.ttlSecs();
     }
 
     MembershipSettings settings()
@@ -407,14 +619,19 @@ public final class Membership implements AutoCloseable
         return clock;
     }
 
-    RegistrationValidity validity()
-    {
-        return validity;
-    }
-
-    PrintStream log()
+    /**
+     * Where membership reports state changes (the catalog reports retired incarnations there too).
+     *
+     * @return the log.
+     */
+    public PrintStream log()
     {
         return log;
+    }
+
+    boolean isClosed()
+    {
+        return closed;
     }
 
     /**
@@ -428,12 +645,16 @@ public final class Membership implements AutoCloseable
             return;
         }
         closed = true;
+        leaseIdle.shutdown();
+        viewIdle.shutdown();
         CloseHelper.quietClose(leaseRunner);
         CloseHelper.quietClose(viewRunner);
         if (null != viewKeeper)
         {
             viewKeeper.closeWatcher();
         }
+        joined.completeExceptionally(new IllegalStateException("membership closed before joining the cluster"));
+        final long leaseId = null == leaseKeeper ? 0 : leaseKeeper.leaseToRevoke();
         if (0 != leaseId)
         {
             try
@@ -472,6 +693,32 @@ public final class Membership implements AutoCloseable
         private static final long serialVersionUID = 1L;
 
         NodeIdInUseException(final String message)
+        {
+            super(message);
+        }
+    }
+
+    /**
+     * Joining gave up: etcd did not answer within the join timeout.
+     */
+    public static final class JoinTimeoutException extends IllegalStateException
+    {
+        private static final long serialVersionUID = 1L;
+
+        JoinTimeoutException(final String message, final Throwable cause)
+        {
+            super(message, cause);
+        }
+    }
+
+    /**
+     * Every registration round of one attempt lost a race for the epoch or the record.
+     */
+    static final class LostRacesException extends IllegalStateException
+    {
+        private static final long serialVersionUID = 1L;
+
+        LostRacesException(final String message)
         {
             super(message);
         }

@@ -40,11 +40,39 @@ public final class MembershipConfiguration
     /** Capacity of the queue between the jetcd watch callback and the view keeper; overflow invalidates the view. */
     public static final int WATCH_QUEUE_CAPACITY = 1_024;
 
-    /** Registration rounds before giving up (each round is bounded by the call deadline). */
+    /** Registration rounds (each a few calls under the deadline) within one attempt to register. */
     public static final int MAX_REGISTRATION_ATTEMPTS = 5;
 
-    /** Keepalives per acknowledged TTL (etcd's own clients renew at about TTL/3). */
-    public static final int KEEPALIVES_PER_TTL = 3;
+    /**
+     * Default time a Manager keeps trying to join (placement check and first registration) before it gives up. The
+     * first calls of a fresh JVM pay for class loading and connection set-up: measured here ~0.9 s unloaded and
+     * 2.4-2.8 s with three JVMs starting on two busy cores, so one call deadline alone is not a fair verdict on
+     * etcd's reachability.
+     */
+    public static final long JOIN_TIMEOUT_MS_DEFAULT = 60_000;
+
+    /** Shortest accepted join timeout. */
+    public static final long MIN_JOIN_TIMEOUT_MS = 100;
+
+    /** First pause after a failed join or re-registration round; doubles up to {@link #REGISTER_RETRY_MAX_NS}. */
+    public static final long REGISTER_RETRY_MIN_NS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    /** Longest pause between join or re-registration rounds. */
+    public static final long REGISTER_RETRY_MAX_NS = TimeUnit.SECONDS.toNanos(2);
+
+    /**
+     * Keepalives sent per acknowledged TTL. Local validity lasts half the TTL from a keepalive's send, so with six
+     * per TTL three keepalives are sent inside every validity window and the registration survives two lost or
+     * slow ones. With three per TTL (etcd's own clients' pace) the slack after the one keepalive due in each window
+     * was TTL/6 (1.7 s at 10 s), less than the 2 s call deadline: a single slow round trip expired the runtime.
+     */
+    public static final int KEEPALIVES_PER_TTL = 6;
+
+    /**
+     * Keepalives in flight at once. Each is given up once the validity its send would grant has passed (half the
+     * TTL), so at six per TTL at most three or four are ever outstanding.
+     */
+    public static final int MAX_OUTSTANDING_KEEPALIVES = 4;
 
     /** First retry delay of a failed snapshot; doubles up to {@link #SNAPSHOT_RETRY_MAX_NS}. */
     public static final long SNAPSHOT_RETRY_MIN_NS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -52,7 +80,7 @@ public final class MembershipConfiguration
     /** Longest retry delay of a failed snapshot. */
     public static final long SNAPSHOT_RETRY_MAX_NS = TimeUnit.SECONDS.toNanos(1);
 
-    /** Retry delay of a failed keepalive. */
+    /** Retry delay of a keepalive that failed at once (e.g. no connected member): sooner than the next regular one. */
     public static final long KEEPALIVE_RETRY_NS = TimeUnit.MILLISECONDS.toNanos(250);
 
     /**

@@ -16,6 +16,7 @@ import java.util.UUID;
  * @param transferEndpoint  advertised transfer endpoint.
  * @param runtimeUuid       the Manager's runtime UUID.
  * @param startTimeMs       Manager start, epoch ms.
+ * @param joinTimeoutMs     how long joining may keep retrying before the Manager gives up.
  */
 public record MembershipSettings(
     String etcdEndpoints,
@@ -27,6 +28,25 @@ public record MembershipSettings(
     String peerEndpoint,
     String transferEndpoint,
     UUID runtimeUuid,
-    long startTimeMs)
+    long startTimeMs,
+    long joinTimeoutMs)
 {
+    /**
+     * Settings with the default join timeout.
+     */
+    public MembershipSettings(
+        final String etcdEndpoints,
+        final String clusterName,
+        final String nodeId,
+        final int ttlSecs,
+        final long etcdDeadlineMs,
+        final ShardPlacement placement,
+        final String peerEndpoint,
+        final String transferEndpoint,
+        final UUID runtimeUuid,
+        final long startTimeMs)
+    {
+        this(etcdEndpoints, clusterName, nodeId, ttlSecs, etcdDeadlineMs, placement, peerEndpoint, transferEndpoint,
+            runtimeUuid, startTimeMs, MembershipConfiguration.JOIN_TIMEOUT_MS_DEFAULT);
+    }
 }

@@ -385,6 +385,18 @@ public final class PeerAgent implements Agent
         return proxy.maxBatchRecords();
     }
 
+    /**
+     * Send as a new incarnation of this runtime from now on (a re-registration). Sessions opened as the old one
+     * keep its identity on the remote side; the caller closes them and connects again.
+     *
+     * @param msb most significant half of the new runtime UUID.
+     * @param lsb least significant half.
+     */
+    public void localIncarnation(final long msb, final long lsb)
+    {
+        proxy.localIncarnation(msb, lsb);
+    }
+
     public long nextCorrelationId()
     {
         return ++nextCorrelationId;

@@ -51,8 +51,8 @@ final class PeerProxy
     private static final int BATCH_OVERHEAD_BYTES = MessageHeaderEncoder.ENCODED_LENGTH +
         CatalogDeltaBatchEncoder.BLOCK_LENGTH + CatalogDeltaBatchEncoder.RecordsEncoder.sbeHeaderSize();
 
-    private final long localIncarnationMsb;
-    private final long localIncarnationLsb;
+    private long localIncarnationMsb;
+    private long localIncarnationLsb;
     private final long placementFingerprint;
     private final PeerCounters counters;
     private final int maxBatchRecords;
@@ -87,6 +87,19 @@ final class PeerProxy
         this.localIncarnationLsb = localIncarnationLsb;
         this.placementFingerprint = placementFingerprint;
         this.counters = counters;
+    }
+
+    /**
+     * Speak for a new incarnation of this runtime (a re-registration): routes are judged against, and sent from,
+     * the new one; the old one's are refused from now on. Owner thread only.
+     *
+     * @param msb most significant half of the new runtime UUID.
+     * @param lsb least significant half.
+     */
+    void localIncarnation(final long msb, final long lsb)
+    {
+        localIncarnationMsb = msb;
+        localIncarnationLsb = lsb;
     }
 
     boolean connect(

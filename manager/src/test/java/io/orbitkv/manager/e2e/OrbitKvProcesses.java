@@ -61,6 +61,27 @@ public final class OrbitKvProcesses implements AutoCloseable
     }
 
     /**
+     * Start a Manager and return at once, before its CnC file is ready ({@link #awaitReady(long)}).
+     *
+     * @return the started process with its output files.
+     */
+    public Started launchManager(final String... extraArgs) throws IOException
+    {
+        final List<String> args = new ArrayList<>(List.of("manager", "--dir", dir.toString()));
+        args.addAll(List.of(extraArgs));
+        manager = start("manager", args);
+        return started.get(started.size() - 1);
+    }
+
+    /**
+     * Wait until the Manager's CnC file is ready; fails if the Manager exits first.
+     */
+    public void awaitReady(final long timeoutNs) throws IOException
+    {
+        awaitCncReady(timeoutNs);
+    }
+
+    /**
      * @return the runtime UUID in this directory's CnC file.
      */
     public UUID runtimeUuid()
@@ -233,6 +254,21 @@ public final class OrbitKvProcesses implements AutoCloseable
             .start();
         started.add(new Started(name + "#" + index + " " + String.join(" ", args), process, out, err));
         return process;
+    }
+
+    /**
+     * @return everything the Manager of this directory printed on stdout so far.
+     */
+    public String managerOutput() throws IOException
+    {
+        for (int i = started.size() - 1; i >= 0; i--)
+        {
+            if (started.get(i).process() == manager)
+            {
+                return Files.readString(started.get(i).out(), StandardCharsets.UTF_8);
+            }
+        }
+        return "";
     }
 
     public String dump()

@@ -105,6 +105,39 @@ public final class EtcdCluster implements AutoCloseable
         throw last;
     }
 
+    /**
+     * A one-member cluster with its ports chosen but not started, so that a Manager can be pointed at an etcd that
+     * comes up later ({@link #startPlanned()}).
+     *
+     * @return the cluster, not running.
+     */
+    public static EtcdCluster planned() throws IOException
+    {
+        requireEtcd();
+        final Path shm = Paths.get("/dev/shm");
+        final EtcdCluster cluster = new EtcdCluster(
+            Files.createTempDirectory(Files.isDirectory(shm) ? shm : Paths.get("/tmp"), "orbitkv-etcd-"));
+        final Path logs = Files.createDirectories(Paths.get("target", "etcd-logs"));
+        cluster.members.add(new Member("m0", freePort(), freePort(), cluster.root.resolve("m0"),
+            logs.resolve(cluster.root.getFileName() + "-m0.log")));
+        return cluster;
+    }
+
+    /**
+     * Start a {@link #planned()} cluster on its chosen ports and wait until it is healthy.
+     */
+    public void startPlanned() throws IOException
+    {
+        for (final Member member : members)
+        {
+            spawn(member, "new");
+        }
+        for (final Member member : members)
+        {
+            awaitHealthy(member);
+        }
+    }
+
     private static void requireEtcd() throws IOException
     {
         for (final String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator))
