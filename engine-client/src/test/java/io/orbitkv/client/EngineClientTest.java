@@ -59,6 +59,36 @@ class EngineClientTest
     }
 
     @Test
+    void shouldRingTheDoorbellOnlyWhenTheManagerAnnouncedItSleeps() throws IOException
+    {
+        manager = new FakeManager(dir, TimeUnit.SECONDS.toNanos(5), true);
+        final KeyBatch batch = new KeyBatch(1);
+        batch.namespace("ns".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        batch.addKey(new byte[]{1}, 0, 1);
+        final OperationResult result = new OperationResult(1);
+        try (EngineClient client = EngineClient.connect(context());
+            java.nio.channels.FileChannel fifo = java.nio.channels.FileChannel.open(
+                dir.resolve(CncFileDescriptor.DOORBELL_FILE_NAME),
+                java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE))
+        {
+            final org.agrona.concurrent.AtomicBuffer header = manager.sections.header();
+            client.lookup(batch, false, result);
+            assertEquals(0, client.doorbellRings(), "an awake Manager is not rung");
+
+            header.putIntVolatile(CncFileDescriptor.AGENT_STATE_OFFSET, CncFileDescriptor.AGENT_SLEEPING);
+            client.lookup(batch, false, result);
+            assertEquals(1, client.doorbellRings());
+            assertEquals(CncFileDescriptor.AGENT_RUNG, header.getIntVolatile(CncFileDescriptor.AGENT_STATE_OFFSET));
+            final java.nio.ByteBuffer rung = java.nio.ByteBuffer.allocate(8);
+            assertEquals(1, fifo.read(rung), "one byte in the FIFO");
+
+            // Rung already for this sleep: the next request does not ring again.
+            client.lookup(batch, false, result);
+            assertEquals(1, client.doorbellRings());
+        }
+    }
+
+    @Test
     void shouldAttachMapTheDataRegionAndFreeTheSlotOnDetach() throws IOException
     {
         manager = new FakeManager(dir, TimeUnit.SECONDS.toNanos(5), true);

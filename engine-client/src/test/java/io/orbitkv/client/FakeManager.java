@@ -57,6 +57,7 @@ final class FakeManager implements AutoCloseable
     {
         this.dir = dir;
         Files.createDirectories(dir.resolve(CncFileDescriptor.CLIENTS_DIR_NAME));
+        makeDoorbell(dir.resolve(CncFileDescriptor.DOORBELL_FILE_NAME));
         final CncFileDescriptor.Lengths lengths = new CncFileDescriptor.Lengths(1 << 20, 2, 1 << 16, 1024, 4096);
         final Path cnc = dir.resolve(CncFileDescriptor.CNC_FILE_NAME);
         final long fileLength = CncFileDescriptor.fileLength(lengths);
@@ -267,5 +268,27 @@ final class FakeManager implements AutoCloseable
             thread.join();
         }
         arena.close();
+    }
+
+    /**
+     * The doorbell FIFO a layout-version-2 Manager creates; the client opens it at attach. Nothing reads it here: a
+     * fake Manager never sleeps, so clients never ring.
+     */
+    private static void makeDoorbell(final Path fifo) throws IOException
+    {
+        Files.deleteIfExists(fifo);
+        try
+        {
+            final Process mkfifo = new ProcessBuilder("mkfifo", "-m", "600", fifo.toString()).inheritIO().start();
+            if (0 != mkfifo.waitFor())
+            {
+                throw new IOException("mkfifo " + fifo + " exited with " + mkfifo.exitValue());
+            }
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted creating " + fifo, ex);
+        }
     }
 }

@@ -29,6 +29,8 @@ final class Doorbell implements AutoCloseable
     private final CallState state = new CallState();
     private final Arena arena = Arena.ofShared();
     private final MemorySegment drainBuffer = arena.allocate(DRAIN_BYTES);
+    private final CallState ringState = new CallState();
+    private final MemorySegment ringByte = arena.allocate(1);
     private int fd = -1;
     private boolean closed;
 
@@ -92,6 +94,18 @@ final class Doorbell implements AutoCloseable
             drained += (int)read;
         }
         return drained;
+    }
+
+    /**
+     * Write one byte, as an engine would: wakes the agent from its sleep (e.g. to see that it must stop). Any thread;
+     * a full FIFO already wakes it.
+     */
+    void ring()
+    {
+        if (fd >= 0)
+        {
+            LibC.write(ringState, fd, ringByte, 1);
+        }
     }
 
     /**

@@ -564,6 +564,12 @@ public final class Manager implements AutoCloseable
         }
         CloseHelper.quietClose(membership);
         CloseHelper.quietClose(metricsServer);
+        if (null != doorbell)
+        {
+            // A sleeping agent sees that its runner stopped only when it wakes. Rung, it parks for --idle-sleep-after
+            // before it sleeps again, long enough to see the stop; otherwise closing waits out one sleep.
+            doorbell.ring();
+        }
         CloseHelper.close(agentRunner);
         CloseHelper.quietClose(agentSleep);
         CloseHelper.quietClose(catalog);
