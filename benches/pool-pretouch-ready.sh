@@ -3,8 +3,9 @@
 # "ready" is the Manager's own counter (process start -> CnC ready, JVM boot included), "touch" the toucher's elapsed
 # time (counter "Pool touch time"): in background mode the touch ends after ready, in blocking mode before it.
 # Modes run interleaved per size, so a drift of this shared VM's speed hits both alike.
-# Usage: benches/pool-pretouch-ready.sh [ROUNDS] [SIZES] [MODES]   e.g. 3 "256m 1g 5g" "background blocking"
-# (run after a build: uses manager/target). One JSON object per run on stdout.
+# Usage: benches/pool-pretouch-ready.sh [ROUNDS] [SIZES] [MODES]   e.g. 3 "256m 1g 5g" "background blocking off"
+# (run after a build: uses manager/target). One JSON object per run on stdout. NO_TOUCH_WAIT=1 stops each Manager as
+# soon as it is ready (time to ready only; touchMs is then the touch so far).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 rounds=${1:-3}; sizes=${2:-256m 1g 5g}; modes=${3:-background blocking}
@@ -28,10 +29,11 @@ for round in $(seq 1 "$rounds"); do
         kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; exit 1; }
         sleep 0.05
       done
-      # The touch is done once state (counter 132) reads 2; polled sparsely, since each stat is a JVM on 2 cores.
+      # The touch is done once state (counter 132) reads 2, or there is none (mode, counter 131, is 0 for off);
+      # polled sparsely, since each stat is a JVM on 2 cores.
       while true; do
         stat=$(orbitkv stat --dir "$dir" --once)
-        [ "$(counter 132 <<<"$stat")" = 2 ] && break
+        [ "$(counter 132 <<<"$stat")" = 2 ] || [ "$(counter 131 <<<"$stat")" = 0 ] || [ "${NO_TOUCH_WAIT:-0}" = 1 ] && break
         kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; exit 1; }
         sleep 5
       done

@@ -22,6 +22,8 @@ class HugePageMemoryTest
 {
     private static final long MIB = 1024 * 1024;
     private static final long SMALL_PAGE_SIZE = 4096;
+    /** epoll_pwait2 came after the syscall tables were unified: the same number on x86_64 and aarch64. */
+    private static final int SYS_EPOLL_PWAIT2 = 441;
 
     @ParameterizedTest
     @ValueSource(longs = { 1, 4096, 2 * MIB - 1, 2 * MIB, 3 * MIB + 1, 64 * MIB })
@@ -282,41 +284,75 @@ class HugePageMemoryTest
     }
 
     @Test
-    void shouldRefuseToUnmapARegionWhileAPopulateOfItIsInProgress() throws Exception
+    void shouldRefuseToUnmapARegionWhileANativeCallHoldsASliceOfIt() throws Exception
     {
-        // Small pages make populating 2 GiB take long enough (about a second) to close the region in the middle of it.
-        final MappedRegion region = HugePageMemory.mapAnonymous(2048 * MIB, false);
-        final long[] result = {Long.MIN_VALUE, 0};
-        final Thread populating = new Thread(() ->
+        // What HugePageMemory.populate relies on: a slice of the region passed to a downcall keeps the region's arena
+        // acquired until the call returns, so close fails instead of unmapping memory the kernel works on. A call
+        // that blocks until told to return (epoll on a socket, the region as its event buffer) pins "during the call".
+        assumeTrue(ChannelDescriptors.available(), "the JVM flags export sun.nio.ch");
+        final CallState state = new CallState();
+        try (java.nio.channels.DatagramChannel receiver = java.nio.channels.DatagramChannel.open();
+            java.nio.channels.DatagramChannel sender = java.nio.channels.DatagramChannel.open();
+            java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined())
         {
-            final int errno = HugePageMemory.populate(new CallState(), region, 0, region.length());
-            result[1] = System.nanoTime();
-            result[0] = errno;
-        });
-        final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
-        populating.start();
-        // Its CPU time grows only inside the one long call it makes: past 20 ms the kernel is populating.
-        while (threads.getThreadCpuTime(populating.threadId()) < TimeUnit.MILLISECONDS.toNanos(20) &&
-            Long.MIN_VALUE == result[0])
-        {
-            Thread.onSpinWait();
-        }
+            receiver.bind(new java.net.InetSocketAddress("127.0.0.1", 0)).configureBlocking(false);
+            final int epfd = LibC.epoll_create1(state, LibC.EPOLL_CLOEXEC);
+            assertTrue(epfd >= 0, () -> "epoll_create1: " + Errno.describe(state.errno()));
+            final MappedRegion region = HugePageMemory.mapAnonymous(2 * MIB, false);
+            try
+            {
+                final MemorySegment interest = EpollEvent.allocateArray(arena, 1);
+                EpollEvent.events(interest, LibC.EPOLLIN);
+                assertEquals(0, LibC.epoll_ctl(state, epfd, LibC.EPOLL_CTL_ADD, ChannelDescriptors.fdOf(receiver), interest));
 
-        final long closeStartNs = System.nanoTime();
+                final java.util.concurrent.atomic.AtomicInteger tid = new java.util.concurrent.atomic.AtomicInteger();
+                final java.util.concurrent.atomic.AtomicInteger ready =
+                    new java.util.concurrent.atomic.AtomicInteger(Integer.MIN_VALUE);
+                final Thread waiting = new Thread(() ->
+                {
+                    tid.set(LibC.gettid());
+                    ready.set(LibC.epoll_pwait2(new CallState(), epfd, region.segment().asSlice(0, EpollEvent.sizeof()), 1,
+                        MemorySegment.NULL, MemorySegment.NULL));
+                });
+                waiting.start();
+                while (!isBlockedInSyscall(tid.get(), SYS_EPOLL_PWAIT2))
+                {
+                    Thread.onSpinWait();
+                }
+
+                assertThrows(IllegalStateException.class, region::close);
+                assertFalse(region.isClosed());
+
+                sender.send(java.nio.ByteBuffer.wrap(new byte[]{1}), receiver.getLocalAddress());
+                waiting.join();
+                assertEquals(1, ready.get());
+                assertEquals(LibC.EPOLLIN, EpollEvent.events(region.segment()) & LibC.EPOLLIN, "the kernel wrote the event");
+                region.close();
+                assertTrue(region.isClosed());
+            }
+            finally
+            {
+                region.close();
+                LibC.close(state, epfd);
+            }
+        }
+    }
+
+    /** Whether a thread sleeps inside a syscall: /proc/self/task/TID/syscall then starts with its number. */
+    private static boolean isBlockedInSyscall(final int tid, final int syscall)
+    {
+        if (0 == tid)
+        {
+            return false;
+        }
         try
         {
-            region.close();
-            populating.join();
-            // Only a populate that had already returned may let the unmap through.
-            assertTrue(result[1] - closeStartNs < 0, "region unmapped while the kernel was populating it");
+            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/task/" + tid + "/syscall"))
+                .startsWith(syscall + " ");
         }
-        catch (final IllegalStateException expected)
+        catch (final java.io.IOException ex)
         {
-            assertFalse(region.isClosed());
-            populating.join();
-            region.close();
+            throw new java.io.UncheckedIOException(ex);
         }
-        assertEquals(0, result[0]);
-        assertTrue(region.isClosed());
     }
 }
