@@ -291,7 +291,7 @@ class PoolPretouchTest
     private String stat()
     {
         final StringWriter out = new StringWriter();
-        final CommandLine cli = new CommandLine(new OrbitKvCli());
+        final CommandLine cli = OrbitKvCli.commandLine();
         cli.setOut(new PrintWriter(out));
         final int exit = cli.execute("stat", "--dir", dir.getAbsolutePath(), "--once");
         assertEquals(0, exit, out.toString());

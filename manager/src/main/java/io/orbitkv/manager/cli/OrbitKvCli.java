@@ -36,6 +36,11 @@ public final class OrbitKvCli implements Runnable
     @CommandLine.Spec
     private CommandSpec spec;
 
+    /** Only {@link #commandLine()} and {@link #commandLineFor} build one: alone it would have no subcommands. */
+    private OrbitKvCli()
+    {
+    }
+
     public static void main(final String[] args)
     {
         GRPC_LOGGER.setLevel(java.util.logging.Level.WARNING);
