@@ -19,6 +19,9 @@ public enum FenceCause
     PLACEMENT_CHANGED(5, "cluster placement changed", false),
     NODE_ID_TAKEN(6, "node id registered by another live runtime while re-registering", false);
 
+    /** values() clones its array on every call; this is read on the request path (remote-work checks). */
+    private static final FenceCause[] VALUES = values();
+
     private final int code;
     private final String description;
     private final boolean reRegisters;
@@ -58,7 +61,7 @@ public enum FenceCause
      */
     public static FenceCause of(final long code)
     {
-        for (final FenceCause cause : values())
+        for (final FenceCause cause : VALUES)
         {
             if (cause.code == code)
             {
