@@ -135,8 +135,9 @@ class MembershipSystemTest
         // Kept trying (backoff 100 ms doubling to 2 s) for the join timeout, and not much longer: a round is bounded
         // by the call deadline.
         assertTrue(tookMs >= joinTimeoutMs - 2_000, "gave up after " + tookMs + " ms");
-        // Client set-up and close (two jetcd clients) come on top, seconds on a loaded box.
-        assertTrue(tookMs < joinTimeoutMs + 5_000, "took " + tookMs + " ms");
+        // Client set-up and close (two jetcd clients) come on top: seconds on a loaded box (7.6 s seen at load 13 with
+        // concurrent tests), still far from the hang this bound rules out.
+        assertTrue(tookMs < joinTimeoutMs + 10_000, "took " + tookMs + " ms");
     }
 
     @Test
