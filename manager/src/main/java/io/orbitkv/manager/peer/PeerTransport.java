@@ -6,6 +6,7 @@ import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 
 import io.aeron.Aeron;
 import io.aeron.driver.MediaDriver;
@@ -60,6 +61,19 @@ public final class PeerTransport implements AutoCloseable
     public static final int IPC_TERM_LENGTH = 64 * 1024;
 
     public static final long DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+
+    /**
+     * Liveness timeouts between the embedded driver and its one client (client liveness, the client's service
+     * interval and driver timeout). Both run invoked on the same thread, so a gap between duty cycles stalls both
+     * and proves nothing about either; with Aeron's 10 s defaults a process stopped longer (SIGSTOP, a VM pause, a
+     * stalled host: exactly what outlives a 10 s lease) found its client closed on resume ("service interval
+     * exceeded") and its peer transport dead, so the new incarnation could not re-announce anything. Remote peers'
+     * images and publications still time out on Aeron's own defaults and are set up again.
+     */
+    public static final long INVOKED_LIVENESS_TIMEOUT_NS = TimeUnit.HOURS.toNanos(24);
+
+    /** Must exceed the client liveness timeout (Aeron checks it); no other publisher shares these publications. */
+    static final long INVOKED_PUBLICATION_UNBLOCK_TIMEOUT_NS = INVOKED_LIVENESS_TIMEOUT_NS + TimeUnit.SECONDS.toNanos(15);
 
     /**
      * {@link Context#mtuLength(int)} value asking for the datagram size of the endpoint's network interface.
@@ -151,11 +165,14 @@ public final class PeerTransport implements AutoCloseable
                 // executor thread would back off and wake ~1,000 times a second with nothing to do (about 1.3% of a
                 // core on the bench VM). Peer endpoints are numeric, so nothing slow runs there.
                 .asyncExecutorEnabled(false)
+                .clientLivenessTimeoutNs(INVOKED_LIVENESS_TIMEOUT_NS)
+                .publicationUnblockTimeoutNs(INVOKED_PUBLICATION_UNBLOCK_TIMEOUT_NS)
                 .errorHandler(ctx.errorHandler()));
             connected = Aeron.connect(new Aeron.Context()
                 .aeronDirectoryName(aeronDir.getAbsolutePath())
                 .useConductorAgentInvoker(true)
                 .driverAgentInvoker(launched.sharedAgentInvoker())
+                .driverTimeoutMs(TimeUnit.NANOSECONDS.toMillis(INVOKED_LIVENESS_TIMEOUT_NS))
                 .errorHandler(ctx.errorHandler())
                 .subscriberErrorHandler(ctx.errorHandler()));
             allocated = new PeerCounters(ctx.countersManager());
