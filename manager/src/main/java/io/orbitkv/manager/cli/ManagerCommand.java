@@ -275,7 +275,7 @@ public final class ManagerCommand implements Callable<Integer>
             (0 == ctx.agentTimerSlackNs() ? "" : " (timer slack " + ctx.agentTimerSlackNs() + " ns)") +
             (ctx.idleSleep() ? ", sleeps after " + ctx.idleSleepAfterNs() / 1000 + " us idle for up to " +
             ctx.effectiveIdleSleepMaxNs() / 1_000_000 + " ms (doorbell " +
-            ctx.doorbellFile().getName() + ")" : ", never sleeps"));
+            ctx.doorbellFile() + ")" : ", never sleeps"));
         out.println("  ssd: " + manager.ssdDescription());
         out.println("  counters: scripts/orbitkv stat --dir " + ctx.dir() + "   (--once for one snapshot)");
         if (manager.metricsPort() > 0)
