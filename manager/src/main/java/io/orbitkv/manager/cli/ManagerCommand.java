@@ -293,7 +293,7 @@ public final class ManagerCommand implements Callable<Integer>
             (0 == ctx.agentTimerSlackNs() ? "" : " (timer slack " + ctx.agentTimerSlackNs() + " ns)") +
             (ctx.idleSleep() ? ", sleeps after " + ctx.idleSleepAfterNs() / 1000 + " us idle for up to " +
             ctx.effectiveIdleSleepMaxNs() / 1_000_000 + " ms (doorbell " +
-            ctx.doorbellFile().getName() + ")" : ", never sleeps"));
+            ctx.doorbellFile() + ")" : ", never sleeps"));
         out.println("  ready " + manager.readyMs() + " ms after process start; pool pre-touch " +
             ctx.poolPretouch().flagValue() + poolTouchNote(ctx.poolPretouch()));
         out.println("  ssd: " + manager.ssdDescription());
