@@ -13,7 +13,9 @@ import org.agrona.concurrent.IdleStrategy;
  * With an {@link IdleSleep}, an agent that has parked for a spell of idleness ({@code sleepAfterNs}) goes deeper: each
  * idle cycle from then on is one sleep that an engine's doorbell or a peer's datagram ends, or the agent's next
  * deadline; an idle Manager then wakes a few times a second instead of ~10,000 times. A sleep that ends on its timeout
- * leaves the strategy asleep (the duty cycle in between did its housekeeping); an event resets it. The wait and the
+ * leaves the strategy asleep: the duty cycle after it runs the agent's timers (housekeeping, the media driver's
+ * heartbeats), and if that one cycle had work the strategy still goes straight back to sleep rather than through another
+ * spell of spinning and parking. An event, or work in two cycles in a row, resets it. The wait and the
  * sleep are set before the agent thread starts; the strategy is used by that one thread.
  */
 public final class WaitingBackoffIdleStrategy implements IdleStrategy
@@ -32,6 +34,7 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
     private IdleSleep sleep;
     private long sleepAfterNs;
     private long parkingSinceNs;
+    private boolean sleepTimedOut;
     private int state = NOT_IDLE;
     private long spins;
     private long yields;
@@ -87,7 +90,16 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
     {
         if (workCount > 0)
         {
-            reset();
+            if (sleepTimedOut)
+            {
+                // The work of the cycle after a timed-out sleep is the agent's own timers: sleep again at once.
+                sleepTimedOut = false;
+                state = SLEEPING;
+            }
+            else
+            {
+                reset();
+            }
         }
         else
         {
@@ -130,9 +142,14 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
                 break;
 
             case SLEEPING:
+                sleepTimedOut = false;
                 if (sleep.sleep())
                 {
                     reset();
+                }
+                else
+                {
+                    sleepTimedOut = true;
                 }
                 break;
 
@@ -160,6 +177,7 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
 
     public void reset()
     {
+        sleepTimedOut = false;
         spins = 0;
         yields = 0;
         parkPeriodNs = minParkPeriodNs;

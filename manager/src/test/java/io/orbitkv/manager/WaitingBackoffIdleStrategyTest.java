@@ -110,11 +110,24 @@ class WaitingBackoffIdleStrategyTest
         assertEquals(3, sleeps[0]);
         assertEquals(List.of(1_000L, 1_000L), waits);
 
-        // So does work.
+        // One cycle of work after a sleep that timed out (the agent's timers) goes straight back to sleep...
         idle.idle(0);
         assertEquals(4, sleeps[0]);
         idle.idle(1);
         idle.idle(0);
-        assertEquals(4, sleeps[0]);
+        assertEquals(5, sleeps[0]);
+        assertEquals(List.of(1_000L, 1_000L), waits);
+
+        // ...work in two cycles in a row backs off from the start.
+        idle.idle(1);
+        idle.idle(1);
+        idle.idle(0);
+        assertEquals(5, sleeps[0]);
+        for (int i = 0; i < 7; i++)
+        {
+            idle.idle(0);
+        }
+        assertEquals(5, sleeps[0]);
+        assertEquals(List.of(1_000L, 1_000L, 1_000L), waits);
     }
 }

@@ -40,10 +40,10 @@ import org.junit.jupiter.api.extension.TestWatcher;
 @Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class IdleManagerEndToEndTest
 {
-    /** Standalone bound: before the agent slept, an idle Manager used 14-51% of a core on the 2-vCPU VM. */
+    /** Standalone bound: before the agent slept, an idle Manager used 9-51% of a core on the 2-vCPU VM. */
     private static final double STANDALONE_IDLE_CPU_PERCENT = 5.0;
 
-    /** Clustered bound (membership's etcd threads included): before, 13-72%. */
+    /** Clustered bound (membership's etcd threads included): before, 12-72%. */
     private static final double CLUSTERED_IDLE_CPU_PERCENT = 8.0;
 
     private static final long MEASURE_NS = TimeUnit.SECONDS.toNanos(10);
