@@ -6,7 +6,8 @@
 #   benches/tools/cluster-soak.sh [--managers 3] [--minutes 30] [--name soak] [--json FILE]
 #
 # Prints one line per sample and a summary: per Manager its CPU share over the soak, its registration state, epoch
-# and the membership counters (keepalives, expiries, re-registrations) as `orbitkv stat` shows them.
+# and the membership counters (keepalives, expiries, re-registrations) as `orbitkv stat` shows them. Run it from a
+# checkout nobody rebuilds meanwhile: the Managers load classes from its jars for as long as they run.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 managers=3
@@ -29,7 +30,9 @@ letters=(a b c d e f g h i j k l m n o p)
 nodes=("${letters[@]:0:$managers}")
 
 eval "$("$orbitkv" cluster up --managers "$managers" --name "$name")"
-trap '"$orbitkv" cluster down --name "$name" || true' EXIT
+# Built once by `cluster up`: a source edit during the soak must not rebuild the jars under the running Managers.
+export ORBITKV_SKIP_BUILD=1
+trap '"$root/scripts/cluster" down --name "$name" || true' EXIT
 
 pid_of() { cat "$state/$1.pid"; }
 ticks_of() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -65,8 +68,8 @@ while [ $SECONDS -lt $end_s ]; do
     if kill -0 "$pid" 2>/dev/null; then
       line+="  $node cpu $(awk -v t="$(ticks_of "$pid")" -v s="${start_ticks[$node]}" -v hz="$hz" \
         -v e=$((SECONDS - start_s)) 'BEGIN {printf "%.2f%%", 100 * (t - s) / hz / (e > 0 ? e : 1)}')"
-      line+=" $("$orbitkv" stat --dir "$(cat "$state/$node.dir")" --once --rate-window-ms 0 |
-        sed -n 's/^  membership: //p' | head -n 1)"
+      line+=" $("$orbitkv" stat --dir "$(cat "$state/$node.dir")" --once --rate-window-ms 0 2>&1 |
+        sed -n 's/^  membership: //p' | head -n 1 || true)"
     else
       line+="  $node DEAD"
     fi
