@@ -1,6 +1,9 @@
 package io.orbitkv.manager.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.orbitkv.manager.membership.MembershipBench;
+import java.io.File;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -35,9 +38,18 @@ public final class BenchMembershipCommand implements Callable<Integer>
         defaultValue = "60")
     int steadySecs;
 
-    public Integer call() throws InterruptedException
+    @Option(names = "--json", description = "Also write the results as JSON to this file.")
+    File jsonFile;
+
+    public Integer call() throws Exception
     {
-        new MembershipBench(etcdEndpoints, spec.commandLine().getOut()).run(managers, rounds, steadySecs);
+        final Map<String, Object> results =
+            new MembershipBench(etcdEndpoints, spec.commandLine().getOut()).run(managers, rounds, steadySecs);
+        if (null != jsonFile)
+        {
+            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(jsonFile, results);
+            spec.commandLine().getOut().println("results written to " + jsonFile);
+        }
         return 0;
     }
 }

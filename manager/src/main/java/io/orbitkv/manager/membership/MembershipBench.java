@@ -8,7 +8,9 @@ import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -67,6 +69,19 @@ public final class MembershipBench
         return String.format("%.1f", ns / 1e6);
     }
 
+    /** The figures of one printed line, for --json: min / median / max in ms and the sample count. */
+    private static Map<String, Object> figures(final long[] ns)
+    {
+        final long[] sorted = ns.clone();
+        Arrays.sort(sorted);
+        final Map<String, Object> figures = new LinkedHashMap<>();
+        figures.put("minMs", sorted[0] / 1e6);
+        figures.put("medianMs", sorted[sorted.length / 2] / 1e6);
+        figures.put("maxMs", sorted[sorted.length - 1] / 1e6);
+        figures.put("n", sorted.length);
+        return figures;
+    }
+
     private static String stats(final long[] ns)
     {
         final long[] sorted = ns.clone();
@@ -81,9 +96,14 @@ public final class MembershipBench
      * @param managers    members joining together.
      * @param rounds      repetitions of the single join and of join/leave convergence.
      * @param steadySecs  steady-state window for the call rate.
+     * @return every printed figure by name, for a JSON record.
      */
-    public void run(final int managers, final int rounds, final int steadySecs) throws InterruptedException
+    public Map<String, Object> run(final int managers, final int rounds, final int steadySecs)
+        throws InterruptedException
     {
+        final Map<String, Object> results = new LinkedHashMap<>();
+        results.put("managers", managers);
+        results.put("rounds", rounds);
         final String catalog = "m0";
         // 1. one Manager: start -> registered -> complete view containing itself
         final long[] registered = new long[rounds];
@@ -100,6 +120,8 @@ public final class MembershipBench
             {
                 out.println("single join, cold JVM (first jetcd client): registered " + ms(regNs) +
                     " ms, complete view " + ms(completeNs) + " ms");
+                results.put("coldJoinRegisteredMs", regNs / 1e6);
+                results.put("coldJoinCompleteViewMs", completeNs / 1e6);
                 continue;
             }
             registered[r - 1] = regNs;
@@ -107,6 +129,8 @@ public final class MembershipBench
         }
         out.println("single join, warm: registered " + stats(registered));
         out.println("single join, warm: complete view " + stats(complete));
+        results.put("warmJoinRegistered", figures(registered));
+        results.put("warmJoinCompleteView", figures(complete));
 
         // 2. N Managers joining at once on one etcd
         final String cluster = "benchN-" + UUID.randomUUID().toString().substring(0, 8);
@@ -148,6 +172,8 @@ public final class MembershipBench
         }
         out.println(managers + " joining at once: registered " + stats(regNs));
         out.println(managers + " joining at once: complete view with all " + managers + " members " + stats(allSeen));
+        results.put("concurrentJoinRegistered", figures(regNs));
+        results.put("concurrentJoinCompleteView", figures(allSeen));
 
         // 3. convergence after one more joins, then leaves gracefully (lease revoke)
         final long[] joinConv = new long[rounds];
@@ -174,6 +200,8 @@ public final class MembershipBench
         }
         out.println("join -> all " + managers + " views contain it: " + stats(joinConv));
         out.println("graceful leave -> all " + managers + " views dropped it: " + stats(leaveConv));
+        results.put("joinConvergence", figures(joinConv));
+        results.put("leaveConvergence", figures(leaveConv));
 
         // 4. steady state: etcd calls per minute per Manager, by kind
         final SystemCounterDescriptor[] kinds = {
@@ -192,6 +220,7 @@ public final class MembershipBench
         LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(steadySecs));
         final double minutes = (System.nanoTime() - windowStartNs) / 60e9;
         final StringBuilder line = new StringBuilder("steady state over " + steadySecs + " s, etcd calls per minute per Manager:");
+        final Map<String, Object> perMinute = new LinkedHashMap<>();
         for (int k = 0; k < kinds.length; k++)
         {
             long after = 0;
@@ -199,14 +228,18 @@ public final class MembershipBench
             {
                 after += m.counters().get(kinds[k]).get();
             }
-            line.append(String.format(" %s=%.1f", kinds[k].label().replace("etcd calls: ", ""),
-                (after - before[k]) / minutes / managers));
+            final String kind = kinds[k].label().replace("etcd calls: ", "");
+            final double rate = (after - before[k]) / minutes / managers;
+            line.append(String.format(" %s=%.1f", kind, rate));
+            perMinute.put(kind, rate);
         }
         out.println(line);
+        results.put("steadyEtcdCallsPerMinutePerManager", perMinute);
         for (final Member m : members)
         {
             m.membership().close();
         }
         out.flush();
+        return results;
     }
 }
