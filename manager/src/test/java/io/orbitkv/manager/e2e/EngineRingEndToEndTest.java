@@ -6,13 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.orbitkv.manager.cli.BlockChain;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.extension.TestWatcher;
 
 /**
  * The Manager as a separate OS process, engines as other processes running {@code orbitkv client}, as users run
@@ -23,31 +19,8 @@ class EngineRingEndToEndTest
 {
     private static final long CLIENT_TIMEOUT_MS = 60_000;
 
-    private OrbitKvProcesses processes;
-
     @RegisterExtension
-    final TestWatcher dumpOnFailure = new TestWatcher()
-    {
-        public void testFailed(final ExtensionContext context, final Throwable cause)
-        {
-            if (processes != null)
-            {
-                System.err.println("---- processes of " + context.getDisplayName() + "\n" + processes.dump());
-            }
-        }
-    };
-
-    @BeforeEach
-    void before() throws Exception
-    {
-        processes = new OrbitKvProcesses();
-    }
-
-    @AfterEach
-    void after() throws Exception
-    {
-        processes.close();
-    }
+    final OrbitKvProcesses processes = OrbitKvProcesses.perTest();
 
     @Test
     void shouldRestoreTenThousandMixedBlocksByteExactInAnotherProcess() throws Exception

@@ -8,6 +8,7 @@ import io.orbitkv.manager.cli.ChildJvm;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,12 +21,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import org.agrona.concurrent.status.CountersReader;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.AfterTestExecutionCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Test support: a Manager and its clients as separate OS processes, talked to as a user would (the CLI, JSON
  * on stdout, counters from cnc.dat). Output of every process is captured and dumped by {@link #dump()}.
+ *
+ * <p>Registered as a JUnit extension ({@link #perTest()}) it belongs to one test: a failed test prints the dump while
+ * the processes' output files still exist, and every process is stopped and the directory deleted after the test.
  */
-public final class OrbitKvProcesses implements AutoCloseable
+public final class OrbitKvProcesses implements AutoCloseable, AfterTestExecutionCallback, AfterEachCallback
 {
     static final ObjectMapper JSON = new ObjectMapper();
 
@@ -40,6 +47,36 @@ public final class OrbitKvProcesses implements AutoCloseable
         final Path shm = Paths.get("/dev/shm");
         dir = Files.createTempDirectory(Files.isDirectory(shm) ? shm : Paths.get(System.getProperty("java.io.tmpdir")),
             "orbitkv-e2e-");
+    }
+
+    /**
+     * A new instance for one test, for {@code @RegisterExtension}.
+     *
+     * @return the processes of that test.
+     */
+    public static OrbitKvProcesses perTest()
+    {
+        try
+        {
+            return new OrbitKvProcesses();
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    public void afterTestExecution(final ExtensionContext context)
+    {
+        if (context.getExecutionException().isPresent())
+        {
+            System.err.println("---- processes of " + context.getDisplayName() + "\n" + dump());
+        }
+    }
+
+    public void afterEach(final ExtensionContext context) throws IOException
+    {
+        close();
     }
 
     public record Started(String name, Process process, Path out, Path err)
@@ -315,6 +352,11 @@ public final class OrbitKvProcesses implements AutoCloseable
         if (cncReader != null)
         {
             cncReader.close();
+            cncReader = null;
+        }
+        if (!Files.exists(dir))
+        {
+            return;
         }
         try (Stream<Path> paths = Files.walk(dir))
         {

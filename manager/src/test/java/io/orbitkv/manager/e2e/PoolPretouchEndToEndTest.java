@@ -10,13 +10,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.extension.TestWatcher;
 
 /**
  * The default pool pre-touch (background) with the Manager and its engines as separate processes: engines are
@@ -30,31 +26,8 @@ class PoolPretouchEndToEndTest
     private static final String TOUCHED = SystemCounterDescriptor.POOL_BYTES_TOUCHED.label();
     private static final String STATE = SystemCounterDescriptor.POOL_TOUCH_STATE.label();
 
-    private OrbitKvProcesses processes;
-
     @RegisterExtension
-    final TestWatcher dumpOnFailure = new TestWatcher()
-    {
-        public void testFailed(final ExtensionContext context, final Throwable cause)
-        {
-            if (processes != null)
-            {
-                System.err.println("---- processes of " + context.getDisplayName() + "\n" + processes.dump());
-            }
-        }
-    };
-
-    @BeforeEach
-    void before() throws Exception
-    {
-        processes = new OrbitKvProcesses();
-    }
-
-    @AfterEach
-    void after() throws Exception
-    {
-        processes.close();
-    }
+    final OrbitKvProcesses processes = OrbitKvProcesses.perTest();
 
     @Test
     void shouldServeEnginesByteExactWhileTheDefaultBackgroundTouchRunsAndAfterItEnds() throws Exception

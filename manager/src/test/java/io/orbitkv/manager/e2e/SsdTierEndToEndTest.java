@@ -11,9 +11,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.extension.TestWatcher;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -29,32 +27,20 @@ class SsdTierEndToEndTest
 {
     private static final long CLIENT_TIMEOUT_MS = 90_000;
 
-    private OrbitKvProcesses processes;
-    private Path ssdDir;
-
     @RegisterExtension
-    final TestWatcher dumpOnFailure = new TestWatcher()
-    {
-        public void testFailed(final ExtensionContext context, final Throwable cause)
-        {
-            if (processes != null)
-            {
-                System.err.println("---- processes of " + context.getDisplayName() + "\n" + processes.dump());
-            }
-        }
-    };
+    final OrbitKvProcesses processes = OrbitKvProcesses.perTest();
+
+    private Path ssdDir;
 
     @BeforeEach
     void before() throws Exception
     {
-        processes = new OrbitKvProcesses();
         ssdDir = Files.createDirectories(Paths.get("target", "ssd-e2e", UUID.randomUUID().toString()).toAbsolutePath());
     }
 
     @AfterEach
     void after() throws Exception
     {
-        processes.close();
         try (Stream<Path> paths = Files.walk(ssdDir))
         {
             paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
