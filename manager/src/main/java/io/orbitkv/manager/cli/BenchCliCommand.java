@@ -150,6 +150,8 @@ public final class BenchCliCommand implements Callable<Integer>
                 manager.destroyForcibly().waitFor();
             }
             IoUtil.delete(dir.toFile(), true);
+            // A failure above carries the log's contents in its message: the file itself is not kept.
+            Files.deleteIfExists(log.toPath());
         }
         if (null != jsonFile)
         {
