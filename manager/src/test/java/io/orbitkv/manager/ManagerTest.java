@@ -44,22 +44,7 @@ class ManagerTest
     @AfterEach
     void tearDown()
     {
-        try
-        {
-            if (null != manager && !internalErrorsExpected)
-            {
-                final long errors = manager.counter(SystemCounterDescriptor.ERRORS);
-                assertEquals(0, errors, () -> "unexpected internal errors:\n" + ManagerTestSupport.errorLog(manager));
-            }
-        }
-        finally
-        {
-            if (null != manager)
-            {
-                manager.close();
-            }
-            ManagerTestSupport.deleteDir(dir);
-        }
+        ManagerTestSupport.closeCheckingErrors(manager, dir, internalErrorsExpected);
     }
 
     private Manager launch(final ManagerContext ctx)

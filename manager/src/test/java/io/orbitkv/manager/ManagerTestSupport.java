@@ -1,5 +1,6 @@
 package io.orbitkv.manager;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.File;
@@ -41,6 +42,30 @@ final class ManagerTestSupport
             .copyChunkBytes(64 << 10)
             .threadingMode(Configuration.ThreadingMode.SHARED)
             .idleStrategy(new YieldingIdleStrategy());
+    }
+
+    /**
+     * Test teardown: fail if the Manager logged internal errors (unless the test provoked them), then close it and
+     * delete its directory whatever the check found.
+     */
+    static void closeCheckingErrors(final Manager manager, final File dir, final boolean errorsExpected)
+    {
+        try
+        {
+            if (null != manager && !errorsExpected)
+            {
+                final long errors = manager.counter(SystemCounterDescriptor.ERRORS);
+                assertEquals(0, errors, () -> "unexpected internal errors:\n" + errorLog(manager));
+            }
+        }
+        finally
+        {
+            if (null != manager)
+            {
+                manager.close();
+            }
+            deleteDir(dir);
+        }
     }
 
     static void deleteDir(final File dir)

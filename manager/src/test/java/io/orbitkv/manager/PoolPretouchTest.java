@@ -52,22 +52,7 @@ class PoolPretouchTest
     @AfterEach
     void tearDown()
     {
-        try
-        {
-            if (null != manager)
-            {
-                final long errors = manager.counter(SystemCounterDescriptor.ERRORS);
-                assertEquals(0, errors, () -> "unexpected internal errors:\n" + ManagerTestSupport.errorLog(manager));
-            }
-        }
-        finally
-        {
-            if (null != manager)
-            {
-                manager.close();
-            }
-            ManagerTestSupport.deleteDir(dir);
-        }
+        ManagerTestSupport.closeCheckingErrors(manager, dir, false);
     }
 
     @Test
