@@ -1,5 +1,6 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.manager.idle.WaitingBackoffIdleStrategy;
 import java.io.File;
 import java.util.concurrent.TimeUnit;
 import org.agrona.SystemUtil;

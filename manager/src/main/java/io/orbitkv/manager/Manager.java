@@ -1,5 +1,18 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.manager.idle.AgentSleep;
+import io.orbitkv.manager.idle.Doorbell;
+import io.orbitkv.manager.idle.WaitingBackoffIdleStrategy;
+import io.orbitkv.manager.ring.EngineRingAgent;
+import io.orbitkv.manager.status.CncReader;
+import io.orbitkv.manager.status.MetricsServer;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.store.FileChannelSsdBackend;
+import io.orbitkv.manager.store.PoolToucher;
+import io.orbitkv.manager.store.SsdBackend;
+import io.orbitkv.manager.store.SsdTier;
+import io.orbitkv.manager.store.UringSsdBackend;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.ffm.HugePageMemory;
@@ -425,7 +438,7 @@ public final class Manager implements AutoCloseable
             (ctx.ssdPromote() ? ", promote on hit" : "") + ", staging " + ctx.ssdStagingBytes() + " bytes";
     }
 
-    SsdTier ssdTier()
+    public SsdTier ssdTier()
     {
         return ssdTier;
     }

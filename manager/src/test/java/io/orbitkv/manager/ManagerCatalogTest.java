@@ -1,5 +1,6 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 import java.io.File;
 import java.util.ArrayList;
 import java.util.List;

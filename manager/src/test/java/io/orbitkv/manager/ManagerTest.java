@@ -1,5 +1,6 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 import static io.orbitkv.manager.ManagerTestSupport.awaitCounter;
 import static io.orbitkv.manager.ManagerTestSupport.awaitTrue;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,5 +1,7 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.manager.status.CncReader;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -15,7 +17,7 @@ import org.agrona.concurrent.YieldingIdleStrategy;
  * Shared set-up: a Manager in-process on a fresh directory under /dev/shm with a small pool, SHARED threading and a
  * yielding idle strategy (tests must pass on 2 cores), and polling with deadlines instead of sleeps.
  */
-final class ManagerTestSupport
+public final class ManagerTestSupport
 {
     static final long POLL_DEADLINE_NS = TimeUnit.SECONDS.toNanos(10);
 
@@ -23,13 +25,13 @@ final class ManagerTestSupport
     {
     }
 
-    static File newDir()
+    public static File newDir()
     {
         final File parent = new File("/dev/shm").isDirectory() ? new File("/dev/shm") : new File(System.getProperty("java.io.tmpdir"));
         return new File(parent, "orbitkv-test-" + UUID.randomUUID());
     }
 
-    static ManagerContext smallContext(final File dir)
+    public static ManagerContext smallContext(final File dir)
     {
         return new ManagerContext()
             .dir(dir)
@@ -68,7 +70,7 @@ final class ManagerTestSupport
         }
     }
 
-    static void deleteDir(final File dir)
+    public static void deleteDir(final File dir)
     {
         if (null != dir && dir.exists())
         {
@@ -96,7 +98,7 @@ final class ManagerTestSupport
             () -> counter.label() + " expected " + expected + " but was " + manager.counter(counter));
     }
 
-    static String errorLog(final Manager manager)
+    public static String errorLog(final Manager manager)
     {
         try (CncReader reader = CncReader.map(manager.cncFile()))
         {

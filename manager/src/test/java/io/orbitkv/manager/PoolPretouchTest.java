@@ -1,5 +1,7 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.manager.status.CncReader;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;

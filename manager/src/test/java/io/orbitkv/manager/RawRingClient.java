@@ -39,7 +39,7 @@ import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
  * request ring and decodes responses from its ring, exactly as an engine in another process would, without the
  * engine-client library.
  */
-final class RawRingClient implements AutoCloseable
+public final class RawRingClient implements AutoCloseable
 {
     static final long DEADLINE_NS = TimeUnit.SECONDS.toNanos(10);
 
@@ -62,12 +62,12 @@ final class RawRingClient implements AutoCloseable
     private MemorySegment region;
     private String regionPath;
 
-    RawRingClient(final File cncFile)
+    public RawRingClient(final File cncFile)
     {
         this(cncFile, ProcessHandle.current().pid());
     }
 
-    RawRingClient(final File cncFile, final long pid)
+    public RawRingClient(final File cncFile, final long pid)
     {
         this.pid = pid;
         cnc = IoUtil.mapExistingFile(cncFile, "cnc");
@@ -193,7 +193,7 @@ final class RawRingClient implements AutoCloseable
         return reply;
     }
 
-    Reply attachOrFail(final String name, final long dataRegionBytes)
+    public Reply attachOrFail(final String name, final long dataRegionBytes)
     {
         final Reply reply = attach(name, dataRegionBytes);
         assertEquals(StatusCode.OK, reply.code(), () -> "attach failed: " + reply);
@@ -213,7 +213,7 @@ final class RawRingClient implements AutoCloseable
         }
     }
 
-    void fill(final long offset, final int length, final long seed)
+    public void fill(final long offset, final int length, final long seed)
     {
         for (int i = 0; i < length; i++)
         {
@@ -221,7 +221,7 @@ final class RawRingClient implements AutoCloseable
         }
     }
 
-    boolean matches(final long offset, final int length, final long seed)
+    public boolean matches(final long offset, final int length, final long seed)
     {
         for (int i = 0; i < length; i++)
         {
@@ -233,7 +233,7 @@ final class RawRingClient implements AutoCloseable
         return true;
     }
 
-    static byte[] hash(final int i)
+    public static byte[] hash(final int i)
     {
         final byte[] hash = new byte[32];
         for (int b = 0; b < hash.length; b++)
@@ -247,7 +247,7 @@ final class RawRingClient implements AutoCloseable
         return hash;
     }
 
-    long publish(final String namespace, final long[] offsets, final int[] lengths, final byte[][] hashes)
+    public long publish(final String namespace, final long[] offsets, final int[] lengths, final byte[][] hashes)
     {
         final long correlationId = nextCorrelationId();
         final PublishRequestEncoder encoder = new PublishRequestEncoder();
@@ -285,7 +285,7 @@ final class RawRingClient implements AutoCloseable
         return correlationId;
     }
 
-    long read(
+    public long read(
         final String namespace, final long leaseId, final long[] dstOffsets, final int[] capacities, final byte[][] hashes)
     {
         final long correlationId = nextCorrelationId();
@@ -318,7 +318,7 @@ final class RawRingClient implements AutoCloseable
         send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }
 
-    Reply detach()
+    public Reply detach()
     {
         final long correlationId = nextCorrelationId();
         final DetachRequestEncoder encoder = new DetachRequestEncoder();
@@ -351,7 +351,7 @@ final class RawRingClient implements AutoCloseable
         doorbell.wakeIfSleeping();
     }
 
-    Reply awaitReply(final long correlationId)
+    public Reply awaitReply(final long correlationId)
     {
         final long deadline = System.nanoTime() + DEADLINE_NS;
         while (true)

@@ -1,8 +1,8 @@
 package io.orbitkv.manager.catalog;
 
 import io.orbitkv.catalog.ColdQueryHandler;
-import io.orbitkv.manager.SystemCounterDescriptor;
-import io.orbitkv.manager.SystemCounters;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.concurrent.status.AtomicCounter;
 
 /**

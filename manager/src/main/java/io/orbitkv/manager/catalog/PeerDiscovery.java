@@ -7,7 +7,6 @@ import io.orbitkv.codecs.catalog.ResidenceTier;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.CandidateSet;
-import io.orbitkv.manager.PeerAnswer;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.peer.PeerClient;
 import org.agrona.DirectBuffer;

@@ -2,7 +2,6 @@ package io.orbitkv.manager.catalog;
 
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.manager.PeerAnswer;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 

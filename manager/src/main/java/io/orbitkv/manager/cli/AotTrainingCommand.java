@@ -2,7 +2,7 @@ package io.orbitkv.manager.cli;
 
 import io.orbitkv.manager.Manager;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.SystemCounters;
+import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.membership.EtcdGateway;
 import java.io.File;
 import java.io.OutputStream;

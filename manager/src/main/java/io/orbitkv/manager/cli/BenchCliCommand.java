@@ -3,7 +3,7 @@ package io.orbitkv.manager.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
-import io.orbitkv.manager.CncReader;
+import io.orbitkv.manager.status.CncReader;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -23,7 +23,7 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.Manager;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 import org.HdrHistogram.Histogram;
 import org.agrona.CloseHelper;
 import org.agrona.IoUtil;

@@ -2,7 +2,7 @@ package io.orbitkv.manager.cli;
 
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.codecs.StateKeyShard;
-import io.orbitkv.manager.SystemCounters;
+import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.membership.EtcdGateway;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.membership.MemberSnapshot;

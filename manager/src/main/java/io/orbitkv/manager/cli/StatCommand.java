@@ -1,8 +1,8 @@
 package io.orbitkv.manager.cli;
 
-import io.orbitkv.manager.CncReader;
+import io.orbitkv.manager.status.CncReader;
 import io.orbitkv.manager.Configuration;
-import io.orbitkv.manager.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.membership.FenceCause;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.peer.PeerCounter;

@@ -12,8 +12,8 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.WatchOption;
-import io.orbitkv.manager.SystemCounterDescriptor;
-import io.orbitkv.manager.SystemCounters;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -161,7 +161,7 @@ public final class EtcdGateway implements AutoCloseable
      * @param ttlSecs requested TTL.
      * @return {id, granted TTL seconds}.
      */
-    public long[] grant(final long ttlSecs)
+    long[] grant(final long ttlSecs)
     {
         grants.increment();
         final var response = await(leaseClient.getLeaseClient().grant(ttlSecs));
@@ -255,7 +255,7 @@ public final class EtcdGateway implements AutoCloseable
      * @param listener callbacks.
      * @return the watcher, to close.
      */
-    public Watch.Watcher watch(final String prefix, final long revision, final Watch.Listener listener)
+    Watch.Watcher watch(final String prefix, final long revision, final Watch.Listener listener)
     {
         watches.increment();
         return client.getWatchClient().watch(

@@ -1,7 +1,7 @@
 package io.orbitkv.manager.membership;
 
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
-import io.orbitkv.manager.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;

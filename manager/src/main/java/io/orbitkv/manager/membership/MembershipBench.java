@@ -1,8 +1,8 @@
 package io.orbitkv.manager.membership;
 
 import io.orbitkv.codecs.ShardPlacement;
-import io.orbitkv.manager.SystemCounterDescriptor;
-import io.orbitkv.manager.SystemCounters;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;

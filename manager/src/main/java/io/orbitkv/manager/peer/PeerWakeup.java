@@ -16,7 +16,7 @@ import io.orbitkv.ffm.EpollEvent;
 import io.orbitkv.ffm.Errno;
 import io.orbitkv.ffm.KernelTimespec;
 import io.orbitkv.ffm.LibC;
-import io.orbitkv.manager.IdleWait;
+import io.orbitkv.manager.idle.IdleWait;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.status.AtomicCounter;
 
@@ -60,7 +60,7 @@ public final class PeerWakeup implements IdleWait, ReceiveChannelEndpointSupplie
      * @param driverSupplier the supplier the driver would have used (creates the endpoints this one watches).
      * @param errorHandler   told once when the wait cannot be set up and falls back to parking.
      */
-    public PeerWakeup(final ReceiveChannelEndpointSupplier driverSupplier, final ErrorHandler errorHandler)
+    PeerWakeup(final ReceiveChannelEndpointSupplier driverSupplier, final ErrorHandler errorHandler)
     {
         this.driverSupplier = driverSupplier;
         this.errorHandler = errorHandler;

@@ -30,7 +30,7 @@ import io.orbitkv.manager.peer.bench.BenchPeer;
 import io.orbitkv.codecs.catalog.ColdQueryEncoder;
 import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.manager.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.membership.EtcdCluster;
 import io.orbitkv.manager.peer.PeerCounter;
 import io.orbitkv.manager.peer.PeerTransport;

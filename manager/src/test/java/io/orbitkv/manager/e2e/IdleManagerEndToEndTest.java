@@ -7,7 +7,7 @@ import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
-import io.orbitkv.manager.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.membership.EtcdCluster;
 import java.io.IOException;
 import java.io.RandomAccessFile;

@@ -3,7 +3,7 @@ package io.orbitkv.manager.e2e;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
-import io.orbitkv.manager.CncReader;
+import io.orbitkv.manager.status.CncReader;
 import io.orbitkv.manager.cli.ChildJvm;
 import java.io.BufferedReader;
 import java.io.IOException;

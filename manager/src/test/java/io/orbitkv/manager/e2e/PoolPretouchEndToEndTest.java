@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
-import io.orbitkv.manager.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;

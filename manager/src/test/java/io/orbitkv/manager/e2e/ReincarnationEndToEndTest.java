@@ -8,7 +8,7 @@ import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.CatalogTestKeys;
-import io.orbitkv.manager.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.membership.EtcdCluster;
 import io.orbitkv.manager.membership.FenceCause;
 import io.orbitkv.manager.membership.MemberRecord;

@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.status;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -14,7 +14,7 @@ import org.agrona.concurrent.status.CountersReader;
  * Serves the CnC counters in Prometheus text format at {@code /metrics}, on its own thread: off the data path, it
  * only reads counter values the agents publish with release semantics.
  */
-final class MetricsServer implements AutoCloseable
+public final class MetricsServer implements AutoCloseable
 {
     static final String PATH = "/metrics";
 
@@ -22,7 +22,7 @@ final class MetricsServer implements AutoCloseable
     private final ExecutorService executor;
     private final CountersReader countersReader;
 
-    MetricsServer(final int port, final CountersReader countersReader) throws IOException
+    public MetricsServer(final int port, final CountersReader countersReader) throws IOException
     {
         this.countersReader = countersReader;
         server = HttpServer.create(new InetSocketAddress(port), 0);
@@ -37,7 +37,7 @@ final class MetricsServer implements AutoCloseable
         server.start();
     }
 
-    int port()
+    public int port()
     {
         return server.getAddress().getPort();
     }
@@ -92,7 +92,7 @@ final class MetricsServer implements AutoCloseable
      * @param label a counter label.
      * @return a valid Prometheus metric name.
      */
-    static String metricName(final String label)
+    public static String metricName(final String label)
     {
         final StringBuilder name = new StringBuilder("orbitkv_");
         boolean pendingUnderscore = false;

@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.catalog;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.idle;
 
 import io.orbitkv.ffm.CallState;
 import io.orbitkv.ffm.Errno;
@@ -15,7 +15,7 @@ import java.lang.foreign.MemorySegment;
  * than a futex word: a futex wait cannot be combined with epoll on the peer socket, and a path is reachable from any
  * process (C and Python engines included) without passing a descriptor.
  */
-final class Doorbell implements AutoCloseable
+public final class Doorbell implements AutoCloseable
 {
     private static final int FIFO_MODE = 0600;
 
@@ -39,7 +39,7 @@ final class Doorbell implements AutoCloseable
      *
      * @param file the FIFO's path.
      */
-    Doorbell(final File file)
+    public Doorbell(final File file)
     {
         this.file = file;
         try
@@ -100,7 +100,7 @@ final class Doorbell implements AutoCloseable
      * Write one byte, as an engine would: wakes the agent from its sleep (e.g. to see that it must stop). Any thread;
      * a full FIFO already wakes it.
      */
-    void ring()
+    public void ring()
     {
         if (fd >= 0)
         {

@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.status;
 
 import io.orbitkv.codecs.engine.StatusCode;
 import org.agrona.collections.Int2ObjectHashMap;

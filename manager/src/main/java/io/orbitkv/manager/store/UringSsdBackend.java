@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.store;
 
 import io.orbitkv.ffm.IoUring;
 import io.orbitkv.ffm.IoUringConstants;
@@ -16,7 +16,7 @@ import java.io.PrintStream;
  * <p>Many SQEs are prepared per duty cycle and go to the kernel in one {@code io_uring_enter}; the ring's size is the
  * queue depth, so a full ring is the back-pressure signal.
  */
-final class UringSsdBackend implements SsdBackend, IoUring.CompletionHandler
+public final class UringSsdBackend implements SsdBackend, IoUring.CompletionHandler
 {
     private static final long DRAIN_STEP_NS = 10_000_000L;
 
@@ -32,7 +32,7 @@ final class UringSsdBackend implements SsdBackend, IoUring.CompletionHandler
     private Completions handler;
     private String description = "io_uring (not started)";
 
-    UringSsdBackend(final int fd, final int queueDepth, final MappedRegion staging, final PrintStream log)
+    public UringSsdBackend(final int fd, final int queueDepth, final MappedRegion staging, final PrintStream log)
     {
         this.fd = fd;
         this.queueDepth = queueDepth;

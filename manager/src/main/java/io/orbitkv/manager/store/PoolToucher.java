@@ -1,5 +1,8 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.store;
 
+import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.ffm.CallState;
 import io.orbitkv.ffm.Errno;
 import io.orbitkv.ffm.HugePageMemory;
@@ -26,7 +29,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  * takes no lock, so it can neither block the ring agent nor wait for it; the error handler is called only when the
  * touch fails, once.
  */
-final class PoolToucher
+public final class PoolToucher
 {
     static final String THREAD_NAME = "orbitkv-pool-toucher";
 
@@ -43,7 +46,7 @@ final class PoolToucher
     private boolean kernelPopulates = true;
     private Thread thread;
 
-    PoolToucher(
+    public PoolToucher(
         final MappedRegion region,
         final Configuration.PoolPretouch mode,
         final long chunkBytes,
@@ -72,7 +75,7 @@ final class PoolToucher
      *
      * @throws IllegalStateException in blocking mode, if the kernel could not populate the pool.
      */
-    void start()
+    public void start()
     {
         switch (mode)
         {
@@ -103,7 +106,7 @@ final class PoolToucher
      *
      * @return true when no toucher thread runs any more, so the pool may be unmapped.
      */
-    boolean close()
+    public boolean close()
     {
         stopRequested = true;
         final Thread toucher = thread;
@@ -141,7 +144,7 @@ final class PoolToucher
     /**
      * @return the background thread, or null in blocking and off modes.
      */
-    Thread thread()
+    public Thread thread()
     {
         return thread;
     }

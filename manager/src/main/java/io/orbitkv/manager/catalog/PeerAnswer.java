@@ -1,5 +1,6 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.catalog;
 
+import io.orbitkv.manager.ring.ResponseProxy;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.KeyStatus;
 import java.nio.charset.StandardCharsets;
@@ -236,7 +237,7 @@ public final class PeerAnswer
      *
      * @return the backing array.
      */
-    byte[] ownerNodeIdBytes()
+    public byte[] ownerNodeIdBytes()
     {
         return ownerNodeIds;
     }

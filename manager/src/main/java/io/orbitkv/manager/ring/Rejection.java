@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.ring;
 
 import io.orbitkv.codecs.engine.StatusCode;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,7 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.idle;
 
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.ffm.CallState;
 import io.orbitkv.ffm.EpollEvent;
@@ -31,7 +33,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  * liveness by (so at most a quarter of the client liveness timeout), client liveness sweeps, and the embedded media
  * driver's timers (heartbeats to peers every 100 ms, keepalives every 500 ms). Used by the agent thread only.
  */
-final class AgentSleep implements IdleSleep, AutoCloseable
+public final class AgentSleep implements IdleSleep, AutoCloseable
 {
     /** Park used instead of a sleep when epoll is unavailable or the peer socket cannot be watched. */
     static final long FALLBACK_PARK_NS = TimeUnit.MICROSECONDS.toNanos(100);
@@ -69,7 +71,7 @@ final class AgentSleep implements IdleSleep, AutoCloseable
      * @param counters    the system counters (ids 135-139).
      * @param errorHandler told once when sleeping falls back to parking.
      */
-    AgentSleep(
+    public AgentSleep(
         final AtomicBuffer header,
         final ManyToOneRingBuffer requestRing,
         final Doorbell doorbell,
@@ -120,7 +122,7 @@ final class AgentSleep implements IdleSleep, AutoCloseable
      *
      * @param peerWakeup the peer transport's wait, which knows the socket.
      */
-    void peerWakeup(final PeerWakeup peerWakeup)
+    public void peerWakeup(final PeerWakeup peerWakeup)
     {
         this.peerWakeup = peerWakeup;
     }

@@ -1,5 +1,6 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.ring;
 
+import io.orbitkv.manager.Configuration;
 import io.orbitkv.codecs.EngineRingLimits;
 import java.io.File;
 import java.io.IOException;

@@ -1,5 +1,7 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.ring;
 
+import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.catalog.PeerAnswer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

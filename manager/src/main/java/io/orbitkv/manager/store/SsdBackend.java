@@ -1,4 +1,7 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.store;
+
+import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 
 /**
  * The I/O path of the SSD tier: O_DIRECT reads and writes between the staging region and the tier's file. Every
@@ -9,7 +12,7 @@ package io.orbitkv.manager;
  * the staging region. An operation that cannot be queued right now returns false: the caller keeps it and retries
  * (back-pressure, no unbounded queue). Completions report bytes transferred or {@code -errno}.
  */
-interface SsdBackend extends AutoCloseable
+public interface SsdBackend extends AutoCloseable
 {
     /** Gauge value of {@link SystemCounterDescriptor#SSD_BACKEND} for io_uring with registered staging. */
     int KIND_IO_URING_FIXED = 1;

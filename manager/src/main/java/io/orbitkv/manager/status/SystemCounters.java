@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.status;
 
 import org.agrona.CloseHelper;
 import org.agrona.concurrent.status.AtomicCounter;

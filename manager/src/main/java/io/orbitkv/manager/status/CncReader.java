@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.status;
 
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import java.io.File;

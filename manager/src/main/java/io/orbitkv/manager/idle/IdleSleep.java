@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.idle;
 
 /**
  * The deepest phase of an idle agent: a sleep that the agent's inputs can end (an engine's doorbell, a peer's

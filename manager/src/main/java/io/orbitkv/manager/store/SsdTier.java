@@ -1,5 +1,10 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.store;
 
+import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.ManagerContext;
+import io.orbitkv.manager.ring.CopyOperation;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.BlockIndex;
 import io.orbitkv.index.BlockStore;
@@ -31,10 +36,10 @@ import org.agrona.concurrent.status.AtomicCounter;
  * no command or no SSD room is skipped and counted (never blocks a Publish); a Read that finds none waits in its
  * operation queue and retries on the next duty cycle.
  */
-final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completions
+public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completions
 {
     /** Set on lease entry ids that name SSD residences rather than DRAM entries. */
-    static final int SSD_ENTRY_BIT = 1 << 30;
+    public static final int SSD_ENTRY_BIT = 1 << 30;
 
     private static final byte CMD_FREE = 0;
     private static final byte CMD_WRITE = 1;
@@ -97,7 +102,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     private volatile boolean started;
     private volatile String description;
 
-    SsdTier(
+    public SsdTier(
         final ManagerContext ctx,
         final Path file,
         final SsdBackend backend,
@@ -163,7 +168,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
      * Report this tier's residences (sealed once their write completed; gone on eviction or I/O error) to an
      * observer, e.g. the catalog inventory. Before the agent starts.
      */
-    void residencyObserver(final BlockStore.ResidencyObserver observer)
+    public void residencyObserver(final BlockStore.ResidencyObserver observer)
     {
         residences.residencyObserver(observer);
     }
@@ -171,7 +176,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     /**
      * Residences this tier can index.
      */
-    int indexCapacity()
+    public int indexCapacity()
     {
         return residences.indexCapacity();
     }
@@ -179,7 +184,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     /**
      * Wire in the DRAM tier, whose evictions this tier listens to.
      */
-    void attach(final BlockStore dram, final MemorySegment pool)
+    public void attach(final BlockStore dram, final MemorySegment pool)
     {
         this.dram = dram;
         this.pool = pool;
@@ -188,7 +193,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     // ---------------------------------------------------------------------------------------------------------------
     // Lifecycle, on the storage thread.
 
-    void onStart()
+    public void onStart()
     {
         try
         {
@@ -209,19 +214,19 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
         started = true;
     }
 
-    void onClose()
+    public void onClose()
     {
         // design: staging must outlive every I/O the kernel may still be doing into it.
         backend.drain(this, DRAIN_TIMEOUT_NS);
         backend.close();
     }
 
-    boolean isStarted()
+    public boolean isStarted()
     {
         return started;
     }
 
-    String description()
+    public String description()
     {
         return description;
     }
@@ -236,7 +241,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
      *               (the caller passes 0 when it has other work).
      * @return work done.
      */
-    int doWork(final long waitNs)
+    public int doWork(final long waitNs)
     {
         int workCount = 0;
         final int mask = pendingCommands.length - 1;
@@ -262,7 +267,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
         return workCount;
     }
 
-    boolean hasIoOutstanding()
+    public boolean hasIoOutstanding()
     {
         return pendingTail != pendingHead || backend.inFlight() > 0;
     }
@@ -355,7 +360,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     /**
      * A DRAM entry was just sealed.
      */
-    void onPublished(final int dramEntryId)
+    public void onPublished(final int dramEntryId)
     {
         if (Configuration.SsdAdmission.ON_PUBLISH == admission)
         {
@@ -450,17 +455,17 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     // ---------------------------------------------------------------------------------------------------------------
     // Reads, called by the ring agent for keys not in DRAM.
 
-    int findReady(final int namespaceId, final org.agrona.DirectBuffer hash, final int hashOffset, final int hashLength)
+    public int findReady(final int namespaceId, final org.agrona.DirectBuffer hash, final int hashOffset, final int hashLength)
     {
         return residences.findReady(namespaceId, hash, hashOffset, hashLength);
     }
 
-    int length(final int entry)
+    public int length(final int entry)
     {
         return residences.length(entry);
     }
 
-    void pin(final int entry)
+    public void pin(final int entry)
     {
         residences.pin(entry);
     }
@@ -470,7 +475,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
         residences.unpin(entry);
     }
 
-    void countLookupHit()
+    public void countLookupHit()
     {
         lookupHits.incrementRelease();
     }
@@ -478,7 +483,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     /**
      * Queue reads for the operation's SSD keys that have none yet, in key order, while staging and commands last.
      */
-    void startReads(final CopyOperation op)
+    public void startReads(final CopyOperation op)
     {
         for (int i = Math.max(op.nextKey, op.nextSsdKey); i < op.keyCount; i++)
         {
@@ -515,7 +520,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
         op.nextSsdKey = op.keyCount;
     }
 
-    MemorySegment staging()
+    public MemorySegment staging()
     {
         return staging;
     }
@@ -523,7 +528,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     /**
      * Every byte of an SSD key reached the client: release staging and the pin, promote if asked.
      */
-    void finishRead(final CopyOperation op, final int key)
+    public void finishRead(final CopyOperation op, final int key)
     {
         final int entry = op.entryIds[key];
         final long stagingOffset = op.stagingOffsets[key];
@@ -553,7 +558,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     /**
      * Give back whatever an unfinished SSD key of a cancelled operation holds.
      */
-    void releaseKey(final CopyOperation op, final int key)
+    public void releaseKey(final CopyOperation op, final int key)
     {
         final int entry = op.entryIds[key];
         switch (op.ssdPhases[key])
@@ -580,7 +585,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     /**
      * Lease bookkeeping stores SSD residences with {@link #SSD_ENTRY_BIT}; release one pin of either tier.
      */
-    void unpinLeased(final int leasedId)
+    public void unpinLeased(final int leasedId)
     {
         if (0 != (leasedId & SSD_ENTRY_BIT))
         {
@@ -600,7 +605,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
     // ---------------------------------------------------------------------------------------------------------------
     // Gauges, tests
 
-    void updateGauges()
+    public void updateGauges()
     {
         // Used includes extent tail slack, so used + free is exactly --ssd-bytes.
         bytesUsed.setRelease(residences.poolBytes() - residences.freeBytes());
@@ -614,7 +619,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
      * Test hook at the native boundary: the next {@code count} I/Os go to the kernel with an invalid descriptor
      * (io_uring) or fail with EIO (FileChannel). Callable from any thread.
      */
-    void injectFaults(final int count)
+    public void injectFaults(final int count)
     {
         injectedFaults.addAndGet(count);
     }
@@ -624,7 +629,7 @@ final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completio
         return residences;
     }
 
-    long stagingBytesInUse()
+    public long stagingBytesInUse()
     {
         return stagingAllocator.allocatedBytes();
     }

@@ -1,5 +1,7 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.ring;
 
+import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.catalog.PeerAnswer;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
@@ -20,7 +22,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  * version 1 (no owners/candidates groups on the wire), which every client decodes, a version-2 decoder reading the
  * groups as empty; with candidates it is version 2, which only a client that set the Lookup {@code peers} flag gets.
  */
-final class ResponseProxy
+public final class ResponseProxy
 {
     /** Largest response: header, root block, every key of a full batch, every peer owner and candidate, longest message. */
     static final int MAX_RESPONSE_LENGTH = EngineRingLimits.MAX_RESPONSE_BYTES;

@@ -1,4 +1,5 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.ring;
+
 
 /**
  * Recorded in the distinct error log when the Manager refuses a request. One stackless instance per

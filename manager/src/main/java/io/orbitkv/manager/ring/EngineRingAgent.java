@@ -1,5 +1,10 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.ring;
 
+import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.ManagerContext;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.store.SsdTier;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.codecs.engine.AttachRequestDecoder;
@@ -115,7 +120,7 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
     private int attachedCount;
     private int leaseTotal;
 
-    EngineRingAgent(
+    public EngineRingAgent(
         final ManagerContext ctx,
         final CncFileDescriptor.Sections sections,
         final BlockStore blockStore,
@@ -677,7 +682,7 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
     /**
      * Serve Lookup requests with the peers flag through the cluster catalog (set before the agent starts).
      */
-    void catalog(final CatalogService catalog)
+    public void catalog(final CatalogService catalog)
     {
         this.catalog = catalog;
     }

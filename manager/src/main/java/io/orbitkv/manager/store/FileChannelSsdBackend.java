@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.store;
 
 import com.sun.nio.file.ExtendedOpenOption;
 import io.orbitkv.ffm.Errno;
@@ -19,7 +19,7 @@ import java.nio.file.StandardOpenOption;
  * <p>One ByteBuffer view over the staging region is re-windowed with position/limit per operation, so nothing is
  * allocated per I/O.
  */
-final class FileChannelSsdBackend implements SsdBackend
+public final class FileChannelSsdBackend implements SsdBackend
 {
     private final FileChannel channel;
     private final ByteBuffer stagingView;
@@ -28,7 +28,7 @@ final class FileChannelSsdBackend implements SsdBackend
     private final String reason;
     private int doneCount;
 
-    FileChannelSsdBackend(final Path file, final int queueDepth, final MappedRegion staging, final String reason)
+    public FileChannelSsdBackend(final Path file, final int queueDepth, final MappedRegion staging, final String reason)
     {
         try
         {

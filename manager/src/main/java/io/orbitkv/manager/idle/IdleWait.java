@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.idle;
 
 /**
  * How an idle agent sleeps once backing off has reached its parking phase: until an event it can see, or the park

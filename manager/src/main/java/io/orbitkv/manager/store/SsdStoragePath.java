@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.store;
 
 import io.orbitkv.ffm.CallState;
 import io.orbitkv.ffm.Errno;

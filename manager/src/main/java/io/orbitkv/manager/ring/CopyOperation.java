@@ -1,5 +1,6 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.ring;
 
+import io.orbitkv.manager.Configuration;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.KeyStatus;
 
@@ -11,45 +12,45 @@ import io.orbitkv.codecs.engine.KeyStatus;
  * reservation (publish) or a pin (read) until they are copied, or until the client goes away and the operation is
  * cancelled.
  */
-final class CopyOperation
+public final class CopyOperation
 {
     static final int PUBLISH = 1;
     static final int READ = 2;
-    static final int NO_ENTRY = -1;
+    public static final int NO_ENTRY = -1;
 
     /** Read key served from DRAM. */
     static final byte TIER_DRAM = 0;
     /** Read key served from SSD: its entry id is an SSD residence, its bytes come through staging. */
-    static final byte TIER_SSD = 1;
+    public static final byte TIER_SSD = 1;
 
     /** SSD key: pinned, waiting for staging and a queue slot. */
-    static final byte SSD_NEEDS_IO = 0;
+    public static final byte SSD_NEEDS_IO = 0;
     /** SSD key: read submitted. */
-    static final byte SSD_IN_FLIGHT = 1;
+    public static final byte SSD_IN_FLIGHT = 1;
     /** SSD key: bytes are in staging, to be copied into the data region. */
-    static final byte SSD_STAGED = 2;
+    public static final byte SSD_STAGED = 2;
     /** SSD key: the read failed; the residence was dropped. */
-    static final byte SSD_FAILED = 3;
+    public static final byte SSD_FAILED = 3;
 
-    final int[] entryIds = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    public final int[] entryIds = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final long[] regionOffsets = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    final int[] lengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    public final int[] lengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final KeyStatus[] statuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    final byte[] tiers = new byte[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    final byte[] ssdPhases = new byte[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    final long[] stagingOffsets = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    final int[] commands = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    public final byte[] tiers = new byte[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    public final byte[] ssdPhases = new byte[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    public final long[] stagingOffsets = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    public final int[] commands = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
 
     int kind;
     int templateId;
     long correlationId;
     long leaseId;
-    int keyCount;
-    int nextKey;
+    public int keyCount;
+    public int nextKey;
     long copiedInKey;
     long completedCount;
     int ssdKeys;
-    int nextSsdKey;
+    public int nextSsdKey;
 
     void reset(final int kind, final int templateId, final long correlationId, final long leaseId, final int keyCount)
     {

@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.idle;
 
 import java.util.concurrent.locks.LockSupport;
 
