@@ -1,6 +1,7 @@
 package io.orbitkv.manager.cli;
 
 import java.util.List;
+import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -26,7 +27,7 @@ public final class OrbitKvCli implements Runnable
         ManagerCommand.class,
         StatCommand.class,
         ClientCommand.class,
-        BenchCommand.class,
+        HarnessPointer.class,
         MembersCommand.class,
         AotTrainingCommand.class);
 
@@ -102,5 +103,33 @@ public final class OrbitKvCli implements Runnable
     public void run()
     {
         spec.commandLine().usage(System.out);
+    }
+
+    /**
+     * {@code bench} in this command's usage: the benchmarks are the bench-harness module's ({@code
+     * io.orbitkv.bench.BenchMain}), never in the Manager's jar; {@code scripts/orbitkv bench ...} runs them there.
+     * Called here, it says so and fails.
+     */
+    @Command(
+        name = "bench",
+        description = {
+            "Benchmarks, each printed as a ratio to an anchor measured in the same run.",
+            "  Run through scripts/orbitkv bench ... (the bench-harness module)."
+        })
+    static final class HarnessPointer implements Callable<Integer>
+    {
+        @CommandLine.Spec
+        private CommandSpec spec;
+
+        @CommandLine.Unmatched
+        private List<String> args;
+
+        public Integer call()
+        {
+            spec.commandLine().getErr().println(
+                "orbitkv bench: the benchmarks are not in the Manager's jar; run scripts/orbitkv bench ... " +
+                "(module bench-harness, main io.orbitkv.bench.BenchMain)");
+            return 2;
+        }
     }
 }

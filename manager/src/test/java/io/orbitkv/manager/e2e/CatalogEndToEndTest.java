@@ -26,7 +26,6 @@ import io.orbitkv.codecs.StateKeyShard;
 import io.orbitkv.manager.CatalogTestKeys;
 import io.orbitkv.manager.catalog.CatalogService;
 import io.orbitkv.manager.peer.PeerClient;
-import io.orbitkv.manager.peer.bench.BenchPeer;
 import io.orbitkv.codecs.catalog.ColdQueryEncoder;
 import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.KeyStatus;
@@ -282,7 +281,7 @@ class CatalogEndToEndTest
         try
         {
             // Wrong fingerprint: the connect is refused.
-            try (BenchPeer rogue = new BenchPeer(rogueDir, 9, 0x9A, 0x9B, fingerprint ^ 1, BenchPeer.allShards(),
+            try (RoguePeer rogue = new RoguePeer(rogueDir, 9, 0x9A, 0x9B, fingerprint ^ 1, RoguePeer.allShards(),
                 1L << 20, PeerTransport.TERM_LENGTH, new org.agrona.concurrent.YieldingIdleStrategy()))
             {
                 final PeerClient client = rogue.agent().connect(endpoint, 1, bMsb, bLsb);
@@ -291,7 +290,7 @@ class CatalogEndToEndTest
             awaitAbove(b, PeerCounter.REJECTED_WRONG_FINGERPRINT.label(), 0);
 
             // Right fingerprint, not a member: its deltas are refused; a key of another shard is refused earlier.
-            try (BenchPeer rogue = new BenchPeer(rogueDir, 10, 0x9C, 0x9D, fingerprint, BenchPeer.allShards(),
+            try (RoguePeer rogue = new RoguePeer(rogueDir, 10, 0x9C, 0x9D, fingerprint, RoguePeer.allShards(),
                 1L << 20, PeerTransport.TERM_LENGTH, new org.agrona.concurrent.YieldingIdleStrategy()))
             {
                 final PeerClient client = rogue.agent().connect(endpoint, 1, bMsb, bLsb);
@@ -318,8 +317,8 @@ class CatalogEndToEndTest
             final OrbitKvProcesses newC = startManager(2);
             managers.set(2, newC);
             awaitCounter(b, SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, 0);
-            try (BenchPeer ghost = new BenchPeer(rogueDir, 11, retired.getMostSignificantBits(),
-                retired.getLeastSignificantBits(), fingerprint, BenchPeer.allShards(), 1L << 20, PeerTransport.TERM_LENGTH,
+            try (RoguePeer ghost = new RoguePeer(rogueDir, 11, retired.getMostSignificantBits(),
+                retired.getLeastSignificantBits(), fingerprint, RoguePeer.allShards(), 1L << 20, PeerTransport.TERM_LENGTH,
                 new org.agrona.concurrent.YieldingIdleStrategy()))
             {
                 final PeerClient client = ghost.agent().connect(endpoint, 1, bMsb, bLsb);
@@ -361,7 +360,7 @@ class CatalogEndToEndTest
     /**
      * Run an invoked peer until a condition holds (deadline).
      */
-    private static void drive(final BenchPeer peer, final java.util.function.BooleanSupplier done, final String what)
+    private static void drive(final RoguePeer peer, final java.util.function.BooleanSupplier done, final String what)
     {
         final long deadline = System.nanoTime() + DEADLINE_NS;
         while (!done.getAsBoolean())

@@ -1,4 +1,4 @@
-package io.orbitkv.manager.cli;
+package io.orbitkv.bench;
 
 import java.io.File;
 import java.util.LinkedHashMap;
@@ -57,7 +57,7 @@ public final class BenchCatalogCommand implements Callable<Integer>
     @Option(names = "--lag-seconds", defaultValue = "5", description = "Length of the lag phase (${DEFAULT-VALUE}).")
     int lagSeconds;
 
-    @Option(names = "--term-length", defaultValue = "1m", converter = ManagerCommand.SizeConverter.class,
+    @Option(names = "--term-length", defaultValue = "1m", converter = OptionConverters.Size.class,
         description = "Peer publication term length (${DEFAULT-VALUE}; 4m if SnapshotEnd intervals must hold 1,024 " +
             "records of the longest keys).")
     long termLength;

@@ -1,4 +1,4 @@
-package io.orbitkv.manager.cli;
+package io.orbitkv.bench;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;

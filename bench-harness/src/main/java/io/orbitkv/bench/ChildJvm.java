@@ -1,4 +1,4 @@
-package io.orbitkv.manager.cli;
+package io.orbitkv.bench;
 
 import java.io.File;
 import java.io.IOException;
@@ -7,9 +7,11 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.orbitkv.manager.cli.OrbitKvCli;
+
 /**
  * Starts another OrbitKV JVM (a Manager, a client, a bench responder) as a separate OS process with this JVM's
- * java binary, class path and JVM flags, so every process of a bench or an end-to-end test runs exactly the
+ * java binary, class path and JVM flags, so every process of a bench runs exactly the
  * same build with the same flags. The child's output goes to a log file the caller names.
  */
 public final class ChildJvm
@@ -19,7 +21,8 @@ public final class ChildJvm
     }
 
     /**
-     * Command line that runs {@link OrbitKvCli} with the given arguments in a new JVM.
+     * Command line that runs the given {@code orbitkv} arguments in a new JVM, dispatched as {@code scripts/orbitkv}
+     * does: {@code bench ...} to {@link BenchMain}, every other subcommand to {@link OrbitKvCli}.
      *
      * @param extraJvmArgs JVM options for this child only (e.g. {@code -Xlog:gc}); may be empty.
      * @param args         orbitkv arguments, e.g. {@code manager --dir ...}.
@@ -41,13 +44,18 @@ public final class ChildJvm
         command.addAll(extraJvmArgs);
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
-        command.add(OrbitKvCli.class.getName());
+        command.add(mainClassFor(args).getName());
         command.addAll(args);
         return command;
     }
 
+    static Class<?> mainClassFor(final List<String> args)
+    {
+        return !args.isEmpty() && "bench".equals(args.get(0)) ? BenchMain.class : OrbitKvCli.class;
+    }
+
     /**
-     * Start {@link OrbitKvCli} in a new JVM.
+     * Start {@code orbitkv} with the given arguments in a new JVM (see {@link #orbitkvCommand}).
      *
      * @param log          file receiving the child's stdout and stderr.
      * @param extraJvmArgs JVM options for this child only.

@@ -1,4 +1,4 @@
-package io.orbitkv.manager.cli;
+package io.orbitkv.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;

@@ -1,4 +1,4 @@
-package io.orbitkv.manager.peer.bench;
+package io.orbitkv.bench.peer;
 
 import java.io.IOException;
 import java.net.DatagramSocket;

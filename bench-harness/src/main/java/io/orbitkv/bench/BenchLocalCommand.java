@@ -1,4 +1,4 @@
-package io.orbitkv.manager.cli;
+package io.orbitkv.bench;
 
 import java.io.File;
 import java.io.IOException;
@@ -95,7 +95,7 @@ public final class BenchLocalCommand implements Callable<Integer>
         description = "1-key lookups timed each after an idle pause, the first request after idle (${DEFAULT-VALUE}; 0 skips).")
     private int idleSamples;
 
-    @Option(names = "--idle-pause", defaultValue = "2s", converter = ManagerCommand.DurationConverter.class,
+    @Option(names = "--idle-pause", defaultValue = "2s", converter = OptionConverters.Duration.class,
         description = "Idle pause before each of those lookups, e.g. 60s for an idle minute (default: 2s).")
     private long idlePauseNs;
 
@@ -634,7 +634,7 @@ public final class BenchLocalCommand implements Callable<Integer>
         final long touchMs = counter(counters, SystemCounterDescriptor.POOL_TOUCH_MS);
         final long touched = counter(counters, SystemCounterDescriptor.POOL_BYTES_TOUCHED);
         System.out.printf("Manager ready %d ms after its process start; pool pre-touch %s: %s touched in %.1f s " +
-            "(bench waited %.1f s)%n", readyMs, poolPretouch, StatCommand.bytesText(touched), touchMs / 1000.0,
+            "(bench waited %.1f s)%n", readyMs, poolPretouch, bytesText(touched), touchMs / 1000.0,
             waitedNs / 1e9);
         results.put("poolPretouch", poolPretouch);
         results.put("managerReadyMs", readyMs);
@@ -837,5 +837,21 @@ public final class BenchLocalCommand implements Callable<Integer>
                 return new double[]{-1, -1};
             }
         }
+    }
+
+    /**
+     * Whole MiB below 1 GiB, GiB with up to two decimals above, as {@code orbitkv stat} prints a pool size.
+     */
+    private static String bytesText(final long bytes)
+    {
+        final long mib = 1L << 20;
+        final long gib = 1L << 30;
+        if (bytes < gib)
+        {
+            return bytes % mib == 0 || bytes > mib ? (bytes / mib) + " MiB" : bytes + " bytes";
+        }
+        final long hundredths = bytes * 100 / gib;
+        return hundredths % 100 == 0 ? (hundredths / 100) + " GiB" :
+            String.format("%d.%02d GiB", hundredths / 100, hundredths % 100);
     }
 }

@@ -1,7 +1,6 @@
-package io.orbitkv.manager.cli;
+package io.orbitkv.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.orbitkv.manager.membership.MembershipBench;
 import java.io.File;
 import java.util.Map;
 import java.util.concurrent.Callable;

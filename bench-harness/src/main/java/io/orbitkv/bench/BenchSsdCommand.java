@@ -1,4 +1,4 @@
-package io.orbitkv.manager.cli;
+package io.orbitkv.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -9,6 +9,8 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.Manager;
 import io.orbitkv.manager.ManagerContext;
+import io.orbitkv.manager.cli.BlockChain;
+import io.orbitkv.manager.cli.ClientChainRunner;
 import io.orbitkv.manager.store.SsdStoragePath;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import java.io.File;
@@ -50,7 +52,7 @@ public final class BenchSsdCommand implements Callable<Integer>
     @Option(names = "--dir", required = true, description = "Directory on the disk to measure (not tmpfs).")
     private File dir;
 
-    @Option(names = "--file-bytes", defaultValue = "2g", converter = ManagerCommand.SizeConverter.class,
+    @Option(names = "--file-bytes", defaultValue = "2g", converter = OptionConverters.Size.class,
         description = "Bytes written and read sequentially per round (${DEFAULT-VALUE}).")
     private long fileBytes;
 

@@ -1,4 +1,4 @@
-package io.orbitkv.manager.cli;
+package io.orbitkv.bench;
 
 /**
  * A benchmark's wait that scales with the work: it expires only when the watched progress figure (records applied,

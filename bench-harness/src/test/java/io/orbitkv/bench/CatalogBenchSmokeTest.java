@@ -1,4 +1,4 @@
-package io.orbitkv.manager.cli;
+package io.orbitkv.bench;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -30,7 +30,7 @@ class CatalogBenchSmokeTest
     {
         final Path json = dir.resolve("catalog.json");
         final StringWriter text = new StringWriter();
-        final CommandLine commandLine = OrbitKvCli.commandLine();
+        final CommandLine commandLine = BenchMain.commandLine();
         commandLine.setOut(new PrintWriter(text));
         final int exitCode = commandLine.execute("bench", "catalog", "--no-anchor",
             "--keys", "4000", "--records", "8000", "--warmup-records", "2000",

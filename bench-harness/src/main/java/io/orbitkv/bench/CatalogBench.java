@@ -1,4 +1,4 @@
-package io.orbitkv.manager.cli;
+package io.orbitkv.bench;
 
 import java.io.File;
 import java.io.IOException;
@@ -29,7 +29,7 @@ import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerCounter;
 import io.orbitkv.manager.peer.PeerSnapshotSender;
 import io.orbitkv.manager.peer.PeerTransport;
-import io.orbitkv.manager.peer.bench.BenchPeer;
+import io.orbitkv.bench.peer.BenchPeer;
 import org.HdrHistogram.Histogram;
 import org.agrona.DirectBuffer;
 import org.agrona.IoUtil;
