@@ -14,7 +14,7 @@ import io.orbitkv.manager.cli.OrbitKvCli;
  * java binary, class path and JVM flags, so every process of a bench runs exactly the
  * same build with the same flags. The child's output goes to a log file the caller names.
  */
-public final class ChildJvm
+final class ChildJvm
 {
     private ChildJvm()
     {

@@ -26,7 +26,7 @@ import org.agrona.concurrent.SystemNanoClock;
  * Join time, view convergence and steady-state etcd call rate of in-process memberships against one etcd. Each
  * member has its own jetcd client, keepalive and view keeper, as separate Managers would.
  */
-public final class MembershipBench
+final class MembershipBench
 {
     private static final PrintStream QUIET = new PrintStream(OutputStream.nullOutputStream());
     private static final long POLL_NS = TimeUnit.MICROSECONDS.toNanos(200);
