@@ -2,6 +2,7 @@ package io.orbitkv.client;
 
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import io.orbitkv.codecs.cnc.ManagerLiveness;
 import io.orbitkv.codecs.engine.AttachRequestEncoder;
 import io.orbitkv.codecs.engine.DetachRequestEncoder;
 import io.orbitkv.codecs.engine.LookupRequestEncoder;
@@ -68,6 +69,7 @@ public final class EngineClient implements AutoCloseable
     private int slotOffset;
     private long clientId;
     private long clientLivenessMs;
+    private long managerTimeoutMs;
     private int maxKeysPerRequest;
     private int maxRequestBytes;
     private Arena dataArena;
@@ -601,7 +603,7 @@ public final class EngineClient implements AutoCloseable
         {
             attached = false;
             throw new EngineClientException(EngineClientException.Reason.MANAGER_DIED,
-                "Manager heartbeat older than " + clientLivenessMs + " ms in " + ctx.dir());
+                "Manager heartbeat older than " + managerTimeoutMs + " ms in " + ctx.dir());
         }
         if (System.nanoTime() - deadlineNs > 0)
         {
@@ -612,7 +614,8 @@ public final class EngineClient implements AutoCloseable
 
     private boolean managerAlive()
     {
-        return epochClock.time() - requestRing.consumerHeartbeatTime() <= clientLivenessMs;
+        // The heartbeat half of the shared rule: an engine may not see the Manager's pid (another pid namespace).
+        return ManagerLiveness.isHeartbeatFresh(requestRing.consumerHeartbeatTime(), epochClock.time(), managerTimeoutMs);
     }
 
     private boolean ownsSlot()
@@ -764,6 +767,7 @@ public final class EngineClient implements AutoCloseable
         sections = new CncFileDescriptor.Sections(segment.address(), segment.byteSize());
         final AtomicBuffer header = sections.header();
         clientLivenessMs = TimeUnit.NANOSECONDS.toMillis(header.getLong(CncFileDescriptor.CLIENT_LIVENESS_NS_OFFSET));
+        managerTimeoutMs = ManagerLiveness.timeoutMs(header);
         final int headerMaxKeys = header.getInt(CncFileDescriptor.MAX_KEYS_PER_REQUEST_OFFSET);
         maxKeysPerRequest = headerMaxKeys > 0 ?
             Math.min(headerMaxKeys, EngineRingLimits.MAX_KEYS_PER_REQUEST) : EngineRingLimits.MAX_KEYS_PER_REQUEST;
@@ -795,13 +799,14 @@ public final class EngineClient implements AutoCloseable
         final long managerPid = sections.header().getLong(CncFileDescriptor.MANAGER_PID_OFFSET);
         while (!managerAlive())
         {
-            final boolean processGone = managerPid > 0 && !ProcessHandle.of(managerPid).map(ProcessHandle::isAlive).orElse(false);
+            // A stale Manager whose process has ended will not come back: no need to wait for the deadline.
+            final boolean processGone = managerPid > 0 && !ManagerLiveness.isProcessAlive(managerPid);
             if (processGone || System.nanoTime() - deadlineNs > 0)
             {
                 throw new EngineClientException(EngineClientException.Reason.STALE_MANAGER,
                     "Manager in " + ctx.dir() + " (pid " + managerPid + (processGone ? ", not running" : "") +
                     ") has not updated its heartbeat for " +
-                    (epochClock.time() - requestRing.consumerHeartbeatTime()) + " ms (limit " + clientLivenessMs + " ms)");
+                    (epochClock.time() - requestRing.consumerHeartbeatTime()) + " ms (limit " + managerTimeoutMs + " ms)");
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }

@@ -6,8 +6,10 @@ import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.concurrent.status.AtomicCounter;
 
 /**
- * The catalog's system counters (ids 90+ of {@link SystemCounterDescriptor}), shown by {@code orbitkv stat} and
- * /metrics.
+ * The catalog's handles on its counters, which are system counters (ids 90-121 and 143 of
+ * {@link SystemCounterDescriptor}, registered with the rest by {@link SystemCounters}), shown by {@code orbitkv stat}
+ * and /metrics. Not a registry of its own: a catalog counter is declared by its descriptor; a field here only saves
+ * the look-up on the agent's path.
  */
 final class CatalogMetrics
 {

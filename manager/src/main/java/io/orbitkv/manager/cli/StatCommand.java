@@ -267,7 +267,7 @@ public final class StatCommand implements Callable<Integer>
     {
         final int hostedId = SystemCounterDescriptor.CATALOG_HOSTED_SHARDS.id();
         return counters.maxCounterId() > hostedId && CountersReader.RECORD_ALLOCATED == counters.getCounterState(hostedId) &&
-            0 != peerCounter(counters, PeerCounter.SESSIONS_OPENED.typeId()) + counters.getCounterValue(hostedId) +
+            0 != PeerCounter.SESSIONS_OPENED.valueIn(counters) + counters.getCounterValue(hostedId) +
             counters.getCounterValue(SystemCounterDescriptor.CATALOG_RECORDS_SENT.id());
     }
 
@@ -312,20 +312,7 @@ public final class StatCommand implements Callable<Integer>
 
     private static long value(final CountersReader counters, final SystemCounterDescriptor descriptor)
     {
-        return counters.getCounterValue(descriptor.id());
-    }
-
-    static long peerCounter(final CountersReader counters, final int typeId)
-    {
-        final long[] found = {0};
-        counters.forEach((counterId, type, keyBuffer, label) ->
-        {
-            if (type == typeId)
-            {
-                found[0] = counters.getCounterValue(counterId);
-            }
-        });
-        return found[0];
+        return descriptor.valueIn(counters);
     }
 
     /**
@@ -342,8 +329,8 @@ public final class StatCommand implements Callable<Integer>
 
         void sample(final CountersReader counters, final long nowNs)
         {
-            final long sent = peerCounter(counters, PeerCounter.METADATA_BYTES_SENT.typeId());
-            final long received = peerCounter(counters, PeerCounter.METADATA_BYTES_RECEIVED.typeId());
+            final long sent = PeerCounter.METADATA_BYTES_SENT.valueIn(counters);
+            final long received = PeerCounter.METADATA_BYTES_RECEIVED.valueIn(counters);
             if (sampled && nowNs > previousNs)
             {
                 final double seconds = (nowNs - previousNs) / 1e9;

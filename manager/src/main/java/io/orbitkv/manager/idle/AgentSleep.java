@@ -3,15 +3,7 @@ package io.orbitkv.manager.idle;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
-import io.orbitkv.ffm.CallState;
-import io.orbitkv.ffm.EpollEvent;
 import io.orbitkv.ffm.Errno;
-import io.orbitkv.ffm.KernelTimespec;
-import io.orbitkv.ffm.LibC;
-import io.orbitkv.manager.peer.PeerWakeup;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -27,7 +19,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  * sleep. The order is Dekker's, mirrored by the engines ({@code ManagerDoorbell}): a request committed before our
  * announcement is seen by the second look, one committed after it finds {@code SLEEPING} and rings. On waking the
  * state goes back to {@code AWAKE}; a doorbell is drained, a datagram is handed to the peer agent so its next duty
- * cycle runs the driver.
+ * cycle runs the driver. The peer socket comes as an {@link IdleInput}: this sleep knows its descriptor, not its owner.
  * <p>
  * The longest sleep bounds everything the agent does on a timer while idle: the Manager heartbeat engines judge its
  * liveness by (so at most a quarter of the client liveness timeout), client liveness sweeps, and the embedded media
@@ -52,13 +44,8 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
     private final AtomicCounter peerWakeups;
     private final AtomicCounter sleepsAbandoned;
     private final AtomicCounter doorbellBytes;
-    private final CallState state = new CallState();
-    private final Arena arena = Arena.ofShared();
-    private final MemorySegment registration = EpollEvent.allocateArray(arena, 1);
-    private final MemorySegment ready = EpollEvent.allocateArray(arena, MAX_EVENTS);
-    private final MemorySegment timeout = KernelTimespec.allocate(arena);
-    private PeerWakeup peerWakeup;
-    private int epfd = -1;
+    private final EpollWait epoll = new EpollWait(MAX_EVENTS);
+    private IdleInput peerWakeup;
     private boolean peerSocketWatched;
     private boolean disabled;
     private boolean closed;
@@ -89,25 +76,21 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
         this.peerWakeups = counters.get(SystemCounterDescriptor.IDLE_PEER_WAKEUPS);
         this.sleepsAbandoned = counters.get(SystemCounterDescriptor.IDLE_SLEEPS_ABANDONED);
         this.doorbellBytes = counters.get(SystemCounterDescriptor.IDLE_DOORBELL_BYTES);
-        KernelTimespec.tv_sec(timeout, maxSleepNs / 1_000_000_000L);
-        KernelTimespec.tv_nsec(timeout, maxSleepNs % 1_000_000_000L);
         try
         {
-            epfd = LibC.epoll_create1(state, LibC.EPOLL_CLOEXEC);
-            if (epfd < 0)
+            if (!epoll.open())
             {
-                disable("epoll_create1 failed: " + Errno.describe(state.errno()));
+                disable("epoll_create1 failed: " + Errno.describe(epoll.errno()));
                 return;
             }
             // Level triggered: a byte left in the FIFO ends every sleep until it is drained.
-            if (!watch(doorbell.fd(), LibC.EPOLLIN, DOORBELL_TAG))
+            if (!epoll.add(doorbell.fd(), EpollWait.LEVEL_TRIGGERED, DOORBELL_TAG))
             {
-                disable("epoll_ctl on the doorbell failed: " + Errno.describe(state.errno()));
+                disable("epoll_ctl on the doorbell failed: " + Errno.describe(epoll.errno()));
                 return;
             }
             // Link epoll_pwait2 now, so a glibc without it (before 2.35) is found at start, not in the first sleep.
-            final MemorySegment zero = KernelTimespec.allocate(arena);
-            LibC.epoll_pwait2(state, epfd, ready, MAX_EVENTS, zero, MemorySegment.NULL);
+            epoll.poll();
         }
         catch (final RuntimeException | LinkageError ex)
         {
@@ -122,7 +105,7 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
      *
      * @param peerWakeup the peer transport's wait, which knows the socket.
      */
-    public void peerWakeup(final PeerWakeup peerWakeup)
+    public void peerWakeup(final IdleInput peerWakeup)
     {
         this.peerWakeup = peerWakeup;
     }
@@ -158,19 +141,19 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
         }
 
         sleeps.incrementRelease();
-        final int result = LibC.epoll_pwait2(state, epfd, ready, MAX_EVENTS, timeout, MemorySegment.NULL);
+        final int result = epoll.await(maxSleepNs);
         header.putIntVolatile(CncFileDescriptor.AGENT_STATE_OFFSET, CncFileDescriptor.AGENT_AWAKE);
         if (result < 0)
         {
-            if (Errno.EINTR != state.errno())
+            if (Errno.EINTR != epoll.errno())
             {
-                disable("epoll_pwait2 failed: " + Errno.describe(state.errno()));
+                disable("epoll_pwait2 failed: " + Errno.describe(epoll.errno()));
             }
             return false;
         }
         for (int i = 0; i < result; i++)
         {
-            final long tag = ready.get(ValueLayout.JAVA_LONG_UNALIGNED, i * EpollEvent.sizeof() + EpollEvent.DATA$OFFSET);
+            final long tag = epoll.tag(i);
             if (DOORBELL_TAG == tag)
             {
                 doorbellWakeups.incrementRelease();
@@ -179,7 +162,7 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
             else if (PEER_SOCKET_TAG == tag)
             {
                 peerWakeups.incrementRelease();
-                peerWakeup.signalDatagram();
+                peerWakeup.onReadable();
             }
         }
         return result > 0;
@@ -193,37 +176,25 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
         }
         closed = true;
         disabled = true;
-        if (epfd >= 0)
-        {
-            LibC.close(state, epfd);
-            epfd = -1;
-        }
-        arena.close();
+        epoll.close();
     }
 
     private boolean watchPeerSocket()
     {
-        final int fd = peerWakeup.watchedDescriptor();
+        final int fd = peerWakeup.descriptor();
         if (fd < 0)
         {
             return false;
         }
         // Edge triggered, as in the peer wait: the driver, not this wait, reads the datagram. A datagram that came
         // before the registration is reported by it, so none is missed in between.
-        if (!watch(fd, LibC.EPOLLIN | LibC.EPOLLET, PEER_SOCKET_TAG))
+        if (!epoll.add(fd, EpollWait.EDGE_TRIGGERED, PEER_SOCKET_TAG))
         {
-            disable("epoll_ctl on the peer socket failed: " + Errno.describe(state.errno()));
+            disable("epoll_ctl on the peer socket failed: " + Errno.describe(epoll.errno()));
             return false;
         }
         peerSocketWatched = true;
         return true;
-    }
-
-    private boolean watch(final int fd, final int events, final long tag)
-    {
-        EpollEvent.events(registration, events);
-        EpollEvent.data(registration, tag);
-        return 0 == LibC.epoll_ctl(state, epfd, LibC.EPOLL_CTL_ADD, fd, registration);
     }
 
     private void disable(final String reason)

@@ -1,10 +1,14 @@
 package io.orbitkv.manager.peer;
 
+import io.orbitkv.manager.status.CounterDescriptor;
+
 /**
- * Counters of the peer transport, one Agrona counter each. The type id is stable so an external reader (stat) can find
- * them in whatever counters file the owner of the {@link org.agrona.concurrent.status.CountersManager} maps.
+ * Counters of the peer transport, one Agrona counter each, allocated by {@link PeerCounters} after the system
+ * counters. They have no fixed id: the type id ({@link #TYPE_ID_BASE} + the number here) is stable and each one's own,
+ * so an external reader (stat) finds them by it in whatever counters file the owner of the
+ * {@link org.agrona.concurrent.status.CountersManager} maps.
  */
-public enum PeerCounter
+public enum PeerCounter implements CounterDescriptor
 {
     FRAMES_CONNECT(0, "peer: connect frames received"),
     FRAMES_DELTA_BATCH(1, "peer: delta batch frames received"),
@@ -54,6 +58,9 @@ public enum PeerCounter
         this.label = label;
     }
 
+    /**
+     * @return the number of this counter within the peer transport's type ids.
+     */
     public int id()
     {
         return id;

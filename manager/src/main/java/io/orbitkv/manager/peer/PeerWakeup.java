@@ -1,7 +1,5 @@
 package io.orbitkv.manager.peer;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.channels.DatagramChannel;
 import java.util.concurrent.locks.LockSupport;
 
@@ -10,13 +8,10 @@ import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ReceiveChannelEndpointSupplier;
 import io.aeron.driver.media.ReceiveChannelEndpoint;
 import io.aeron.driver.media.UdpChannel;
-import io.orbitkv.ffm.CallState;
 import io.orbitkv.ffm.ChannelDescriptors;
-import io.orbitkv.ffm.EpollEvent;
 import io.orbitkv.ffm.Errno;
-import io.orbitkv.ffm.KernelTimespec;
-import io.orbitkv.ffm.LibC;
-import io.orbitkv.manager.idle.IdleWait;
+import io.orbitkv.manager.idle.EpollWait;
+import io.orbitkv.manager.idle.IdleInput;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.status.AtomicCounter;
 
@@ -32,20 +27,16 @@ import org.agrona.concurrent.status.AtomicCounter;
  * supplier hook) and its descriptor read through {@link ChannelDescriptors}; the registration is edge triggered, so a
  * datagram reports once and the driver, not this wait, reads it. Until the socket exists, without the descriptor
  * (JVM flags without the sun.nio.ch export) or without epoll_pwait2 (glibc before 2.35), the wait parks on a timer as
- * before. The wait runs on the agent thread; the endpoint is handed over from the driver conductor's.
+ * before. The wait runs on the agent thread; the endpoint is handed over from the driver conductor's. As an
+ * {@link IdleInput} it hands the socket's descriptor to the agent's deeper sleep, which watches it beside the doorbell.
  */
-public final class PeerWakeup implements IdleWait, ReceiveChannelEndpointSupplier, AutoCloseable
+public final class PeerWakeup implements IdleInput, ReceiveChannelEndpointSupplier, AutoCloseable
 {
     private static final int MAX_EVENTS = 4;
 
     private final ReceiveChannelEndpointSupplier driverSupplier;
     private final ErrorHandler errorHandler;
-    private final CallState state = new CallState();
-    private final Arena arena = Arena.ofShared();
-    private final MemorySegment registration = EpollEvent.allocateArray(arena, 1);
-    private final MemorySegment ready = EpollEvent.allocateArray(arena, MAX_EVENTS);
-    private final MemorySegment timeout = KernelTimespec.allocate(arena);
-    private int epfd = -1;
+    private final EpollWait epoll = new EpollWait(MAX_EVENTS);
     private boolean disabled;
 
     private volatile ReceiveChannelEndpoint endpoint;
@@ -103,9 +94,7 @@ public final class PeerWakeup implements IdleWait, ReceiveChannelEndpointSupplie
             LockSupport.parkNanos(timeoutNs);
             return false;
         }
-        KernelTimespec.tv_sec(timeout, timeoutNs / 1_000_000_000L);
-        KernelTimespec.tv_nsec(timeout, timeoutNs % 1_000_000_000L);
-        final int result = LibC.epoll_pwait2(state, epfd, ready, MAX_EVENTS, timeout, MemorySegment.NULL);
+        final int result = epoll.await(timeoutNs);
         if (null != socketWaits)
         {
             socketWaits.incrementRelease();
@@ -119,9 +108,9 @@ public final class PeerWakeup implements IdleWait, ReceiveChannelEndpointSupplie
             }
             return true;
         }
-        if (result < 0 && Errno.EINTR != state.errno())
+        if (result < 0 && Errno.EINTR != epoll.errno())
         {
-            disable("epoll_pwait2 failed: " + Errno.describe(state.errno()));
+            disable("epoll_pwait2 failed: " + Errno.describe(epoll.errno()));
         }
         return false;
     }
@@ -141,7 +130,7 @@ public final class PeerWakeup implements IdleWait, ReceiveChannelEndpointSupplie
      *
      * @return the descriptor, or -1 while it cannot be watched (not yet opened by the driver, or a fallback).
      */
-    public int watchedDescriptor()
+    public int descriptor()
     {
         return arm() ? armedFd : -1;
     }
@@ -149,7 +138,7 @@ public final class PeerWakeup implements IdleWait, ReceiveChannelEndpointSupplie
     /**
      * Another wait saw a datagram on the peer socket: the next duty cycle runs the driver.
      */
-    public void signalDatagram()
+    public void onReadable()
     {
         datagramSignal = true;
     }
@@ -169,12 +158,7 @@ public final class PeerWakeup implements IdleWait, ReceiveChannelEndpointSupplie
     {
         disabled = true;
         armed = false;
-        if (epfd >= 0)
-        {
-            LibC.close(state, epfd);
-            epfd = -1;
-        }
-        arena.close();
+        epoll.close();
     }
 
     private boolean arm()
@@ -200,26 +184,18 @@ public final class PeerWakeup implements IdleWait, ReceiveChannelEndpointSupplie
         }
         try
         {
-            if (epfd < 0)
+            if (!epoll.isOpen() && !epoll.open())
             {
-                epfd = LibC.epoll_create1(state, LibC.EPOLL_CLOEXEC);
-                if (epfd < 0)
-                {
-                    disable("epoll_create1 failed: " + Errno.describe(state.errno()));
-                    return false;
-                }
+                disable("epoll_create1 failed: " + Errno.describe(epoll.errno()));
+                return false;
             }
-            EpollEvent.events(registration, LibC.EPOLLIN | LibC.EPOLLET);
-            EpollEvent.data(registration, fd);
-            if (0 != LibC.epoll_ctl(state, epfd, LibC.EPOLL_CTL_ADD, fd, registration))
+            if (!epoll.add(fd, EpollWait.EDGE_TRIGGERED, fd))
             {
-                disable("epoll_ctl on the peer socket failed: " + Errno.describe(state.errno()));
+                disable("epoll_ctl on the peer socket failed: " + Errno.describe(epoll.errno()));
                 return false;
             }
             // A first wait without a timeout links epoll_pwait2 now, so a glibc without it is found here.
-            KernelTimespec.tv_sec(timeout, 0);
-            KernelTimespec.tv_nsec(timeout, 0);
-            datagramSignal |= LibC.epoll_pwait2(state, epfd, ready, MAX_EVENTS, timeout, MemorySegment.NULL) > 0;
+            datagramSignal |= epoll.poll() > 0;
         }
         catch (final RuntimeException | LinkageError ex)
         {

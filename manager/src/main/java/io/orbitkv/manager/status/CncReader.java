@@ -1,6 +1,7 @@
 package io.orbitkv.manager.status;
 
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import io.orbitkv.codecs.cnc.ManagerLiveness;
 import java.io.File;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
@@ -144,8 +145,7 @@ public final class CncReader implements AutoCloseable
     public long managerHeartbeatMs()
     {
         final int requestRingLength = header.getInt(CncFileDescriptor.REQUEST_RING_LENGTH_OFFSET);
-        final long heartbeatOffset = CncFileDescriptor.requestRingOffset() + requestRingLength -
-            RingBufferDescriptor.TRAILER_LENGTH + RingBufferDescriptor.CONSUMER_HEARTBEAT_OFFSET;
+        final long heartbeatOffset = ManagerLiveness.heartbeatOffset(requestRingLength);
         if (requestRingLength <= RingBufferDescriptor.TRAILER_LENGTH || heartbeatOffset + 8 > mapped.capacity())
         {
             return 0;
@@ -154,26 +154,15 @@ public final class CncReader implements AutoCloseable
     }
 
     /**
-     * Whether a Manager process owns this file and is alive: its pid exists and its heartbeat is fresher than the
-     * client liveness timeout.
+     * Whether a Manager process owns this file and is alive, by {@link ManagerLiveness#isAlive}: its pid exists and
+     * its heartbeat (before the file is ready: its start time) is no older than the liveness timeout.
      *
      * @param nowMs current epoch time.
      * @return true if a live Manager owns the file.
      */
     public boolean isManagerAlive(final long nowMs)
     {
-        final long pid = managerPid();
-        if (pid <= 0 || !ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
-        {
-            return false;
-        }
-        if (!isReady())
-        {
-            // Written by a live process that has not finished starting: only its own start time can tell.
-            return nowMs - startTimeMs() <= Math.max(1000, clientLivenessNs() / 1_000_000);
-        }
-        final long livenessMs = Math.max(1000, clientLivenessNs() / 1_000_000);
-        return nowMs - managerHeartbeatMs() <= livenessMs;
+        return ManagerLiveness.isAlive(header, managerHeartbeatMs(), nowMs);
     }
 
     private CncFileDescriptor.Sections sections()

@@ -2,16 +2,14 @@ package io.orbitkv.manager.status;
 
 import io.orbitkv.codecs.engine.StatusCode;
 import org.agrona.collections.Int2ObjectHashMap;
-import org.agrona.concurrent.status.AtomicCounter;
-import org.agrona.concurrent.status.CountersManager;
 
 /**
- * The Manager's system counters, registered in the CnC file at start in this order. Ids are stable: append new
- * ones, never renumber, as external readers ({@code orbitkv stat}, dashboards) key on them. Ids ascend in
- * declaration order; ids skipped between two descriptors are held by reserved counters, so every id stays put. Gauges are set on
- * the housekeeping tick; the rest only ever grow.
+ * The Manager's system counters, registered in the CnC file at start in this order by {@link SystemCounters}. Ids are
+ * stable: append new ones, never renumber, as external readers ({@code orbitkv stat}, dashboards) key on them. Ids
+ * ascend in declaration order; ids skipped between two descriptors are held by reserved counters, so every id stays
+ * put (see {@link CounterSet}). Gauges are set on the housekeeping tick; the rest only ever grow.
  */
-public enum SystemCounterDescriptor
+public enum SystemCounterDescriptor implements CounterDescriptor
 {
     REQUESTS_ATTACH(0, "Requests: attach", false),
     REQUESTS_DETACH(1, "Requests: detach", false),
@@ -170,9 +168,6 @@ public enum SystemCounterDescriptor
     /** Type id of every system counter in the CnC counters section. */
     public static final int SYSTEM_COUNTER_TYPE_ID = 0;
 
-    /** Type id of the placeholders holding system counter ids no descriptor uses (yet). */
-    public static final int RESERVED_COUNTER_TYPE_ID = 1;
-
     private static final Int2ObjectHashMap<SystemCounterDescriptor> BY_ID = new Int2ObjectHashMap<>();
     private static final SystemCounterDescriptor[] REJECTION_BY_STATUS = new SystemCounterDescriptor[32];
 
@@ -215,19 +210,27 @@ public enum SystemCounterDescriptor
         this.gauge = gauge;
     }
 
-    /**
-     * Whether the value is a level (set on the housekeeping tick) rather than a monotonically growing count.
-     *
-     * @return true for gauges.
-     */
     public boolean isGauge()
     {
         return gauge;
     }
 
+    /**
+     * @return the counter id, fixed.
+     */
     public int id()
     {
         return id;
+    }
+
+    public int fixedId()
+    {
+        return id;
+    }
+
+    public int typeId()
+    {
+        return SYSTEM_COUNTER_TYPE_ID;
     }
 
     public String label()
@@ -257,18 +260,5 @@ public enum SystemCounterDescriptor
         final int value = code.value();
         final SystemCounterDescriptor descriptor = value < REJECTION_BY_STATUS.length ? REJECTION_BY_STATUS[value] : null;
         return null == descriptor ? REJECTED_INTERNAL_ERROR : descriptor;
-    }
-
-    /**
-     * Allocate this counter in the counters section; the key holds the descriptor id.
-     *
-     * @param countersManager of the CnC file.
-     * @return the counter.
-     */
-    public AtomicCounter newCounter(final CountersManager countersManager)
-    {
-        final int counterId = countersManager.allocate(
-            label, SYSTEM_COUNTER_TYPE_ID, (keyBuffer) -> keyBuffer.putInt(0, id));
-        return new AtomicCounter(countersManager.valuesBuffer(), counterId, countersManager);
     }
 }
