@@ -17,6 +17,7 @@ import io.orbitkv.catalog.ShardInventory;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.index.BlockStore;
@@ -35,7 +36,6 @@ import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.manager.peer.ReceivingPeerHandler;
 import org.agrona.CloseHelper;
-import org.agrona.DirectBuffer;
 import org.agrona.ErrorHandler;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.Object2IntHashMap;
@@ -313,11 +313,9 @@ public final class CatalogService extends ReceivingPeerHandler implements Agent,
      * Manager's own residences, which the caller filters out like any self candidate). Whether the view is complete
      * does not matter to the caller: an empty row is stored nowhere either way.
      */
-    void lookupHosted(
-        final int shard, final DirectBuffer namespace, final int namespaceLength, final DirectBuffer hash,
-        final int hashOffset, final int hashLength, final CandidateSet row)
+    void lookupHosted(final int shard, final StateKeyFlyweight key, final CandidateSet row)
     {
-        directory.lookup(shard, namespace, 0, namespaceLength, hash, hashOffset, hashLength, row);
+        directory.lookup(shard, key, row);
     }
 
     HostLink linkForShard(final int shard)

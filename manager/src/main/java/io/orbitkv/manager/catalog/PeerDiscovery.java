@@ -1,6 +1,7 @@
 package io.orbitkv.manager.catalog;
 
 import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.StateKeyShard;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.codecs.catalog.ResidenceTier;
@@ -9,7 +10,6 @@ import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.CandidateSet;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.peer.PeerClient;
-import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2LongHashMap;
 
 /**
@@ -44,6 +44,7 @@ final class PeerDiscovery
     private final ColdQuerySlot[] queries = new ColdQuerySlot[MAX_INFLIGHT_QUERIES];
     private final Long2LongHashMap inflightKeys = new Long2LongHashMap(NO_QUERY);
     private final CandidateSet set = new CandidateSet();
+    private final StateKeyFlyweight key = new StateKeyFlyweight();
     private final LookupAnswerSink sink;
     private int activeLookups;
     private int activeQueries;
@@ -96,14 +97,10 @@ final class PeerDiscovery
         lookup.deadlineMs = nowMs + CatalogLimits.COLD_QUERY_BUDGET_MS;
         activeLookups++;
 
-        final DirectBuffer ns = lookup.namespaceBuffer();
-        final int nsLength = lookup.namespaceLength();
-        final DirectBuffer hashes = lookup.hashes();
         for (int k = 0; k < lookup.peerKeyCount(); k++)
         {
-            final int hashOffset = lookup.hashOffset(k);
-            final int hashLength = lookup.hashLength(k);
-            final int usable = usableCandidates(lookup, k, nowMs);
+            final StateKeyFlyweight key = lookup.key(k, this.key);
+            final int usable = usableCandidates(key, nowMs);
             if (usable > 0)
             {
                 metrics.candidateHits.incrementRelease();
@@ -114,33 +111,32 @@ final class PeerDiscovery
                 }
                 continue;
             }
-            final long fingerprint = fingerprint(ns, nsLength, hashes, hashOffset, hashLength);
+            final long fingerprint = fingerprint(key);
             final long inflight = inflightKeys.get(fingerprint);
             if (NO_QUERY != inflight)
             {
                 final ColdQuerySlot query = queries[(int)(inflight >>> ROW_BITS)];
-                if (query.active &&
-                    query.matches((int)(inflight & 0xFF), ns, 0, nsLength, hashes, hashOffset, hashLength))
+                if (query.active && query.matches((int)(inflight & 0xFF), key))
                 {
                     query.addWaiter(lookup);
                     metrics.coldCoalesced.incrementRelease();
                     continue;
                 }
             }
-            final int shard = shardFunction.shard(ns, 0, nsLength, hashes, hashOffset, hashLength);
+            final int shard = shardFunction.shard(key);
             if (service.hostsShard(shard))
             {
                 // This Manager is the key's catalog host: its own view answers on this thread, without an RPC to
                 // itself through the media driver. An empty row stores nothing, as from a remote host.
                 metrics.localHostKeys.incrementRelease();
                 set.clear();
-                service.lookupHosted(shard, ns, nsLength, hashes, hashOffset, hashLength, set);
+                service.lookupHosted(shard, key, set);
                 if (set.count() > 0)
                 {
-                    candidates.put(ns, 0, nsLength, hashes, hashOffset, hashLength, set, nowMs);
+                    candidates.put(key, set, nowMs);
                     if (k == lookup.answeredKeys)
                     {
-                        answerKey(lookup, k, usableCandidates(lookup, k, nowMs));
+                        answerKey(lookup, k, usableCandidates(key, nowMs));
                     }
                 }
                 continue;
@@ -150,12 +146,12 @@ final class PeerDiscovery
             {
                 continue;
             }
-            final ColdQuerySlot query = queryFor(lookup, link, hashLength, nowMs);
+            final ColdQuerySlot query = queryFor(lookup, link, key.hashLength(), nowMs);
             if (null == query)
             {
                 continue;
             }
-            final int row = query.addKey(shard, hashes, hashOffset, hashLength, fingerprint);
+            final int row = query.addKey(shard, key, fingerprint);
             inflightKeys.put(fingerprint, ((long)query.index << ROW_BITS) | row);
             query.addWaiter(lookup);
         }
@@ -218,8 +214,7 @@ final class PeerDiscovery
             }
             if (row < query.keyCount && set.count() > 0)
             {
-                candidates.put(query.namespace, 0, query.namespaceLength, query.hashes[row], 0, query.hashLengths[row],
-                    set, nowMs);
+                candidates.put(query.key(row, key), set, nowMs);
             }
         }
         finish(query, nowMs);
@@ -338,7 +333,7 @@ final class PeerDiscovery
                 statuses[keyIndex] = KeyStatus.NOT_ATTEMPTED;
                 lengths[keyIndex] = 0;
             }
-            else if (!answerKey(lookup, k, usableCandidates(lookup, k, nowMs)))
+            else if (!answerKey(lookup, k, usableCandidates(lookup.key(k, key), nowMs)))
             {
                 statuses[keyIndex] = KeyStatus.MISS;
                 lengths[keyIndex] = 0;
@@ -382,20 +377,12 @@ final class PeerDiscovery
         return false;
     }
 
-    private int usableCandidates(final PendingLookup lookup, final int k, final long nowMs)
-    {
-        return usableCandidates(lookup.namespaceBuffer(), lookup.namespaceLength(), lookup.hashes(),
-            lookup.hashOffset(k), lookup.hashLength(k), nowMs);
-    }
-
     /**
      * Fill {@link #set} with the key's candidates that can serve: known to the member view, not this Manager.
      */
-    private int usableCandidates(
-        final DirectBuffer ns, final int nsLength, final DirectBuffer hashes, final int hashOffset,
-        final int hashLength, final long nowMs)
+    private int usableCandidates(final StateKeyFlyweight key, final long nowMs)
     {
-        final int count = candidates.get(ns, 0, nsLength, hashes, hashOffset, hashLength, nowMs, set);
+        final int count = candidates.get(key, nowMs, set);
         int kept = 0;
         for (int c = 0; c < count; c++)
         {
@@ -414,19 +401,9 @@ final class PeerDiscovery
         return kept;
     }
 
-    private static long fingerprint(
-        final DirectBuffer ns, final int nsLength, final DirectBuffer hash, final int hashOffset, final int hashLength)
+    private static long fingerprint(final StateKeyFlyweight key)
     {
-        long h = 0xcbf29ce484222325L;
-        for (int i = 0; i < nsLength; i++)
-        {
-            h = (h ^ (ns.getByte(i) & 0xFF)) * 0x100000001b3L;
-        }
-        h = (h ^ 0xFF) * 0x100000001b3L;
-        for (int i = 0; i < hashLength; i++)
-        {
-            h = (h ^ (hash.getByte(hashOffset + i) & 0xFF)) * 0x100000001b3L;
-        }
+        final long h = key.fingerprint();
         return h == NO_QUERY ? 0 : h;
     }
 }

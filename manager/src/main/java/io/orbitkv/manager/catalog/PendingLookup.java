@@ -1,6 +1,7 @@
 package io.orbitkv.manager.catalog;
 
 import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.engine.KeyStatus;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -153,18 +154,12 @@ public final class PendingLookup
         return namespaceLength;
     }
 
-    UnsafeBuffer hashes()
+    /**
+     * Point a flyweight at peer key {@code peerKey} (valid until this lookup is reused).
+     */
+    StateKeyFlyweight key(final int peerKey, final StateKeyFlyweight key)
     {
-        return hashes;
-    }
-
-    int hashOffset(final int peerKey)
-    {
-        return peerKey * EngineRingLimits.MAX_HASH_LENGTH;
-    }
-
-    int hashLength(final int peerKey)
-    {
-        return hashLengths[peerKey];
+        return key.wrap(StateKeyFlyweight.NO_NAMESPACE_ID, namespace, 0, namespaceLength, hashes,
+            peerKey * EngineRingLimits.MAX_HASH_LENGTH, hashLengths[peerKey]);
     }
 }
