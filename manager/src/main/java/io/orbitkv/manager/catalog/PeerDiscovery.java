@@ -9,6 +9,7 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.CandidateSet;
 import io.orbitkv.manager.membership.MemberRecord;
+import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerClient;
 import org.agrona.collections.Long2LongHashMap;
 
@@ -36,7 +37,8 @@ final class PeerDiscovery
     private static final long NO_QUERY = -1;
     private static final int ROW_BITS = 8;
 
-    private final CatalogService service;
+    private final CatalogHost host;
+    private final MemberViewSync members;
     private final CandidateIndex candidates;
     private final CatalogMetrics metrics;
     private final StateKeyShard shardFunction = new StateKeyShard();
@@ -45,20 +47,19 @@ final class PeerDiscovery
     private final Long2LongHashMap inflightKeys = new Long2LongHashMap(NO_QUERY);
     private final CandidateSet set = new CandidateSet();
     private final StateKeyFlyweight key = new StateKeyFlyweight();
-    private final LookupAnswerSink sink;
     private int activeLookups;
     private int activeQueries;
 
     PeerDiscovery(
-        final CatalogService service,
+        final CatalogHost host,
+        final MemberViewSync members,
         final CandidateIndex candidates,
-        final CatalogMetrics metrics,
-        final LookupAnswerSink sink)
+        final CatalogMetrics metrics)
     {
-        this.service = service;
+        this.host = host;
+        this.members = members;
         this.candidates = candidates;
         this.metrics = metrics;
-        this.sink = sink;
         for (int i = 0; i < lookups.length; i++)
         {
             lookups[i] = new PendingLookup(i);
@@ -88,8 +89,9 @@ final class PeerDiscovery
     /**
      * Resolve a filled lookup: at once when every key is warm (or nothing can be asked), else after its queries.
      */
-    void start(final PendingLookup lookup, final long nowMs)
+    void start(final PendingLookup lookup, final LookupAnswerSink sink, final PeerAgent agent, final long nowMs)
     {
+        lookup.sink = sink;
         lookup.generation++;
         lookup.active = true;
         lookup.outstanding = 0;
@@ -124,13 +126,13 @@ final class PeerDiscovery
                 }
             }
             final int shard = shardFunction.shard(key);
-            if (service.hostsShard(shard))
+            if (host.hostsShard(shard))
             {
                 // This Manager is the key's catalog host: its own view answers on this thread, without an RPC to
                 // itself through the media driver. An empty row stores nothing, as from a remote host.
                 metrics.localHostKeys.incrementRelease();
                 set.clear();
-                service.lookupHosted(shard, key, set);
+                host.lookup(shard, key, set);
                 if (set.count() > 0)
                 {
                     candidates.put(key, set, nowMs);
@@ -141,12 +143,12 @@ final class PeerDiscovery
                 }
                 continue;
             }
-            final HostLink link = service.linkForShard(shard);
+            final HostLink link = members.linkForShard(shard);
             if (null == link)
             {
                 continue;
             }
-            final ColdQuerySlot query = queryFor(lookup, link, key.hashLength(), nowMs);
+            final ColdQuerySlot query = queryFor(lookup, link, key.hashLength(), agent);
             if (null == query)
             {
                 continue;
@@ -161,17 +163,17 @@ final class PeerDiscovery
         }
         else
         {
-            sendReady(nowMs);
+            sendReady(agent, nowMs);
         }
     }
 
-    int doWork(final long nowMs)
+    int doWork(final PeerAgent agent, final long nowMs)
     {
         if (0 == activeLookups && 0 == activeQueries)
         {
             return 0;
         }
-        int work = sendReady(nowMs);
+        int work = sendReady(agent, nowMs);
         for (final ColdQuerySlot query : queries)
         {
             if (query.active && (nowMs - query.deadlineMs >= 0 || query.link.isClosed()))
@@ -245,7 +247,7 @@ final class PeerDiscovery
     }
 
     private ColdQuerySlot queryFor(
-        final PendingLookup lookup, final HostLink link, final int hashLength, final long nowMs)
+        final PendingLookup lookup, final HostLink link, final int hashLength, final PeerAgent agent)
     {
         ColdQuerySlot free = null;
         for (final ColdQuerySlot query : queries)
@@ -261,22 +263,22 @@ final class PeerDiscovery
         }
         if (null != free)
         {
-            free.open(link, service.nextCorrelationId(), lookup.deadlineMs, lookup, lookup.namespaceBuffer(), 0,
+            free.open(link, agent.nextCorrelationId(), lookup.deadlineMs, lookup, lookup.namespaceBuffer(), 0,
                 lookup.namespaceLength());
             activeQueries++;
         }
         return free;
     }
 
-    private int sendReady(final long nowMs)
+    private int sendReady(final PeerAgent agent, final long nowMs)
     {
         int sent = 0;
         for (final ColdQuerySlot query : queries)
         {
             if (query.active && !query.sent)
             {
-                final PeerClient client = query.link.poll(service.agent(), nowMs);
-                if (null != client && service.agent().sendColdQuery(client, query.correlationId, query.shards[0],
+                final PeerClient client = query.link.poll(agent, nowMs);
+                if (null != client && agent.sendColdQuery(client, query.correlationId, query.shards[0],
                     query.keyCount, query.shards, query.namespaces, query.namespaceLengths, query.hashes,
                     query.hashLengths))
                 {
@@ -341,6 +343,8 @@ final class PeerDiscovery
             }
         }
         metrics.peerKeys.getAndAddRelease(lookup.answeredKeys);
+        final LookupAnswerSink sink = lookup.sink;
+        lookup.sink = null;
         sink.answer(lookup);
     }
 
@@ -356,7 +360,7 @@ final class PeerDiscovery
         int added = 0;
         for (int c = 0; c < usable; c++)
         {
-            final MemberRecord owner = service.memberByIncarnation(set.incarnationMsb(c), set.incarnationLsb(c));
+            final MemberRecord owner = members.memberByIncarnation(set.incarnationMsb(c), set.incarnationLsb(c));
             final int ownerIndex = answer.addOwner(set.incarnationMsb(c), set.incarnationLsb(c), owner.nodeId());
             if (ownerIndex >= 0 && answer.addCandidate(keyIndex, ownerIndex,
                 0 == set.tier(c) ? KeyStatus.DRAM : KeyStatus.SSD, set.insertionSequence(c), (int)set.byteSize(c)))
@@ -388,7 +392,7 @@ final class PeerDiscovery
         {
             final long msb = set.incarnationMsb(c);
             final long lsb = set.incarnationLsb(c);
-            if (!service.isSelf(msb, lsb) && null != service.memberByIncarnation(msb, lsb))
+            if (!members.isSelf(msb, lsb) && null != members.memberByIncarnation(msb, lsb))
             {
                 if (kept != c)
                 {

@@ -9,7 +9,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 /**
  * One engine Lookup waiting for peer candidates: the local answer (statuses, lengths, lease) and copies of the keys
  * after the local prefix, since the request frame is gone once the ring agent returns. Pooled by
- * {@link PeerDiscovery}; filled by the ring agent, answered through {@link LookupAnswerSink}.
+ * {@link PeerDiscovery}; filled by the ring agent, answered through the {@link LookupAnswerSink} it was started with.
  */
 public final class PendingLookup
 {
@@ -19,6 +19,7 @@ public final class PendingLookup
     long deadlineMs;
     int outstanding;
     int answeredKeys;
+    LookupAnswerSink sink;
 
     private long clientId;
     private long correlationId;
