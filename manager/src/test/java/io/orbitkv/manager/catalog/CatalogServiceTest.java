@@ -11,6 +11,7 @@ import java.util.function.BooleanSupplier;
 
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardReceiver;
+import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.StateKeyShard;
@@ -63,6 +64,7 @@ class CatalogServiceTest
     private final UnsafeBuffer namespace = new UnsafeBuffer(NAMESPACE);
     private final UnsafeBuffer hash = new UnsafeBuffer(new byte[32]);
     private EtcdCluster etcd;
+    private ShardPlacement placement;
     private Node a;
     private Node b;
 
@@ -136,7 +138,7 @@ class CatalogServiceTest
     {
         etcd = EtcdCluster.start(1);
         final String cluster = "agent-" + UUID.randomUUID().toString().substring(0, 8);
-        final ShardPlacement placement = ShardPlacement.of(List.of("a"));
+        placement = ShardPlacement.of(List.of("a", "b"));
         a = new Node("a", placement, cluster);
         b = new Node("b", placement, cluster);
         a.membership.awaitJoined();
@@ -166,8 +168,7 @@ class CatalogServiceTest
     @Test
     void shouldApplyOwnerDeltaBatchesAndAnswerALookupFromTheHostedView()
     {
-        hash.putLong(0, 0x0102030405060708L);
-        final int shard = new StateKeyShard().shard(key(32));
+        final int shard = hashHostedBy("a", 32, 1);
         final long bMsb = b.uuid.getMostSignificantBits();
         final long bLsb = b.uuid.getLeastSignificantBits();
         // b's stream starts with a snapshot cut of its empty inventory; once a installed it, a residence is a delta.
@@ -182,7 +183,7 @@ class CatalogServiceTest
         driveUntil(() -> a.ctx.metrics().recordsApplied.get() > appliedBefore, "a applied b's delta");
 
         final PendingLookup lookup = lookup(a, 32);
-        // Every shard is a's: the answer comes from its own view in this call, with no cold query.
+        // The key's shard is a's: the answer comes from its own view in this call, with no cold query.
         assertEquals(List.of(lookup), answered);
         assertEquals(KeyStatus.PEER, lookup.statuses()[0]);
         assertEquals(4096, lookup.lengths()[0]);
@@ -196,7 +197,7 @@ class CatalogServiceTest
     @Test
     void shouldAnswerFromTheCandidateIndexUntilItsTtlRunsOutOnTheAgentsClock()
     {
-        hash.putLong(0, 0x1122334455667788L);
+        hashHostedBy("a", 16, 1_000);
         final CandidateSet set = new CandidateSet();
         set.add(1, b.uuid.getMostSignificantBits(), b.uuid.getLeastSignificantBits(), 42, 1, 8192);
         assertTrue(a.ctx.candidates().put(key(16), set, clock.nanoTime() / 1_000_000L));
@@ -221,6 +222,45 @@ class CatalogServiceTest
         assertEquals(1, a.ctx.metrics().candidateHits.get());
         assertEquals(1, a.ctx.metrics().localHostKeys.get());
         assertEquals(0, a.ctx.candidates().logicalBytes());
+    }
+
+    @Test
+    void shouldAnswerLocallyOnceTheColdQueryBudgetRunsOutOnTheAgentsClock()
+    {
+        hashHostedBy("b", 24, 2_000);
+        // b's agent is not driven from here on: a's cold query to it stays unanswered.
+        final PendingLookup lookup = lookup(a, 24);
+        assertEquals(List.of(), answered);
+        for (int i = 0; i < 100; i++)
+        {
+            a.service.doWork();
+        }
+        assertEquals(List.of(), answered, "the 3 s budget has not run out on the agent's clock");
+
+        clock.advanceMs(CatalogLimits.COLD_QUERY_BUDGET_MS);
+        a.service.doWork();
+        assertEquals(List.of(lookup), answered);
+        assertEquals(KeyStatus.MISS, lookup.statuses()[0]);
+        assertTrue(lookup.answer().isEmpty());
+    }
+
+    /**
+     * Fill the hash with the first bytes from {@code seed} on whose key's shard {@code node} is the catalog host.
+     *
+     * @return the shard.
+     */
+    private int hashHostedBy(final String node, final int hashLength, final long seed)
+    {
+        final StateKeyShard shards = new StateKeyShard();
+        for (long n = seed; ; n++)
+        {
+            hash.putLong(0, n);
+            final int shard = shards.shard(key(hashLength));
+            if (node.equals(placement.hostOf(shard)))
+            {
+                return shard;
+            }
+        }
     }
 
     private StateKeyFlyweight key(final int hashLength)
