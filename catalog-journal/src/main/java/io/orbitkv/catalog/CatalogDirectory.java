@@ -1,6 +1,7 @@
 package io.orbitkv.catalog;
 
 import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.index.CandidateSet;
 import io.orbitkv.index.CatalogRecordTable;
 import io.orbitkv.index.NamespaceTable;
@@ -87,6 +88,15 @@ public final class CatalogDirectory
             return null;
         }
         return receivers[ownerNode][shard];
+    }
+
+    /**
+     * {@link #lookup(int, DirectBuffer, int, int, DirectBuffer, int, int, CandidateSet)} for a key in a flyweight.
+     */
+    public boolean lookup(final int shard, final StateKeyFlyweight key, final CandidateSet row)
+    {
+        return lookup(shard, key.namespaceBuffer(), key.namespaceOffset(), key.namespaceLength(), key.hashBuffer(),
+            key.hashOffset(), key.hashLength(), row);
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.orbitkv.catalog;
 
 import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.StateKeyShard;
 import io.orbitkv.index.CatalogRecordTable;
 import io.orbitkv.index.NamespaceTable;
@@ -53,6 +54,7 @@ public final class ShardInventory
     private final NamespaceTable namespaces;
     private final CatalogRecordTable[] shards;
     private final StateKeyShard shardFunction = new StateKeyShard();
+    private final StateKeyFlyweight argumentKey = new StateKeyFlyweight();
     private final JournalRecord record = new JournalRecord();
     private final UnsafeBuffer pageNamespace = new UnsafeBuffer(new byte[NamespaceTable.MAX_NAMESPACE_BYTES]);
     private final UnsafeBuffer pageHash = new UnsafeBuffer(new byte[CatalogRecordTable.TIER_COUNT * 64]);
@@ -114,14 +116,34 @@ public final class ShardInventory
         final long insertionSequence,
         final int byteSize)
     {
-        final int namespaceId = namespaces.lookupOrRegister(namespace, namespaceOffset, namespaceLength);
+        return add(tier, argumentKey.wrap(StateKeyFlyweight.NO_NAMESPACE_ID, namespace, namespaceOffset,
+            namespaceLength, hash, hashOffset, hashLength), insertionSequence, byteSize);
+    }
+
+    /**
+     * A residence became discoverable (or was replaced): record it with a new generation and journal it.
+     *
+     * @param tier              the residence's tier.
+     * @param key               the key; its namespace id, when set, is an id of this inventory's namespace table
+     *                          (the block stores share it), so a seal needs no lookup by name.
+     * @param insertionSequence the owner's insertion sequence of the block.
+     * @param byteSize          block length in bytes.
+     * @return the journal sequence, or {@link #INVENTORY_FULL} / {@link #NAMESPACE_LIMIT}.
+     */
+    public long add(final int tier, final StateKeyFlyweight key, final long insertionSequence, final int byteSize)
+    {
+        final int namespaceId = StateKeyFlyweight.NO_NAMESPACE_ID != key.namespaceId() ? key.namespaceId() :
+            namespaces.lookupOrRegister(key.namespaceBuffer(), key.namespaceOffset(), key.namespaceLength());
         if (namespaceId < 0)
         {
             fullRejections++;
             return NAMESPACE_LIMIT;
         }
-        final int shard = shardOf(namespace, namespaceOffset, namespaceLength, hash, hashOffset, hashLength);
+        final int shard = shardFunction.shard(key);
         final CatalogRecordTable table = shards[shard];
+        final DirectBuffer hash = key.hashBuffer();
+        final int hashOffset = key.hashOffset();
+        final int hashLength = key.hashLength();
         int id = table.find(namespaceId, tier, hash, hashOffset, hashLength);
         if (id < 0)
         {
@@ -133,7 +155,7 @@ public final class ShardInventory
             }
         }
         final long generation = nextGeneration++;
-        record.key(namespace, namespaceOffset, namespaceLength, hash, hashOffset, hashLength)
+        record.key(key.namespaceBuffer(), key.namespaceOffset(), key.namespaceLength(), hash, hashOffset, hashLength)
             .set(0, tier, JournalRecord.OP_ADD, generation, insertionSequence, byteSize);
         final long sequence = journal.append(shard, record);
         table.set(id, sequence, generation, insertionSequence, byteSize, false);
@@ -154,19 +176,36 @@ public final class ShardInventory
         final int hashOffset,
         final int hashLength)
     {
-        final int namespaceId = namespaces.lookup(namespace, namespaceOffset, namespaceLength);
+        return remove(tier, argumentKey.wrap(StateKeyFlyweight.NO_NAMESPACE_ID, namespace, namespaceOffset,
+            namespaceLength, hash, hashOffset, hashLength));
+    }
+
+    /**
+     * A residence ended (eviction, cleanup, failed restore): forget it and journal the removal with its generation.
+     *
+     * @param tier the residence's tier.
+     * @param key  the key; its namespace id, when set, is an id of this inventory's namespace table.
+     * @return the journal sequence, or {@link #NOT_PRESENT}.
+     */
+    public long remove(final int tier, final StateKeyFlyweight key)
+    {
+        final int namespaceId = StateKeyFlyweight.NO_NAMESPACE_ID != key.namespaceId() ? key.namespaceId() :
+            namespaces.lookup(key.namespaceBuffer(), key.namespaceOffset(), key.namespaceLength());
         if (namespaceId < 0)
         {
             return NOT_PRESENT;
         }
-        final int shard = shardOf(namespace, namespaceOffset, namespaceLength, hash, hashOffset, hashLength);
+        final int shard = shardFunction.shard(key);
         final CatalogRecordTable table = shards[shard];
+        final DirectBuffer hash = key.hashBuffer();
+        final int hashOffset = key.hashOffset();
+        final int hashLength = key.hashLength();
         final int id = table.find(namespaceId, tier, hash, hashOffset, hashLength);
         if (id < 0)
         {
             return NOT_PRESENT;
         }
-        record.key(namespace, namespaceOffset, namespaceLength, hash, hashOffset, hashLength)
+        record.key(key.namespaceBuffer(), key.namespaceOffset(), key.namespaceLength(), hash, hashOffset, hashLength)
             .set(0, tier, JournalRecord.OP_REMOVE, table.generation(id), table.insertionSequence(id), table.byteSize(id));
         table.remove(id);
         return journal.append(shard, record);

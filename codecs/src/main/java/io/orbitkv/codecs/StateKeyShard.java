@@ -105,6 +105,18 @@ public final class StateKeyShard
     }
 
     /**
+     * Shard of a key held in buffers.
+     *
+     * @param key the key.
+     * @return shard in [0, 16).
+     */
+    public int shard(final StateKeyFlyweight key)
+    {
+        return shard(key.namespaceBuffer(), key.namespaceOffset(), key.namespaceLength(), key.hashBuffer(),
+            key.hashOffset(), key.hashLength());
+    }
+
+    /**
      * Shard of an immutable key.
      *
      * @param key the key.

@@ -19,6 +19,7 @@ import io.orbitkv.ffm.HugePageMemory;
 import io.orbitkv.ffm.MappedRegion;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.catalog.CatalogContext;
 import io.orbitkv.manager.catalog.CatalogService;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.membership.MembershipSettings;
@@ -188,41 +189,68 @@ public final class Manager implements AutoCloseable
         }
         final NamespaceTable namespaces = new NamespaceTable(ctx.maxNamespaces());
 
-        ringAgent = new EngineRingAgent(
-            ctx, sections, blockStore, namespaces, poolRegion.segment(), systemCounters, errorHandler, errorLog, ssdTier);
-
         if (ctx.hasMembership())
         {
             // The catalog shares the ring agent's thread: inventory transitions happen inside the stores that thread
             // owns, and the journal they append to is streamed from the same thread.
-            catalog = new CatalogService(
-                ctx.nodeId(),
-                ctx.placement(),
-                runtimeUuid,
-                ctx.peerEndpoint(),
-                ctx.peerMtuLength(),
-                dir.toPath(),
-                namespaces,
-                blockStore.indexCapacity() + (null == ssdTier ? 0L : ssdTier.indexCapacity()),
-                ctx.catalogInventoryBytes(),
-                ctx.catalogJournalBytes(),
-                systemCounters,
-                countersManager,
-                errorHandler,
-                ctx.nanoClock(),
-                ringAgent);
+            final CatalogContext catalogContext = new CatalogContext()
+                .nodeId(ctx.nodeId())
+                .placement(ctx.placement())
+                .runtimeUuid(runtimeUuid)
+                .peerEndpoint(ctx.peerEndpoint())
+                .peerMtuLength(ctx.peerMtuLength())
+                .directory(dir.toPath())
+                .namespaces(namespaces)
+                .inventoryResidences(blockStore.indexCapacity() + (null == ssdTier ? 0L : ssdTier.indexCapacity()))
+                .inventoryBytes(ctx.catalogInventoryBytes())
+                .journalBytes(ctx.catalogJournalBytes())
+                .systemCounters(systemCounters)
+                .countersManager(countersManager)
+                .errorHandler(errorHandler)
+                .nanoClock(ctx.nanoClock())
+                .conclude();
+            try
+            {
+                // Joining runs on the membership threads; the catalog follows it (no remote work until registered).
+                // The record advertises the endpoint the peer transport bound.
+                membership = Membership.start(
+                    new MembershipSettings(
+                        ctx.etcdEndpoints(),
+                        ctx.clusterName(),
+                        ctx.nodeId(),
+                        ctx.membershipTtlSecs(),
+                        ctx.etcdDeadlineMs(),
+                        ctx.placement(),
+                        catalogContext.transport().endpoint(),
+                        ctx.transferEndpoint(),
+                        runtimeUuid,
+                        startTimeMs,
+                        ctx.joinTimeoutMs()),
+                    systemCounters,
+                    errorHandler,
+                    ctx.membershipLog(),
+                    ctx.nanoClock());
+            }
+            catch (final RuntimeException ex)
+            {
+                catalogContext.close();
+                throw ex;
+            }
+            catalog = new CatalogService(catalogContext, membership);
             blockStore.residencyObserver(catalog.dramObserver());
             if (null != ssdTier)
             {
                 ssdTier.residencyObserver(catalog.ssdObserver());
             }
-            ringAgent.catalog(catalog);
             if (ctx.idlePeerWait() && ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy waiting)
             {
                 // Idle, the agent sleeps in epoll on its peer socket: a peer's datagram wakes it, not the timer.
                 waiting.idleWait(catalog.transport().wakeup());
             }
         }
+
+        ringAgent = new EngineRingAgent(ctx, sections, blockStore, namespaces, poolRegion.segment(), systemCounters,
+            errorHandler, errorLog, ssdTier, catalog);
 
         if (ctx.idleSleep() && ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy waiting)
         {
@@ -264,29 +292,6 @@ public final class Manager implements AutoCloseable
             {
                 throw new UncheckedIOException("cannot serve /metrics on port " + ctx.metricsPort(), ex);
             }
-        }
-
-        if (ctx.hasMembership())
-        {
-            // Joining runs on the membership threads; the catalog follows it (no remote work until registered).
-            membership = Membership.start(
-                new MembershipSettings(
-                    ctx.etcdEndpoints(),
-                    ctx.clusterName(),
-                    ctx.nodeId(),
-                    ctx.membershipTtlSecs(),
-                    ctx.etcdDeadlineMs(),
-                    ctx.placement(),
-                    null == catalog ? ctx.peerEndpoint() : catalog.transport().endpoint(),
-                    ctx.transferEndpoint(),
-                    runtimeUuid,
-                    startTimeMs,
-                    ctx.joinTimeoutMs()),
-                systemCounters,
-                errorHandler,
-                ctx.membershipLog(),
-                ctx.nanoClock());
-            catalog.membership(membership);
         }
 
         readyMs = ctx.epochClock().time() - processStartMs();

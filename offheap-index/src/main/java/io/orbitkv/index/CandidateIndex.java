@@ -1,6 +1,7 @@
 package io.orbitkv.index;
 
 import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.StateKeyFlyweight;
 import org.agrona.BufferUtil;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -96,6 +97,26 @@ public final class CandidateIndex
     public static long entryBytes(final int hashLength, final int candidateCount)
     {
         return ENTRY_OVERHEAD_BYTES + hashLength + (long)candidateCount * CANDIDATE_BYTES;
+    }
+
+    /**
+     * {@link #put(DirectBuffer, int, int, DirectBuffer, int, int, CandidateSet, long)} for a key in a flyweight (its
+     * namespace id is not used: this index keeps its own namespace table).
+     */
+    public boolean put(final StateKeyFlyweight key, final CandidateSet set, final long nowMs)
+    {
+        return put(key.namespaceBuffer(), key.namespaceOffset(), key.namespaceLength(), key.hashBuffer(),
+            key.hashOffset(), key.hashLength(), set, nowMs);
+    }
+
+    /**
+     * {@link #get(DirectBuffer, int, int, DirectBuffer, int, int, long, CandidateSet)} for a key in a flyweight (its
+     * namespace id is not used: this index keeps its own namespace table).
+     */
+    public int get(final StateKeyFlyweight key, final long nowMs, final CandidateSet out)
+    {
+        return get(key.namespaceBuffer(), key.namespaceOffset(), key.namespaceLength(), key.hashBuffer(),
+            key.hashOffset(), key.hashLength(), nowMs, out);
     }
 
     /**

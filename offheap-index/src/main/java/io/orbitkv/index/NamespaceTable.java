@@ -185,6 +185,25 @@ public final class NamespaceTable
     }
 
     /**
+     * Point a view at a namespace's stored bytes, copying nothing: the view is read only by contract (names never
+     * change once registered) and stays valid for the table's life.
+     *
+     * @param id   a registered namespace id.
+     * @param view wrapped over the name.
+     * @return the name's length.
+     */
+    public int wrapNamespace(final int id, final org.agrona.concurrent.UnsafeBuffer view)
+    {
+        if (id < 0 || id >= size)
+        {
+            throw new IllegalArgumentException("unknown namespace id: " + id);
+        }
+        final byte[] name = names[id];
+        view.wrap(name);
+        return name.length;
+    }
+
+    /**
      * @return number of registered namespaces.
      */
     public int size()

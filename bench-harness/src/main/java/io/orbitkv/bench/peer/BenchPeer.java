@@ -21,7 +21,7 @@ import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerCounter;
-import io.orbitkv.manager.peer.ReceivingPeerHandler;
+import io.orbitkv.manager.catalog.CatalogHostHandler;
 import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.peer.PeerTransport;
 import org.agrona.BufferUtil;
@@ -38,7 +38,7 @@ import org.agrona.concurrent.status.CountersManager;
  * <p>
  * Like the transport, not thread safe: one thread drives {@link #doWork()} and everything the handler touches.
  */
-public final class BenchPeer extends ReceivingPeerHandler implements AutoCloseable
+public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
 {
     /**
      * Largest node index a benchmark uses (receiver slot table bound).

@@ -2,6 +2,7 @@ package io.orbitkv.manager.catalog;
 
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.StateKeyFlyweight;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -71,12 +72,12 @@ final class ColdQuerySlot
             keyBytes + namespaceLength + hashLength <= CatalogLimits.MAX_COLD_QUERY_KEY_BYTES;
     }
 
-    int addKey(
-        final int shard, final DirectBuffer hash, final int hashOffset, final int hashLength, final long fingerprint)
+    int addKey(final int shard, final StateKeyFlyweight key, final long fingerprint)
     {
         final int row = keyCount++;
+        final int hashLength = key.hashLength();
         shards[row] = shard;
-        ((UnsafeBuffer)hashes[row]).putBytes(0, hash, hashOffset, hashLength);
+        ((UnsafeBuffer)hashes[row]).putBytes(0, key.hashBuffer(), key.hashOffset(), hashLength);
         hashLengths[row] = hashLength;
         namespaceLengths[row] = namespaceLength;
         fingerprints[row] = fingerprint;
@@ -84,30 +85,22 @@ final class ColdQuerySlot
         return row;
     }
 
-    boolean matches(
-        final int row, final DirectBuffer ns, final int nsOffset, final int nsLength,
-        final DirectBuffer hash, final int hashOffset, final int hashLength)
+    /**
+     * @return true when row {@code row} asks for exactly this key.
+     */
+    boolean matches(final int row, final StateKeyFlyweight key)
     {
-        if (row >= keyCount || hashLengths[row] != hashLength || namespaceLength != nsLength)
-        {
-            return false;
-        }
-        for (int i = 0; i < nsLength; i++)
-        {
-            if (namespace.getByte(i) != ns.getByte(nsOffset + i))
-            {
-                return false;
-            }
-        }
-        final DirectBuffer stored = hashes[row];
-        for (int i = 0; i < hashLength; i++)
-        {
-            if (stored.getByte(i) != hash.getByte(hashOffset + i))
-            {
-                return false;
-            }
-        }
-        return true;
+        return row < keyCount && key.sameNamespace(namespace, 0, namespaceLength) &&
+            key.sameHash(hashes[row], 0, hashLengths[row]);
+    }
+
+    /**
+     * Point a flyweight at row {@code row}'s key.
+     */
+    StateKeyFlyweight key(final int row, final StateKeyFlyweight key)
+    {
+        return key.wrap(StateKeyFlyweight.NO_NAMESPACE_ID, namespace, 0, namespaceLength, hashes[row], 0,
+            hashLengths[row]);
     }
 
     void addWaiter(final PendingLookup lookup)

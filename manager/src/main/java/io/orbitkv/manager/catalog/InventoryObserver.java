@@ -1,6 +1,7 @@
 package io.orbitkv.manager.catalog;
 
 import io.orbitkv.catalog.ShardInventory;
+import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -10,6 +11,9 @@ import org.agrona.concurrent.UnsafeBuffer;
  * journal record in the same call): a seal is an addition, an eviction or removal a removal. Hooked into the store
  * itself, so no admission, promotion, eviction or cleanup path can skip it; DRAM entries are sealed only when their
  * copy finished, SSD entries only when their write completed.
+ * <p>
+ * The store's namespace id is an id of the Manager's namespace table, which the inventory shares: the key goes to the
+ * inventory with that id and a view of the table's name bytes, so a seal resolves no name back to an id.
  */
 final class InventoryObserver implements BlockStore.ResidencyObserver
 {
@@ -17,8 +21,9 @@ final class InventoryObserver implements BlockStore.ResidencyObserver
     private final ShardInventory inventory;
     private final NamespaceTable namespaces;
     private final CatalogMetrics metrics;
-    private final UnsafeBuffer namespace = new UnsafeBuffer(new byte[NamespaceTable.MAX_NAMESPACE_BYTES]);
+    private final UnsafeBuffer namespace = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer hash = new UnsafeBuffer(new byte[64]);
+    private final StateKeyFlyweight key = new StateKeyFlyweight();
 
     InventoryObserver(
         final int tier, final ShardInventory inventory, final NamespaceTable namespaces, final CatalogMetrics metrics)
@@ -31,11 +36,7 @@ final class InventoryObserver implements BlockStore.ResidencyObserver
 
     public void onResident(final BlockStore store, final int entryId)
     {
-        final int namespaceLength = namespaces.copyNamespace(store.namespaceId(entryId), namespace, 0);
-        store.getHash(entryId, hash, 0);
-        final long sequence = inventory.add(tier, namespace, 0, namespaceLength, hash, 0, store.hashLength(entryId),
-            store.insertionSequence(entryId), store.length(entryId));
-        if (sequence > 0)
+        if (inventory.add(tier, wrap(store, entryId), store.insertionSequence(entryId), store.length(entryId)) > 0)
         {
             metrics.inventoryAdds.incrementRelease();
         }
@@ -47,11 +48,17 @@ final class InventoryObserver implements BlockStore.ResidencyObserver
 
     public void onGone(final BlockStore store, final int entryId)
     {
-        final int namespaceLength = namespaces.copyNamespace(store.namespaceId(entryId), namespace, 0);
-        store.getHash(entryId, hash, 0);
-        if (inventory.remove(tier, namespace, 0, namespaceLength, hash, 0, store.hashLength(entryId)) > 0)
+        if (inventory.remove(tier, wrap(store, entryId)) > 0)
         {
             metrics.inventoryRemoves.incrementRelease();
         }
+    }
+
+    private StateKeyFlyweight wrap(final BlockStore store, final int entryId)
+    {
+        final int namespaceId = store.namespaceId(entryId);
+        final int namespaceLength = namespaces.wrapNamespace(namespaceId, namespace);
+        store.getHash(entryId, hash, 0);
+        return key.wrap(namespaceId, namespace, 0, namespaceLength, hash, 0, store.hashLength(entryId));
     }
 }

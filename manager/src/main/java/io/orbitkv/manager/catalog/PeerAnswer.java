@@ -1,15 +1,14 @@
 package io.orbitkv.manager.catalog;
 
-import io.orbitkv.manager.ring.ResponseProxy;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.KeyStatus;
 import java.nio.charset.StandardCharsets;
 
 /**
  * The peer part of one Lookup answer (engine ring schema version 2): the distinct owners (other Managers) and, per
- * {@code PEER} key, up to {@link EngineRingLimits#MAX_CANDIDATES_PER_KEY} candidate copies on them. Filled by whoever
- * asks the cluster catalog, encoded by {@link ResponseProxy#sendKeys(org.agrona.concurrent.ringbuffer.RingBuffer,
- * long, long, int, long, long, KeyStatus[], int[], int, PeerAnswer)}.
+ * {@code PEER} key, up to {@link EngineRingLimits#MAX_CANDIDATES_PER_KEY} candidate copies on them. Filled by the
+ * catalog's discovery, encoded by the engine ring's response proxy (the ring package depends on the catalog, never
+ * the reverse).
  *
  * <p>Pre-sized for the protocol limits and reused across lookups: {@link #reset()}, then owners, then candidates
  * appended in key order. Nothing here allocates; a refusal is a {@code false}/{@code -1} return, not an exception,

@@ -1,6 +1,7 @@
 package io.orbitkv.manager.catalog;
 
 import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.StateKeyShard;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.codecs.catalog.ResidenceTier;
@@ -8,8 +9,8 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.CandidateSet;
 import io.orbitkv.manager.membership.MemberRecord;
+import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerClient;
-import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2LongHashMap;
 
 /**
@@ -36,7 +37,8 @@ final class PeerDiscovery
     private static final long NO_QUERY = -1;
     private static final int ROW_BITS = 8;
 
-    private final CatalogService service;
+    private final CatalogHost host;
+    private final MemberViewSync members;
     private final CandidateIndex candidates;
     private final CatalogMetrics metrics;
     private final StateKeyShard shardFunction = new StateKeyShard();
@@ -44,20 +46,20 @@ final class PeerDiscovery
     private final ColdQuerySlot[] queries = new ColdQuerySlot[MAX_INFLIGHT_QUERIES];
     private final Long2LongHashMap inflightKeys = new Long2LongHashMap(NO_QUERY);
     private final CandidateSet set = new CandidateSet();
-    private final LookupAnswerSink sink;
+    private final StateKeyFlyweight key = new StateKeyFlyweight();
     private int activeLookups;
     private int activeQueries;
 
     PeerDiscovery(
-        final CatalogService service,
+        final CatalogHost host,
+        final MemberViewSync members,
         final CandidateIndex candidates,
-        final CatalogMetrics metrics,
-        final LookupAnswerSink sink)
+        final CatalogMetrics metrics)
     {
-        this.service = service;
+        this.host = host;
+        this.members = members;
         this.candidates = candidates;
         this.metrics = metrics;
-        this.sink = sink;
         for (int i = 0; i < lookups.length; i++)
         {
             lookups[i] = new PendingLookup(i);
@@ -87,8 +89,9 @@ final class PeerDiscovery
     /**
      * Resolve a filled lookup: at once when every key is warm (or nothing can be asked), else after its queries.
      */
-    void start(final PendingLookup lookup, final long nowMs)
+    void start(final PendingLookup lookup, final LookupAnswerSink sink, final PeerAgent agent, final long nowMs)
     {
+        lookup.sink = sink;
         lookup.generation++;
         lookup.active = true;
         lookup.outstanding = 0;
@@ -96,14 +99,10 @@ final class PeerDiscovery
         lookup.deadlineMs = nowMs + CatalogLimits.COLD_QUERY_BUDGET_MS;
         activeLookups++;
 
-        final DirectBuffer ns = lookup.namespaceBuffer();
-        final int nsLength = lookup.namespaceLength();
-        final DirectBuffer hashes = lookup.hashes();
         for (int k = 0; k < lookup.peerKeyCount(); k++)
         {
-            final int hashOffset = lookup.hashOffset(k);
-            final int hashLength = lookup.hashLength(k);
-            final int usable = usableCandidates(lookup, k, nowMs);
+            final StateKeyFlyweight key = lookup.key(k, this.key);
+            final int usable = usableCandidates(key, nowMs);
             if (usable > 0)
             {
                 metrics.candidateHits.incrementRelease();
@@ -114,48 +113,47 @@ final class PeerDiscovery
                 }
                 continue;
             }
-            final long fingerprint = fingerprint(ns, nsLength, hashes, hashOffset, hashLength);
+            final long fingerprint = fingerprint(key);
             final long inflight = inflightKeys.get(fingerprint);
             if (NO_QUERY != inflight)
             {
                 final ColdQuerySlot query = queries[(int)(inflight >>> ROW_BITS)];
-                if (query.active &&
-                    query.matches((int)(inflight & 0xFF), ns, 0, nsLength, hashes, hashOffset, hashLength))
+                if (query.active && query.matches((int)(inflight & 0xFF), key))
                 {
                     query.addWaiter(lookup);
                     metrics.coldCoalesced.incrementRelease();
                     continue;
                 }
             }
-            final int shard = shardFunction.shard(ns, 0, nsLength, hashes, hashOffset, hashLength);
-            if (service.hostsShard(shard))
+            final int shard = shardFunction.shard(key);
+            if (host.hostsShard(shard))
             {
                 // This Manager is the key's catalog host: its own view answers on this thread, without an RPC to
                 // itself through the media driver. An empty row stores nothing, as from a remote host.
                 metrics.localHostKeys.incrementRelease();
                 set.clear();
-                service.lookupHosted(shard, ns, nsLength, hashes, hashOffset, hashLength, set);
+                host.lookup(shard, key, set);
                 if (set.count() > 0)
                 {
-                    candidates.put(ns, 0, nsLength, hashes, hashOffset, hashLength, set, nowMs);
+                    candidates.put(key, set, nowMs);
                     if (k == lookup.answeredKeys)
                     {
-                        answerKey(lookup, k, usableCandidates(lookup, k, nowMs));
+                        answerKey(lookup, k, usableCandidates(key, nowMs));
                     }
                 }
                 continue;
             }
-            final HostLink link = service.linkForShard(shard);
+            final HostLink link = members.linkForShard(shard);
             if (null == link)
             {
                 continue;
             }
-            final ColdQuerySlot query = queryFor(lookup, link, hashLength, nowMs);
+            final ColdQuerySlot query = queryFor(lookup, link, key.hashLength(), agent);
             if (null == query)
             {
                 continue;
             }
-            final int row = query.addKey(shard, hashes, hashOffset, hashLength, fingerprint);
+            final int row = query.addKey(shard, key, fingerprint);
             inflightKeys.put(fingerprint, ((long)query.index << ROW_BITS) | row);
             query.addWaiter(lookup);
         }
@@ -165,17 +163,17 @@ final class PeerDiscovery
         }
         else
         {
-            sendReady(nowMs);
+            sendReady(agent, nowMs);
         }
     }
 
-    int doWork(final long nowMs)
+    int doWork(final PeerAgent agent, final long nowMs)
     {
         if (0 == activeLookups && 0 == activeQueries)
         {
             return 0;
         }
-        int work = sendReady(nowMs);
+        int work = sendReady(agent, nowMs);
         for (final ColdQuerySlot query : queries)
         {
             if (query.active && (nowMs - query.deadlineMs >= 0 || query.link.isClosed()))
@@ -218,8 +216,7 @@ final class PeerDiscovery
             }
             if (row < query.keyCount && set.count() > 0)
             {
-                candidates.put(query.namespace, 0, query.namespaceLength, query.hashes[row], 0, query.hashLengths[row],
-                    set, nowMs);
+                candidates.put(query.key(row, key), set, nowMs);
             }
         }
         finish(query, nowMs);
@@ -250,7 +247,7 @@ final class PeerDiscovery
     }
 
     private ColdQuerySlot queryFor(
-        final PendingLookup lookup, final HostLink link, final int hashLength, final long nowMs)
+        final PendingLookup lookup, final HostLink link, final int hashLength, final PeerAgent agent)
     {
         ColdQuerySlot free = null;
         for (final ColdQuerySlot query : queries)
@@ -266,22 +263,22 @@ final class PeerDiscovery
         }
         if (null != free)
         {
-            free.open(link, service.nextCorrelationId(), lookup.deadlineMs, lookup, lookup.namespaceBuffer(), 0,
+            free.open(link, agent.nextCorrelationId(), lookup.deadlineMs, lookup, lookup.namespaceBuffer(), 0,
                 lookup.namespaceLength());
             activeQueries++;
         }
         return free;
     }
 
-    private int sendReady(final long nowMs)
+    private int sendReady(final PeerAgent agent, final long nowMs)
     {
         int sent = 0;
         for (final ColdQuerySlot query : queries)
         {
             if (query.active && !query.sent)
             {
-                final PeerClient client = query.link.poll(service.agent(), nowMs);
-                if (null != client && service.agent().sendColdQuery(client, query.correlationId, query.shards[0],
+                final PeerClient client = query.link.poll(agent, nowMs);
+                if (null != client && agent.sendColdQuery(client, query.correlationId, query.shards[0],
                     query.keyCount, query.shards, query.namespaces, query.namespaceLengths, query.hashes,
                     query.hashLengths))
                 {
@@ -338,7 +335,7 @@ final class PeerDiscovery
                 statuses[keyIndex] = KeyStatus.NOT_ATTEMPTED;
                 lengths[keyIndex] = 0;
             }
-            else if (!answerKey(lookup, k, usableCandidates(lookup, k, nowMs)))
+            else if (!answerKey(lookup, k, usableCandidates(lookup.key(k, key), nowMs)))
             {
                 statuses[keyIndex] = KeyStatus.MISS;
                 lengths[keyIndex] = 0;
@@ -346,6 +343,8 @@ final class PeerDiscovery
             }
         }
         metrics.peerKeys.getAndAddRelease(lookup.answeredKeys);
+        final LookupAnswerSink sink = lookup.sink;
+        lookup.sink = null;
         sink.answer(lookup);
     }
 
@@ -361,7 +360,7 @@ final class PeerDiscovery
         int added = 0;
         for (int c = 0; c < usable; c++)
         {
-            final MemberRecord owner = service.memberByIncarnation(set.incarnationMsb(c), set.incarnationLsb(c));
+            final MemberRecord owner = members.memberByIncarnation(set.incarnationMsb(c), set.incarnationLsb(c));
             final int ownerIndex = answer.addOwner(set.incarnationMsb(c), set.incarnationLsb(c), owner.nodeId());
             if (ownerIndex >= 0 && answer.addCandidate(keyIndex, ownerIndex,
                 0 == set.tier(c) ? KeyStatus.DRAM : KeyStatus.SSD, set.insertionSequence(c), (int)set.byteSize(c)))
@@ -382,26 +381,18 @@ final class PeerDiscovery
         return false;
     }
 
-    private int usableCandidates(final PendingLookup lookup, final int k, final long nowMs)
-    {
-        return usableCandidates(lookup.namespaceBuffer(), lookup.namespaceLength(), lookup.hashes(),
-            lookup.hashOffset(k), lookup.hashLength(k), nowMs);
-    }
-
     /**
      * Fill {@link #set} with the key's candidates that can serve: known to the member view, not this Manager.
      */
-    private int usableCandidates(
-        final DirectBuffer ns, final int nsLength, final DirectBuffer hashes, final int hashOffset,
-        final int hashLength, final long nowMs)
+    private int usableCandidates(final StateKeyFlyweight key, final long nowMs)
     {
-        final int count = candidates.get(ns, 0, nsLength, hashes, hashOffset, hashLength, nowMs, set);
+        final int count = candidates.get(key, nowMs, set);
         int kept = 0;
         for (int c = 0; c < count; c++)
         {
             final long msb = set.incarnationMsb(c);
             final long lsb = set.incarnationLsb(c);
-            if (!service.isSelf(msb, lsb) && null != service.memberByIncarnation(msb, lsb))
+            if (!members.isSelf(msb, lsb) && null != members.memberByIncarnation(msb, lsb))
             {
                 if (kept != c)
                 {
@@ -414,19 +405,9 @@ final class PeerDiscovery
         return kept;
     }
 
-    private static long fingerprint(
-        final DirectBuffer ns, final int nsLength, final DirectBuffer hash, final int hashOffset, final int hashLength)
+    private static long fingerprint(final StateKeyFlyweight key)
     {
-        long h = 0xcbf29ce484222325L;
-        for (int i = 0; i < nsLength; i++)
-        {
-            h = (h ^ (ns.getByte(i) & 0xFF)) * 0x100000001b3L;
-        }
-        h = (h ^ 0xFF) * 0x100000001b3L;
-        for (int i = 0; i < hashLength; i++)
-        {
-            h = (h ^ (hash.getByte(hashOffset + i) & 0xFF)) * 0x100000001b3L;
-        }
+        final long h = key.fingerprint();
         return h == NO_QUERY ? 0 : h;
     }
 }

@@ -1,6 +1,7 @@
 package io.orbitkv.manager.catalog;
 
 import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.engine.KeyStatus;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -8,7 +9,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 /**
  * One engine Lookup waiting for peer candidates: the local answer (statuses, lengths, lease) and copies of the keys
  * after the local prefix, since the request frame is gone once the ring agent returns. Pooled by
- * {@link PeerDiscovery}; filled by the ring agent, answered through {@link LookupAnswerSink}.
+ * {@link PeerDiscovery}; filled by the ring agent, answered through the {@link LookupAnswerSink} it was started with.
  */
 public final class PendingLookup
 {
@@ -18,6 +19,7 @@ public final class PendingLookup
     long deadlineMs;
     int outstanding;
     int answeredKeys;
+    LookupAnswerSink sink;
 
     private long clientId;
     private long correlationId;
@@ -153,18 +155,12 @@ public final class PendingLookup
         return namespaceLength;
     }
 
-    UnsafeBuffer hashes()
+    /**
+     * Point a flyweight at peer key {@code peerKey} (valid until this lookup is reused).
+     */
+    StateKeyFlyweight key(final int peerKey, final StateKeyFlyweight key)
     {
-        return hashes;
-    }
-
-    int hashOffset(final int peerKey)
-    {
-        return peerKey * EngineRingLimits.MAX_HASH_LENGTH;
-    }
-
-    int hashLength(final int peerKey)
-    {
-        return hashLengths[peerKey];
+        return key.wrap(StateKeyFlyweight.NO_NAMESPACE_ID, namespace, 0, namespaceLength, hashes,
+            peerKey * EngineRingLimits.MAX_HASH_LENGTH, hashLengths[peerKey]);
     }
 }

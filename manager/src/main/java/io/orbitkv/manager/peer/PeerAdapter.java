@@ -35,6 +35,11 @@ import org.agrona.concurrent.UnsafeBuffer;
  * group counts or var-data lengths) is an {@link IndexOutOfBoundsException} turned into a counted MALFORMED
  * rejection with an entry in the error log. A rejection is answered with a CatalogResponse when the sender is
  * identifiable (an active session on this peer); anything else is only counted. Single threaded (the peer agent).
+ * <p>
+ * Longer than our usual file: it is the one decoder of the catalog schema, one handler per template sharing the
+ * per-frame state (current session, shard and correlation id for the rejection answer) and the route, key and
+ * rejection helpers, as Aeron keeps one ControlSessionAdapter per protocol. Splitting it by template would spread
+ * that state over classes that all need it.
  */
 final class PeerAdapter implements FragmentHandler
 {

@@ -102,7 +102,7 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
     private final AtomicCounter dutyCycles;
     private final AtomicCounter namespaceCount;
 
-    private CatalogService catalog;
+    private final CatalogService catalog;
     private final int[] scratchHashOffsets = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final int[] scratchHashLengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final int[] scratchCapacities = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
@@ -129,9 +129,11 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
         final SystemCounters counters,
         final ErrorHandler errorHandler,
         final DistinctErrorLog errorLog,
-        final SsdTier ssd)
+        final SsdTier ssd,
+        final CatalogService catalog)
     {
         this.ssd = ssd;
+        this.catalog = catalog;
         this.requestRing = new ManyToOneRingBuffer(sections.requestRing());
         this.slotTable = sections.slotTable();
         this.blockStore = blockStore;
@@ -659,7 +661,7 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
                 break;
             }
         }
-        catalog.startLookup(lookup);
+        catalog.startLookup(lookup, this);
         return true;
     }
 
@@ -677,14 +679,6 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
             session.responseRing, lookup.clientId(), lookup.correlationId(), LookupRequestDecoder.TEMPLATE_ID,
             lookup.localPrefix(), lookup.leaseId(), lookup.statuses(), lookup.lengths(), lookup.keyCount(),
             lookup.answer());
-    }
-
-    /**
-     * Serve Lookup requests with the peers flag through the cluster catalog (set before the agent starts).
-     */
-    public void catalog(final CatalogService catalog)
-    {
-        this.catalog = catalog;
     }
 
     void onRead(

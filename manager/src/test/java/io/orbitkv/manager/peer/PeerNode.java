@@ -18,6 +18,7 @@ import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
+import io.orbitkv.manager.catalog.CatalogHostHandler;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersManager;
 
@@ -26,7 +27,7 @@ import org.agrona.concurrent.status.CountersManager;
  * {@link PeerTransport} on a free loopback UDP port, with a handler that records what arrives the way the Manager
  * will wire it: deltas into {@link ShardReceiver}s, acks into the {@link OwnerJournal}, repairs served from it.
  */
-final class PeerNode extends ReceivingPeerHandler implements AutoCloseable
+final class PeerNode extends CatalogHostHandler implements AutoCloseable
 {
     static final long FINGERPRINT = 0x5EED_F00DL;
 

@@ -1,17 +1,22 @@
-package io.orbitkv.manager.peer;
+package io.orbitkv.manager.catalog;
 
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.catalog.CatalogStatus;
+import io.orbitkv.manager.peer.DeltaBatchOutcome;
+import io.orbitkv.manager.peer.PeerHandler;
+import io.orbitkv.manager.peer.PeerSession;
 
 /**
  * The catalog host's half of a {@link PeerHandler}: owner deltas and snapshot frames go to the {@link ShardReceiver}
  * of (publisher, shard) that the subclass resolves, outcomes become wire statuses ({@link ShardReceiver#catalogStatus}),
  * batch ends fill the ack and a rate-limited repair request. A frame from a publisher with no receiver is
- * UNREGISTERED_PUBLISHER. Subclasses (the Manager's catalog service, the bench and test peers) decide how a session
- * maps to a publisher and may observe outcomes; the owner and requester callbacks stay theirs.
+ * UNREGISTERED_PUBLISHER. Subclasses (the Manager's {@link CatalogPeerHandler}, the bench and test peers) decide how
+ * a session maps to a publisher and may observe outcomes; the owner and requester callbacks stay theirs. It lives with
+ * the catalog, not the transport: the peer package decodes and delivers frames, what a host does with them is the
+ * catalog's.
  */
-public abstract class ReceivingPeerHandler implements PeerHandler
+public abstract class CatalogHostHandler implements PeerHandler
 {
     /**
      * @return the receiver of the session's publisher for a hosted shard, or null when the publisher is unknown.

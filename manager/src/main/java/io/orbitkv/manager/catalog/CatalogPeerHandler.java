@@ -1,0 +1,92 @@
+package io.orbitkv.manager.catalog;
+
+import io.orbitkv.catalog.ShardReceiver;
+import io.orbitkv.codecs.catalog.CatalogStatus;
+import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
+import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.peer.PeerSession;
+import org.agrona.concurrent.NanoClock;
+
+/**
+ * Where the peer transport delivers this Manager's catalog traffic, by role: owner deltas and snapshot frames to the
+ * catalog host's receivers (the publisher's owner slot from the {@link MemberViewSync}), acks, repair requests and
+ * resync demands to the {@link OwnerStreams}, cold query answers and refusals to {@link PeerDiscovery}. Runs on the
+ * catalog agent's thread, inside the transport's poll.
+ */
+final class CatalogPeerHandler extends CatalogHostHandler
+{
+    private final MemberViewSync members;
+    private final OwnerStreams streams;
+    private final PeerDiscovery discovery;
+    private final CatalogMetrics metrics;
+    private final NanoClock clock;
+
+    CatalogPeerHandler(
+        final MemberViewSync members,
+        final OwnerStreams streams,
+        final PeerDiscovery discovery,
+        final CatalogMetrics metrics,
+        final NanoClock clock)
+    {
+        this.members = members;
+        this.streams = streams;
+        this.discovery = discovery;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Catalog host.
+
+    protected ShardReceiver receiverOf(final PeerSession session, final int shard)
+    {
+        return members.receiverOf(session.requesterIncarnationMsb(), session.requesterIncarnationLsb(), shard);
+    }
+
+    protected void onDeltaOutcome(final int outcome)
+    {
+        if (ShardReceiver.APPLIED == outcome)
+        {
+            metrics.recordsApplied.incrementRelease();
+        }
+    }
+
+    protected void onStatus(final CatalogStatus status)
+    {
+        if (CatalogStatus.RESYNC_REQUIRED == status)
+        {
+            metrics.hostResyncs.incrementRelease();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Owner and requester.
+
+    public void onAck(final PeerClient client, final int shard, final long contiguousSequence)
+    {
+        streams.onAck(client, shard, contiguousSequence, clock.nanoTime());
+    }
+
+    public void onGapRepair(
+        final PeerClient client, final int shard, final long correlationId, final long fromSequence,
+        final long toSequence)
+    {
+        streams.onGapRepair(client, shard, fromSequence, clock.nanoTime());
+    }
+
+    public void onColdQueryResponse(final PeerClient client, final ColdQueryResponseDecoder response)
+    {
+        discovery.onColdQueryResponse(client, response, clock.nanoTime() / 1_000_000L);
+    }
+
+    public void onResponse(
+        final PeerClient client, final int shard, final long correlationId, final CatalogStatus code,
+        final long relevantSequence)
+    {
+        if (CatalogStatus.RESYNC_REQUIRED == code || CatalogStatus.BUDGET_EXCEEDED == code)
+        {
+            streams.onResyncRequired(client, shard, clock.nanoTime());
+        }
+        discovery.onResponse(client, correlationId, clock.nanoTime() / 1_000_000L);
+    }
+}

@@ -1,0 +1,312 @@
+package io.orbitkv.manager.catalog;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import io.orbitkv.catalog.CatalogDirectory;
+import io.orbitkv.catalog.ShardReceiver;
+import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.manager.membership.MemberRecord;
+import io.orbitkv.manager.membership.MemberView;
+import io.orbitkv.manager.membership.Membership;
+import io.orbitkv.manager.peer.PeerAgent;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.collections.Object2IntHashMap;
+import org.agrona.concurrent.status.AtomicCounter;
+
+/**
+ * The catalog's copy of the member view, applied on the catalog agent's thread: which incarnation this runtime speaks
+ * as, one {@link HostLink} per catalog host incarnation (the owner streams and cold queries share them), which owner
+ * slot of the {@link CatalogHost} each member is, and which incarnations are retired. Hosts know publishers by
+ * runtime incarnation (every route carries it), mapped to a local owner slot through the view; the node index in a
+ * PeerConnect is not used for that.
+ * <p>
+ * Only complete views are applied: an incomplete one proves no absence, so the last complete one stays in force.
+ * Slow path: applying a view allocates (links, slots); looking a member up does not.
+ */
+final class MemberViewSync
+{
+    /**
+     * Retired incarnations remembered for answering their late frames STALE_INCARNATION (the receivers themselves
+     * remember the last {@link ShardReceiver#MAX_RETIRED_INCARNATIONS} each).
+     */
+    static final int MAX_RETIRED_INCARNATIONS = 4096;
+
+    private final String nodeId;
+    private final ShardPlacement placement;
+    private final CatalogHost host;
+    private final OwnerStreams streams;
+    private final AtomicCounter incarnationsRetired;
+    private long selfMsb;
+    private long selfLsb;
+
+    private final Map<String, HostLink> links = new HashMap<>();
+    private final Long2ObjectHashMap<MemberRecord> membersByMsb = new Long2ObjectHashMap<>();
+    private final Object2IntHashMap<String> slotByNode = new Object2IntHashMap<>(-1);
+    private final List<String> slotNodes = new ArrayList<>();
+    private final Long2ObjectHashMap<MemberRecord> retiredByMsb = new Long2ObjectHashMap<>();
+    private final boolean[] slotPresent = new boolean[CatalogDirectory.MAX_OWNERS];
+    private final boolean[] slotAdmitted = new boolean[CatalogDirectory.MAX_OWNERS];
+    private final long[] slotIncarnationMsb = new long[CatalogDirectory.MAX_OWNERS];
+    private final long[] slotIncarnationLsb = new long[CatalogDirectory.MAX_OWNERS];
+
+    private MemberView appliedView;
+    private MemberView skippedView;
+    private boolean resyncView;
+
+    MemberViewSync(
+        final String nodeId,
+        final ShardPlacement placement,
+        final UUID runtimeUuid,
+        final CatalogHost host,
+        final OwnerStreams streams,
+        final AtomicCounter incarnationsRetired)
+    {
+        this.nodeId = nodeId;
+        this.placement = placement;
+        this.selfMsb = runtimeUuid.getMostSignificantBits();
+        this.selfLsb = runtimeUuid.getLeastSignificantBits();
+        this.host = host;
+        this.streams = streams;
+        this.incarnationsRetired = incarnationsRetired;
+    }
+
+    boolean hasView()
+    {
+        return null != appliedView;
+    }
+
+    int ownerSlots()
+    {
+        return slotNodes.size();
+    }
+
+    HostLink linkForShard(final int shard)
+    {
+        return links.get(placement.hostOf(shard));
+    }
+
+    MemberRecord memberByIncarnation(final long msb, final long lsb)
+    {
+        final MemberRecord record = membersByMsb.get(msb);
+        return null != record && record.runtimeUuid().getLeastSignificantBits() == lsb ? record : null;
+    }
+
+    boolean isSelf(final long msb, final long lsb)
+    {
+        return msb == selfMsb && lsb == selfLsb;
+    }
+
+    /**
+     * @return the host's receiver of a publisher incarnation for a hosted shard (a retired incarnation's too, so its
+     * late frames are refused as stale), or null when the view never showed it.
+     */
+    ShardReceiver receiverOf(final long msb, final long lsb, final int shard)
+    {
+        MemberRecord record = memberByIncarnation(msb, lsb);
+        if (null == record)
+        {
+            record = retiredByMsb.get(msb);
+            if (null == record || record.runtimeUuid().getLeastSignificantBits() != lsb)
+            {
+                return null;
+            }
+        }
+        final int slot = slotByNode.getValue(record.nodeId());
+        return slot < 0 ? null : host.directory().receiver(slot, shard);
+    }
+
+    /**
+     * Follow the runtime UUID membership speaks for. After a lapsed registration the process is a new incarnation
+     * (design: the old one never revives): routes are judged against and sent from the new UUID, every session
+     * opened as the old one is closed, and once the view shows the new record the streams reconnect and start, as
+     * for any new session, with a snapshot cut: the inventory is re-announced through the normal snapshot path.
+     * The journal keeps its sequences; a new incarnation's receivers start from that snapshot's watermark.
+     */
+    int syncIncarnation(final Membership membership, final PeerAgent agent)
+    {
+        final UUID uuid = membership.runtimeUuid();
+        final long msb = uuid.getMostSignificantBits();
+        final long lsb = uuid.getLeastSignificantBits();
+        if (msb == selfMsb && lsb == selfLsb)
+        {
+            return 0;
+        }
+        final UUID previous = new UUID(selfMsb, selfLsb);
+        selfMsb = msb;
+        selfLsb = lsb;
+        host.localIncarnation(msb, lsb);
+        agent.localIncarnation(msb, lsb);
+        closeLinks(agent);
+        for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
+        {
+            streams.retarget(s, null);
+        }
+        resyncView = true;
+        membership.log().println("orbitkv catalog: node '" + nodeId + "' now speaks as runtime " + uuid + " (was " +
+            previous + "); its inventory is re-announced by snapshot once the view shows the new record");
+        return 1;
+    }
+
+    int syncView(final Membership membership, final PeerAgent agent)
+    {
+        final MemberView view = membership.view();
+        if ((view == appliedView && !resyncView) || view == skippedView || !view.isComplete())
+        {
+            // An incomplete view proves no absence: keep acting on the last complete one.
+            return 0;
+        }
+        final MemberRecord own = view.member(nodeId);
+        if (null == own || !isSelf(own.runtimeUuid().getMostSignificantBits(), own.runtimeUuid().getLeastSignificantBits()))
+        {
+            // The view does not show the incarnation this process speaks for yet (it is registering): wait for the
+            // one that does, so links and streams are built once, for the right identity.
+            skippedView = view;
+            return 0;
+        }
+        resyncView = false;
+        skippedView = null;
+        final MemberView previous = appliedView;
+        appliedView = view;
+
+        membersByMsb.clear();
+        for (final MemberRecord record : view.members().values())
+        {
+            membersByMsb.put(record.runtimeUuid().getMostSignificantBits(), record);
+        }
+        if (null != previous)
+        {
+            rememberRetired(previous);
+        }
+        applyLinks(view, agent);
+        applyOwnerSlots(view, membership);
+        return 1;
+    }
+
+    void closeLinks(final PeerAgent agent)
+    {
+        for (final HostLink link : links.values())
+        {
+            link.close(agent);
+        }
+        links.clear();
+    }
+
+    /**
+     * Incarnations leaving the view stay known, so their late frames reach the receiver that retired them and are
+     * refused as STALE_INCARNATION rather than as an unknown publisher.
+     */
+    private void rememberRetired(final MemberView previous)
+    {
+        for (final MemberRecord record : previous.members().values())
+        {
+            final UUID incarnation = record.runtimeUuid();
+            if (null == memberByIncarnation(incarnation.getMostSignificantBits(), incarnation.getLeastSignificantBits()))
+            {
+                if (retiredByMsb.size() >= MAX_RETIRED_INCARNATIONS)
+                {
+                    retiredByMsb.clear();
+                }
+                retiredByMsb.put(incarnation.getMostSignificantBits(), record);
+            }
+        }
+    }
+
+    private void applyLinks(final MemberView view, final PeerAgent agent)
+    {
+        for (final String node : placement.nodes())
+        {
+            final MemberRecord record = view.member(node);
+            final HostLink link = links.get(node);
+            if (null != link && !link.isFor(record))
+            {
+                link.close(agent);
+                links.remove(node);
+            }
+            if (null != record && !links.containsKey(node))
+            {
+                links.put(node, new HostLink(record));
+            }
+        }
+        for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
+        {
+            streams.retarget(s, linkForShard(s));
+        }
+    }
+
+    /**
+     * Catalog host: admit every member's incarnation, drop those the view no longer shows.
+     */
+    private void applyOwnerSlots(final MemberView view, final Membership membership)
+    {
+        Arrays.fill(slotPresent, false);
+        for (final MemberRecord record : view.members().values())
+        {
+            final int slot = slotFor(record.nodeId());
+            if (slot < 0)
+            {
+                continue;
+            }
+            slotPresent[slot] = true;
+            final long msb = record.runtimeUuid().getMostSignificantBits();
+            final long lsb = record.runtimeUuid().getLeastSignificantBits();
+            if (slotAdmitted[slot] && (slotIncarnationMsb[slot] != msb || slotIncarnationLsb[slot] != lsb))
+            {
+                retired(membership, slot, "replaced by " + record.runtimeUuid() + ", epoch " + record.epoch());
+            }
+            slotAdmitted[slot] = true;
+            slotIncarnationMsb[slot] = msb;
+            slotIncarnationLsb[slot] = lsb;
+            host.admitIncarnation(slot, msb, lsb);
+        }
+        for (int slot = 0; slot < slotNodes.size(); slot++)
+        {
+            if (!slotPresent[slot])
+            {
+                if (slotAdmitted[slot])
+                {
+                    retired(membership, slot, "left the member view");
+                    slotAdmitted[slot] = false;
+                }
+                host.dropMember(slot);
+            }
+        }
+    }
+
+    /**
+     * Admitting a new incarnation of an owner, or dropping one that left, retires the old one on every hosted shard:
+     * its evidence is dropped and its late frames are refused as stale (ShardReceiver).
+     */
+    private void retired(final Membership membership, final int slot, final String why)
+    {
+        if (0 == host.hostedCount())
+        {
+            return;
+        }
+        incarnationsRetired.incrementRelease();
+        membership.log().println("orbitkv catalog: retired incarnation " +
+            new UUID(slotIncarnationMsb[slot], slotIncarnationLsb[slot]) + " of node '" + slotNodes.get(slot) + "' (" +
+            why + "): its evidence on " + host.hostedCount() + " hosted shard(s) is dropped");
+    }
+
+    private int slotFor(final String node)
+    {
+        int slot = slotByNode.getValue(node);
+        if (slot < 0)
+        {
+            slot = slotNodes.size();
+            if (!host.directory().addOwner(slot))
+            {
+                return -1;
+            }
+            slotNodes.add(node);
+            slotByNode.put(node, slot);
+        }
+        return slot;
+    }
+}
