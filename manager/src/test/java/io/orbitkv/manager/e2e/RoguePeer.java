@@ -17,11 +17,11 @@ import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.codecs.catalog.CatalogStatus;
+import io.orbitkv.manager.catalog.CatalogHostHandler;
 import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.peer.PeerTransport;
-import io.orbitkv.manager.peer.ReceivingPeerHandler;
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -35,7 +35,7 @@ import org.agrona.concurrent.status.CountersManager;
  * <p>
  * Not thread safe: the test thread drives {@link #doWork()}.
  */
-final class RoguePeer extends ReceivingPeerHandler implements AutoCloseable
+final class RoguePeer extends CatalogHostHandler implements AutoCloseable
 {
     private final CatalogDirectory directory;
     private final OwnerJournal journal;
