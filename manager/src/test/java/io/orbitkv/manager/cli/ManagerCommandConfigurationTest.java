@@ -60,6 +60,11 @@ final class ManagerCommandConfigurationTest
             assertTrue(tableFlags.add(setting.flag()), "listed twice: " + setting.flag());
             assertNotNull(setting.property(), setting.flag() + " has no property");
             tableProperties.add(setting.property());
+            if (!"--no-pool-pretouch".equals(setting.flag()))
+            {
+                // one naming rule: the flag's words joined by dots under orbitkv.manager.
+                assertEquals("orbitkv.manager." + setting.flag().substring(2).replace('-', '.'), setting.property());
+            }
         }
         assertEquals(flags, tableFlags, "flags of orbitkv manager vs ManagerCommand.SETTINGS");
 
