@@ -47,7 +47,7 @@ final class MembershipBench
     {
         final SystemCounters counters = SystemCounters.inMemory();
         final MembershipSettings settings = new MembershipSettings(endpoints, cluster, nodeId,
-            MembershipConfiguration.MEMBERSHIP_TTL_SECS_DEFAULT, MembershipConfiguration.ETCD_DEADLINE_MS_DEFAULT,
+            io.orbitkv.manager.Configuration.MEMBERSHIP_TTL_SECS_DEFAULT, io.orbitkv.manager.Configuration.ETCD_DEADLINE_MS_DEFAULT,
             ShardPlacement.parse(catalog), "peer-" + nodeId, "transfer-" + nodeId, UUID.randomUUID(),
             System.currentTimeMillis());
         return new Member(Membership.join(settings, counters, Throwable::printStackTrace, QUIET,

@@ -1,7 +1,10 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.manager.idle.WaitingBackoffIdleStrategy;
+import io.orbitkv.manager.peer.PeerTransport;
 import java.io.File;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import org.agrona.SystemUtil;
 import org.agrona.concurrent.BackoffIdleStrategy;
@@ -10,9 +13,16 @@ import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.YieldingIdleStrategy;
 
 /**
- * Defaults and system properties of a Manager. Every setting has a {@code *_PROP_NAME} and a {@code *_DEFAULT};
- * the static accessors read the property (sizes accept k/m/g suffixes, durations ns/us/ms/s) and fall back to
- * the default. {@link ManagerContext} starts from these values and CLI flags override them.
+ * Every setting of a Manager, in one place: each has a system property ({@code *_PROP_NAME}), a default
+ * ({@code *_DEFAULT}, absent only where "unset" is the default) and a typed static getter that reads the property and
+ * falls back to the default. Values are parsed here only: sizes take k/m/g suffixes (powers of 1024), durations a
+ * ns/us/ms/s suffix, booleans exactly {@code true} or {@code false}; a value that does not parse fails with an
+ * {@link IllegalArgumentException} naming the property and the value, never falls back silently.
+ * <p>
+ * {@link ManagerContext} starts from these getters and its setters override them; {@code orbitkv manager} shows them
+ * as its defaults and sets only the flags given on its command line. So the precedence is: a flag (or a context
+ * setter), else the system property, else the default (docs/configuration.md). Range checks of the values are the
+ * context's {@link ManagerContext#conclude()}. Design limits that no one sets are plain constants without a property.
  */
 public final class Configuration
 {
@@ -148,10 +158,79 @@ public final class Configuration
      * number of seconds.
      */
     public static final String JOIN_TIMEOUT_PROP_NAME = "orbitkv.manager.join.timeout";
-    public static final long JOIN_TIMEOUT_MS_DEFAULT = io.orbitkv.manager.membership.MembershipConfiguration.JOIN_TIMEOUT_MS_DEFAULT;
+
+    /**
+     * Default time a Manager keeps trying to join (placement check and first registration) before it gives up. The
+     * first calls of a fresh JVM pay for class loading and connection set-up: measured here ~0.9 s unloaded and
+     * 2.4-2.8 s with three JVMs starting on two busy cores, so one call deadline alone is not a fair verdict on
+     * etcd's reachability.
+     */
+    public static final long JOIN_TIMEOUT_MS_DEFAULT = 60_000;
 
     /** {@link #JOIN_TIMEOUT_MS_DEFAULT} as a flag value. */
     public static final String JOIN_TIMEOUT_DEFAULT_TEXT = "60s";
+
+    /** Shortest accepted join timeout. */
+    public static final long MIN_JOIN_TIMEOUT_MS = 100;
+
+    /** etcd client URLs, comma-separated; unset (the default) keeps the Manager standalone, with no jetcd threads. */
+    public static final String ETCD_ENDPOINTS_PROP_NAME = "orbitkv.manager.etcd.endpoints";
+
+    /** Cluster to join (an etcd key segment); required with etcd endpoints, no default. */
+    public static final String CLUSTER_NAME_PROP_NAME = "orbitkv.manager.cluster.name";
+
+    /** Stable node id of this Manager in its cluster; required with etcd endpoints, no default. */
+    public static final String NODE_ID_PROP_NAME = "orbitkv.manager.node.id";
+
+    /** The cluster's 1-16 catalog node ids; required with etcd endpoints, no default. */
+    public static final String CATALOG_NODES_PROP_NAME = "orbitkv.manager.catalog.nodes";
+
+    /** Lease TTL of the member record, in seconds (design: --membership-ttl-secs, default 10). */
+    public static final String MEMBERSHIP_TTL_SECS_PROP_NAME = "orbitkv.manager.membership.ttl.secs";
+    public static final int MEMBERSHIP_TTL_SECS_DEFAULT = 10;
+
+    /**
+     * Shortest accepted lease TTL. Measured on this stack (notes/etcd.md): with 2 s leases were lost across a
+     * 4 s etcd restart and across leader elections; 10 s survived both. jetcd also drops a lease locally once a
+     * whole TTL passes without a keepalive reply.
+     */
+    public static final int MIN_MEMBERSHIP_TTL_SECS = 10;
+
+    /** Deadline of every etcd call, in milliseconds: an unreachable etcd must never hang a thread. */
+    public static final String ETCD_DEADLINE_MS_PROP_NAME = "orbitkv.manager.etcd.deadline.ms";
+    public static final long ETCD_DEADLINE_MS_DEFAULT = 2_000;
+
+    /** Shortest etcd call deadline accepted. */
+    public static final long MIN_ETCD_DEADLINE_MS = 100;
+
+    /**
+     * HOST:PORT of the catalog's Aeron UDP endpoint. The default binds loopback with a port the OS picks (the bound
+     * port is what the member record advertises); set a routable HOST:PORT for Managers on several hosts.
+     */
+    public static final String PEER_ENDPOINT_PROP_NAME = "orbitkv.manager.peer.endpoint";
+    public static final String PEER_ENDPOINT_DEFAULT = "127.0.0.1:0";
+
+    /** Payload bytes per peer datagram: {@code auto} (the interface's MTU) or a number; see {@link #parsePeerMtu}. */
+    public static final String PEER_MTU_PROP_NAME = "orbitkv.manager.peer.mtu";
+    public static final int PEER_MTU_DEFAULT = PeerTransport.AUTO_MTU;
+
+    /** Transfer endpoint advertised in the member record (placeholder until the transfer transport exists). */
+    public static final String TRANSFER_ENDPOINT_PROP_NAME = "orbitkv.manager.transfer.endpoint";
+    public static final String TRANSFER_ENDPOINT_DEFAULT = "localhost:7471";
+
+    /** Bytes of the owner journals of all 16 shards together (design: 16 MiB). */
+    public static final String CATALOG_JOURNAL_BYTES_PROP_NAME = "orbitkv.manager.catalog.journal.bytes";
+    public static final long CATALOG_JOURNAL_BYTES_DEFAULT = CatalogLimits.JOURNAL_BUDGET_BYTES;
+
+    /** Ceiling of the owner inventory's off-heap tables (all 16 shards; about 144 bytes per residence). */
+    public static final String CATALOG_INVENTORY_BYTES_PROP_NAME = "orbitkv.manager.catalog.inventory.bytes";
+    public static final long CATALOG_INVENTORY_BYTES_DEFAULT = 32L << 20;
+
+    /** Smallest inventory: a few thousand residences. */
+    public static final long MIN_CATALOG_INVENTORY_BYTES = 1L << 20;
+
+    /** Smallest catalog journal: one segment per shard. */
+    public static final long MIN_CATALOG_JOURNAL_BYTES = 16L * io.orbitkv.catalog.OwnerJournal.DEFAULT_SEGMENT_BYTES;
 
     public static final String METRICS_PORT_PROP_NAME = "orbitkv.manager.metrics.port";
     public static final int METRICS_PORT_DEFAULT = 0;
@@ -181,10 +260,10 @@ public final class Configuration
     public static final int SSD_QUEUE_DEPTH_DEFAULT = 64;
 
     /** Longest an eviction waits for in-flight SSD writes to free staging before it skips the admission. */
-    public static final long SSD_ADMISSION_WAIT_NS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
+    public static final long SSD_ADMISSION_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(100);
 
     /** Slice of that wait spent in the kernel per completion poll. */
-    public static final long SSD_ADMISSION_WAIT_SLICE_NS = java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(50);
+    public static final long SSD_ADMISSION_WAIT_SLICE_NS = TimeUnit.MICROSECONDS.toNanos(50);
 
     public static final String SSD_BACKEND_PROP_NAME = "orbitkv.manager.ssd.backend";
     public static final SsdBackendChoice SSD_BACKEND_DEFAULT = SsdBackendChoice.AUTO;
@@ -241,7 +320,7 @@ public final class Configuration
          */
         public String flagValue()
         {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 
@@ -256,28 +335,6 @@ public final class Configuration
         IO_URING,
         /** FileChannel with ExtendedOpenOption.DIRECT, even when io_uring works. */
         FILECHANNEL
-    }
-
-    public static SsdAdmission parseSsdAdmission(final String value)
-    {
-        return switch (value.trim().toLowerCase(java.util.Locale.ROOT))
-        {
-            case "on-evict", "on_evict" -> SsdAdmission.ON_EVICT;
-            case "on-publish", "on_publish" -> SsdAdmission.ON_PUBLISH;
-            case "off" -> SsdAdmission.OFF;
-            default -> throw new IllegalArgumentException("--ssd-admission must be on-evict, on-publish or off: " + value);
-        };
-    }
-
-    public static SsdBackendChoice parseSsdBackend(final String value)
-    {
-        return switch (value.trim().toLowerCase(java.util.Locale.ROOT))
-        {
-            case "auto" -> SsdBackendChoice.AUTO;
-            case "io_uring", "io-uring", "iouring" -> SsdBackendChoice.IO_URING;
-            case "filechannel", "file-channel" -> SsdBackendChoice.FILECHANNEL;
-            default -> throw new IllegalArgumentException("--ssd-backend must be auto, io_uring or filechannel: " + value);
-        };
     }
 
     /** Leases (pinned Lookup prefixes) one client may hold at once (design: pins are bounded per client). */
@@ -340,43 +397,6 @@ public final class Configuration
     }
 
     /**
-     * @return the join timeout in milliseconds from {@link #JOIN_TIMEOUT_PROP_NAME}, or its default.
-     */
-    public static long joinTimeoutMs()
-    {
-        final String value = System.getProperty(JOIN_TIMEOUT_PROP_NAME);
-        return null == value ? JOIN_TIMEOUT_MS_DEFAULT : parseJoinTimeoutMs(value);
-    }
-
-    /**
-     * Parse a join timeout: {@code 500ms}, {@code 60s} or a bare number of seconds.
-     *
-     * @param value the text.
-     * @return milliseconds.
-     * @throws IllegalArgumentException if it is not of that form.
-     */
-    public static long parseJoinTimeoutMs(final String value)
-    {
-        final String text = value.trim().toLowerCase(java.util.Locale.ROOT);
-        try
-        {
-            if (text.endsWith("ms"))
-            {
-                return Long.parseLong(text.substring(0, text.length() - 2).trim());
-            }
-            if (text.endsWith("s"))
-            {
-                return TimeUnit.SECONDS.toMillis(Long.parseLong(text.substring(0, text.length() - 1).trim()));
-            }
-            return TimeUnit.SECONDS.toMillis(Long.parseLong(text));
-        }
-        catch (final NumberFormatException ex)
-        {
-            throw new IllegalArgumentException("--join-timeout takes a duration such as 60s or 500ms: '" + value + "'");
-        }
-    }
-
-    /**
      * The Manager directory: the property if set, else {@code /dev/shm/orbitkv/<name>}.
      *
      * @param name the Manager name.
@@ -395,53 +415,381 @@ public final class Configuration
 
     public static long poolBytes()
     {
-        return SystemUtil.getSizeAsLong(POOL_BYTES_PROP_NAME, POOL_BYTES_DEFAULT);
+        return sizeProperty(POOL_BYTES_PROP_NAME, POOL_BYTES_DEFAULT);
+    }
+
+    /**
+     * @return whether {@link #MAX_BLOCK_BYTES_PROP_NAME} is set: an explicit largest block is validated against a small
+     * pool, the default one shrinks to fit it.
+     */
+    public static boolean maxBlockBytesSet()
+    {
+        return null != System.getProperty(MAX_BLOCK_BYTES_PROP_NAME);
     }
 
     public static int maxBlockBytes()
     {
-        return SystemUtil.getSizeAsInt(MAX_BLOCK_BYTES_PROP_NAME, MAX_BLOCK_BYTES_DEFAULT);
+        return intSizeProperty(MAX_BLOCK_BYTES_PROP_NAME, MAX_BLOCK_BYTES_DEFAULT);
     }
 
     public static long indexBudgetBytes()
     {
-        return SystemUtil.getSizeAsLong(INDEX_BUDGET_BYTES_PROP_NAME, INDEX_BUDGET_BYTES_DEFAULT);
+        return sizeProperty(INDEX_BUDGET_BYTES_PROP_NAME, INDEX_BUDGET_BYTES_DEFAULT);
     }
 
     public static int maxClients()
     {
-        return Integer.getInteger(MAX_CLIENTS_PROP_NAME, MAX_CLIENTS_DEFAULT);
+        return intProperty(MAX_CLIENTS_PROP_NAME, MAX_CLIENTS_DEFAULT);
     }
 
     public static int requestRingBytes()
     {
-        return SystemUtil.getSizeAsInt(REQUEST_RING_BYTES_PROP_NAME, REQUEST_RING_BYTES_DEFAULT);
+        return intSizeProperty(REQUEST_RING_BYTES_PROP_NAME, REQUEST_RING_BYTES_DEFAULT);
     }
 
     public static int responseRingBytes()
     {
-        return SystemUtil.getSizeAsInt(RESPONSE_RING_BYTES_PROP_NAME, RESPONSE_RING_BYTES_DEFAULT);
+        return intSizeProperty(RESPONSE_RING_BYTES_PROP_NAME, RESPONSE_RING_BYTES_DEFAULT);
     }
 
     public static long clientTimeoutNs()
     {
-        return SystemUtil.getDurationInNanos(CLIENT_TIMEOUT_PROP_NAME, CLIENT_TIMEOUT_NS_DEFAULT);
+        return durationProperty(CLIENT_TIMEOUT_PROP_NAME, CLIENT_TIMEOUT_NS_DEFAULT);
     }
 
     public static long maxDataRegionBytes()
     {
-        return SystemUtil.getSizeAsLong(MAX_DATA_REGION_BYTES_PROP_NAME, MAX_DATA_REGION_BYTES_DEFAULT);
+        return sizeProperty(MAX_DATA_REGION_BYTES_PROP_NAME, MAX_DATA_REGION_BYTES_DEFAULT);
     }
 
     public static PoolPretouch poolPretouch()
     {
         final String value = System.getProperty(POOL_PRETOUCH_PROP_NAME);
-        return null == value ? POOL_PRETOUCH_DEFAULT : parsePoolPretouch(value);
+        return null == value ? POOL_PRETOUCH_DEFAULT : parsePoolPretouch(POOL_PRETOUCH_PROP_NAME, value);
     }
 
     public static long poolPretouchPauseNs()
     {
-        return SystemUtil.getDurationInNanos(POOL_PRETOUCH_PAUSE_PROP_NAME, POOL_PRETOUCH_PAUSE_NS_DEFAULT);
+        return durationProperty(POOL_PRETOUCH_PAUSE_PROP_NAME, POOL_PRETOUCH_PAUSE_NS_DEFAULT);
+    }
+
+    public static int copyChunkBytes()
+    {
+        return intSizeProperty(COPY_CHUNK_BYTES_PROP_NAME, COPY_CHUNK_BYTES_DEFAULT);
+    }
+
+    public static ThreadingMode threadingMode()
+    {
+        final String value = System.getProperty(THREADING_PROP_NAME);
+        return null == value ? THREADING_DEFAULT : parseThreadingMode(THREADING_PROP_NAME, value);
+    }
+
+    public static String idleStrategyName()
+    {
+        return System.getProperty(IDLE_STRATEGY_PROP_NAME, IDLE_STRATEGY_DEFAULT);
+    }
+
+    public static boolean idlePeerWait()
+    {
+        return booleanProperty(IDLE_PEER_WAIT_PROP_NAME, IDLE_PEER_WAIT_DEFAULT);
+    }
+
+    public static boolean idleSleep()
+    {
+        return booleanProperty(IDLE_SLEEP_PROP_NAME, IDLE_SLEEP_DEFAULT);
+    }
+
+    public static long idleSleepAfterNs()
+    {
+        return durationProperty(IDLE_SLEEP_AFTER_PROP_NAME, IDLE_SLEEP_AFTER_NS_DEFAULT);
+    }
+
+    public static long idleSleepMaxNs()
+    {
+        return durationProperty(IDLE_SLEEP_MAX_PROP_NAME, IDLE_SLEEP_MAX_NS_DEFAULT);
+    }
+
+    public static long agentTimerSlackNs()
+    {
+        return longProperty(AGENT_TIMER_SLACK_NS_PROP_NAME, AGENT_TIMER_SLACK_NS_DEFAULT);
+    }
+
+    public static int metricsPort()
+    {
+        return intProperty(METRICS_PORT_PROP_NAME, METRICS_PORT_DEFAULT);
+    }
+
+    public static int maxNamespaces()
+    {
+        return intProperty(MAX_NAMESPACES_PROP_NAME, MAX_NAMESPACES_DEFAULT);
+    }
+
+    public static int countersValuesBytes()
+    {
+        return intSizeProperty(COUNTERS_VALUES_BYTES_PROP_NAME, COUNTERS_VALUES_BYTES_DEFAULT);
+    }
+
+    public static int errorLogBytes()
+    {
+        return intSizeProperty(ERROR_LOG_BYTES_PROP_NAME, ERROR_LOG_BYTES_DEFAULT);
+    }
+
+    /**
+     * @return the SSD tier's directory, or null (the default) for no SSD tier.
+     */
+    public static File ssdDir()
+    {
+        final String value = System.getProperty(SSD_DIR_PROP_NAME);
+        return null == value ? null : new File(value);
+    }
+
+    public static long ssdBytes()
+    {
+        return sizeProperty(SSD_BYTES_PROP_NAME, SSD_BYTES_DEFAULT);
+    }
+
+    public static SsdAdmission ssdAdmission()
+    {
+        final String value = System.getProperty(SSD_ADMISSION_PROP_NAME);
+        return null == value ? SSD_ADMISSION_DEFAULT : parseSsdAdmission(SSD_ADMISSION_PROP_NAME, value);
+    }
+
+    public static boolean ssdPromote()
+    {
+        return booleanProperty(SSD_PROMOTE_PROP_NAME, SSD_PROMOTE_DEFAULT);
+    }
+
+    public static int ssdQueueDepth()
+    {
+        return intProperty(SSD_QUEUE_DEPTH_PROP_NAME, SSD_QUEUE_DEPTH_DEFAULT);
+    }
+
+    public static SsdBackendChoice ssdBackend()
+    {
+        final String value = System.getProperty(SSD_BACKEND_PROP_NAME);
+        return null == value ? SSD_BACKEND_DEFAULT : parseSsdBackend(SSD_BACKEND_PROP_NAME, value);
+    }
+
+    public static long ssdStagingBytes()
+    {
+        return sizeProperty(SSD_STAGING_BYTES_PROP_NAME, SSD_STAGING_BYTES_DEFAULT);
+    }
+
+    /**
+     * @return the etcd endpoints, or null (the default) for a standalone Manager.
+     */
+    public static String etcdEndpoints()
+    {
+        return System.getProperty(ETCD_ENDPOINTS_PROP_NAME);
+    }
+
+    public static String clusterName()
+    {
+        return System.getProperty(CLUSTER_NAME_PROP_NAME);
+    }
+
+    public static String nodeId()
+    {
+        return System.getProperty(NODE_ID_PROP_NAME);
+    }
+
+    public static String catalogNodes()
+    {
+        return System.getProperty(CATALOG_NODES_PROP_NAME);
+    }
+
+    public static int membershipTtlSecs()
+    {
+        return intProperty(MEMBERSHIP_TTL_SECS_PROP_NAME, MEMBERSHIP_TTL_SECS_DEFAULT);
+    }
+
+    public static long etcdDeadlineMs()
+    {
+        return longProperty(ETCD_DEADLINE_MS_PROP_NAME, ETCD_DEADLINE_MS_DEFAULT);
+    }
+
+    /**
+     * @return the join timeout in milliseconds from {@link #JOIN_TIMEOUT_PROP_NAME}, or its default.
+     */
+    public static long joinTimeoutMs()
+    {
+        final String value = System.getProperty(JOIN_TIMEOUT_PROP_NAME);
+        return null == value ? JOIN_TIMEOUT_MS_DEFAULT : parseJoinTimeoutMs(JOIN_TIMEOUT_PROP_NAME, value);
+    }
+
+    public static String peerEndpoint()
+    {
+        return System.getProperty(PEER_ENDPOINT_PROP_NAME, PEER_ENDPOINT_DEFAULT);
+    }
+
+    public static int peerMtuLength()
+    {
+        final String value = System.getProperty(PEER_MTU_PROP_NAME);
+        return null == value ? PEER_MTU_DEFAULT : parsePeerMtu(PEER_MTU_PROP_NAME, value);
+    }
+
+    public static String transferEndpoint()
+    {
+        return System.getProperty(TRANSFER_ENDPOINT_PROP_NAME, TRANSFER_ENDPOINT_DEFAULT);
+    }
+
+    public static long catalogJournalBytes()
+    {
+        return sizeProperty(CATALOG_JOURNAL_BYTES_PROP_NAME, CATALOG_JOURNAL_BYTES_DEFAULT);
+    }
+
+    public static long catalogInventoryBytes()
+    {
+        return sizeProperty(CATALOG_INVENTORY_BYTES_PROP_NAME, CATALOG_INVENTORY_BYTES_DEFAULT);
+    }
+
+    /**
+     * Parse a size: a number of bytes with an optional k, m or g suffix (powers of 1024).
+     *
+     * @param name  the flag or property the value is for, named in the error.
+     * @param value the text.
+     * @return bytes.
+     * @throws IllegalArgumentException naming {@code name} and the value if it is not a size.
+     */
+    public static long parseSize(final String name, final String value)
+    {
+        try
+        {
+            return SystemUtil.parseSize(name, value.trim());
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw invalid(name, "a size such as 4096, 64k, 1m or 2g", value);
+        }
+    }
+
+    /**
+     * Parse a size that must fit an int (below 2g).
+     *
+     * @param name  the flag or property the value is for, named in the error.
+     * @param value the text.
+     * @return bytes.
+     * @throws IllegalArgumentException naming {@code name} and the value.
+     */
+    public static int parseIntSize(final String name, final String value)
+    {
+        final long bytes = parseSize(name, value);
+        if (bytes > Integer.MAX_VALUE)
+        {
+            throw invalid(name, "below 2g", value);
+        }
+        return (int)bytes;
+    }
+
+    /**
+     * Parse a duration: a number with a ns, us, ms or s suffix (none means ns).
+     *
+     * @param name  the flag or property the value is for, named in the error.
+     * @param value the text.
+     * @return nanoseconds.
+     * @throws IllegalArgumentException naming {@code name} and the value.
+     */
+    public static long parseDurationNs(final String name, final String value)
+    {
+        try
+        {
+            return SystemUtil.parseDuration(name, value.trim());
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw invalid(name, "a duration such as 500ms or 5s", value);
+        }
+    }
+
+    /**
+     * Parse a boolean strictly: {@code true} or {@code false}, case-insensitive. Anything else is an error rather
+     * than false, so a mistyped setting is never taken for "off".
+     *
+     * @param name  the flag or property the value is for, named in the error.
+     * @param value the text.
+     * @return the value.
+     * @throws IllegalArgumentException naming {@code name} and the value.
+     */
+    public static boolean parseBoolean(final String name, final String value)
+    {
+        return switch (value.trim().toLowerCase(Locale.ROOT))
+        {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw invalid(name, "true or false", value);
+        };
+    }
+
+    /**
+     * Parse a decimal int.
+     *
+     * @param name  the flag or property the value is for, named in the error.
+     * @param value the text.
+     * @return the value.
+     * @throws IllegalArgumentException naming {@code name} and the value.
+     */
+    public static int parseInt(final String name, final String value)
+    {
+        try
+        {
+            return Integer.parseInt(value.trim());
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw invalid(name, "an integer", value);
+        }
+    }
+
+    /**
+     * Parse a decimal long.
+     *
+     * @param name  the flag or property the value is for, named in the error.
+     * @param value the text.
+     * @return the value.
+     * @throws IllegalArgumentException naming {@code name} and the value.
+     */
+    public static long parseLong(final String name, final String value)
+    {
+        try
+        {
+            return Long.parseLong(value.trim());
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw invalid(name, "an integer", value);
+        }
+    }
+
+    public static SsdAdmission parseSsdAdmission(final String value)
+    {
+        return parseSsdAdmission("--ssd-admission", value);
+    }
+
+    public static SsdAdmission parseSsdAdmission(final String name, final String value)
+    {
+        return switch (value.trim().toLowerCase(Locale.ROOT))
+        {
+            case "on-evict", "on_evict" -> SsdAdmission.ON_EVICT;
+            case "on-publish", "on_publish" -> SsdAdmission.ON_PUBLISH;
+            case "off" -> SsdAdmission.OFF;
+            default -> throw invalid(name, "on-evict, on-publish or off", value);
+        };
+    }
+
+    public static SsdBackendChoice parseSsdBackend(final String value)
+    {
+        return parseSsdBackend("--ssd-backend", value);
+    }
+
+    public static SsdBackendChoice parseSsdBackend(final String name, final String value)
+    {
+        return switch (value.trim().toLowerCase(Locale.ROOT))
+        {
+            case "auto" -> SsdBackendChoice.AUTO;
+            case "io_uring", "io-uring", "iouring" -> SsdBackendChoice.IO_URING;
+            case "filechannel", "file-channel" -> SsdBackendChoice.FILECHANNEL;
+            default -> throw invalid(name, "auto, io_uring or filechannel", value);
+        };
     }
 
     /**
@@ -452,77 +800,18 @@ public final class Configuration
      */
     public static PoolPretouch parsePoolPretouch(final String value)
     {
-        return switch (value.trim().toLowerCase(java.util.Locale.ROOT))
+        return parsePoolPretouch("--pool-pretouch", value);
+    }
+
+    public static PoolPretouch parsePoolPretouch(final String name, final String value)
+    {
+        return switch (value.trim().toLowerCase(Locale.ROOT))
         {
             case "background" -> PoolPretouch.BACKGROUND;
             case "blocking", "true" -> PoolPretouch.BLOCKING;
             case "off", "false" -> PoolPretouch.OFF;
-            default -> throw new IllegalArgumentException(
-                "--pool-pretouch must be background, blocking or off (true/false: blocking/off): " + value);
+            default -> throw invalid(name, "background, blocking or off (true/false: blocking/off)", value);
         };
-    }
-
-    public static int copyChunkBytes()
-    {
-        return SystemUtil.getSizeAsInt(COPY_CHUNK_BYTES_PROP_NAME, COPY_CHUNK_BYTES_DEFAULT);
-    }
-
-    public static ThreadingMode threadingMode()
-    {
-        final String value = System.getProperty(THREADING_PROP_NAME);
-        return null == value ? THREADING_DEFAULT : parseThreadingMode(value);
-    }
-
-    public static String idleStrategyName()
-    {
-        return System.getProperty(IDLE_STRATEGY_PROP_NAME, IDLE_STRATEGY_DEFAULT);
-    }
-
-    public static boolean idlePeerWait()
-    {
-        final String value = System.getProperty(IDLE_PEER_WAIT_PROP_NAME);
-        return null == value ? IDLE_PEER_WAIT_DEFAULT : Boolean.parseBoolean(value);
-    }
-
-    public static boolean idleSleep()
-    {
-        final String value = System.getProperty(IDLE_SLEEP_PROP_NAME);
-        return null == value ? IDLE_SLEEP_DEFAULT : Boolean.parseBoolean(value);
-    }
-
-    public static long idleSleepAfterNs()
-    {
-        return SystemUtil.getDurationInNanos(IDLE_SLEEP_AFTER_PROP_NAME, IDLE_SLEEP_AFTER_NS_DEFAULT);
-    }
-
-    public static long idleSleepMaxNs()
-    {
-        return SystemUtil.getDurationInNanos(IDLE_SLEEP_MAX_PROP_NAME, IDLE_SLEEP_MAX_NS_DEFAULT);
-    }
-
-    public static long agentTimerSlackNs()
-    {
-        return Long.getLong(AGENT_TIMER_SLACK_NS_PROP_NAME, AGENT_TIMER_SLACK_NS_DEFAULT);
-    }
-
-    public static int metricsPort()
-    {
-        return Integer.getInteger(METRICS_PORT_PROP_NAME, METRICS_PORT_DEFAULT);
-    }
-
-    public static int maxNamespaces()
-    {
-        return Integer.getInteger(MAX_NAMESPACES_PROP_NAME, MAX_NAMESPACES_DEFAULT);
-    }
-
-    public static int countersValuesBytes()
-    {
-        return SystemUtil.getSizeAsInt(COUNTERS_VALUES_BYTES_PROP_NAME, COUNTERS_VALUES_BYTES_DEFAULT);
-    }
-
-    public static int errorLogBytes()
-    {
-        return SystemUtil.getSizeAsInt(ERROR_LOG_BYTES_PROP_NAME, ERROR_LOG_BYTES_DEFAULT);
     }
 
     /**
@@ -533,15 +822,168 @@ public final class Configuration
      */
     public static ThreadingMode parseThreadingMode(final String value)
     {
-        switch (value.trim().toLowerCase(java.util.Locale.ROOT))
+        return parseThreadingMode("--threading", value);
+    }
+
+    public static ThreadingMode parseThreadingMode(final String name, final String value)
+    {
+        return switch (value.trim().toLowerCase(Locale.ROOT))
         {
-            case "dedicated":
-                return ThreadingMode.DEDICATED;
-            case "shared":
-                return ThreadingMode.SHARED;
-            default:
-                throw new IllegalArgumentException("unknown threading mode '" + value + "': expected dedicated or shared");
+            case "dedicated" -> ThreadingMode.DEDICATED;
+            case "shared" -> ThreadingMode.SHARED;
+            default -> throw invalid(name, "dedicated or shared", value);
+        };
+    }
+
+    /**
+     * Parse a join timeout: {@code 500ms}, {@code 60s} or a bare number of seconds.
+     *
+     * @param value the text.
+     * @return milliseconds.
+     * @throws IllegalArgumentException if it is not of that form.
+     */
+    public static long parseJoinTimeoutMs(final String value)
+    {
+        return parseJoinTimeoutMs("--join-timeout", value);
+    }
+
+    public static long parseJoinTimeoutMs(final String name, final String value)
+    {
+        final String text = value.trim().toLowerCase(Locale.ROOT);
+        try
+        {
+            if (text.endsWith("ms"))
+            {
+                return Long.parseLong(text.substring(0, text.length() - 2).trim());
+            }
+            if (text.endsWith("s"))
+            {
+                return TimeUnit.SECONDS.toMillis(Long.parseLong(text.substring(0, text.length() - 1).trim()));
+            }
+            return TimeUnit.SECONDS.toMillis(Long.parseLong(text));
         }
+        catch (final NumberFormatException ex)
+        {
+            throw invalid(name, "a duration such as 60s or 500ms", value);
+        }
+    }
+
+    /**
+     * Parse a peer datagram payload length. Its range ({@code PeerTransport.MTU_RULE}) is checked by the context.
+     *
+     * @param name  the flag or property the value is for, named in the error.
+     * @param value {@code auto} or a number of bytes.
+     * @return bytes, or {@code PeerTransport.AUTO_MTU} for auto.
+     */
+    public static int parsePeerMtu(final String name, final String value)
+    {
+        if ("auto".equalsIgnoreCase(value.trim()))
+        {
+            return PeerTransport.AUTO_MTU;
+        }
+        try
+        {
+            return Integer.parseInt(value.trim());
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw invalid(name, "auto or " + PeerTransport.MTU_RULE, value);
+        }
+    }
+
+    /**
+     * A size as a flag spells it: the largest of g, m, k that divides it, else bytes.
+     *
+     * @param bytes the size.
+     * @return e.g. {@code 1g}, {@code 128k}, {@code 4000}.
+     */
+    public static String sizeText(final long bytes)
+    {
+        if (0 == bytes)
+        {
+            return "0";
+        }
+        if (0 == bytes % (1L << 30))
+        {
+            return (bytes >> 30) + "g";
+        }
+        if (0 == bytes % (1L << 20))
+        {
+            return (bytes >> 20) + "m";
+        }
+        if (0 == bytes % (1L << 10))
+        {
+            return (bytes >> 10) + "k";
+        }
+        return Long.toString(bytes);
+    }
+
+    /**
+     * A duration as a flag spells it: the largest of s, ms, us that divides it, else ns.
+     *
+     * @param ns the duration.
+     * @return e.g. {@code 5s}, {@code 100ms}, {@code 0}.
+     */
+    public static String durationText(final long ns)
+    {
+        if (0 == ns)
+        {
+            return "0";
+        }
+        if (0 == ns % 1_000_000_000L)
+        {
+            return (ns / 1_000_000_000L) + "s";
+        }
+        if (0 == ns % 1_000_000L)
+        {
+            return (ns / 1_000_000L) + "ms";
+        }
+        if (0 == ns % 1_000L)
+        {
+            return (ns / 1_000L) + "us";
+        }
+        return ns + "ns";
+    }
+
+    private static long sizeProperty(final String propName, final long defaultValue)
+    {
+        final String value = System.getProperty(propName);
+        return null == value ? defaultValue : parseSize(propName, value);
+    }
+
+    private static int intSizeProperty(final String propName, final int defaultValue)
+    {
+        final String value = System.getProperty(propName);
+        return null == value ? defaultValue : parseIntSize(propName, value);
+    }
+
+    private static long durationProperty(final String propName, final long defaultValue)
+    {
+        final String value = System.getProperty(propName);
+        return null == value ? defaultValue : parseDurationNs(propName, value);
+    }
+
+    private static boolean booleanProperty(final String propName, final boolean defaultValue)
+    {
+        final String value = System.getProperty(propName);
+        return null == value ? defaultValue : parseBoolean(propName, value);
+    }
+
+    private static int intProperty(final String propName, final int defaultValue)
+    {
+        final String value = System.getProperty(propName);
+        return null == value ? defaultValue : parseInt(propName, value);
+    }
+
+    private static long longProperty(final String propName, final long defaultValue)
+    {
+        final String value = System.getProperty(propName);
+        return null == value ? defaultValue : parseLong(propName, value);
+    }
+
+    private static IllegalArgumentException invalid(final String name, final String expected, final String value)
+    {
+        return new IllegalArgumentException(name + " must be " + expected + ": '" + value + "'");
     }
 
     /**
@@ -553,7 +995,7 @@ public final class Configuration
      */
     public static IdleStrategy newIdleStrategy(final String name)
     {
-        switch (name.trim().toLowerCase(java.util.Locale.ROOT))
+        switch (name.trim().toLowerCase(Locale.ROOT))
         {
             case "backoff":
                 return new WaitingBackoffIdleStrategy(

@@ -17,8 +17,9 @@ import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.status.CountersReader;
 
 /**
- * Everything a {@link Manager} is launched with. Setters are fluent; {@link #conclude()} fills derived values
- * and fails with a message naming the offending setting. Defaults come from {@link Configuration}.
+ * Everything a {@link Manager} is launched with. Every field starts from its {@link Configuration} getter (the system
+ * property, else the default); setters are fluent and override it; {@link #conclude()} checks ranges, fills derived
+ * values and fails with a message naming the offending setting.
  *
  * <pre>{@code
  * try (Manager manager = Manager.launch(new ManagerContext().dir(dir).poolBytes(64 << 20)))
@@ -34,7 +35,7 @@ public final class ManagerContext
     private File dir;
     private long poolBytes = Configuration.poolBytes();
     private int maxBlockBytes = Configuration.maxBlockBytes();
-    private boolean maxBlockBytesSet = null != System.getProperty(Configuration.MAX_BLOCK_BYTES_PROP_NAME);
+    private boolean maxBlockBytesSet = Configuration.maxBlockBytesSet();
     private long indexBudgetBytes = Configuration.indexBudgetBytes();
     private int maxClients = Configuration.maxClients();
     private int requestRingBytes = Configuration.requestRingBytes();
@@ -58,35 +59,26 @@ public final class ManagerContext
     private int errorLogBytes = Configuration.errorLogBytes();
     private EpochClock epochClock;
     private NanoClock nanoClock;
-    private File ssdDir = null == System.getProperty(Configuration.SSD_DIR_PROP_NAME) ?
-        null : new File(System.getProperty(Configuration.SSD_DIR_PROP_NAME));
-    private long ssdBytes = org.agrona.SystemUtil.getSizeAsLong(
-        Configuration.SSD_BYTES_PROP_NAME, Configuration.SSD_BYTES_DEFAULT);
-    private Configuration.SsdAdmission ssdAdmission = null == System.getProperty(Configuration.SSD_ADMISSION_PROP_NAME) ?
-        Configuration.SSD_ADMISSION_DEFAULT :
-        Configuration.parseSsdAdmission(System.getProperty(Configuration.SSD_ADMISSION_PROP_NAME));
-    private boolean ssdPromote = Boolean.parseBoolean(System.getProperty(
-        Configuration.SSD_PROMOTE_PROP_NAME, Boolean.toString(Configuration.SSD_PROMOTE_DEFAULT)));
-    private int ssdQueueDepth = Integer.getInteger(
-        Configuration.SSD_QUEUE_DEPTH_PROP_NAME, Configuration.SSD_QUEUE_DEPTH_DEFAULT);
-    private Configuration.SsdBackendChoice ssdBackend = null == System.getProperty(Configuration.SSD_BACKEND_PROP_NAME) ?
-        Configuration.SSD_BACKEND_DEFAULT :
-        Configuration.parseSsdBackend(System.getProperty(Configuration.SSD_BACKEND_PROP_NAME));
-    private long ssdStagingBytes = org.agrona.SystemUtil.getSizeAsLong(
-        Configuration.SSD_STAGING_BYTES_PROP_NAME, Configuration.SSD_STAGING_BYTES_DEFAULT);
-    private String etcdEndpoints;
-    private String clusterName;
-    private String nodeId;
-    private int membershipTtlSecs = MembershipConfiguration.MEMBERSHIP_TTL_SECS_DEFAULT;
-    private long catalogJournalBytes = io.orbitkv.codecs.CatalogLimits.JOURNAL_BUDGET_BYTES;
-    private long catalogInventoryBytes = CATALOG_INVENTORY_BYTES_DEFAULT;
-    private long etcdDeadlineMs = MembershipConfiguration.ETCD_DEADLINE_MS_DEFAULT;
+    private File ssdDir = Configuration.ssdDir();
+    private long ssdBytes = Configuration.ssdBytes();
+    private Configuration.SsdAdmission ssdAdmission = Configuration.ssdAdmission();
+    private boolean ssdPromote = Configuration.ssdPromote();
+    private int ssdQueueDepth = Configuration.ssdQueueDepth();
+    private Configuration.SsdBackendChoice ssdBackend = Configuration.ssdBackend();
+    private long ssdStagingBytes = Configuration.ssdStagingBytes();
+    private String etcdEndpoints = Configuration.etcdEndpoints();
+    private String clusterName = Configuration.clusterName();
+    private String nodeId = Configuration.nodeId();
+    private int membershipTtlSecs = Configuration.membershipTtlSecs();
+    private long catalogJournalBytes = Configuration.catalogJournalBytes();
+    private long catalogInventoryBytes = Configuration.catalogInventoryBytes();
+    private long etcdDeadlineMs = Configuration.etcdDeadlineMs();
     private long joinTimeoutMs = Configuration.joinTimeoutMs();
-    private String catalogNodes;
+    private String catalogNodes = Configuration.catalogNodes();
     private ShardPlacement placement;
-    private String peerEndpoint = MembershipConfiguration.PEER_ENDPOINT_DEFAULT;
-    private int peerMtuLength = io.orbitkv.manager.peer.PeerTransport.AUTO_MTU;
-    private String transferEndpoint = MembershipConfiguration.TRANSFER_ENDPOINT_DEFAULT;
+    private String peerEndpoint = Configuration.peerEndpoint();
+    private int peerMtuLength = Configuration.peerMtuLength();
+    private String transferEndpoint = Configuration.transferEndpoint();
     private PrintStream membershipLog = System.out;
 
     /**
@@ -204,22 +196,22 @@ public final class ManagerContext
         MembershipConfiguration.checkClusterName(clusterName);
         check(null != nodeId, "--node-id is required with --etcd-endpoints");
         ShardPlacement.checkNodeId(nodeId);
-        check(catalogJournalBytes >= MIN_CATALOG_JOURNAL_BYTES && catalogJournalBytes <= Integer.MAX_VALUE,
-            "--catalog-journal-bytes must be between " + MIN_CATALOG_JOURNAL_BYTES + " (one 64 KiB segment per shard) " +
+        check(catalogJournalBytes >= Configuration.MIN_CATALOG_JOURNAL_BYTES && catalogJournalBytes <= Integer.MAX_VALUE,
+            "--catalog-journal-bytes must be between " + Configuration.MIN_CATALOG_JOURNAL_BYTES + " (one 64 KiB segment per shard) " +
             "and 2 GiB: " + catalogJournalBytes);
-        check(catalogInventoryBytes >= MIN_CATALOG_INVENTORY_BYTES,
-            "--catalog-inventory-bytes must be at least " + MIN_CATALOG_INVENTORY_BYTES + ": " + catalogInventoryBytes);
-        check(membershipTtlSecs >= MembershipConfiguration.MIN_MEMBERSHIP_TTL_SECS,
-            "--membership-ttl-secs must be at least " + MembershipConfiguration.MIN_MEMBERSHIP_TTL_SECS + ": " +
+        check(catalogInventoryBytes >= Configuration.MIN_CATALOG_INVENTORY_BYTES,
+            "--catalog-inventory-bytes must be at least " + Configuration.MIN_CATALOG_INVENTORY_BYTES + ": " + catalogInventoryBytes);
+        check(membershipTtlSecs >= Configuration.MIN_MEMBERSHIP_TTL_SECS,
+            "--membership-ttl-secs must be at least " + Configuration.MIN_MEMBERSHIP_TTL_SECS + ": " +
             membershipTtlSecs + ". Shorter leases were measured to expire across an etcd restart or leader " +
             "election (a few seconds without keepalive replies), which would fence healthy Managers");
-        check(etcdDeadlineMs >= MembershipConfiguration.MIN_ETCD_DEADLINE_MS,
-            "--etcd-deadline-ms must be at least " + MembershipConfiguration.MIN_ETCD_DEADLINE_MS + ": " + etcdDeadlineMs);
+        check(etcdDeadlineMs >= Configuration.MIN_ETCD_DEADLINE_MS,
+            "--etcd-deadline-ms must be at least " + Configuration.MIN_ETCD_DEADLINE_MS + ": " + etcdDeadlineMs);
         check(etcdDeadlineMs * 1000L < membershipTtlSecs * 500_000L,
             "--etcd-deadline-ms (" + etcdDeadlineMs + ") must be below half the TTL (" + membershipTtlSecs +
             " s): a keepalive that takes longer can never keep the registration valid");
-        check(joinTimeoutMs >= MembershipConfiguration.MIN_JOIN_TIMEOUT_MS,
-            "--join-timeout must be at least " + MembershipConfiguration.MIN_JOIN_TIMEOUT_MS + " ms: " + joinTimeoutMs +
+        check(joinTimeoutMs >= Configuration.MIN_JOIN_TIMEOUT_MS,
+            "--join-timeout must be at least " + Configuration.MIN_JOIN_TIMEOUT_MS + " ms: " + joinTimeoutMs +
             " ms");
         check(null != catalogNodes, "--catalog-nodes is required with --etcd-endpoints (1-" +
             ShardPlacement.MAX_CATALOG_NODES + " node ids, identical on every Manager of the cluster)");
@@ -792,16 +784,6 @@ public final class ManagerContext
     }
 
     /**
-     * Default ceiling of the owner inventory's off-heap tables (all 16 shards; about 144 bytes per residence).
-     */
-    public static final long CATALOG_INVENTORY_BYTES_DEFAULT = 32L << 20;
-
-    /**
-     * Smallest inventory: a few thousand residences.
-     */
-    public static final long MIN_CATALOG_INVENTORY_BYTES = 1L << 20;
-
-    /**
      * @return ceiling of the owner inventory's tables; the inventory is sized from the tiers' index capacity up to it.
      */
     public long catalogInventoryBytes()
@@ -814,11 +796,6 @@ public final class ManagerContext
         this.catalogInventoryBytes = catalogInventoryBytes;
         return this;
     }
-
-    /**
-     * Smallest catalog journal: one segment per shard.
-     */
-    public static final long MIN_CATALOG_JOURNAL_BYTES = 16L * io.orbitkv.catalog.OwnerJournal.DEFAULT_SEGMENT_BYTES;
 
     /**
      * @return bytes of the owner journals of all 16 shards together (design: 16 MiB).
@@ -862,7 +839,7 @@ public final class ManagerContext
      * How long joining (placement check and first registration) keeps retrying, with backoff, while etcd does not
      * answer; then the launch fails with the last error. Engines are served meanwhile.
      *
-     * @param joinTimeoutMs at least {@link MembershipConfiguration#MIN_JOIN_TIMEOUT_MS}.
+     * @param joinTimeoutMs at least {@link Configuration#MIN_JOIN_TIMEOUT_MS}.
      * @return this.
      */
     public ManagerContext joinTimeoutMs(final long joinTimeoutMs)

@@ -98,7 +98,7 @@ class ManagerMembershipTest
             assertEquals(before, etcdCallsOtherThanKeepalive(manager), "Publish/Lookup/Read made etcd calls");
             // keepalives run on their own clock (6 per TTL), never per operation
             final long keepalives = manager.counter(SystemCounterDescriptor.ETCD_CALLS_LEASE_KEEPALIVE) - keepalivesBefore;
-            final long allowed = 2 + elapsedNs / (MembershipConfiguration.MEMBERSHIP_TTL_SECS_DEFAULT * 1_000_000_000L /
+            final long allowed = 2 + elapsedNs / (Configuration.MEMBERSHIP_TTL_SECS_DEFAULT * 1_000_000_000L /
                 MembershipConfiguration.KEEPALIVES_PER_TTL);
             assertTrue(keepalives <= allowed, keepalives + " keepalives in " + elapsedNs / 1_000_000 + " ms");
             assertEquals(600, manager.counter(SystemCounterDescriptor.REQUESTS_PUBLISH) +
@@ -179,17 +179,17 @@ class ManagerMembershipTest
         final String ep = "http://127.0.0.1:1";
 
         final IllegalArgumentException ttl = assertThrows(IllegalArgumentException.class,
-            () -> clustered(dir, ep, System.out).membershipTtlSecs(MembershipConfiguration.MIN_MEMBERSHIP_TTL_SECS - 1)
+            () -> clustered(dir, ep, System.out).membershipTtlSecs(Configuration.MIN_MEMBERSHIP_TTL_SECS - 1)
                 .conclude());
         assertTrue(ttl.getMessage().contains("at least 10") && ttl.getMessage().contains("etcd restart"),
             ttl.getMessage());
-        clustered(dir, ep, System.out).membershipTtlSecs(MembershipConfiguration.MIN_MEMBERSHIP_TTL_SECS).conclude();
+        clustered(dir, ep, System.out).membershipTtlSecs(Configuration.MIN_MEMBERSHIP_TTL_SECS).conclude();
 
         assertThrows(IllegalArgumentException.class,
             () -> clustered(dir, ep, System.out).etcdDeadlineMs(5_000).conclude(), "deadline must be below TTL/2");
         clustered(dir, ep, System.out).etcdDeadlineMs(4_999).conclude();
         assertThrows(IllegalArgumentException.class,
-            () -> clustered(dir, ep, System.out).etcdDeadlineMs(MembershipConfiguration.MIN_ETCD_DEADLINE_MS - 1)
+            () -> clustered(dir, ep, System.out).etcdDeadlineMs(Configuration.MIN_ETCD_DEADLINE_MS - 1)
                 .conclude());
 
         assertThrows(IllegalArgumentException.class,

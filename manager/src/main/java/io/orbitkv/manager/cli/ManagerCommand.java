@@ -3,13 +3,13 @@ package io.orbitkv.manager.cli;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.Manager;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.membership.MembershipConfiguration;
-import io.orbitkv.manager.peer.PeerTransport;
 import java.io.File;
 import java.io.PrintWriter;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import org.agrona.SystemUtil;
+import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -17,61 +17,216 @@ import picocli.CommandLine.Option;
 /**
  * {@code orbitkv manager}: runs a standalone Manager (embedded defaults: no etcd, no network) until SIGINT/SIGTERM,
  * after printing where engines attach and how to read its counters.
+ * <p>
+ * Every flag is a {@link Configuration} property ({@link #SETTINGS}). The defaults picocli shows and fills in come
+ * from {@link Configuration} ({@link ConfigurationDefaults}: the property's value when set, else the default), and
+ * only the flags given on the command line are applied to the {@link ManagerContext}, which takes everything else
+ * from the same getters. So a flag wins, else the system property, else the default; the two never disagree silently.
+ * Values are parsed by Configuration's parsers, named after the flag or the property they came from.
  */
 @Command(
     name = "manager",
     mixinStandardHelpOptions = true,
+    defaultValueProvider = ManagerCommand.ConfigurationDefaults.class,
     description = "Run an OrbitKV Manager: engines attach over shared memory under --dir; with --etcd-endpoints it " +
-        "also registers in a cluster.")
+        "also registers in a cluster. Every flag has a system property (-Dorbitkv.manager.*, docs/configuration.md); " +
+        "a flag overrides it and the defaults shown are the properties' values where set.")
 public final class ManagerCommand implements Callable<Integer>
 {
+    /**
+     * Applies one flag's value, as given on the command line, to the context.
+     */
+    @FunctionalInterface
+    interface Apply
+    {
+        void apply(ManagerCommand command, ManagerContext ctx, String flag);
+    }
+
+    /**
+     * One flag and the property behind it.
+     *
+     * @param flag        the option's name.
+     * @param property    the {@link Configuration} property of the same setting.
+     * @param defaultText the default as the flag spells it; null where unset is the default.
+     * @param getter      the property's typed getter, run to validate a set property before it is shown as the
+     *                    default; null for a switch that only sets another flag's property ({@code --no-pool-pretouch}).
+     * @param apply       sets the context from the option's field.
+     */
+    record Setting(String flag, String property, String defaultText, Supplier<?> getter, Apply apply)
+    {
+    }
+
+    /**
+     * Every flag of the command with its property, in the order they are applied ({@code --no-pool-pretouch} after
+     * {@code --pool-pretouch}, so it wins as it always did). A flag without a row, or a property that is neither here
+     * nor in {@link #PROPERTIES_WITHOUT_FLAG}, fails ManagerCommandConfigurationTest.
+     */
+    static final List<Setting> SETTINGS = List.of(
+        new Setting("--name", Configuration.NAME_PROP_NAME, Configuration.NAME_DEFAULT, Configuration::name,
+            (c, ctx, flag) -> ctx.name(c.name)),
+        new Setting("--dir", Configuration.DIR_PROP_NAME, null, () -> System.getProperty(Configuration.DIR_PROP_NAME),
+            (c, ctx, flag) -> ctx.dir(c.dir)),
+        new Setting("--pool-bytes", Configuration.POOL_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.POOL_BYTES_DEFAULT), Configuration::poolBytes,
+            (c, ctx, flag) -> ctx.poolBytes(Configuration.parseSize(flag, c.poolBytes))),
+        new Setting("--max-block-bytes", Configuration.MAX_BLOCK_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.MAX_BLOCK_BYTES_DEFAULT), Configuration::maxBlockBytes,
+            (c, ctx, flag) -> ctx.maxBlockBytes(Configuration.parseIntSize(flag, c.maxBlockBytes))),
+        new Setting("--index-budget-bytes", Configuration.INDEX_BUDGET_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.INDEX_BUDGET_BYTES_DEFAULT), Configuration::indexBudgetBytes,
+            (c, ctx, flag) -> ctx.indexBudgetBytes(Configuration.parseSize(flag, c.indexBudgetBytes))),
+        new Setting("--max-clients", Configuration.MAX_CLIENTS_PROP_NAME,
+            Integer.toString(Configuration.MAX_CLIENTS_DEFAULT), Configuration::maxClients,
+            (c, ctx, flag) -> ctx.maxClients(Configuration.parseInt(flag, c.maxClients))),
+        new Setting("--request-ring-bytes", Configuration.REQUEST_RING_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.REQUEST_RING_BYTES_DEFAULT), Configuration::requestRingBytes,
+            (c, ctx, flag) -> ctx.requestRingBytes(Configuration.parseIntSize(flag, c.requestRingBytes))),
+        new Setting("--response-ring-bytes", Configuration.RESPONSE_RING_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.RESPONSE_RING_BYTES_DEFAULT), Configuration::responseRingBytes,
+            (c, ctx, flag) -> ctx.responseRingBytes(Configuration.parseIntSize(flag, c.responseRingBytes))),
+        new Setting("--client-timeout", Configuration.CLIENT_TIMEOUT_PROP_NAME,
+            Configuration.durationText(Configuration.CLIENT_TIMEOUT_NS_DEFAULT), Configuration::clientTimeoutNs,
+            (c, ctx, flag) -> ctx.clientTimeoutNs(Configuration.parseDurationNs(flag, c.clientTimeout))),
+        new Setting("--max-data-region-bytes", Configuration.MAX_DATA_REGION_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.MAX_DATA_REGION_BYTES_DEFAULT), Configuration::maxDataRegionBytes,
+            (c, ctx, flag) -> ctx.maxDataRegionBytes(Configuration.parseSize(flag, c.maxDataRegionBytes))),
+        new Setting("--copy-chunk-bytes", Configuration.COPY_CHUNK_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.COPY_CHUNK_BYTES_DEFAULT), Configuration::copyChunkBytes,
+            (c, ctx, flag) -> ctx.copyChunkBytes(Configuration.parseIntSize(flag, c.copyChunkBytes))),
+        new Setting("--pool-pretouch", Configuration.POOL_PRETOUCH_PROP_NAME,
+            Configuration.POOL_PRETOUCH_DEFAULT.flagValue(), Configuration::poolPretouch,
+            (c, ctx, flag) -> ctx.poolPretouch(Configuration.parsePoolPretouch(flag, c.poolPretouch))),
+        new Setting("--no-pool-pretouch", Configuration.POOL_PRETOUCH_PROP_NAME, null, null,
+            (c, ctx, flag) -> ctx.poolPretouch(c.noPoolPretouch ? Configuration.PoolPretouch.OFF : ctx.poolPretouch())),
+        new Setting("--pool-pretouch-pause", Configuration.POOL_PRETOUCH_PAUSE_PROP_NAME,
+            Configuration.durationText(Configuration.POOL_PRETOUCH_PAUSE_NS_DEFAULT), Configuration::poolPretouchPauseNs,
+            (c, ctx, flag) -> ctx.poolPretouchPauseNs(Configuration.parseDurationNs(flag, c.poolPretouchPause))),
+        new Setting("--max-namespaces", Configuration.MAX_NAMESPACES_PROP_NAME,
+            Integer.toString(Configuration.MAX_NAMESPACES_DEFAULT), Configuration::maxNamespaces,
+            (c, ctx, flag) -> ctx.maxNamespaces(Configuration.parseInt(flag, c.maxNamespaces))),
+        new Setting("--threading", Configuration.THREADING_PROP_NAME,
+            Configuration.THREADING_DEFAULT.name().toLowerCase(Locale.ROOT), Configuration::threadingMode,
+            (c, ctx, flag) -> ctx.threadingMode(Configuration.parseThreadingMode(flag, c.threading))),
+        new Setting("--idle-sleep", Configuration.IDLE_SLEEP_PROP_NAME,
+            Boolean.toString(Configuration.IDLE_SLEEP_DEFAULT), Configuration::idleSleep,
+            (c, ctx, flag) -> ctx.idleSleep(c.idleSleep)),
+        new Setting("--idle-sleep-after", Configuration.IDLE_SLEEP_AFTER_PROP_NAME,
+            Configuration.durationText(Configuration.IDLE_SLEEP_AFTER_NS_DEFAULT), Configuration::idleSleepAfterNs,
+            (c, ctx, flag) -> ctx.idleSleepAfterNs(Configuration.parseDurationNs(flag, c.idleSleepAfter))),
+        new Setting("--idle-sleep-max", Configuration.IDLE_SLEEP_MAX_PROP_NAME,
+            Configuration.durationText(Configuration.IDLE_SLEEP_MAX_NS_DEFAULT), Configuration::idleSleepMaxNs,
+            (c, ctx, flag) -> ctx.idleSleepMaxNs(Configuration.parseDurationNs(flag, c.idleSleepMax))),
+        new Setting("--idle-strategy", Configuration.IDLE_STRATEGY_PROP_NAME, Configuration.IDLE_STRATEGY_DEFAULT,
+            Configuration::idleStrategyName, (c, ctx, flag) -> ctx.idleStrategyName(c.idleStrategy)),
+        new Setting("--metrics-port", Configuration.METRICS_PORT_PROP_NAME,
+            Integer.toString(Configuration.METRICS_PORT_DEFAULT), Configuration::metricsPort,
+            (c, ctx, flag) -> ctx.metricsPort(Configuration.parseInt(flag, c.metricsPort))),
+        new Setting("--ssd-dir", Configuration.SSD_DIR_PROP_NAME, null, Configuration::ssdDir,
+            (c, ctx, flag) -> ctx.ssdDir(c.ssdDir)),
+        new Setting("--ssd-bytes", Configuration.SSD_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.SSD_BYTES_DEFAULT), Configuration::ssdBytes,
+            (c, ctx, flag) -> ctx.ssdBytes(Configuration.parseSize(flag, c.ssdBytes))),
+        new Setting("--ssd-admission", Configuration.SSD_ADMISSION_PROP_NAME,
+            Configuration.SSD_ADMISSION_DEFAULT.name().toLowerCase(Locale.ROOT).replace('_', '-'),
+            Configuration::ssdAdmission,
+            (c, ctx, flag) -> ctx.ssdAdmission(Configuration.parseSsdAdmission(flag, c.ssdAdmission))),
+        new Setting("--ssd-promote", Configuration.SSD_PROMOTE_PROP_NAME,
+            Boolean.toString(Configuration.SSD_PROMOTE_DEFAULT), Configuration::ssdPromote,
+            (c, ctx, flag) -> ctx.ssdPromote(c.ssdPromote)),
+        new Setting("--ssd-queue-depth", Configuration.SSD_QUEUE_DEPTH_PROP_NAME,
+            Integer.toString(Configuration.SSD_QUEUE_DEPTH_DEFAULT), Configuration::ssdQueueDepth,
+            (c, ctx, flag) -> ctx.ssdQueueDepth(Configuration.parseInt(flag, c.ssdQueueDepth))),
+        new Setting("--ssd-backend", Configuration.SSD_BACKEND_PROP_NAME,
+            Configuration.SSD_BACKEND_DEFAULT.name().toLowerCase(Locale.ROOT), Configuration::ssdBackend,
+            (c, ctx, flag) -> ctx.ssdBackend(Configuration.parseSsdBackend(flag, c.ssdBackend))),
+        new Setting("--ssd-staging-bytes", Configuration.SSD_STAGING_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.SSD_STAGING_BYTES_DEFAULT), Configuration::ssdStagingBytes,
+            (c, ctx, flag) -> ctx.ssdStagingBytes(Configuration.parseSize(flag, c.ssdStagingBytes))),
+        new Setting("--etcd-endpoints", Configuration.ETCD_ENDPOINTS_PROP_NAME, null, Configuration::etcdEndpoints,
+            (c, ctx, flag) -> ctx.etcdEndpoints(c.etcdEndpoints)),
+        new Setting("--cluster-name", Configuration.CLUSTER_NAME_PROP_NAME, null, Configuration::clusterName,
+            (c, ctx, flag) -> ctx.clusterName(c.clusterName)),
+        new Setting("--node-id", Configuration.NODE_ID_PROP_NAME, null, Configuration::nodeId,
+            (c, ctx, flag) -> ctx.nodeId(c.nodeId)),
+        new Setting("--membership-ttl-secs", Configuration.MEMBERSHIP_TTL_SECS_PROP_NAME,
+            Integer.toString(Configuration.MEMBERSHIP_TTL_SECS_DEFAULT), Configuration::membershipTtlSecs,
+            (c, ctx, flag) -> ctx.membershipTtlSecs(Configuration.parseInt(flag, c.membershipTtlSecs))),
+        new Setting("--etcd-deadline-ms", Configuration.ETCD_DEADLINE_MS_PROP_NAME,
+            Long.toString(Configuration.ETCD_DEADLINE_MS_DEFAULT), Configuration::etcdDeadlineMs,
+            (c, ctx, flag) -> ctx.etcdDeadlineMs(Configuration.parseLong(flag, c.etcdDeadlineMs))),
+        new Setting("--join-timeout", Configuration.JOIN_TIMEOUT_PROP_NAME, Configuration.JOIN_TIMEOUT_DEFAULT_TEXT,
+            Configuration::joinTimeoutMs,
+            (c, ctx, flag) -> ctx.joinTimeoutMs(Configuration.parseJoinTimeoutMs(flag, c.joinTimeout))),
+        new Setting("--catalog-nodes", Configuration.CATALOG_NODES_PROP_NAME, null, Configuration::catalogNodes,
+            (c, ctx, flag) -> ctx.catalogNodes(c.catalogNodes)),
+        new Setting("--peer-endpoint", Configuration.PEER_ENDPOINT_PROP_NAME, Configuration.PEER_ENDPOINT_DEFAULT,
+            Configuration::peerEndpoint, (c, ctx, flag) -> ctx.peerEndpoint(c.peerEndpoint)),
+        new Setting("--peer-mtu", Configuration.PEER_MTU_PROP_NAME, "auto", Configuration::peerMtuLength,
+            (c, ctx, flag) -> ctx.peerMtuLength(Configuration.parsePeerMtu(flag, c.peerMtu))),
+        new Setting("--transfer-endpoint", Configuration.TRANSFER_ENDPOINT_PROP_NAME,
+            Configuration.TRANSFER_ENDPOINT_DEFAULT, Configuration::transferEndpoint,
+            (c, ctx, flag) -> ctx.transferEndpoint(c.transferEndpoint)),
+        new Setting("--catalog-journal-bytes", Configuration.CATALOG_JOURNAL_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.CATALOG_JOURNAL_BYTES_DEFAULT), Configuration::catalogJournalBytes,
+            (c, ctx, flag) -> ctx.catalogJournalBytes(Configuration.parseSize(flag, c.catalogJournalBytes))),
+        new Setting("--catalog-inventory-bytes", Configuration.CATALOG_INVENTORY_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.CATALOG_INVENTORY_BYTES_DEFAULT), Configuration::catalogInventoryBytes,
+            (c, ctx, flag) -> ctx.catalogInventoryBytes(Configuration.parseSize(flag, c.catalogInventoryBytes))));
+
+    /**
+     * Properties with no flag: tuning and diagnostics a deployment sets with {@code -D} (their getters' javadoc
+     * says why they exist); adding a flag for one moves it to {@link #SETTINGS}.
+     */
+    static final List<String> PROPERTIES_WITHOUT_FLAG = List.of(
+        Configuration.AGENT_TIMER_SLACK_NS_PROP_NAME,
+        Configuration.IDLE_PEER_WAIT_PROP_NAME,
+        Configuration.COUNTERS_VALUES_BYTES_PROP_NAME,
+        Configuration.ERROR_LOG_BYTES_PROP_NAME);
+
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
     @Option(names = "--name", description = "Manager name; the default directory is " + Configuration.DIR_PARENT_DEFAULT +
-        "/<name> (default: ${DEFAULT-VALUE}).", defaultValue = Configuration.NAME_DEFAULT)
+        "/<name> (default: ${DEFAULT-VALUE}).")
     String name;
 
-    @Option(names = "--dir", description = "Manager directory (CnC file and client data regions); overrides --name.")
+    @Option(names = "--dir", description = "Manager directory (CnC file and client data regions); overrides --name " +
+        "(default: ${sys:" + Configuration.DIR_PROP_NAME + ":-" + Configuration.DIR_PARENT_DEFAULT + "/<name>}).")
     File dir;
 
-    @Option(names = "--pool-bytes", description = "DRAM pool size, multiple of 2m (default: ${DEFAULT-VALUE}).",
-        defaultValue = "1g", converter = SizeConverter.class)
-    long poolBytes;
+    @Option(names = "--pool-bytes", description = "DRAM pool size, multiple of 2m (default: ${DEFAULT-VALUE}).")
+    String poolBytes;
 
-    @Option(names = "--max-block-bytes", description = "Largest block (default: 64m, or the pool size if smaller).",
-        converter = SizeConverter.class)
-    Long maxBlockBytes;
+    @Option(names = "--max-block-bytes", description = "Largest block (default: ${DEFAULT-VALUE}; the default " +
+        "shrinks to the pool size if that is smaller).")
+    String maxBlockBytes;
 
-    @Option(names = "--index-budget-bytes", description = "Byte budget of the block index (default: ${DEFAULT-VALUE}).",
-        defaultValue = "64m", converter = SizeConverter.class)
-    long indexBudgetBytes;
+    @Option(names = "--index-budget-bytes", description = "Byte budget of the block index (default: ${DEFAULT-VALUE}).")
+    String indexBudgetBytes;
 
-    @Option(names = "--max-clients", description = "Client slots (default: ${DEFAULT-VALUE}).", defaultValue = "64")
-    int maxClients;
+    @Option(names = "--max-clients", description = "Client slots (default: ${DEFAULT-VALUE}).")
+    String maxClients;
 
-    @Option(names = "--request-ring-bytes", description = "Request ring capacity, power of two (default: ${DEFAULT-VALUE}).",
-        defaultValue = "1m", converter = SizeConverter.class)
-    long requestRingBytes;
+    @Option(names = "--request-ring-bytes", description = "Request ring capacity, power of two (default: ${DEFAULT-VALUE}).")
+    String requestRingBytes;
 
     @Option(names = "--response-ring-bytes", description = "Per-client response ring capacity, power of two " +
-        "(default: ${DEFAULT-VALUE}).", defaultValue = "128k", converter = SizeConverter.class)
-    long responseRingBytes;
+        "(default: ${DEFAULT-VALUE}).")
+    String responseRingBytes;
 
     @Option(names = "--client-timeout", description = "Detach a client silent this long, e.g. 5s, 500ms " +
-        "(default: ${DEFAULT-VALUE}).", defaultValue = "5s", converter = DurationConverter.class)
-    long clientTimeoutNs;
+        "(default: ${DEFAULT-VALUE}).")
+    String clientTimeout;
 
     @Option(names = "--max-data-region-bytes", description = "Largest data region a client may ask for " +
-        "(default: ${DEFAULT-VALUE}).", defaultValue = "16g", converter = SizeConverter.class)
-    long maxDataRegionBytes;
+        "(default: ${DEFAULT-VALUE}).")
+    String maxDataRegionBytes;
 
     @Option(names = "--copy-chunk-bytes", description = "Most bytes copied per duty cycle, so large requests do not " +
-        "stall other clients (default: ${DEFAULT-VALUE}).", defaultValue = "8m", converter = SizeConverter.class)
-    long copyChunkBytes;
+        "stall other clients (default: ${DEFAULT-VALUE}).")
+    String copyChunkBytes;
 
-    @Option(names = "--pool-pretouch", arity = "0..1", defaultValue = "background", fallbackValue = "blocking",
-        paramLabel = "MODE",
+    @Option(names = "--pool-pretouch", arity = "0..1", fallbackValue = "blocking", paramLabel = "MODE",
         description = "Fault the pool in ahead of use (MADV_POPULATE_WRITE, 2 MiB per call, low offsets first) so " +
         "publishes do not pay for page faults and huge-page compaction: background (serve at once, touch on a " +
         "low-priority thread; stat shows progress), blocking (ready only once touched) or off. true/false, and " +
@@ -81,123 +236,136 @@ public final class ManagerCommand implements Callable<Integer>
     @Option(names = "--no-pool-pretouch", hidden = true, description = "Same as --pool-pretouch=off.")
     boolean noPoolPretouch;
 
-    @Option(names = "--pool-pretouch-pause", hidden = true, defaultValue = "0", converter = DurationConverter.class,
-        description = "Diagnostic throttle: pause after each touched 2 MiB, e.g. 250ms (default: none).")
-    long poolPretouchPauseNs;
+    @Option(names = "--pool-pretouch-pause", hidden = true,
+        description = "Diagnostic throttle: pause after each touched 2 MiB, e.g. 250ms (default: ${DEFAULT-VALUE}).")
+    String poolPretouchPause;
 
-    @Option(names = "--max-namespaces", description = "Distinct namespaces tracked (default: ${DEFAULT-VALUE}).",
-        defaultValue = "1024")
-    int maxNamespaces;
+    @Option(names = "--max-namespaces", description = "Distinct namespaces tracked (default: ${DEFAULT-VALUE}).")
+    String maxNamespaces;
 
     @Option(names = "--threading", description = "dedicated: the ring agent has its own thread; shared: all agents on " +
-        "one thread (2-core boxes) (default: ${DEFAULT-VALUE}).", defaultValue = "dedicated")
+        "one thread (2-core boxes) (default: ${DEFAULT-VALUE}).")
     String threading;
 
     @Option(names = "--idle-sleep", negatable = true, fallbackValue = "true",
         description = "After --idle-sleep-after of idleness the agent sleeps until an engine rings the doorbell, a " +
         "peer datagram arrives or --idle-sleep-max passes; --no-idle-sleep keeps it parking 100 us at a time (a core's " +
-        "quarter or more, for latency) (default: true, or -D" + Configuration.IDLE_SLEEP_PROP_NAME + ").")
+        "quarter or more, for latency) (default: ${DEFAULT-VALUE}).")
     Boolean idleSleep;
 
     @Option(names = "--idle-sleep-after", description = "Parking before the idle agent sleeps, e.g. 1ms " +
-        "(default: 1ms, or -D" + Configuration.IDLE_SLEEP_AFTER_PROP_NAME + ").", converter = DurationConverter.class)
-    Long idleSleepAfterNs;
+        "(default: ${DEFAULT-VALUE}).")
+    String idleSleepAfter;
 
     @Option(names = "--idle-sleep-max", description = "Longest sleep of the idle agent, at most a quarter of " +
-        "--client-timeout, e.g. 100ms (default: 100ms, or -D" + Configuration.IDLE_SLEEP_MAX_PROP_NAME + ").",
-        converter = DurationConverter.class)
-    Long idleSleepMaxNs;
+        "--client-timeout, e.g. 100ms (default: ${DEFAULT-VALUE}).")
+    String idleSleepMax;
 
     @Option(names = "--idle-strategy", description = "backoff, agrona-backoff (parks up to 1 ms, never sleeps; for " +
-        "comparison), yielding or busy (busy spins a core; opt-in only) " +
-        "(default: ${DEFAULT-VALUE}).", defaultValue = Configuration.IDLE_STRATEGY_DEFAULT)
+        "comparison), yielding or busy (busy spins a core; opt-in only) (default: ${DEFAULT-VALUE}).")
     String idleStrategy;
 
     @Option(names = "--metrics-port", description = "Serve Prometheus text at http://<host>:<port>/metrics; 0 = off " +
-        "(default: ${DEFAULT-VALUE}).", defaultValue = "0")
-    int metricsPort;
+        "(default: ${DEFAULT-VALUE}).")
+    String metricsPort;
 
     @Option(names = "--ssd-dir", description = "Directory of the SSD tier's file (a real disk, not tmpfs); absent = no " +
-        "SSD tier. The file is truncated at start: no persistence promise.")
+        "SSD tier. The file is truncated at start: no persistence promise (default: ${sys:" +
+        Configuration.SSD_DIR_PROP_NAME + ":-none}).")
     File ssdDir;
 
-    @Option(names = "--ssd-bytes", description = "SSD tier capacity, rounded down to 2m (default: ${DEFAULT-VALUE}).",
-        defaultValue = "16g", converter = SizeConverter.class)
-    long ssdBytes;
+    @Option(names = "--ssd-bytes", description = "SSD tier capacity, rounded down to 2m (default: ${DEFAULT-VALUE}).")
+    String ssdBytes;
 
     @Option(names = "--ssd-admission", description = "on-evict (a DRAM victim is written before its space is reused), " +
-        "on-publish or off (default: ${DEFAULT-VALUE}).", defaultValue = "on-evict")
+        "on-publish or off (default: ${DEFAULT-VALUE}).")
     String ssdAdmission;
 
-    @Option(names = "--ssd-promote", description = "Copy an SSD hit back into DRAM on Read (default: ${DEFAULT-VALUE}).",
-        defaultValue = "false")
+    @Option(names = "--ssd-promote", description = "Copy an SSD hit back into DRAM on Read (default: ${DEFAULT-VALUE}).")
     boolean ssdPromote;
 
-    @Option(names = "--ssd-queue-depth", description = "Most SSD I/Os in flight (default: ${DEFAULT-VALUE}).",
-        defaultValue = "64")
-    int ssdQueueDepth;
+    @Option(names = "--ssd-queue-depth", description = "Most SSD I/Os in flight (default: ${DEFAULT-VALUE}).")
+    String ssdQueueDepth;
 
     @Option(names = "--ssd-backend", description = "auto, io_uring or filechannel (O_DIRECT FileChannel fallback) " +
-        "(default: ${DEFAULT-VALUE}).", defaultValue = "auto")
+        "(default: ${DEFAULT-VALUE}).")
     String ssdBackend;
 
     @Option(names = "--ssd-staging-bytes", description = "Staging memory for SSD I/O, at least --max-block-bytes " +
-        "(default: ${DEFAULT-VALUE}).", defaultValue = "64m", converter = SizeConverter.class)
-    long ssdStagingBytes;
+        "(default: ${DEFAULT-VALUE}).")
+    String ssdStagingBytes;
+
     @Option(names = "--etcd-endpoints", description = "Join a cluster through etcd (comma-separated http:// URLs). " +
-        "Without it the Manager is standalone: no etcd, no jetcd threads.")
+        "Without it the Manager is standalone: no etcd, no jetcd threads (default: ${sys:" +
+        Configuration.ETCD_ENDPOINTS_PROP_NAME + ":-none}).")
     String etcdEndpoints;
 
-    @Option(names = "--cluster-name", description = "Cluster to join; keys live under /orbitkv/v1/<cluster>/.")
+    @Option(names = "--cluster-name", description = "Cluster to join; keys live under /orbitkv/v1/<cluster>/ " +
+        "(default: ${sys:" + Configuration.CLUSTER_NAME_PROP_NAME + ":-none}).")
     String clusterName;
 
-    @Option(names = "--node-id", description = "Stable node id of this Manager in the cluster ([A-Za-z0-9._-], 1-64).")
+    @Option(names = "--node-id", description = "Stable node id of this Manager in the cluster ([A-Za-z0-9._-], 1-64) " +
+        "(default: ${sys:" + Configuration.NODE_ID_PROP_NAME + ":-none}).")
     String nodeId;
 
     @Option(names = "--membership-ttl-secs", description = "Lease TTL of the member record, at least " +
-        MembershipConfiguration.MIN_MEMBERSHIP_TTL_SECS + " (default: ${DEFAULT-VALUE}).",
-        defaultValue = "" + MembershipConfiguration.MEMBERSHIP_TTL_SECS_DEFAULT)
-    int membershipTtlSecs;
+        Configuration.MIN_MEMBERSHIP_TTL_SECS + " (default: ${DEFAULT-VALUE}).")
+    String membershipTtlSecs;
 
-    @Option(names = "--etcd-deadline-ms", description = "Deadline of every etcd call (default: ${DEFAULT-VALUE}).",
-        defaultValue = "" + MembershipConfiguration.ETCD_DEADLINE_MS_DEFAULT)
-    long etcdDeadlineMs;
+    @Option(names = "--etcd-deadline-ms", description = "Deadline of every etcd call (default: ${DEFAULT-VALUE}).")
+    String etcdDeadlineMs;
 
     @Option(names = "--join-timeout", description = "How long joining (placement check and first registration) keeps " +
         "retrying an etcd that does not answer before the Manager gives up, e.g. 60s or 500ms; a bare number is " +
-        "seconds. Engines are served meanwhile (default: ${DEFAULT-VALUE}).",
-        defaultValue = Configuration.JOIN_TIMEOUT_DEFAULT_TEXT)
+        "seconds. Engines are served meanwhile (default: ${DEFAULT-VALUE}).")
     String joinTimeout;
 
     @Option(names = "--catalog-nodes", description = "The cluster's 1-16 catalog node ids, e.g. a,b,c; identical on " +
-        "every Manager (the first installs it in etcd, a mismatch fails the join).")
+        "every Manager (the first installs it in etcd, a mismatch fails the join) (default: ${sys:" +
+        Configuration.CATALOG_NODES_PROP_NAME + ":-none}).")
     String catalogNodes;
 
     @Option(names = "--peer-endpoint", description = "HOST:PORT of the catalog's Aeron UDP endpoint, bound and " +
-        "advertised in the member record; port 0 binds a free port (default: ${DEFAULT-VALUE}).",
-        defaultValue = MembershipConfiguration.PEER_ENDPOINT_DEFAULT)
+        "advertised in the member record; port 0 binds a free port (default: ${DEFAULT-VALUE}).")
     String peerEndpoint;
 
     @Option(names = "--peer-mtu", description = "Payload bytes per peer UDP datagram: auto (the peer endpoint " +
         "interface's MTU less IP/UDP headers, at most 8960; 1408 if unknown) or a multiple of 32 in 512..65504 when " +
-        "the path between Managers carries less than their interfaces (default: ${DEFAULT-VALUE}).",
-        defaultValue = "auto")
+        "the path between Managers carries less than their interfaces (default: ${DEFAULT-VALUE}).")
     String peerMtu;
 
     @Option(names = "--transfer-endpoint", description = "Transfer endpoint advertised in the member record " +
-        "(placeholder until the transfer transport lands) (default: ${DEFAULT-VALUE}).",
-        defaultValue = MembershipConfiguration.TRANSFER_ENDPOINT_DEFAULT)
+        "(placeholder until the transfer transport lands) (default: ${DEFAULT-VALUE}).")
     String transferEndpoint;
 
     @Option(names = "--catalog-journal-bytes", description = "Owner journal budget of all 16 shards together; a catalog " +
-        "host lagging past it is rebuilt by snapshot (default: ${DEFAULT-VALUE}).", defaultValue = "16m",
-        converter = SizeConverter.class)
-    long catalogJournalBytes;
+        "host lagging past it is rebuilt by snapshot (default: ${DEFAULT-VALUE}).")
+    String catalogJournalBytes;
 
     @Option(names = "--catalog-inventory-bytes", description = "Ceiling of the owner inventory (all shards, about 144 " +
-        "bytes per announced residence); sized from the index capacity up to it (default: ${DEFAULT-VALUE}).",
-        defaultValue = "32m", converter = SizeConverter.class)
-    long catalogInventoryBytes;
+        "bytes per announced residence); sized from the index capacity up to it (default: ${DEFAULT-VALUE}).")
+    String catalogInventoryBytes;
+
+    /**
+     * The context this invocation launches: the properties' values and defaults, with the flags given on the command
+     * line applied over them.
+     *
+     * @return a new context, not concluded.
+     * @throws IllegalArgumentException naming the flag or property whose value does not parse.
+     */
+    ManagerContext context()
+    {
+        final ManagerContext ctx = new ManagerContext();
+        final CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+        for (final Setting setting : SETTINGS)
+        {
+            if (parsed.hasMatchedOption(setting.flag()))
+            {
+                setting.apply().apply(this, ctx, setting.flag());
+            }
+        }
+        return ctx;
+    }
 
     public Integer call() throws Exception
     {
@@ -206,58 +374,7 @@ public final class ManagerCommand implements Callable<Integer>
         final ManagerContext ctx;
         try
         {
-            ctx = new ManagerContext()
-                .name(name)
-                .dir(dir)
-                .poolBytes(poolBytes)
-                .indexBudgetBytes(indexBudgetBytes)
-                .maxClients(maxClients)
-                .requestRingBytes(toInt("--request-ring-bytes", requestRingBytes))
-                .responseRingBytes(toInt("--response-ring-bytes", responseRingBytes))
-                .clientTimeoutNs(clientTimeoutNs)
-                .maxDataRegionBytes(maxDataRegionBytes)
-                .copyChunkBytes(toInt("--copy-chunk-bytes", copyChunkBytes))
-                .poolPretouch(noPoolPretouch ? Configuration.PoolPretouch.OFF : Configuration.parsePoolPretouch(poolPretouch))
-                .poolPretouchPauseNs(poolPretouchPauseNs)
-                .maxNamespaces(maxNamespaces)
-                .threadingMode(Configuration.parseThreadingMode(threading))
-                .idleStrategyName(idleStrategy)
-                .metricsPort(metricsPort)
-                .ssdDir(ssdDir)
-                .ssdBytes(ssdBytes)
-                .ssdAdmission(Configuration.parseSsdAdmission(ssdAdmission))
-                .ssdPromote(ssdPromote)
-                .ssdQueueDepth(ssdQueueDepth)
-                .ssdBackend(Configuration.parseSsdBackend(ssdBackend))
-                .ssdStagingBytes(ssdStagingBytes)
-                .etcdEndpoints(etcdEndpoints)
-                .clusterName(clusterName)
-                .nodeId(nodeId)
-                .membershipTtlSecs(membershipTtlSecs)
-                .etcdDeadlineMs(etcdDeadlineMs)
-                .joinTimeoutMs(Configuration.parseJoinTimeoutMs(joinTimeout))
-                .catalogNodes(catalogNodes)
-                .peerEndpoint(peerEndpoint)
-                .peerMtuLength(parseMtu(peerMtu))
-                .transferEndpoint(transferEndpoint)
-                .catalogJournalBytes(catalogJournalBytes)
-                .catalogInventoryBytes(catalogInventoryBytes);
-            if (null != maxBlockBytes)
-            {
-                ctx.maxBlockBytes(toInt("--max-block-bytes", maxBlockBytes));
-            }
-            if (null != idleSleep)
-            {
-                ctx.idleSleep(idleSleep);
-            }
-            if (null != idleSleepAfterNs)
-            {
-                ctx.idleSleepAfterNs(idleSleepAfterNs);
-            }
-            if (null != idleSleepMaxNs)
-            {
-                ctx.idleSleepMaxNs(idleSleepMaxNs);
-            }
+            ctx = context();
         }
         catch (final IllegalArgumentException ex)
         {
@@ -289,7 +406,7 @@ public final class ManagerCommand implements Callable<Integer>
         out.println("  engines attach at: " + ctx.dir() + "  (CnC file " + manager.cncFile() + ")");
         out.println("  pool: " + ctx.poolBytes() + " bytes, max block " + ctx.maxBlockBytes() + " bytes, " +
             ctx.maxClients() + " client slots, client timeout " + ctx.clientTimeoutNs() / 1_000_000 + " ms, threading " +
-            ctx.threadingMode().name().toLowerCase(java.util.Locale.ROOT) + ", idle " + ctx.idleStrategyName() +
+            ctx.threadingMode().name().toLowerCase(Locale.ROOT) + ", idle " + ctx.idleStrategyName() +
             (0 == ctx.agentTimerSlackNs() ? "" : " (timer slack " + ctx.agentTimerSlackNs() + " ns)") +
             (ctx.idleSleep() ? ", sleeps after " + ctx.idleSleepAfterNs() / 1000 + " us idle for up to " +
             ctx.effectiveIdleSleepMaxNs() / 1_000_000 + " ms (doorbell " +
@@ -328,34 +445,9 @@ public final class ManagerCommand implements Callable<Integer>
         };
     }
 
-    private static int parseMtu(final String value)
-    {
-        if ("auto".equalsIgnoreCase(value.trim()))
-        {
-            return PeerTransport.AUTO_MTU;
-        }
-        try
-        {
-            return Integer.parseInt(value.trim());
-        }
-        catch (final NumberFormatException ex)
-        {
-            throw new IllegalArgumentException("--peer-mtu must be auto or " + PeerTransport.MTU_RULE + ": '" + value +
-                "'");
-        }
-    }
-
-    private static int toInt(final String flag, final long value)
-    {
-        if (value > Integer.MAX_VALUE)
-        {
-            throw new IllegalArgumentException(flag + " must be below 2g: " + value);
-        }
-        return (int)value;
-    }
-
     /**
-     * Sizes with an optional k/m/g suffix (powers of 1024).
+     * Sizes with an optional k/m/g suffix (powers of 1024), as {@link Configuration#parseSize} reads them; for the
+     * bench commands' size options.
      */
     static final class SizeConverter implements CommandLine.ITypeConverter<Long>
     {
@@ -363,9 +455,9 @@ public final class ManagerCommand implements Callable<Integer>
         {
             try
             {
-                return SystemUtil.parseSize("size", value.trim());
+                return Configuration.parseSize("size", value);
             }
-            catch (final NumberFormatException ex)
+            catch (final IllegalArgumentException ex)
             {
                 throw new CommandLine.TypeConversionException("not a size (e.g. 4096, 64k, 1m, 2g): '" + value + "'");
             }
@@ -373,7 +465,8 @@ public final class ManagerCommand implements Callable<Integer>
     }
 
     /**
-     * Durations with a unit suffix: ns, us, ms, s (no suffix = ns).
+     * Durations with a unit suffix: ns, us, ms, s (no suffix = ns), as {@link Configuration#parseDurationNs} reads
+     * them; for the bench commands' duration options.
      */
     static final class DurationConverter implements CommandLine.ITypeConverter<Long>
     {
@@ -381,12 +474,58 @@ public final class ManagerCommand implements Callable<Integer>
         {
             try
             {
-                return SystemUtil.parseDuration("duration", value.trim());
+                return Configuration.parseDurationNs("duration", value);
             }
-            catch (final NumberFormatException ex)
+            catch (final IllegalArgumentException ex)
             {
                 throw new CommandLine.TypeConversionException("not a duration (e.g. 500ms, 5s): '" + value + "'");
             }
         }
+    }
+
+    /**
+     * picocli's defaults for this command, from {@link Configuration}: a set property's value (checked by its getter
+     * first, so a bad one fails naming the property rather than the flag), else the default as the flag spells it.
+     */
+    public static final class ConfigurationDefaults implements CommandLine.IDefaultValueProvider
+    {
+        public String defaultValue(final CommandLine.Model.ArgSpec arg)
+        {
+            if (!(arg instanceof CommandLine.Model.OptionSpec option))
+            {
+                return null;
+            }
+            final Setting setting = setting(option.longestName());
+            if (null == setting || null == setting.getter())
+            {
+                return null;
+            }
+            final String value = System.getProperty(setting.property());
+            if (null == value)
+            {
+                return setting.defaultText();
+            }
+            try
+            {
+                setting.getter().get();
+            }
+            catch (final IllegalArgumentException ex)
+            {
+                throw new CommandLine.ParameterException(arg.command().commandLine(), ex.getMessage());
+            }
+            return value;
+        }
+    }
+
+    static Setting setting(final String flag)
+    {
+        for (final Setting setting : SETTINGS)
+        {
+            if (setting.flag().equals(flag))
+            {
+                return setting;
+            }
+        }
+        return null;
     }
 }

@@ -37,7 +37,7 @@ public final class MembersCommand implements Callable<Integer>
     String clusterName;
 
     @Option(names = "--etcd-deadline-ms", description = "Deadline of every etcd call (default: ${DEFAULT-VALUE}).",
-        defaultValue = "" + MembershipConfiguration.ETCD_DEADLINE_MS_DEFAULT)
+        defaultValue = "" + io.orbitkv.manager.Configuration.ETCD_DEADLINE_MS_DEFAULT)
     long etcdDeadlineMs;
 
     public Integer call()

@@ -4,27 +4,17 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Limits and defaults of leased membership (design: "Implemented membership behavior"). Every number here is the
- * design's; the ones a user may change are flags of {@code orbitkv manager} and settings of the ManagerContext.
+ * Protocol limits and etcd key layout of leased membership (design: "Implemented membership behavior"). Nothing here
+ * is a setting: every membership value a user may change (lease TTL, etcd deadline, join timeout, endpoints) is a
+ * property with a default in {@code io.orbitkv.manager.Configuration}, like every other Manager setting.
+ * <p>
+ * These stay in a type of their own, in the membership package, because they are the membership protocol's, not the
+ * Manager's: the numbers are fixed by the design (a flag for them would let Managers of one cluster disagree on the
+ * wire), and the key helpers are shared by everything that reads the cluster's etcd keys, {@code orbitkv members}
+ * included, which runs no Manager.
  */
 public final class MembershipConfiguration
 {
-    /** Default lease TTL (design: --membership-ttl-secs, default 10). */
-    public static final int MEMBERSHIP_TTL_SECS_DEFAULT = 10;
-
-    /**
-     * Shortest accepted lease TTL. Measured on this stack (notes/etcd.md): with 2 s leases were lost across a
-     * 4 s etcd restart and across leader elections; 10 s survived both. jetcd also drops a lease locally once a
-     * whole TTL passes without a keepalive reply.
-     */
-    public static final int MIN_MEMBERSHIP_TTL_SECS = 10;
-
-    /** Default deadline of every etcd call: an unreachable etcd must never hang a thread. */
-    public static final long ETCD_DEADLINE_MS_DEFAULT = 2_000;
-
-    /** Shortest etcd call deadline accepted. */
-    public static final long MIN_ETCD_DEADLINE_MS = 100;
-
     /** Records per snapshot page (design: pages of 128 records at one revision). */
     public static final int SNAPSHOT_PAGE_SIZE = 128;
 
@@ -42,17 +32,6 @@ public final class MembershipConfiguration
 
     /** Registration rounds (each a few calls under the deadline) within one attempt to register. */
     public static final int MAX_REGISTRATION_ATTEMPTS = 5;
-
-    /**
-     * Default time a Manager keeps trying to join (placement check and first registration) before it gives up. The
-     * first calls of a fresh JVM pay for class loading and connection set-up: measured here ~0.9 s unloaded and
-     * 2.4-2.8 s with three JVMs starting on two busy cores, so one call deadline alone is not a fair verdict on
-     * etcd's reachability.
-     */
-    public static final long JOIN_TIMEOUT_MS_DEFAULT = 60_000;
-
-    /** Shortest accepted join timeout. */
-    public static final long MIN_JOIN_TIMEOUT_MS = 100;
 
     /** First pause after a failed join or re-registration round; doubles up to {@link #REGISTER_RETRY_MAX_NS}. */
     public static final long REGISTER_RETRY_MIN_NS = TimeUnit.MILLISECONDS.toNanos(100);
@@ -82,15 +61,6 @@ public final class MembershipConfiguration
 
     /** Retry delay of a keepalive that failed at once (e.g. no connected member): sooner than the next regular one. */
     public static final long KEEPALIVE_RETRY_NS = TimeUnit.MILLISECONDS.toNanos(250);
-
-    /**
-     * Default peer endpoint: the catalog's Aeron UDP endpoint, bound on loopback with a port the OS picks (the bound
-     * port is what the member record advertises). Set a routable HOST:PORT for Managers on several hosts.
-     */
-    public static final String PEER_ENDPOINT_DEFAULT = "127.0.0.1:0";
-
-    /** Default transfer endpoint advertised in the member record (placeholder until the transfer transport exists). */
-    public static final String TRANSFER_ENDPOINT_DEFAULT = "localhost:7471";
 
     /** Root of every OrbitKV key (design: /orbitkv/v1/&lt;cluster&gt;/...). */
     public static final String KEY_ROOT = "/orbitkv/v1/";

@@ -1,10 +1,15 @@
 package io.orbitkv.manager.membership;
 
 import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.manager.Configuration;
 import java.util.UUID;
 
 /**
- * What a Manager joins a cluster with (from the ManagerContext / CLI flags), already validated.
+ * What one Manager incarnation joins a cluster with: the concluded context's membership settings (their properties
+ * and defaults are in {@code io.orbitkv.manager.Configuration}) together with values only a running Manager has, its
+ * runtime UUID, start time and bound peer endpoint. Not a source of configuration: it holds no default of its own
+ * (the short constructor takes the join timeout's from Configuration), and it is what {@link Membership} needs
+ * without the whole ManagerContext, so membership tests and tools can join without a Manager.
  *
  * @param etcdEndpoints     comma-separated client URLs.
  * @param clusterName       cluster.
@@ -47,6 +52,6 @@ public record MembershipSettings(
         final long startTimeMs)
     {
         this(etcdEndpoints, clusterName, nodeId, ttlSecs, etcdDeadlineMs, placement, peerEndpoint, transferEndpoint,
-            runtimeUuid, startTimeMs, MembershipConfiguration.JOIN_TIMEOUT_MS_DEFAULT);
+            runtimeUuid, startTimeMs, Configuration.JOIN_TIMEOUT_MS_DEFAULT);
     }
 }

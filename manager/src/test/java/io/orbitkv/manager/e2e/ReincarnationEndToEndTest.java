@@ -246,7 +246,7 @@ class ReincarnationEndToEndTest
             "--cluster-name", cluster,
             "--node-id", node,
             "--catalog-nodes", catalog,
-            "--membership-ttl-secs", "" + MembershipConfiguration.MIN_MEMBERSHIP_TTL_SECS};
+            "--membership-ttl-secs", "" + io.orbitkv.manager.Configuration.MIN_MEMBERSHIP_TTL_SECS};
     }
 
     private EngineClient engine(final OrbitKvProcesses m)

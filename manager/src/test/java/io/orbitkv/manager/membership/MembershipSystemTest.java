@@ -461,7 +461,7 @@ class MembershipSystemTest
                 three.awaitLeaderIndex();
 
                 // Wait out more than one TTL (design default 10 s) with the leader gone: both stay registered.
-                final long ttlNs = TimeUnit.SECONDS.toNanos(MembershipConfiguration.MEMBERSHIP_TTL_SECS_DEFAULT);
+                final long ttlNs = TimeUnit.SECONDS.toNanos(io.orbitkv.manager.Configuration.MEMBERSHIP_TTL_SECS_DEFAULT);
                 await(() -> System.nanoTime() - killedNs > ttlNs + TimeUnit.SECONDS.toNanos(2) &&
                     a.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVES_ACKED) >= 4, 30_000, a::log);
                 for (final Joined j : List.of(a, b))
@@ -676,7 +676,7 @@ class MembershipSystemTest
                 a.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVE_RTT_MAX_MS) + " ms, least validity margin " +
                 a.counter(SystemCounterDescriptor.MEMBERSHIP_VALIDITY_MARGIN_MIN_MS) + " ms";
             assertTrue(a.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVE_RTT_MAX_MS) >
-                MembershipConfiguration.ETCD_DEADLINE_MS_DEFAULT, state);
+                io.orbitkv.manager.Configuration.ETCD_DEADLINE_MS_DEFAULT, state);
             assertEquals(FenceCause.NONE, a.membership.fenceCause(), state);
             assertEquals(1, a.membership.incarnation().number(), state);
             assertTrue(a.membership.remoteWorkEnabled(System.nanoTime()), state);

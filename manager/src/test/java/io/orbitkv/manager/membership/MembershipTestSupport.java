@@ -62,8 +62,8 @@ final class MembershipTestSupport
     static MembershipSettings settings(
         final String endpoints, final String cluster, final String nodeId, final String catalogNodes)
     {
-        return new MembershipSettings(endpoints, cluster, nodeId, MembershipConfiguration.MEMBERSHIP_TTL_SECS_DEFAULT,
-            MembershipConfiguration.ETCD_DEADLINE_MS_DEFAULT, ShardPlacement.parse(catalogNodes),
+        return new MembershipSettings(endpoints, cluster, nodeId, io.orbitkv.manager.Configuration.MEMBERSHIP_TTL_SECS_DEFAULT,
+            io.orbitkv.manager.Configuration.ETCD_DEADLINE_MS_DEFAULT, ShardPlacement.parse(catalogNodes),
             "peer-" + nodeId + ":7470", "transfer-" + nodeId + ":7471", UUID.randomUUID(), System.currentTimeMillis());
     }
 
