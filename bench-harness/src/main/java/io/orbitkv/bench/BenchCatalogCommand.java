@@ -1,5 +1,6 @@
 package io.orbitkv.bench;
 
+import io.orbitkv.manager.cli.OptionConverters;
 import java.io.File;
 import java.util.LinkedHashMap;
 import java.util.Map;

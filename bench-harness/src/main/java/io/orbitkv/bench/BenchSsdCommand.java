@@ -1,5 +1,6 @@
 package io.orbitkv.bench;
 
+import io.orbitkv.manager.cli.OptionConverters;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.orbitkv.client.EngineClient;

@@ -46,7 +46,7 @@ public final class ClientCommand implements Callable<Integer>
     String clientName;
 
     @Option(names = "--data-region-bytes", description = "Data region to ask for; chains larger than it are moved in " +
-        "windows (default: ${DEFAULT-VALUE}).", defaultValue = "64m", converter = ClientSizeConverter.class)
+        "windows (default: ${DEFAULT-VALUE}).", defaultValue = "64m", converter = OptionConverters.Size.class)
     long dataRegionBytes;
 
     @Option(names = "--attach-timeout-ms", description = "How long to wait for a ready Manager (default: ${DEFAULT-VALUE}).",
@@ -87,11 +87,11 @@ public final class ClientCommand implements Callable<Integer>
         int blocks;
 
         @Option(names = "--block-bytes", description = "Block size, or the largest with --min-block-bytes " +
-            "(default: ${DEFAULT-VALUE}).", defaultValue = "64k", converter = ClientSizeConverter.class)
+            "(default: ${DEFAULT-VALUE}).", defaultValue = "64k", converter = OptionConverters.Size.class)
         long blockBytes;
 
         @Option(names = "--min-block-bytes", description = "Smallest block: sizes vary per block between this and " +
-            "--block-bytes (default: fixed size).", converter = ClientSizeConverter.class)
+            "--block-bytes (default: fixed size).", converter = OptionConverters.Size.class)
         Long minBlockBytes;
 
         @Option(names = "--keys", description = "Print per-key rows (default: ${DEFAULT-VALUE}).", defaultValue = "true",

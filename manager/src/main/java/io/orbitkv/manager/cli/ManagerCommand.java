@@ -446,44 +446,6 @@ public final class ManagerCommand implements Callable<Integer>
     }
 
     /**
-     * Sizes with an optional k/m/g suffix (powers of 1024), as {@link Configuration#parseSize} reads them; for the
-     * bench commands' size options.
-     */
-    static final class SizeConverter implements CommandLine.ITypeConverter<Long>
-    {
-        public Long convert(final String value)
-        {
-            try
-            {
-                return Configuration.parseSize("size", value);
-            }
-            catch (final IllegalArgumentException ex)
-            {
-                throw new CommandLine.TypeConversionException("not a size (e.g. 4096, 64k, 1m, 2g): '" + value + "'");
-            }
-        }
-    }
-
-    /**
-     * Durations with a unit suffix: ns, us, ms, s (no suffix = ns), as {@link Configuration#parseDurationNs} reads
-     * them; for the bench commands' duration options.
-     */
-    static final class DurationConverter implements CommandLine.ITypeConverter<Long>
-    {
-        public Long convert(final String value)
-        {
-            try
-            {
-                return Configuration.parseDurationNs("duration", value);
-            }
-            catch (final IllegalArgumentException ex)
-            {
-                throw new CommandLine.TypeConversionException("not a duration (e.g. 500ms, 5s): '" + value + "'");
-            }
-        }
-    }
-
-    /**
      * picocli's defaults for this command, from {@link Configuration}: a set property's value (checked by its getter
      * first, so a bad one fails naming the property rather than the flag), else the default as the flag spells it.
      */

@@ -1,5 +1,7 @@
 package io.orbitkv.manager.cli;
 
+import java.io.File;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -41,5 +43,23 @@ public final class ChildJvm
         command.add(OrbitKvCli.class.getName());
         command.addAll(args);
         return command;
+    }
+
+    /**
+     * Start {@link OrbitKvCli} in a new JVM, its output appended to a file.
+     *
+     * @param log          file receiving the child's stdout and stderr.
+     * @param extraJvmArgs JVM options for this child only.
+     * @param args         orbitkv arguments.
+     * @return the started process.
+     * @throws IOException if the process cannot be started.
+     */
+    public static Process startOrbitkv(final File log, final List<String> extraJvmArgs, final List<String> args)
+        throws IOException
+    {
+        return new ProcessBuilder(orbitkvCommand(extraJvmArgs, args))
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log))
+            .start();
     }
 }
