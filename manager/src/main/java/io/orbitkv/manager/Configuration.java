@@ -23,6 +23,9 @@ import org.agrona.concurrent.YieldingIdleStrategy;
  * as its defaults and sets only the flags given on its command line. So the precedence is: a flag (or a context
  * setter), else the system property, else the default (docs/configuration.md). Range checks of the values are the
  * context's {@link ManagerContext#conclude()}. Design limits that no one sets are plain constants without a property.
+ * <p>
+ * Longer than our usual file on purpose: it is the one list of the Manager's settings, grouped by part (ring, pool,
+ * SSD tier, membership, catalog, idle), and splitting it would give a setting more than one place to be looked up.
  */
 public final class Configuration
 {

@@ -20,6 +20,9 @@ import org.agrona.concurrent.status.CountersReader;
  * Everything a {@link Manager} is launched with. Every field starts from its {@link Configuration} getter (the system
  * property, else the default); setters are fluent and override it; {@link #conclude()} checks ranges, fills derived
  * values and fails with a message naming the offending setting.
+ * <p>
+ * Longer than our usual file because it holds one fluent setter and getter per setting of {@link Configuration}
+ * and the checks that tie settings together; it has no logic of its own beyond those.
  *
  * <pre>{@code
  * try (Manager manager = Manager.launch(new ManagerContext().dir(dir).poolBytes(64 << 20)))

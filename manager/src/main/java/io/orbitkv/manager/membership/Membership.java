@@ -41,6 +41,10 @@ import org.agrona.concurrent.NanoClock;
  * registration (see {@link FenceCause#reRegisters()}) is followed by a new incarnation: new runtime UUID, new lease,
  * epoch + 1; other causes leave the process fenced until an operator restarts it. Local DRAM service goes on
  * throughout.
+ * <p>
+ * Longer than our usual file: it is the one handoff between the two membership threads and the agents (the published
+ * view and incarnation, the fence latch, start, join and close), and each part is short; the etcd work itself lives
+ * in {@link LeaseKeeper}, {@link MemberViewKeeper} and {@link EtcdGateway}.
  */
 public final class Membership implements AutoCloseable
 {
