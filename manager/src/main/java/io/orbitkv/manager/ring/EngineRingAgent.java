@@ -4,7 +4,8 @@ import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
-import io.orbitkv.manager.store.SsdTier;
+import io.orbitkv.manager.store.Residence;
+import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.codecs.engine.AttachRequestDecoder;
@@ -22,7 +23,6 @@ import io.orbitkv.manager.catalog.CatalogService;
 import io.orbitkv.manager.catalog.LookupAnswerSink;
 import io.orbitkv.manager.catalog.PendingLookup;
 import java.io.File;
-import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 import org.agrona.DirectBuffer;
 import org.agrona.ErrorHandler;
@@ -50,11 +50,11 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
     private final ManyToOneRingBuffer requestRing;
     private final AtomicBuffer slotTable;
     private final ClientSession[] sessions;
-    private final BlockStore blockStore;
+    private final TieredStore store;
     private final NamespaceTable namespaces;
-    private final MemorySegment pool;
     private final RequestAdapter adapter;
     private final ResponseProxy responseProxy;
+    private final CopyScheduler copies;
     private final ErrorHandler errorHandler;
     private final DistinctErrorLog errorLog;
     private final EpochClock epochClock;
@@ -64,11 +64,8 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
     private final long clientTimeoutMs;
     private final long maxDataRegionBytes;
     private final int maxBlockBytes;
-    private final int copyChunkBytes;
     private final long timerSlackNs;
     private final RequestRejectedException[] rejections;
-    private final ClientSession.EntryAction unpinAction;
-    private final SsdTier ssd;
 
     private final AtomicCounter[] rejectionCounters;
     private final AtomicCounter requestsAttach;
@@ -78,27 +75,14 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
     private final AtomicCounter requestsLookup;
     private final AtomicCounter requestsRead;
     private final AtomicCounter requestsRelease;
-    private final AtomicCounter blocksPublished;
-    private final AtomicCounter bytesPublished;
-    private final AtomicCounter blocksRead;
-    private final AtomicCounter bytesRead;
     private final AtomicCounter lookupHits;
     private final AtomicCounter lookupMisses;
-    private final AtomicCounter evictions;
-    private final AtomicCounter poolBytesUsed;
-    private final AtomicCounter poolBytesFree;
-    private final AtomicCounter poolPayloadBytes;
-    private final AtomicCounter blocksResident;
-    private final AtomicCounter pinsActive;
     private final AtomicCounter leasesActive;
     private final AtomicCounter clientsAttached;
     private final AtomicCounter clientTimeouts;
     private final AtomicCounter dataRegionFaults;
-    private ClientSession copyingSession;
-    private CopyOperation unqueuedOperation;
     private final AtomicCounter blocksNoSpace;
     private final AtomicCounter claimedSlotsReclaimed;
-    private final AtomicCounter operationsCancelled;
     private final AtomicCounter dutyCycles;
     private final AtomicCounter namespaceCount;
 
@@ -106,7 +90,7 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
     private final int[] scratchHashOffsets = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final int[] scratchHashLengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final int[] scratchCapacities = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    private final int[] scratchEntries = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    private final long[] scratchResidences = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final int[] scratchLengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final KeyStatus[] scratchStatuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
 
@@ -114,29 +98,21 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
     private long lastHousekeepingNs;
     private long lastConsumerPosition;
     private long consumerStallSinceNs;
-    private long copyBudget;
-    private int roundRobinCursor;
-    private int queuedOperations;
     private int attachedCount;
-    private int leaseTotal;
 
     public EngineRingAgent(
         final ManagerContext ctx,
         final CncFileDescriptor.Sections sections,
-        final BlockStore blockStore,
+        final TieredStore store,
         final NamespaceTable namespaces,
-        final MemorySegment pool,
         final SystemCounters counters,
         final ErrorHandler errorHandler,
-        final DistinctErrorLog errorLog,
-        final SsdTier ssd)
+        final DistinctErrorLog errorLog)
     {
-        this.ssd = ssd;
+        this.store = store;
         this.requestRing = new ManyToOneRingBuffer(sections.requestRing());
         this.slotTable = sections.slotTable();
-        this.blockStore = blockStore;
         this.namespaces = namespaces;
-        this.pool = pool;
         this.errorHandler = errorHandler;
         this.errorLog = errorLog;
         this.epochClock = ctx.epochClock();
@@ -146,7 +122,6 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
         this.clientTimeoutMs = TimeUnit.NANOSECONDS.toMillis(ctx.clientTimeoutNs());
         this.maxDataRegionBytes = ctx.maxDataRegionBytes();
         this.maxBlockBytes = ctx.maxBlockBytes();
-        this.copyChunkBytes = ctx.copyChunkBytes();
         this.timerSlackNs = ctx.agentTimerSlackNs();
 
         sessions = new ClientSession[sections.maxClients()];
@@ -171,31 +146,20 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
         requestsLookup = counters.get(SystemCounterDescriptor.REQUESTS_LOOKUP);
         requestsRead = counters.get(SystemCounterDescriptor.REQUESTS_READ);
         requestsRelease = counters.get(SystemCounterDescriptor.REQUESTS_RELEASE);
-        blocksPublished = counters.get(SystemCounterDescriptor.BLOCKS_PUBLISHED);
-        bytesPublished = counters.get(SystemCounterDescriptor.BYTES_PUBLISHED);
-        blocksRead = counters.get(SystemCounterDescriptor.BLOCKS_READ);
-        bytesRead = counters.get(SystemCounterDescriptor.BYTES_READ);
         lookupHits = counters.get(SystemCounterDescriptor.LOOKUP_HITS);
         lookupMisses = counters.get(SystemCounterDescriptor.LOOKUP_MISSES);
-        evictions = counters.get(SystemCounterDescriptor.EVICTIONS);
-        poolBytesUsed = counters.get(SystemCounterDescriptor.POOL_BYTES_USED);
-        poolBytesFree = counters.get(SystemCounterDescriptor.POOL_BYTES_FREE);
-        poolPayloadBytes = counters.get(SystemCounterDescriptor.POOL_PAYLOAD_BYTES);
-        blocksResident = counters.get(SystemCounterDescriptor.BLOCKS_RESIDENT);
-        pinsActive = counters.get(SystemCounterDescriptor.PINS_ACTIVE);
         leasesActive = counters.get(SystemCounterDescriptor.LEASES_ACTIVE);
         clientsAttached = counters.get(SystemCounterDescriptor.CLIENTS_ATTACHED);
         clientTimeouts = counters.get(SystemCounterDescriptor.CLIENT_TIMEOUTS);
         dataRegionFaults = counters.get(SystemCounterDescriptor.DATA_REGION_FAULTS);
         blocksNoSpace = counters.get(SystemCounterDescriptor.REJECTED_NO_SPACE);
         claimedSlotsReclaimed = counters.get(SystemCounterDescriptor.CLAIMED_SLOTS_RECLAIMED);
-        operationsCancelled = counters.get(SystemCounterDescriptor.OPERATIONS_CANCELLED);
         dutyCycles = counters.get(SystemCounterDescriptor.DUTY_CYCLES);
         namespaceCount = counters.get(SystemCounterDescriptor.NAMESPACES);
 
-        unpinAction = null == ssd ? blockStore::unpin : ssd::unpinLeased;
         adapter = new RequestAdapter(this);
         responseProxy = new ResponseProxy(counters.get(SystemCounterDescriptor.RESPONSES_DROPPED));
+        copies = new CopyScheduler(store, sessions, responseProxy, ctx.copyChunkBytes(), counters);
 
         nowNs = nanoClock.nanoTime();
         lastHousekeepingNs = nowNs;
@@ -221,16 +185,13 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
                     timerSlackNs + " ns: " + io.orbitkv.ffm.Errno.describe(state.errno())));
             }
         }
-        if (null != ssd)
-        {
-            ssd.onStart();
-        }
+        store.onStart();
     }
 
     public int doWork()
     {
         nowNs = nanoClock.nanoTime();
-        copyBudget = copyChunkBytes;
+        copies.beginCycle();
         int workCount = 0;
 
         try
@@ -248,41 +209,22 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
             errorHandler.onError(ex);
             workCount++;
         }
-        copyingSession = null;
-        unqueuedOperation = null;
+        copies.endCopies();
 
-        if (queuedOperations > 0)
+        if (copies.hasQueued())
         {
-            try
-            {
-                workCount += copyQueuedOperations();
-            }
-            catch (final InternalError ex)
-            {
-                onCopyFault(ex);
-                workCount++;
-            }
-            copyingSession = null;
+            workCount += copyQueued();
         }
 
-        if (null != ssd && ssd.hasIoOutstanding())
+        if (store.hasIoOutstanding())
         {
             // design: with nothing else to do, wait briefly in the kernel for SSD completions instead of parking.
-            final int ioWork = ssd.doWork(0 == workCount ? Configuration.SSD_IDLE_WAIT_NS : 0);
+            final int ioWork = store.doIoWork(0 == workCount ? Configuration.SSD_IDLE_WAIT_NS : 0);
             // While I/O is outstanding the thread waits in io_uring_enter, never in the idle strategy's longer parks.
-            workCount += ioWork > 0 || !ssd.hasIoOutstanding() ? ioWork : 1;
-            if (ioWork > 0 && queuedOperations > 0 && copyBudget > 0)
+            workCount += ioWork > 0 || !store.hasIoOutstanding() ? ioWork : 1;
+            if (ioWork > 0 && copies.hasQueued() && copies.hasBudget())
             {
-                try
-                {
-                    workCount += copyQueuedOperations();
-                }
-                catch (final InternalError ex)
-                {
-                    onCopyFault(ex);
-                    workCount++;
-                }
-                copyingSession = null;
+                workCount += copyQueued();
             }
         }
 
@@ -293,6 +235,22 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
         }
 
         dutyCycles.incrementRelease();
+        return workCount;
+    }
+
+    private int copyQueued()
+    {
+        int workCount;
+        try
+        {
+            workCount = copies.copyQueued();
+        }
+        catch (final InternalError ex)
+        {
+            onCopyFault(ex);
+            workCount = 1;
+        }
+        copies.endCopies();
         return workCount;
     }
 
@@ -312,16 +270,13 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
                 }
             }
         }
-        if (null != ssd)
+        try
         {
-            try
-            {
-                ssd.onClose();
-            }
-            catch (final Throwable ex)
-            {
-                errorHandler.onError(ex);
-            }
+            store.onClose();
+        }
+        catch (final Throwable ex)
+        {
+            errorHandler.onError(ex);
         }
         updateGauges();
     }
@@ -491,29 +446,29 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
 
         for (int i = 0; i < keyCount; i++)
         {
-            final int entryId = blockStore.reserve(
+            final int entryId = store.reserve(
                 namespaceId, buffer, scratchHashOffsets[i], scratchHashLengths[i], op.lengths[i]);
             if (entryId >= 0)
             {
-                op.entryIds[i] = entryId;
+                op.residences[i] = Residence.dram(entryId);
                 op.statuses[i] = KeyStatus.STORED;
             }
             else if (BlockStore.ALREADY_PRESENT == entryId)
             {
                 // design: idempotent re-publish; nothing copied, nothing stored twice.
-                op.entryIds[i] = CopyOperation.NO_ENTRY;
+                op.residences[i] = Residence.NONE;
                 op.statuses[i] = KeyStatus.ALREADY_RESIDENT;
             }
             else
             {
-                op.entryIds[i] = CopyOperation.NO_ENTRY;
+                op.residences[i] = Residence.NONE;
                 op.statuses[i] = KeyStatus.NO_SPACE;
                 op.lengths[i] = 0;
                 blocksNoSpace.incrementRelease();
             }
         }
 
-        startOperation(session, op);
+        copies.start(session, op);
     }
 
     void onLookup(
@@ -559,30 +514,21 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
                 scratchLengths[i] = 0;
                 continue;
             }
-            // design: lookup never changes LRU order, and PREPARING data is not ready data.
-            final int entryId = namespaceId < 0 ?
-                BlockStore.NOT_FOUND : blockStore.findReady(namespaceId, buffer, hashOffset, hashLength);
-            final int ssdEntryId = BlockStore.NOT_FOUND != entryId || null == ssd || namespaceId < 0 ?
-                BlockStore.NOT_FOUND : ssd.findReady(namespaceId, buffer, hashOffset, hashLength);
-            if (BlockStore.NOT_FOUND != ssdEntryId)
-            {
-                // design: the tier is reported per key; DRAM wins when both residences exist.
-                scratchStatuses[i] = KeyStatus.SSD;
-                scratchLengths[i] = ssd.length(ssdEntryId);
-                scratchEntries[prefix++] = ssdEntryId | SsdTier.SSD_ENTRY_BIT;
-                ssd.countLookupHit();
-            }
-            else if (BlockStore.NOT_FOUND == entryId)
+            final long residence = store.findReady(namespaceId, buffer, hashOffset, hashLength);
+            if (Residence.isNone(residence))
             {
                 scratchStatuses[i] = KeyStatus.MISS;
                 scratchLengths[i] = 0;
                 missed = true;
+                continue;
             }
-            else
+            // design: the tier is reported per key.
+            scratchStatuses[i] = TieredStore.status(residence);
+            scratchLengths[i] = store.length(residence);
+            scratchResidences[prefix++] = residence;
+            if (Residence.isSsd(residence))
             {
-                scratchStatuses[i] = KeyStatus.DRAM;
-                scratchLengths[i] = blockStore.length(entryId);
-                scratchEntries[prefix++] = entryId;
+                store.countSsdLookupHit();
             }
         }
         lookupHits.getAndAddRelease(prefix);
@@ -606,18 +552,9 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
             }
             for (int i = 0; i < prefix; i++)
             {
-                final int leased = scratchEntries[i];
-                if (0 != (leased & SsdTier.SSD_ENTRY_BIT))
-                {
-                    ssd.pin(leased & ~SsdTier.SSD_ENTRY_BIT);
-                }
-                else
-                {
-                    blockStore.pin(leased);
-                }
+                store.pin(scratchResidences[i]);
             }
-            leaseId = session.addLease(scratchEntries, prefix);
-            leaseTotal++;
+            leaseId = session.addLease(scratchResidences, prefix);
         }
 
         if (missed && 0 != (flags & Configuration.LOOKUP_FLAG_PEERS) && null != catalog &&
@@ -740,44 +677,21 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
         boolean stopped = false;
         for (int i = 0; i < keyCount; i++)
         {
-            op.entryIds[i] = CopyOperation.NO_ENTRY;
+            op.residences[i] = Residence.NONE;
             op.lengths[i] = 0;
             if (stopped)
             {
                 op.statuses[i] = KeyStatus.NOT_ATTEMPTED;
                 continue;
             }
-            op.tiers[i] = CopyOperation.TIER_DRAM;
-            final int entryId = namespaceId < 0 ?
-                BlockStore.NOT_FOUND : blockStore.findReady(namespaceId, buffer, scratchHashOffsets[i], scratchHashLengths[i]);
-            if (BlockStore.NOT_FOUND == entryId)
+            final long residence = store.findReady(namespaceId, buffer, scratchHashOffsets[i], scratchHashLengths[i]);
+            if (Residence.isNone(residence))
             {
-                final int ssdEntryId = null == ssd || namespaceId < 0 ?
-                    BlockStore.NOT_FOUND : ssd.findReady(namespaceId, buffer, scratchHashOffsets[i], scratchHashLengths[i]);
-                if (BlockStore.NOT_FOUND == ssdEntryId)
-                {
-                    op.statuses[i] = KeyStatus.MISS;
-                    stopped = true;
-                    continue;
-                }
-                final int ssdLength = ssd.length(ssdEntryId);
-                op.lengths[i] = ssdLength;
-                if (ssdLength > scratchCapacities[i])
-                {
-                    op.statuses[i] = KeyStatus.DESTINATION_TOO_SMALL;
-                    stopped = true;
-                    continue;
-                }
-                // design: the residence is pinned until its bytes reached the client, so SSD eviction skips it.
-                ssd.pin(ssdEntryId);
-                op.entryIds[i] = ssdEntryId;
-                op.tiers[i] = CopyOperation.TIER_SSD;
-                op.ssdPhases[i] = CopyOperation.SSD_NEEDS_IO;
-                op.statuses[i] = KeyStatus.SSD;
-                op.ssdKeys++;
+                op.statuses[i] = KeyStatus.MISS;
+                stopped = true;
                 continue;
             }
-            final int length = blockStore.length(entryId);
+            final int length = store.length(residence);
             op.lengths[i] = length;
             if (length > scratchCapacities[i])
             {
@@ -785,13 +699,18 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
                 stopped = true;
                 continue;
             }
-            // design: blocks being read are pinned for the duration of the copy, so they cannot be evicted.
-            blockStore.pin(entryId);
-            op.entryIds[i] = entryId;
-            op.statuses[i] = KeyStatus.DRAM;
+            // design: blocks being read are pinned until their bytes reached the client, so neither tier evicts them.
+            store.pin(residence);
+            op.residences[i] = residence;
+            op.statuses[i] = TieredStore.status(residence);
+            if (Residence.isSsd(residence))
+            {
+                op.ssdPhases[i] = CopyOperation.SSD_NEEDS_IO;
+                op.ssdKeys++;
+            }
         }
 
-        startOperation(session, op);
+        copies.start(session, op);
     }
 
     void onRelease(final long clientId, final long correlationId, final long leaseId)
@@ -808,8 +727,7 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
             rejectTo(session, clientId, correlationId, ReleaseRequestDecoder.TEMPLATE_ID, Rejection.UNKNOWN_LEASE);
             return;
         }
-        final int unpinned = session.removeLease(leaseIndex, unpinAction);
-        leaseTotal--;
+        final int unpinned = session.removeLease(leaseIndex, store);
         responseProxy.sendStatus(
             session.responseRing, clientId, correlationId, ReleaseRequestDecoder.TEMPLATE_ID, StatusCode.OK, unpinned, null);
     }
@@ -850,238 +768,6 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
                 sendRejection(session, clientId, frame.getLong(bodyOffset + 8), templateId, rejection);
             }
         }
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-    // Copies
-
-    private void startOperation(final ClientSession session, final CopyOperation op)
-    {
-        // FIFO per client: a new operation waits behind the client's queued ones.
-        if (!session.hasOperations())
-        {
-            copyingSession = session;
-            unqueuedOperation = op;
-            if (progress(session, op))
-            {
-                complete(session, op);
-                op.clear();
-                return;
-            }
-        }
-        unqueuedOperation = null;
-        session.enqueue();
-        queuedOperations++;
-    }
-
-    private int copyQueuedOperations()
-    {
-        int workCount = 0;
-        final int count = sessions.length;
-        final int start = roundRobinCursor;
-        for (int n = 0; n < count && copyBudget > 0; n++)
-        {
-            final ClientSession session = sessions[(start + n) % count];
-            if (session.hasOperations())
-            {
-                final CopyOperation op = session.headOperation();
-                workCount++;
-                copyingSession = session;
-                if (progress(session, op))
-                {
-                    complete(session, op);
-                    session.dequeue();
-                    queuedOperations--;
-                }
-            }
-        }
-        roundRobinCursor = (start + 1) % count;
-        return workCount;
-    }
-
-    /**
-     * Copy as much of the operation as this duty cycle's budget allows.
-     *
-     * @return true when every key is done.
-     */
-    private boolean progress(final ClientSession session, final CopyOperation op)
-    {
-        final MemorySegment region = session.region();
-        if (op.ssdKeys > 0)
-        {
-            ssd.startReads(op);
-        }
-        while (op.nextKey < op.keyCount)
-        {
-            final int i = op.nextKey;
-            final int entryId = op.entryIds[i];
-            if (CopyOperation.NO_ENTRY == entryId)
-            {
-                op.nextKey++;
-                continue;
-            }
-            if (copyBudget <= 0)
-            {
-                return false;
-            }
-
-            if (CopyOperation.READ == op.kind && CopyOperation.TIER_SSD == op.tiers[i])
-            {
-                final byte phase = op.ssdPhases[i];
-                if (CopyOperation.SSD_FAILED == phase)
-                {
-                    failSsdKey(op, i);
-                    return true;
-                }
-                if (CopyOperation.SSD_STAGED != phase)
-                {
-                    return false;
-                }
-                final int length = op.lengths[i];
-                final long copied = op.copiedInKey;
-                final long bytes = Math.min(length - copied, copyBudget);
-                MemorySegment.copy(
-                    ssd.staging(), op.stagingOffsets[i] + copied, region, op.regionOffsets[i] + copied, bytes);
-                copyBudget -= bytes;
-                op.copiedInKey = copied + bytes;
-                if (op.copiedInKey == length)
-                {
-                    ssd.finishRead(op, i);
-                    blocksRead.incrementRelease();
-                    bytesRead.getAndAddRelease(length);
-                    op.entryIds[i] = CopyOperation.NO_ENTRY;
-                    op.completedCount++;
-                    op.copiedInKey = 0;
-                    op.nextKey++;
-                }
-                continue;
-            }
-
-            final int length = op.lengths[i];
-            final long copied = op.copiedInKey;
-            final long bytes = Math.min(length - copied, copyBudget);
-            final long poolOffset = blockStore.offset(entryId) + copied;
-            final long regionOffset = op.regionOffsets[i] + copied;
-            if (CopyOperation.PUBLISH == op.kind)
-            {
-                MemorySegment.copy(region, regionOffset, pool, poolOffset, bytes);
-            }
-            else
-            {
-                MemorySegment.copy(pool, poolOffset, region, regionOffset, bytes);
-            }
-            copyBudget -= bytes;
-            op.copiedInKey = copied + bytes;
-
-            if (op.copiedInKey == length)
-            {
-                if (CopyOperation.PUBLISH == op.kind)
-                {
-                    // design: preparing data is not ready data; visible only now that every byte is in.
-                    blockStore.seal(entryId);
-                    blocksPublished.incrementRelease();
-                    bytesPublished.getAndAddRelease(length);
-                    if (null != ssd)
-                    {
-                        ssd.onPublished(entryId);
-                    }
-                }
-                else
-                {
-                    blockStore.touch(entryId);
-                    blockStore.unpin(entryId);
-                    blocksRead.incrementRelease();
-                    bytesRead.getAndAddRelease(length);
-                }
-                op.entryIds[i] = CopyOperation.NO_ENTRY;
-                op.completedCount++;
-                op.copiedInKey = 0;
-                op.nextKey++;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * An SSD read failed (the residence is already dropped): the key reports a miss, and like any miss it ends the
-     * restored prefix, so the keys after it are released and not attempted.
-     */
-    private void failSsdKey(final CopyOperation op, final int key)
-    {
-        op.statuses[key] = KeyStatus.MISS;
-        op.lengths[key] = 0;
-        op.entryIds[key] = CopyOperation.NO_ENTRY;
-        op.copiedInKey = 0;
-        for (int i = key + 1; i < op.keyCount; i++)
-        {
-            releaseReadKey(op, i);
-            op.statuses[i] = KeyStatus.NOT_ATTEMPTED;
-            op.lengths[i] = 0;
-        }
-        op.nextKey = op.keyCount;
-    }
-
-    private void releaseReadKey(final CopyOperation op, final int key)
-    {
-        final int entryId = op.entryIds[key];
-        if (CopyOperation.NO_ENTRY == entryId)
-        {
-            return;
-        }
-        if (CopyOperation.TIER_SSD == op.tiers[key])
-        {
-            ssd.releaseKey(op, key);
-        }
-        else
-        {
-            blockStore.unpin(entryId);
-        }
-        op.entryIds[key] = CopyOperation.NO_ENTRY;
-    }
-
-    private void complete(final ClientSession session, final CopyOperation op)
-    {
-        if (CopyOperation.READ == op.kind && 0 != op.leaseId)
-        {
-            // design: a Read carrying a lease releases it once the read completes.
-            final int leaseIndex = session.findLease(op.leaseId);
-            if (leaseIndex >= 0)
-            {
-                session.removeLease(leaseIndex, unpinAction);
-                leaseTotal--;
-            }
-        }
-        responseProxy.sendKeys(
-            session.responseRing,
-            session.clientId,
-            op.correlationId,
-            op.templateId,
-            op.completedCount,
-            0L,
-            op.statuses,
-            op.lengths,
-            op.keyCount);
-    }
-
-    private void cancel(final CopyOperation op)
-    {
-        for (int i = op.nextKey; i < op.keyCount; i++)
-        {
-            final int entryId = op.entryIds[i];
-            if (CopyOperation.NO_ENTRY != entryId)
-            {
-                if (CopyOperation.PUBLISH == op.kind)
-                {
-                    blockStore.abort(entryId);
-                    op.entryIds[i] = CopyOperation.NO_ENTRY;
-                }
-                else
-                {
-                    releaseReadKey(op, i);
-                }
-            }
-        }
-        operationsCancelled.incrementRelease();
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -1191,18 +877,13 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
      */
     private void onCopyFault(final InternalError ex)
     {
-        final ClientSession session = copyingSession;
+        final ClientSession session = copies.copyingSession();
         if (null == session || ClientSession.ATTACHED != session.state)
         {
             errorHandler.onError(ex);
             return;
         }
-        if (null != unqueuedOperation)
-        {
-            cancel(unqueuedOperation);
-            unqueuedOperation.clear();
-            unqueuedOperation = null;
-        }
+        copies.cancelUnqueued();
         onDataRegionFault(session);
     }
 
@@ -1216,14 +897,8 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
 
     private void releaseSession(final ClientSession session)
     {
-        while (session.hasOperations())
-        {
-            cancel(session.headOperation());
-            session.dequeue();
-            queuedOperations--;
-        }
-        leaseTotal -= session.leaseCount();
-        session.removeAllLeases(unpinAction);
+        copies.cancelQueued(session);
+        session.removeAllLeases(store);
         session.unmapRegion();
         if (ClientSession.ATTACHED == session.state)
         {
@@ -1252,19 +927,15 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
 
     private void updateGauges()
     {
-        poolBytesUsed.setRelease(blockStore.allocatedBytes());
-        poolBytesFree.setRelease(blockStore.freeBytes());
-        poolPayloadBytes.setRelease(blockStore.payloadBytes());
-        blocksResident.setRelease(blockStore.blockCount());
-        pinsActive.setRelease(blockStore.pinnedBlocks());
-        evictions.setRelease(blockStore.evictions());
-        leasesActive.setRelease(leaseTotal);
+        int leases = 0;
+        for (final ClientSession session : sessions)
+        {
+            leases += session.leaseCount();
+        }
+        leasesActive.setRelease(leases);
         clientsAttached.setRelease(attachedCount);
         namespaceCount.setRelease(namespaces.size());
-        if (null != ssd)
-        {
-            ssd.updateGauges();
-        }
+        store.updateGauges();
     }
 
     private ClientSession lookupAttached(final long clientId)

@@ -15,11 +15,11 @@ import io.orbitkv.codecs.engine.ReadRequestEncoder;
 import io.orbitkv.codecs.engine.ReleaseRequestEncoder;
 import io.orbitkv.codecs.engine.ResponseDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
-import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.store.TieredStore;
 import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -101,12 +101,10 @@ final class RingAgentFixture implements AutoCloseable
             sections.countersMetadata(), sections.countersValues(), StandardCharsets.US_ASCII));
         errorLog = new DistinctErrorLog(sections.errorLog(), epochClock, StandardCharsets.US_ASCII);
 
-        final BlockStore blockStore = new BlockStore(
-            ctx.poolBytes(), ctx.maxBlockBytes(), ctx.indexBudgetBytes(), BlockStore.NO_OP_LISTENER);
         final MemorySegment pool = arena.allocate(ctx.poolBytes(), 4096);
+        final TieredStore store = new TieredStore(ctx, pool, null, counters);
         agent = new EngineRingAgent(
-            ctx, sections, blockStore, new NamespaceTable(ctx.maxNamespaces()), pool, counters, errors::add, errorLog,
-            null);
+            ctx, sections, store, new NamespaceTable(ctx.maxNamespaces()), counters, errors::add, errorLog);
         agent.onStart();
     }
 
