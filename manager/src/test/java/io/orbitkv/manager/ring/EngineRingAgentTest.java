@@ -217,6 +217,28 @@ class EngineRingAgentTest
     }
 
     @Test
+    void shouldDetachReleasingPinsAndFreeTheSlotOnlyOnceTheResponseIsRead()
+    {
+        engine.attachOrFail("engine-a", 1 << 20);
+        final byte[][] hashes = {RingAgentFixture.hash(1)};
+        engine.fill(0, BLOCK_BYTES, 1);
+        engine.awaitReply(engine.sendPublish(NAMESPACE, new long[]{0}, new int[]{BLOCK_BYTES}, hashes));
+        engine.awaitReply(engine.sendLookup(NAMESPACE, 1, hashes));
+
+        final long detachId = engine.sendDetach();
+        fixture.housekeeping();
+        assertEquals(0, fixture.agent().attachedClients());
+        assertEquals(0, fixture.counter(SystemCounterDescriptor.CLIENTS_ATTACHED));
+        assertEquals(0, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
+        assertEquals(4242L, engine.claimPid(), "the slot stays draining until the engine read the response");
+
+        assertEquals(StatusCode.OK, engine.takeReply(detachId).code());
+        fixture.housekeeping();
+        assertEquals(0L, engine.claimPid());
+        assertEquals(1, fixture.counter(SystemCounterDescriptor.REQUESTS_DETACH));
+    }
+
+    @Test
     void shouldReclaimASlotClaimedByAnEngineThatNeverAttached()
     {
         engine.claimSlot();

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.codecs.engine.AttachRequestEncoder;
+import io.orbitkv.codecs.engine.DetachRequestEncoder;
 import io.orbitkv.codecs.engine.HeartbeatRequestEncoder;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.LookupRequestEncoder;
@@ -374,6 +375,15 @@ final class RingAgentFixture implements AutoCloseable
             final ReleaseRequestEncoder encoder = new ReleaseRequestEncoder();
             encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
                 .clientId(clientId).correlationId(correlationId).leaseId(leaseId);
+            send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+            return correlationId;
+        }
+
+        long sendDetach()
+        {
+            final long correlationId = nextCorrelationId++;
+            final DetachRequestEncoder encoder = new DetachRequestEncoder();
+            encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
             send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
             return correlationId;
         }
