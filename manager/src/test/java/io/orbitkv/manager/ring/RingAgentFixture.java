@@ -17,10 +17,15 @@ import io.orbitkv.codecs.engine.ReleaseRequestEncoder;
 import io.orbitkv.codecs.engine.ResponseDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
 import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.store.FileChannelSsdBackend;
+import io.orbitkv.manager.store.SsdTier;
 import io.orbitkv.manager.store.TieredStore;
+import io.orbitkv.ffm.HugePageMemory;
+import io.orbitkv.ffm.MappedRegion;
 import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -52,6 +57,7 @@ import org.agrona.concurrent.status.CountersManager;
 final class RingAgentFixture implements AutoCloseable
 {
     static final int COPY_CHUNK_BYTES = 64 * 1024;
+    static final long SSD_BYTES = 8L << 20;
     private static final long START_NS = TimeUnit.SECONDS.toNanos(1_000);
     private static final long START_MS = 1_700_000_000_000L;
     private static final int MAX_CYCLES = 1_000;
@@ -66,19 +72,38 @@ final class RingAgentFixture implements AutoCloseable
     private final DistinctErrorLog errorLog;
     private final List<Throwable> errors = new ArrayList<>();
     private final EngineRingAgent agent;
+    private MappedRegion stagingRegion;
     private boolean closed;
 
     RingAgentFixture(final File dir, final long clientTimeoutNs)
     {
+        this(dir, clientTimeoutNs, null);
+    }
+
+    /**
+     * @param ssdAdmission with an SSD tier (FileChannel backend, files under {@code dir}) admitting this way, or
+     *                     null for DRAM only.
+     */
+    RingAgentFixture(final File dir, final long clientTimeoutNs, final Configuration.SsdAdmission ssdAdmission)
+    {
         nanoClock.update(START_NS);
         epochClock.update(START_MS);
-        ctx = new ManagerContext()
+        final ManagerContext context = new ManagerContext();
+        if (null != ssdAdmission)
+        {
+            context.ssdDir(new File(dir, "ssd"))
+                .ssdBytes(SSD_BYTES)
+                .ssdStagingBytes(2L << 20)
+                .ssdAdmission(ssdAdmission)
+                .ssdBackend(Configuration.SsdBackendChoice.FILECHANNEL);
+        }
+        ctx = context
             .name("ring-agent-test")
             .dir(dir)
             .poolBytes(4L << 20)
             .maxClients(4)
             .clientTimeoutNs(clientTimeoutNs)
-            .maxDataRegionBytes(8L << 20)
+            .maxDataRegionBytes(16L << 20)
             .copyChunkBytes(COPY_CHUNK_BYTES)
             .nanoClock(nanoClock)
             .epochClock(epochClock)
@@ -103,10 +128,33 @@ final class RingAgentFixture implements AutoCloseable
         errorLog = new DistinctErrorLog(sections.errorLog(), epochClock, StandardCharsets.US_ASCII);
 
         final MemorySegment pool = arena.allocate(ctx.poolBytes(), 4096);
-        final TieredStore store = new TieredStore(ctx, pool, null, counters);
+        final SsdTier ssd = null == ssdAdmission ? null : openSsdTier(pool);
+        final TieredStore store = new TieredStore(ctx, pool, ssd, counters);
         agent = new EngineRingAgent(
             ctx, sections, store, new NamespaceTable(ctx.maxNamespaces()), counters, errors::add, errorLog);
         agent.onStart();
+    }
+
+    private SsdTier openSsdTier(final MemorySegment pool)
+    {
+        if (!ctx.ssdDir().mkdirs())
+        {
+            throw new IllegalStateException("cannot create " + ctx.ssdDir());
+        }
+        final File file = new File(ctx.ssdDir(), "tier.ssd");
+        try (RandomAccessFile raf = new RandomAccessFile(file, "rw"))
+        {
+            raf.setLength(ctx.ssdBytes());
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException(ex);
+        }
+        stagingRegion = HugePageMemory.mapAnonymous(ctx.ssdStagingBytes(), false);
+        final FileChannelSsdBackend backend = new FileChannelSsdBackend(
+            file.toPath(), ctx.ssdQueueDepth(), stagingRegion, "test");
+        return new SsdTier(
+            ctx, file.toPath(), backend, stagingRegion, pool, counters, errors::add, System.err);
     }
 
     EngineRingAgent agent()
@@ -175,6 +223,10 @@ final class RingAgentFixture implements AutoCloseable
         closed = true;
         agent.onClose();
         arena.close();
+        if (null != stagingRegion)
+        {
+            stagingRegion.close();
+        }
         if (!errors.isEmpty())
         {
             final AssertionError failure = new AssertionError("the agent reported errors: " + errors);
