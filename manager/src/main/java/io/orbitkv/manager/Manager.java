@@ -3,6 +3,7 @@ package io.orbitkv.manager;
 import io.orbitkv.manager.idle.AgentSleep;
 import io.orbitkv.manager.idle.Doorbell;
 import io.orbitkv.manager.idle.WaitingBackoffIdleStrategy;
+import io.orbitkv.manager.ring.EngineRing;
 import io.orbitkv.manager.ring.EngineRingAgent;
 import io.orbitkv.manager.status.CncReader;
 import io.orbitkv.manager.status.MetricsServer;
@@ -182,7 +183,7 @@ public final class Manager implements AutoCloseable
         final BlockStore blockStore = store.dram();
         final NamespaceTable namespaces = new NamespaceTable(ctx.maxNamespaces());
 
-        ringAgent = new EngineRingAgent(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog);
+        final EngineRing ring = new EngineRing(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog);
 
         if (ctx.hasMembership())
         {
@@ -203,19 +204,19 @@ public final class Manager implements AutoCloseable
                 countersManager,
                 errorHandler,
                 ctx.nanoClock(),
-                ringAgent);
+                ring.lookupAnswers());
             blockStore.residencyObserver(catalog.dramObserver());
             if (null != ssdTier)
             {
                 ssdTier.residencyObserver(catalog.ssdObserver());
             }
-            ringAgent.catalog(catalog);
             if (ctx.idlePeerWait() && ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy waiting)
             {
                 // Idle, the agent sleeps in epoll on its peer socket: a peer's datagram wakes it, not the timer.
                 waiting.idleWait(catalog.transport().wakeup());
             }
         }
+        ringAgent = ring.newAgent(catalog);
 
         if (ctx.idleSleep() && ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy waiting)
         {

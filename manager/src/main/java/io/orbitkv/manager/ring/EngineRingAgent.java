@@ -1,12 +1,8 @@
 package io.orbitkv.manager.ring;
 
-import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.catalog.CatalogService;
-import io.orbitkv.manager.catalog.LookupAnswerSink;
-import io.orbitkv.manager.catalog.PendingLookup;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
@@ -14,21 +10,21 @@ import org.agrona.ErrorHandler;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.NanoClock;
-import org.agrona.concurrent.errors.DistinctErrorLog;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
 /**
- * The engine ring service: the single owner of the request ring, the client sessions and the {@link TieredStore}.
- * Each duty cycle reads requests (decoded by a {@link RequestAdapter}, handled by {@link RingRequests}), advances
- * queued copies ({@link CopyScheduler}), drives SSD I/O and, when the millisecond ticks, runs housekeeping: the
- * consumer heartbeat engines watch, client liveness ({@link ClientSessions}), a stalled request ring, gauges.
+ * The engine ring service's agent, made by {@link EngineRing#newAgent}: the single owner of the request ring, the
+ * client sessions and the {@link TieredStore}. Each duty cycle reads requests (decoded by a {@link RequestAdapter},
+ * handled by {@link RingRequests}), advances queued copies ({@link CopyScheduler}), drives SSD I/O and, when the
+ * millisecond ticks, runs housekeeping: the consumer heartbeat engines watch, client liveness
+ * ({@link ClientSessions}), a stalled request ring, gauges.
  *
  * <p>Bad input never escapes {@link #doWork()}: each refusal is answered where the sender can be identified,
  * counted by reason and recorded once in the distinct error log. Steady-state requests allocate nothing. Time
  * comes from the context's clocks, so a test can drive the agent one duty cycle at a time.
  */
-public final class EngineRingAgent implements Agent, LookupAnswerSink
+public final class EngineRingAgent implements Agent
 {
     private final ManyToOneRingBuffer requestRing;
     private final TieredStore store;
@@ -54,41 +50,23 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
     private long lastConsumerPosition;
     private long consumerStallSinceNs;
 
-    /**
-     * @param ctx          concluded context: limits, timeouts and the clocks.
-     * @param sections     the CnC file's sections.
-     * @param store        the DRAM pool and SSD tier, owned by this agent's thread from now on.
-     * @param namespaces   the namespace table.
-     * @param counters     system counters.
-     * @param errorHandler counted handler for internal errors.
-     * @param errorLog     where refusals are recorded once per reason.
-     */
-    public EngineRingAgent(
-        final ManagerContext ctx,
-        final CncFileDescriptor.Sections sections,
-        final TieredStore store,
-        final NamespaceTable namespaces,
-        final SystemCounters counters,
-        final ErrorHandler errorHandler,
-        final DistinctErrorLog errorLog)
+    EngineRingAgent(final EngineRing ring)
     {
-        this.requestRing = new ManyToOneRingBuffer(sections.requestRing());
-        this.store = store;
-        this.namespaces = namespaces;
-        this.errorHandler = errorHandler;
+        final ManagerContext ctx = ring.ctx;
+        final SystemCounters counters = ring.counters;
+        this.requestRing = new ManyToOneRingBuffer(ring.sections.requestRing());
+        this.store = ring.store;
+        this.namespaces = ring.namespaces;
+        this.errorHandler = ring.errorHandler;
         this.epochClock = ctx.epochClock();
         this.nanoClock = ctx.nanoClock();
         this.clientTimeoutNs = ctx.clientTimeoutNs();
         this.timerSlackNs = ctx.agentTimerSlackNs();
-
-        rejections = new Rejections(counters, errorLog);
-        final ResponseProxy responseProxy = new ResponseProxy(counters.get(SystemCounterDescriptor.RESPONSES_DROPPED));
-        final ClientSession[] table = ClientSessions.newTable(sections);
-        copies = new CopyScheduler(store, table, responseProxy, ctx.copyChunkBytes(), counters);
-        sessions = new ClientSessions(ctx, table, sections.slotTable(), store, copies, rejections, counters);
-        requests = new RingRequests(
-            ctx, sessions, store, namespaces, copies, responseProxy, rejections, counters, errorHandler);
-        adapter = new RequestAdapter(requests);
+        this.rejections = ring.rejections;
+        this.copies = ring.copies;
+        this.sessions = ring.sessions;
+        this.requests = ring.requests;
+        this.adapter = new RequestAdapter(requests);
 
         leasesActive = counters.get(SystemCounterDescriptor.LEASES_ACTIVE);
         clientsAttached = counters.get(SystemCounterDescriptor.CLIENTS_ATTACHED);
@@ -167,22 +145,6 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
             errorHandler.onError(ex);
         }
         updateGauges();
-    }
-
-    /**
-     * A peer lookup is resolved: answer the client if it is still attached (a detached client's lease is gone).
-     */
-    public void answer(final PendingLookup lookup)
-    {
-        requests.answer(lookup);
-    }
-
-    /**
-     * Serve Lookup requests with the peers flag through the cluster catalog (set before the agent starts).
-     */
-    public void catalog(final CatalogService catalog)
-    {
-        requests.catalog(catalog);
     }
 
     private int readRequests()

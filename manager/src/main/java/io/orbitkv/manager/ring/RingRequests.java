@@ -15,6 +15,7 @@ import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.catalog.CatalogService;
+import io.orbitkv.manager.catalog.LookupAnswerSink;
 import io.orbitkv.manager.catalog.PendingLookup;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
@@ -30,7 +31,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  * Release) or hands a copy to the {@link CopyScheduler} (Publish, Read). Every refusal is counted by reason and
  * answered where the sender can be identified. Steady-state requests allocate nothing.
  */
-final class RingRequests
+final class RingRequests implements LookupAnswerSink
 {
     private final ClientSessions sessions;
     private final TieredStore store;
@@ -358,7 +359,7 @@ final class RingRequests
     /**
      * A peer lookup is resolved: answer the client if it is still attached (a detached client's lease is gone).
      */
-    void answer(final PendingLookup lookup)
+    public void answer(final PendingLookup lookup)
     {
         final ClientSession session = sessions.lookupAttached(lookup.clientId());
         if (null == session)
@@ -372,7 +373,8 @@ final class RingRequests
     }
 
     /**
-     * Serve Lookup requests with the peers flag through the cluster catalog (set before the agent starts).
+     * Serve Lookup requests with the peers flag through the cluster catalog, or locally when null. Set once, by
+     * {@link EngineRing#newAgent}, before the agent exists.
      */
     void catalog(final CatalogService catalog)
     {

@@ -130,8 +130,8 @@ final class RingAgentFixture implements AutoCloseable
         final MemorySegment pool = arena.allocate(ctx.poolBytes(), 4096);
         final SsdTier ssd = null == ssdAdmission ? null : openSsdTier(pool);
         final TieredStore store = new TieredStore(ctx, pool, ssd, counters);
-        agent = new EngineRingAgent(
-            ctx, sections, store, new NamespaceTable(ctx.maxNamespaces()), counters, errors::add, errorLog);
+        agent = new EngineRing(
+            ctx, sections, store, new NamespaceTable(ctx.maxNamespaces()), counters, errors::add, errorLog).newAgent(null);
         agent.onStart();
     }
 
