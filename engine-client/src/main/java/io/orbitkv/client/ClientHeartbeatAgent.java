@@ -1,6 +1,6 @@
 package io.orbitkv.client;
 
-import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import io.orbitkv.codecs.cnc.ClientSlot;
 import io.orbitkv.codecs.engine.HeartbeatRequestEncoder;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
 import org.agrona.concurrent.Agent;
@@ -18,8 +18,7 @@ import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 final class ClientHeartbeatAgent implements Agent
 {
     private final ManyToOneRingBuffer requestRing;
-    private final AtomicBuffer slotTable;
-    private final int slotOffset;
+    private final ClientSlot slot = new ClientSlot();
     private final long clientId;
     private final long intervalMs;
     private final EpochClock epochClock;
@@ -38,8 +37,7 @@ final class ClientHeartbeatAgent implements Agent
         final EpochClock epochClock)
     {
         this.requestRing = requestRing;
-        this.slotTable = slotTable;
-        this.slotOffset = CncFileDescriptor.Sections.slotOffset(slotIndex);
+        slot.wrap(slotTable, slotIndex);
         this.clientId = clientId;
         this.intervalMs = intervalMs;
         this.epochClock = epochClock;
@@ -59,7 +57,7 @@ final class ClientHeartbeatAgent implements Agent
 
     boolean sendHeartbeat()
     {
-        if (slotTable.getLongVolatile(slotOffset + CncFileDescriptor.SLOT_CLIENT_ID_OFFSET) != clientId)
+        if (slot.clientIdVolatile() != clientId)
         {
             return false;
         }

@@ -1,6 +1,7 @@
 package io.orbitkv.client;
 
 import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.cnc.ClientSlot;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.codecs.cnc.ManagerLiveness;
 import io.orbitkv.codecs.engine.AttachRequestEncoder;
@@ -66,7 +67,7 @@ public final class EngineClient implements AutoCloseable
     private OneToOneRingBuffer responseRing;
     private AtomicBuffer slotTable;
     private int slotIndex = -1;
-    private int slotOffset;
+    private final ClientSlot slot = new ClientSlot();
     private long clientId;
     private long clientLivenessMs;
     private long managerTimeoutMs;
@@ -620,8 +621,7 @@ public final class EngineClient implements AutoCloseable
 
     private boolean ownsSlot()
     {
-        return slotTable.getLongVolatile(slotOffset + CncFileDescriptor.SLOT_CLIENT_ID_OFFSET) == clientId &&
-            slotTable.getIntVolatile(slotOffset + CncFileDescriptor.SLOT_STATE_OFFSET) == CncFileDescriptor.SLOT_ATTACHED;
+        return slot.isAttachedAs(clientId);
     }
 
     private void checkUsable()
@@ -817,14 +817,9 @@ public final class EngineClient implements AutoCloseable
         final int maxClients = sections.maxClients();
         for (int i = 0; i < maxClients; i++)
         {
-            final int offset = CncFileDescriptor.Sections.slotOffset(i);
-            if (slotTable.getLongVolatile(offset + CncFileDescriptor.SLOT_CLAIM_PID_OFFSET) == 0 &&
-                slotTable.compareAndSetLong(offset + CncFileDescriptor.SLOT_CLAIM_PID_OFFSET, 0, pid))
+            if (slot.wrap(slotTable, i).tryClaim(pid, epochClock.time()))
             {
-                slotTable.putLongRelease(offset + CncFileDescriptor.SLOT_CLAIM_TIME_MS_OFFSET, epochClock.time());
-                slotTable.putIntRelease(offset + CncFileDescriptor.SLOT_STATE_OFFSET, CncFileDescriptor.SLOT_CLAIMED);
                 slotIndex = i;
-                slotOffset = offset;
                 responseRing = new OneToOneRingBuffer(sections.responseRing(i));
                 return;
             }
@@ -840,12 +835,7 @@ public final class EngineClient implements AutoCloseable
             return;
         }
         // design: only an unattached claim is ours to free; an attached slot belongs to the Manager
-        if (slotTable.getIntVolatile(slotOffset + CncFileDescriptor.SLOT_STATE_OFFSET) == CncFileDescriptor.SLOT_CLAIMED &&
-            slotTable.getLongVolatile(slotOffset + CncFileDescriptor.SLOT_CLAIM_PID_OFFSET) == pid)
-        {
-            slotTable.putIntRelease(slotOffset + CncFileDescriptor.SLOT_STATE_OFFSET, CncFileDescriptor.SLOT_FREE);
-            slotTable.compareAndSetLong(slotOffset + CncFileDescriptor.SLOT_CLAIM_PID_OFFSET, pid, 0);
-        }
+        slot.freeClaim(pid);
         slotIndex = -1;
     }
 

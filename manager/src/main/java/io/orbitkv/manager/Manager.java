@@ -3,6 +3,7 @@ package io.orbitkv.manager;
 import io.orbitkv.manager.idle.AgentSleep;
 import io.orbitkv.manager.idle.Doorbell;
 import io.orbitkv.manager.idle.WaitingBackoffIdleStrategy;
+import io.orbitkv.manager.ring.EngineRing;
 import io.orbitkv.manager.ring.EngineRingAgent;
 import io.orbitkv.manager.status.CncReader;
 import io.orbitkv.manager.status.MetricsServer;
@@ -12,6 +13,7 @@ import io.orbitkv.manager.store.FileChannelSsdBackend;
 import io.orbitkv.manager.store.PoolToucher;
 import io.orbitkv.manager.store.SsdBackend;
 import io.orbitkv.manager.store.SsdTier;
+import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.manager.store.UringSsdBackend;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
@@ -178,16 +180,11 @@ public final class Manager implements AutoCloseable
         {
             ssdTier = openSsdTier(errorHandler);
         }
-        final BlockStore blockStore = new BlockStore(
-            ctx.poolBytes(),
-            ctx.maxBlockBytes(),
-            ctx.indexBudgetBytes(),
-            null == ssdTier ? BlockStore.NO_OP_LISTENER : ssdTier);
-        if (null != ssdTier)
-        {
-            ssdTier.attach(blockStore, poolRegion.segment());
-        }
+        final TieredStore store = new TieredStore(ctx, poolRegion.segment(), ssdTier, systemCounters);
+        final BlockStore blockStore = store.dram();
         final NamespaceTable namespaces = new NamespaceTable(ctx.maxNamespaces());
+
+        final EngineRing ring = new EngineRing(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog);
 
         if (ctx.hasMembership())
         {
@@ -248,9 +245,7 @@ public final class Manager implements AutoCloseable
                 waiting.idleWait(catalog.transport().wakeup());
             }
         }
-
-        ringAgent = new EngineRingAgent(ctx, sections, blockStore, namespaces, poolRegion.segment(), systemCounters,
-            errorHandler, errorLog, ssdTier, catalog);
+        ringAgent = ring.newAgent(catalog);
 
         if (ctx.idleSleep() && ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy waiting)
         {
@@ -408,7 +403,8 @@ public final class Manager implements AutoCloseable
                     ssdFile, ctx.ssdQueueDepth(), stagingRegion, "io_uring unavailable: " + availability.reason());
             }
         }
-        return new SsdTier(ctx, ssdFile, backend, stagingRegion, systemCounters, errorHandler, System.err);
+        return new SsdTier(
+            ctx, ssdFile, backend, stagingRegion, poolRegion.segment(), systemCounters, errorHandler, System.err);
     }
 
     private void awaitSsdStarted()

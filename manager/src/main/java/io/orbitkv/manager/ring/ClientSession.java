@@ -2,6 +2,7 @@ package io.orbitkv.manager.ring;
 
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.manager.store.TieredStore;
 import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -48,7 +49,7 @@ final class ClientSession
     private final long[] leaseIds = new long[Configuration.MAX_LEASES_PER_CLIENT];
     private final int[] leaseStarts = new int[Configuration.MAX_LEASES_PER_CLIENT];
     private final int[] leaseCounts = new int[Configuration.MAX_LEASES_PER_CLIENT];
-    private final int[] pinnedEntries = new int[Configuration.MAX_PINNED_BLOCKS_PER_CLIENT];
+    private final long[] pinnedResidences = new long[Configuration.MAX_PINNED_BLOCKS_PER_CLIENT];
     private int leaseCount;
     private int pinnedCount;
     private long nextLeaseId;
@@ -195,7 +196,7 @@ final class ClientSession
 
     boolean canLease(final int blocks)
     {
-        return leaseCount < leaseIds.length && pinnedCount + blocks <= pinnedEntries.length;
+        return leaseCount < leaseIds.length && pinnedCount + blocks <= pinnedResidences.length;
     }
 
     boolean leaseLimitReached()
@@ -204,19 +205,19 @@ final class ClientSession
     }
 
     /**
-     * Record a lease over entries the caller has pinned already.
+     * Record a lease over residences the caller has pinned already.
      *
-     * @param entryIds pinned entries.
-     * @param count    how many.
+     * @param residences pinned residences.
+     * @param count      how many.
      * @return the new lease id, never 0.
      */
-    long addLease(final int[] entryIds, final int count)
+    long addLease(final long[] residences, final int count)
     {
         final long leaseId = ++nextLeaseId;
         leaseIds[leaseCount] = leaseId;
         leaseStarts[leaseCount] = pinnedCount;
         leaseCounts[leaseCount] = count;
-        System.arraycopy(entryIds, 0, pinnedEntries, pinnedCount, count);
+        System.arraycopy(residences, 0, pinnedResidences, pinnedCount, count);
         pinnedCount += count;
         leaseCount++;
         return leaseId;
@@ -235,24 +236,24 @@ final class ClientSession
     }
 
     /**
-     * Remove a lease, handing each of its entries to the unpinner.
+     * Remove a lease, unpinning each of its residences.
      *
      * @param leaseIndex from {@link #findLease(long)}.
-     * @param unpinner   releases one pin.
-     * @return number of entries unpinned.
+     * @param store      holds the pins.
+     * @return number of residences unpinned.
      */
-    int removeLease(final int leaseIndex, final EntryAction unpinner)
+    int removeLease(final int leaseIndex, final TieredStore store)
     {
         final int start = leaseStarts[leaseIndex];
         final int count = leaseCounts[leaseIndex];
         for (int i = start; i < start + count; i++)
         {
-            unpinner.apply(pinnedEntries[i]);
+            store.unpin(pinnedResidences[i]);
         }
 
         // Compact: leases are few and small, and release is not the lookup path.
         final int tail = pinnedCount - (start + count);
-        System.arraycopy(pinnedEntries, start + count, pinnedEntries, start, tail);
+        System.arraycopy(pinnedResidences, start + count, pinnedResidences, start, tail);
         pinnedCount -= count;
         for (int i = leaseIndex + 1; i < leaseCount; i++)
         {
@@ -264,12 +265,12 @@ final class ClientSession
         return count;
     }
 
-    int removeAllLeases(final EntryAction unpinner)
+    int removeAllLeases(final TieredStore store)
     {
         final int count = pinnedCount;
         for (int i = 0; i < pinnedCount; i++)
         {
-            unpinner.apply(pinnedEntries[i]);
+            store.unpin(pinnedResidences[i]);
         }
         pinnedCount = 0;
         leaseCount = 0;
@@ -334,13 +335,5 @@ final class ClientSession
         operationCount = 0;
         claimFirstSeenMs = 0;
         claimFirstSeenPid = 0;
-    }
-
-    /**
-     * A callback over one block entry id, implemented by the agent (no capturing lambdas on the data path).
-     */
-    interface EntryAction
-    {
-        void apply(int entryId);
     }
 }

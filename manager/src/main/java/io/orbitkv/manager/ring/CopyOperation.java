@@ -1,56 +1,52 @@
 package io.orbitkv.manager.ring;
 
-import io.orbitkv.manager.Configuration;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.store.Residence;
+import io.orbitkv.manager.store.SsdReadListener;
 
 /**
  * A Publish or Read whose bytes are being copied between a client's data region and the pool, possibly across
  * several duty cycles. Preallocated per client ({@link Configuration#MAX_IN_FLIGHT_PER_CLIENT}) and reused.
  *
- * <p>Keys {@code [0, nextKey)} are finished. Keys from {@code nextKey} on with an entry id hold either a PREPARING
- * reservation (publish) or a pin (read) until they are copied, or until the client goes away and the operation is
- * cancelled.
+ * <p>Keys {@code [0, nextKey)} are finished. Keys from {@code nextKey} on with a residence hold either a PREPARING
+ * DRAM reservation (publish) or a pin of either tier (read) until they are copied, or until the client goes away and
+ * the operation is cancelled. An SSD key's bytes come through staging: its phase says how far its read got.
  */
-public final class CopyOperation
+final class CopyOperation implements SsdReadListener
 {
     static final int PUBLISH = 1;
     static final int READ = 2;
-    public static final int NO_ENTRY = -1;
-
-    /** Read key served from DRAM. */
-    static final byte TIER_DRAM = 0;
-    /** Read key served from SSD: its entry id is an SSD residence, its bytes come through staging. */
-    public static final byte TIER_SSD = 1;
 
     /** SSD key: pinned, waiting for staging and a queue slot. */
-    public static final byte SSD_NEEDS_IO = 0;
+    static final byte SSD_NEEDS_IO = 0;
     /** SSD key: read submitted. */
-    public static final byte SSD_IN_FLIGHT = 1;
+    static final byte SSD_IN_FLIGHT = 1;
     /** SSD key: bytes are in staging, to be copied into the data region. */
-    public static final byte SSD_STAGED = 2;
+    static final byte SSD_STAGED = 2;
     /** SSD key: the read failed; the residence was dropped. */
-    public static final byte SSD_FAILED = 3;
+    static final byte SSD_FAILED = 3;
 
-    public final int[] entryIds = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    /** Per key: what it holds, or {@link Residence#NONE} once done or when it holds nothing. */
+    final long[] residences = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final long[] regionOffsets = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    public final int[] lengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    final int[] lengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final KeyStatus[] statuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    public final byte[] tiers = new byte[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    public final byte[] ssdPhases = new byte[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    public final long[] stagingOffsets = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    public final int[] commands = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    final byte[] ssdPhases = new byte[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    final long[] stagingOffsets = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    final int[] commands = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
 
     int kind;
     int templateId;
     long correlationId;
     long leaseId;
-    public int keyCount;
-    public int nextKey;
+    int keyCount;
+    int nextKey;
     long copiedInKey;
     long completedCount;
     int ssdKeys;
-    public int nextSsdKey;
+    int nextSsdKey;
 
     void reset(final int kind, final int templateId, final long correlationId, final long leaseId, final int keyCount)
     {
@@ -71,5 +67,11 @@ public final class CopyOperation
         kind = 0;
         keyCount = 0;
         nextKey = 0;
+    }
+
+    public void onSsdReadComplete(final int key, final long stagingOffset, final boolean ok)
+    {
+        stagingOffsets[key] = stagingOffset;
+        ssdPhases[key] = ok ? SSD_STAGED : SSD_FAILED;
     }
 }

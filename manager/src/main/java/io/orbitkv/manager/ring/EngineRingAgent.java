@@ -1,203 +1,78 @@
 package io.orbitkv.manager.ring;
 
+import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
-import io.orbitkv.manager.store.SsdTier;
-import io.orbitkv.codecs.EngineRingLimits;
-import io.orbitkv.codecs.cnc.CncFileDescriptor;
-import io.orbitkv.codecs.engine.AttachRequestDecoder;
-import io.orbitkv.codecs.engine.DetachRequestDecoder;
-import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.codecs.engine.LookupRequestDecoder;
-import io.orbitkv.codecs.engine.MessageHeaderDecoder;
-import io.orbitkv.codecs.engine.PublishRequestDecoder;
-import io.orbitkv.codecs.engine.ReadRequestDecoder;
-import io.orbitkv.codecs.engine.ReleaseRequestDecoder;
-import io.orbitkv.codecs.engine.StatusCode;
-import io.orbitkv.index.BlockStore;
-import io.orbitkv.index.NamespaceTable;
-import io.orbitkv.manager.catalog.CatalogService;
-import io.orbitkv.manager.catalog.LookupAnswerSink;
-import io.orbitkv.manager.catalog.PendingLookup;
-import java.io.File;
-import java.lang.foreign.MemorySegment;
-import java.util.concurrent.TimeUnit;
-import org.agrona.DirectBuffer;
+import io.orbitkv.manager.store.TieredStore;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.Agent;
-import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.NanoClock;
-import org.agrona.concurrent.errors.DistinctErrorLog;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
 /**
- * The engine ring service: the single owner of the request ring, the client sessions, the DRAM pool and its index.
- * Engines' requests are decoded by a {@link RequestAdapter} and answered through a {@link ResponseProxy}; block
- * bytes are copied between client data regions and the pool in chunks of at most {@code --copy-chunk-bytes} per
- * duty cycle, so one large request never stalls other clients' lookups.
+ * The engine ring service's agent, made by {@link EngineRing#newAgent}: the single owner of the request ring, the
+ * client sessions and the {@link TieredStore}. Each duty cycle reads requests (decoded by a {@link RequestAdapter},
+ * handled by {@link RingRequests}), advances queued copies ({@link CopyScheduler}), drives SSD I/O and, when the
+ * millisecond ticks, runs housekeeping: the consumer heartbeat engines watch, client liveness
+ * ({@link ClientSessions}), a stalled request ring, gauges.
  *
  * <p>Bad input never escapes {@link #doWork()}: each refusal is answered where the sender can be identified,
- * counted by reason and recorded once in the distinct error log. Steady-state requests allocate nothing.
+ * counted by reason and recorded once in the distinct error log. Steady-state requests allocate nothing. Time
+ * comes from the context's clocks, so a test can drive the agent one duty cycle at a time.
  */
-public final class EngineRingAgent implements Agent, LookupAnswerSink
+public final class EngineRingAgent implements Agent
 {
-    private static final long NO_CLAIM_PID_RECLAIMING = -1L;
-
     private final ManyToOneRingBuffer requestRing;
-    private final AtomicBuffer slotTable;
-    private final ClientSession[] sessions;
-    private final BlockStore blockStore;
+    private final TieredStore store;
     private final NamespaceTable namespaces;
-    private final MemorySegment pool;
+    private final ClientSessions sessions;
+    private final CopyScheduler copies;
+    private final RingRequests requests;
     private final RequestAdapter adapter;
-    private final ResponseProxy responseProxy;
+    private final Rejections rejections;
     private final ErrorHandler errorHandler;
-    private final DistinctErrorLog errorLog;
     private final EpochClock epochClock;
     private final NanoClock nanoClock;
-    private final File clientsDir;
     private final long clientTimeoutNs;
-    private final long clientTimeoutMs;
-    private final long maxDataRegionBytes;
-    private final int maxBlockBytes;
-    private final int copyChunkBytes;
     private final long timerSlackNs;
-    private final RequestRejectedException[] rejections;
-    private final ClientSession.EntryAction unpinAction;
-    private final SsdTier ssd;
-
-    private final AtomicCounter[] rejectionCounters;
-    private final AtomicCounter requestsAttach;
-    private final AtomicCounter requestsDetach;
-    private final AtomicCounter requestsHeartbeat;
-    private final AtomicCounter requestsPublish;
-    private final AtomicCounter requestsLookup;
-    private final AtomicCounter requestsRead;
-    private final AtomicCounter requestsRelease;
-    private final AtomicCounter blocksPublished;
-    private final AtomicCounter bytesPublished;
-    private final AtomicCounter blocksRead;
-    private final AtomicCounter bytesRead;
-    private final AtomicCounter lookupHits;
-    private final AtomicCounter lookupMisses;
-    private final AtomicCounter evictions;
-    private final AtomicCounter poolBytesUsed;
-    private final AtomicCounter poolBytesFree;
-    private final AtomicCounter poolPayloadBytes;
-    private final AtomicCounter blocksResident;
-    private final AtomicCounter pinsActive;
     private final AtomicCounter leasesActive;
     private final AtomicCounter clientsAttached;
-    private final AtomicCounter clientTimeouts;
     private final AtomicCounter dataRegionFaults;
-    private ClientSession copyingSession;
-    private CopyOperation unqueuedOperation;
-    private final AtomicCounter blocksNoSpace;
-    private final AtomicCounter claimedSlotsReclaimed;
-    private final AtomicCounter operationsCancelled;
     private final AtomicCounter dutyCycles;
     private final AtomicCounter namespaceCount;
-
-    private final CatalogService catalog;
-    private final int[] scratchHashOffsets = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    private final int[] scratchHashLengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    private final int[] scratchCapacities = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    private final int[] scratchEntries = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    private final int[] scratchLengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    private final KeyStatus[] scratchStatuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
 
     private long nowNs;
     private long lastHousekeepingNs;
     private long lastConsumerPosition;
     private long consumerStallSinceNs;
-    private long copyBudget;
-    private int roundRobinCursor;
-    private int queuedOperations;
-    private int attachedCount;
-    private int leaseTotal;
 
-    public EngineRingAgent(
-        final ManagerContext ctx,
-        final CncFileDescriptor.Sections sections,
-        final BlockStore blockStore,
-        final NamespaceTable namespaces,
-        final MemorySegment pool,
-        final SystemCounters counters,
-        final ErrorHandler errorHandler,
-        final DistinctErrorLog errorLog,
-        final SsdTier ssd,
-        final CatalogService catalog)
+    EngineRingAgent(final EngineRing ring)
     {
-        this.ssd = ssd;
-        this.catalog = catalog;
-        this.requestRing = new ManyToOneRingBuffer(sections.requestRing());
-        this.slotTable = sections.slotTable();
-        this.blockStore = blockStore;
-        this.namespaces = namespaces;
-        this.pool = pool;
-        this.errorHandler = errorHandler;
-        this.errorLog = errorLog;
+        final ManagerContext ctx = ring.ctx;
+        final SystemCounters counters = ring.counters;
+        this.requestRing = new ManyToOneRingBuffer(ring.sections.requestRing());
+        this.store = ring.store;
+        this.namespaces = ring.namespaces;
+        this.errorHandler = ring.errorHandler;
         this.epochClock = ctx.epochClock();
         this.nanoClock = ctx.nanoClock();
-        this.clientsDir = ctx.clientsDir();
         this.clientTimeoutNs = ctx.clientTimeoutNs();
-        this.clientTimeoutMs = TimeUnit.NANOSECONDS.toMillis(ctx.clientTimeoutNs());
-        this.maxDataRegionBytes = ctx.maxDataRegionBytes();
-        this.maxBlockBytes = ctx.maxBlockBytes();
-        this.copyChunkBytes = ctx.copyChunkBytes();
         this.timerSlackNs = ctx.agentTimerSlackNs();
+        this.rejections = ring.rejections;
+        this.copies = ring.copies;
+        this.sessions = ring.sessions;
+        this.requests = ring.requests;
+        this.adapter = new RequestAdapter(requests);
 
-        sessions = new ClientSession[sections.maxClients()];
-        for (int i = 0; i < sessions.length; i++)
-        {
-            sessions[i] = new ClientSession(i, sections.responseRing(i));
-        }
-
-        final Rejection[] reasons = Rejection.values();
-        rejections = new RequestRejectedException[reasons.length];
-        rejectionCounters = new AtomicCounter[reasons.length];
-        for (final Rejection reason : reasons)
-        {
-            rejections[reason.ordinal()] = new RequestRejectedException(reason);
-            rejectionCounters[reason.ordinal()] = counters.get(SystemCounterDescriptor.rejection(reason.code()));
-        }
-
-        requestsAttach = counters.get(SystemCounterDescriptor.REQUESTS_ATTACH);
-        requestsDetach = counters.get(SystemCounterDescriptor.REQUESTS_DETACH);
-        requestsHeartbeat = counters.get(SystemCounterDescriptor.REQUESTS_HEARTBEAT);
-        requestsPublish = counters.get(SystemCounterDescriptor.REQUESTS_PUBLISH);
-        requestsLookup = counters.get(SystemCounterDescriptor.REQUESTS_LOOKUP);
-        requestsRead = counters.get(SystemCounterDescriptor.REQUESTS_READ);
-        requestsRelease = counters.get(SystemCounterDescriptor.REQUESTS_RELEASE);
-        blocksPublished = counters.get(SystemCounterDescriptor.BLOCKS_PUBLISHED);
-        bytesPublished = counters.get(SystemCounterDescriptor.BYTES_PUBLISHED);
-        blocksRead = counters.get(SystemCounterDescriptor.BLOCKS_READ);
-        bytesRead = counters.get(SystemCounterDescriptor.BYTES_READ);
-        lookupHits = counters.get(SystemCounterDescriptor.LOOKUP_HITS);
-        lookupMisses = counters.get(SystemCounterDescriptor.LOOKUP_MISSES);
-        evictions = counters.get(SystemCounterDescriptor.EVICTIONS);
-        poolBytesUsed = counters.get(SystemCounterDescriptor.POOL_BYTES_USED);
-        poolBytesFree = counters.get(SystemCounterDescriptor.POOL_BYTES_FREE);
-        poolPayloadBytes = counters.get(SystemCounterDescriptor.POOL_PAYLOAD_BYTES);
-        blocksResident = counters.get(SystemCounterDescriptor.BLOCKS_RESIDENT);
-        pinsActive = counters.get(SystemCounterDescriptor.PINS_ACTIVE);
         leasesActive = counters.get(SystemCounterDescriptor.LEASES_ACTIVE);
         clientsAttached = counters.get(SystemCounterDescriptor.CLIENTS_ATTACHED);
-        clientTimeouts = counters.get(SystemCounterDescriptor.CLIENT_TIMEOUTS);
         dataRegionFaults = counters.get(SystemCounterDescriptor.DATA_REGION_FAULTS);
-        blocksNoSpace = counters.get(SystemCounterDescriptor.REJECTED_NO_SPACE);
-        claimedSlotsReclaimed = counters.get(SystemCounterDescriptor.CLAIMED_SLOTS_RECLAIMED);
-        operationsCancelled = counters.get(SystemCounterDescriptor.OPERATIONS_CANCELLED);
         dutyCycles = counters.get(SystemCounterDescriptor.DUTY_CYCLES);
         namespaceCount = counters.get(SystemCounterDescriptor.NAMESPACES);
-
-        unpinAction = null == ssd ? blockStore::unpin : ssd::unpinLeased;
-        adapter = new RequestAdapter(this);
-        responseProxy = new ResponseProxy(counters.get(SystemCounterDescriptor.RESPONSES_DROPPED));
 
         nowNs = nanoClock.nanoTime();
         lastHousekeepingNs = nowNs;
@@ -223,18 +98,58 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
                     timerSlackNs + " ns: " + io.orbitkv.ffm.Errno.describe(state.errno())));
             }
         }
-        if (null != ssd)
-        {
-            ssd.onStart();
-        }
+        store.onStart();
     }
 
     public int doWork()
     {
         nowNs = nanoClock.nanoTime();
-        copyBudget = copyChunkBytes;
-        int workCount = 0;
+        requests.nowNs(nowNs);
+        copies.beginCycle();
 
+        int workCount = readRequests();
+        if (copies.hasQueued())
+        {
+            workCount += copyQueued();
+        }
+        if (store.hasIoOutstanding())
+        {
+            // design: with nothing else to do, wait briefly in the kernel for SSD completions instead of parking.
+            final int ioWork = store.doIoWork(0 == workCount ? Configuration.SSD_IDLE_WAIT_NS : 0);
+            // While I/O is outstanding the thread waits in io_uring_enter, never in the idle strategy's longer parks.
+            workCount += ioWork > 0 || !store.hasIoOutstanding() ? ioWork : 1;
+            if (ioWork > 0 && copies.hasQueued() && copies.hasBudget())
+            {
+                workCount += copyQueued();
+            }
+        }
+        if (nowNs - lastHousekeepingNs >= Configuration.HOUSEKEEPING_INTERVAL_NS)
+        {
+            lastHousekeepingNs = nowNs;
+            workCount += housekeeping();
+        }
+
+        dutyCycles.incrementRelease();
+        return workCount;
+    }
+
+    public void onClose()
+    {
+        sessions.releaseAll(errorHandler);
+        try
+        {
+            store.onClose();
+        }
+        catch (final Throwable ex)
+        {
+            errorHandler.onError(ex);
+        }
+        updateGauges();
+    }
+
+    private int readRequests()
+    {
+        int workCount = 0;
         try
         {
             workCount += requestRing.read(adapter, Configuration.REQUESTS_PER_CYCLE);
@@ -250,910 +165,53 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
             errorHandler.onError(ex);
             workCount++;
         }
-        copyingSession = null;
-        unqueuedOperation = null;
-
-        if (queuedOperations > 0)
-        {
-            try
-            {
-                workCount += copyQueuedOperations();
-            }
-            catch (final InternalError ex)
-            {
-                onCopyFault(ex);
-                workCount++;
-            }
-            copyingSession = null;
-        }
-
-        if (null != ssd && ssd.hasIoOutstanding())
-        {
-            // design: with nothing else to do, wait briefly in the kernel for SSD completions instead of parking.
-            final int ioWork = ssd.doWork(0 == workCount ? Configuration.SSD_IDLE_WAIT_NS : 0);
-            // While I/O is outstanding the thread waits in io_uring_enter, never in the idle strategy's longer parks.
-            workCount += ioWork > 0 || !ssd.hasIoOutstanding() ? ioWork : 1;
-            if (ioWork > 0 && queuedOperations > 0 && copyBudget > 0)
-            {
-                try
-                {
-                    workCount += copyQueuedOperations();
-                }
-                catch (final InternalError ex)
-                {
-                    onCopyFault(ex);
-                    workCount++;
-                }
-                copyingSession = null;
-            }
-        }
-
-        if (nowNs - lastHousekeepingNs >= Configuration.HOUSEKEEPING_INTERVAL_NS)
-        {
-            lastHousekeepingNs = nowNs;
-            workCount += housekeeping();
-        }
-
-        dutyCycles.incrementRelease();
+        copies.endCopies();
         return workCount;
     }
 
-    public void onClose()
+    private int copyQueued()
     {
-        for (final ClientSession session : sessions)
-        {
-            if (ClientSession.FREE != session.state)
-            {
-                try
-                {
-                    releaseSession(session);
-                }
-                catch (final Throwable ex)
-                {
-                    errorHandler.onError(ex);
-                }
-            }
-        }
-        if (null != ssd)
-        {
-            try
-            {
-                ssd.onClose();
-            }
-            catch (final Throwable ex)
-            {
-                errorHandler.onError(ex);
-            }
-        }
-        updateGauges();
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-    // Requests, called by the RequestAdapter once the frame is structurally valid.
-
-    void onAttach(
-        final long correlationId,
-        final int slotIndex,
-        final long pid,
-        final long dataRegionBytes,
-        final DirectBuffer buffer,
-        final int nameOffset,
-        final int nameLength)
-    {
-        requestsAttach.incrementRelease();
-        if (slotIndex < 0 || slotIndex >= sessions.length)
-        {
-            reject(Rejection.SLOT_NOT_CLAIMED);
-            return;
-        }
-        final int slotOffset = CncFileDescriptor.Sections.slotOffset(slotIndex);
-        if (pid <= 0 || slotTable.getLongVolatile(slotOffset + CncFileDescriptor.SLOT_CLAIM_PID_OFFSET) != pid)
-        {
-            // design: no ring to answer on; the slot belongs to someone else or to nobody.
-            reject(Rejection.SLOT_NOT_CLAIMED);
-            return;
-        }
-        final ClientSession session = sessions[slotIndex];
-        if (ClientSession.FREE != session.state)
-        {
-            reject(Rejection.SLOT_ALREADY_ATTACHED);
-            return;
-        }
-
-        final int templateId = AttachRequestDecoder.TEMPLATE_ID;
-        if (!isPrintableAscii(buffer, nameOffset, nameLength))
-        {
-            rejectTo(session, 0, correlationId, templateId, Rejection.BAD_CLIENT_NAME);
-            return;
-        }
-        if (dataRegionBytes <= 0 || dataRegionBytes > maxDataRegionBytes)
-        {
-            rejectTo(session, 0, correlationId, templateId, Rejection.DATA_REGION_SIZE);
-            return;
-        }
-        for (final ClientSession other : sessions)
-        {
-            if (other.isAttached() && other.hasName(buffer, nameOffset, nameLength))
-            {
-                rejectTo(session, 0, correlationId, templateId, Rejection.NAME_IN_USE);
-                return;
-            }
-        }
-
-        final int generation = slotTable.getInt(slotOffset + CncFileDescriptor.SLOT_GENERATION_OFFSET) + 1;
-        final long clientId = ((long)generation << 32) | slotIndex;
-        final File regionFile = new File(clientsDir, slotIndex + "-" + generation + ".data");
+        int workCount;
         try
         {
-            session.mapRegion(regionFile, dataRegionBytes);
+            workCount = copies.copyQueued();
         }
-        catch (final Throwable ex)
+        catch (final InternalError ex)
         {
-            errorHandler.onError(ex);
-            rejectTo(session, 0, correlationId, templateId, Rejection.DATA_REGION_CREATE_FAILED);
-            return;
+            onCopyFault(ex);
+            workCount = 1;
         }
-
-        session.name(buffer, nameOffset, nameLength);
-        session.clientId = clientId;
-        session.lastRequestNs = nowNs;
-        session.state = ClientSession.ATTACHED;
-        attachedCount++;
-
-        slotTable.putInt(slotOffset + CncFileDescriptor.SLOT_GENERATION_OFFSET, generation);
-        slotTable.putLong(slotOffset + CncFileDescriptor.SLOT_CLIENT_ID_OFFSET, clientId);
-        slotTable.putIntRelease(slotOffset + CncFileDescriptor.SLOT_STATE_OFFSET, CncFileDescriptor.SLOT_ATTACHED);
-        clientsAttached.setRelease(attachedCount);
-
-        responseProxy.sendStatus(
-            session.responseRing, clientId, correlationId, templateId, StatusCode.OK, clientId, session.regionPath());
-    }
-
-    void onDetach(final long clientId, final long correlationId)
-    {
-        final ClientSession session = attachedSession(clientId);
-        if (null == session)
-        {
-            return;
-        }
-        requestsDetach.incrementRelease();
-        releaseSession(session);
-        responseProxy.sendStatus(
-            session.responseRing, clientId, correlationId, DetachRequestDecoder.TEMPLATE_ID, StatusCode.OK, 0, null);
-
-        // design: the slot is freed (ring zeroed) only once the engine has read this response, or after the timeout.
-        session.state = ClientSession.DRAINING;
-        session.drainDeadlineNs = nowNs + clientTimeoutNs;
-    }
-
-    void onHeartbeat(final long clientId)
-    {
-        final ClientSession session = attachedSession(clientId);
-        if (null != session)
-        {
-            requestsHeartbeat.incrementRelease();
-        }
-    }
-
-    void onPublish(
-        final PublishRequestDecoder decoder,
-        final int keyCount,
-        final DirectBuffer buffer,
-        final int namespaceOffset,
-        final int namespaceLength)
-    {
-        final long clientId = decoder.clientId();
-        final long correlationId = decoder.correlationId();
-        final ClientSession session = attachedSession(clientId);
-        if (null == session)
-        {
-            return;
-        }
-        requestsPublish.incrementRelease();
-        final int templateId = PublishRequestDecoder.TEMPLATE_ID;
-
-        if (session.operationQueueFull())
-        {
-            rejectTo(session, clientId, correlationId, templateId, Rejection.TOO_MANY_IN_FLIGHT);
-            return;
-        }
-
-        // design: validate the whole request before anything is stored.
-        final CopyOperation op = session.nextFreeOperation();
-        op.reset(CopyOperation.PUBLISH, templateId, correlationId, 0L, keyCount);
-        final PublishRequestDecoder.BlocksDecoder blocks = decoder.blocks();
-        for (int i = 0; i < keyCount; i++)
-        {
-            blocks.next();
-            final long offset = blocks.offset();
-            final int length = blocks.length();
-            scratchHashLengths[i] = blocks.hashLength();
-            scratchHashOffsets[i] = decoder.limit() + RequestAdapter.HASH_LENGTH_HEADER;
-            blocks.skipHash();
-            if (!session.inRegion(offset, length))
-            {
-                rejectTo(session, clientId, correlationId, templateId, Rejection.RANGE_OUTSIDE_REGION);
-                return;
-            }
-            if (length > maxBlockBytes)
-            {
-                rejectTo(session, clientId, correlationId, templateId, Rejection.BLOCK_TOO_LARGE);
-                return;
-            }
-            op.regionOffsets[i] = offset;
-            op.lengths[i] = length;
-        }
-
-        final int namespaceId = namespaces.lookupOrRegister(buffer, namespaceOffset, namespaceLength);
-        if (namespaceId < 0)
-        {
-            rejectTo(session, clientId, correlationId, templateId, Rejection.NAMESPACE_LIMIT);
-            return;
-        }
-
-        for (int i = 0; i < keyCount; i++)
-        {
-            final int entryId = blockStore.reserve(
-                namespaceId, buffer, scratchHashOffsets[i], scratchHashLengths[i], op.lengths[i]);
-            if (entryId >= 0)
-            {
-                op.entryIds[i] = entryId;
-                op.statuses[i] = KeyStatus.STORED;
-            }
-            else if (BlockStore.ALREADY_PRESENT == entryId)
-            {
-                // design: idempotent re-publish; nothing copied, nothing stored twice.
-                op.entryIds[i] = CopyOperation.NO_ENTRY;
-                op.statuses[i] = KeyStatus.ALREADY_RESIDENT;
-            }
-            else
-            {
-                op.entryIds[i] = CopyOperation.NO_ENTRY;
-                op.statuses[i] = KeyStatus.NO_SPACE;
-                op.lengths[i] = 0;
-                blocksNoSpace.incrementRelease();
-            }
-        }
-
-        startOperation(session, op);
-    }
-
-    void onLookup(
-        final LookupRequestDecoder decoder,
-        final int keyCount,
-        final DirectBuffer buffer,
-        final int namespaceOffset,
-        final int namespaceLength)
-    {
-        final long clientId = decoder.clientId();
-        final long correlationId = decoder.correlationId();
-        final ClientSession session = attachedSession(clientId);
-        if (null == session)
-        {
-            return;
-        }
-        requestsLookup.incrementRelease();
-        final int templateId = LookupRequestDecoder.TEMPLATE_ID;
-
-        final int flags = decoder.flags().getRaw() & 0xFF;
-        if (0 != (flags & ~(Configuration.LOOKUP_FLAG_PIN | Configuration.LOOKUP_FLAG_PEERS)))
-        {
-            rejectTo(session, clientId, correlationId, templateId, Rejection.UNKNOWN_FLAGS);
-            return;
-        }
-        final boolean pin = 0 != (flags & Configuration.LOOKUP_FLAG_PIN);
-
-        final int namespaceId = namespaces.lookup(buffer, namespaceOffset, namespaceLength);
-        final LookupRequestDecoder.KeysDecoder keys = decoder.keys();
-        int prefix = 0;
-        boolean missed = false;
-        for (int i = 0; i < keyCount; i++)
-        {
-            keys.next();
-            final int hashLength = keys.hashLength();
-            final int hashOffset = decoder.limit() + RequestAdapter.HASH_LENGTH_HEADER;
-            keys.skipHash();
-            scratchHashOffsets[i] = hashOffset;
-            scratchHashLengths[i] = hashLength;
-            if (missed)
-            {
-                scratchStatuses[i] = KeyStatus.NOT_ATTEMPTED;
-                scratchLengths[i] = 0;
-                continue;
-            }
-            // design: lookup never changes LRU order, and PREPARING data is not ready data.
-            final int entryId = namespaceId < 0 ?
-                BlockStore.NOT_FOUND : blockStore.findReady(namespaceId, buffer, hashOffset, hashLength);
-            final int ssdEntryId = BlockStore.NOT_FOUND != entryId || null == ssd || namespaceId < 0 ?
-                BlockStore.NOT_FOUND : ssd.findReady(namespaceId, buffer, hashOffset, hashLength);
-            if (BlockStore.NOT_FOUND != ssdEntryId)
-            {
-                // design: the tier is reported per key; DRAM wins when both residences exist.
-                scratchStatuses[i] = KeyStatus.SSD;
-                scratchLengths[i] = ssd.length(ssdEntryId);
-                scratchEntries[prefix++] = ssdEntryId | SsdTier.SSD_ENTRY_BIT;
-                ssd.countLookupHit();
-            }
-            else if (BlockStore.NOT_FOUND == entryId)
-            {
-                scratchStatuses[i] = KeyStatus.MISS;
-                scratchLengths[i] = 0;
-                missed = true;
-            }
-            else
-            {
-                scratchStatuses[i] = KeyStatus.DRAM;
-                scratchLengths[i] = blockStore.length(entryId);
-                scratchEntries[prefix++] = entryId;
-            }
-        }
-        lookupHits.getAndAddRelease(prefix);
-        if (missed)
-        {
-            lookupMisses.incrementRelease();
-        }
-
-        long leaseId = 0;
-        if (pin && prefix > 0)
-        {
-            if (session.leaseLimitReached())
-            {
-                rejectTo(session, clientId, correlationId, templateId, Rejection.LEASE_LIMIT);
-                return;
-            }
-            if (!session.canLease(prefix))
-            {
-                rejectTo(session, clientId, correlationId, templateId, Rejection.PINNED_BLOCK_LIMIT);
-                return;
-            }
-            for (int i = 0; i < prefix; i++)
-            {
-                final int leased = scratchEntries[i];
-                if (0 != (leased & SsdTier.SSD_ENTRY_BIT))
-                {
-                    ssd.pin(leased & ~SsdTier.SSD_ENTRY_BIT);
-                }
-                else
-                {
-                    blockStore.pin(leased);
-                }
-            }
-            leaseId = session.addLease(scratchEntries, prefix);
-            leaseTotal++;
-        }
-
-        if (missed && 0 != (flags & Configuration.LOOKUP_FLAG_PEERS) && null != catalog &&
-            startPeerLookup(clientId, correlationId, prefix, leaseId, keyCount, buffer, namespaceOffset, namespaceLength))
-        {
-            // Answered by answer(PendingLookup) once the candidates are known or the discovery budget ran out.
-            return;
-        }
-        responseProxy.sendKeys(
-            session.responseRing, clientId, correlationId, templateId, prefix, leaseId, scratchStatuses, scratchLengths,
-            keyCount);
-    }
-
-    /**
-     * Hand the keys after the local prefix to the catalog's discovery; false when it cannot take them now (the
-     * lookup is then answered locally, as without the flag).
-     */
-    private boolean startPeerLookup(
-        final long clientId,
-        final long correlationId,
-        final int prefix,
-        final long leaseId,
-        final int keyCount,
-        final DirectBuffer buffer,
-        final int namespaceOffset,
-        final int namespaceLength)
-    {
-        final PendingLookup lookup = catalog.acquireLookup();
-        if (null == lookup)
-        {
-            return false;
-        }
-        lookup.request(clientId, correlationId, leaseId, prefix, scratchStatuses, scratchLengths, keyCount)
-            .namespace(buffer, namespaceOffset, namespaceLength);
-        for (int i = prefix; i < keyCount; i++)
-        {
-            if (!lookup.addPeerKey(buffer, scratchHashOffsets[i], scratchHashLengths[i]))
-            {
-                break;
-            }
-        }
-        catalog.startLookup(lookup, this);
-        return true;
-    }
-
-    /**
-     * A peer lookup is resolved: answer the client if it is still attached (a detached client's lease is gone).
-     */
-    public void answer(final PendingLookup lookup)
-    {
-        final ClientSession session = lookupAttached(lookup.clientId());
-        if (null == session)
-        {
-            return;
-        }
-        responseProxy.sendKeys(
-            session.responseRing, lookup.clientId(), lookup.correlationId(), LookupRequestDecoder.TEMPLATE_ID,
-            lookup.localPrefix(), lookup.leaseId(), lookup.statuses(), lookup.lengths(), lookup.keyCount(),
-            lookup.answer());
-    }
-
-    void onRead(
-        final ReadRequestDecoder decoder,
-        final int keyCount,
-        final DirectBuffer buffer,
-        final int namespaceOffset,
-        final int namespaceLength)
-    {
-        final long clientId = decoder.clientId();
-        final long correlationId = decoder.correlationId();
-        final ClientSession session = attachedSession(clientId);
-        if (null == session)
-        {
-            return;
-        }
-        requestsRead.incrementRelease();
-        final int templateId = ReadRequestDecoder.TEMPLATE_ID;
-
-        final long leaseId = decoder.leaseId();
-        if (0 != leaseId && session.findLease(leaseId) < 0)
-        {
-            rejectTo(session, clientId, correlationId, templateId, Rejection.UNKNOWN_LEASE);
-            return;
-        }
-        if (session.operationQueueFull())
-        {
-            rejectTo(session, clientId, correlationId, templateId, Rejection.TOO_MANY_IN_FLIGHT);
-            return;
-        }
-
-        final CopyOperation op = session.nextFreeOperation();
-        op.reset(CopyOperation.READ, templateId, correlationId, leaseId, keyCount);
-        final ReadRequestDecoder.KeysDecoder keys = decoder.keys();
-        for (int i = 0; i < keyCount; i++)
-        {
-            keys.next();
-            final long dstOffset = keys.dstOffset();
-            final int dstCapacity = keys.dstCapacity();
-            scratchHashLengths[i] = keys.hashLength();
-            scratchHashOffsets[i] = decoder.limit() + RequestAdapter.HASH_LENGTH_HEADER;
-            keys.skipHash();
-            if (!session.inRegion(dstOffset, dstCapacity))
-            {
-                rejectTo(session, clientId, correlationId, templateId, Rejection.RANGE_OUTSIDE_REGION);
-                return;
-            }
-            op.regionOffsets[i] = dstOffset;
-            scratchCapacities[i] = dstCapacity;
-        }
-
-        final int namespaceId = namespaces.lookup(buffer, namespaceOffset, namespaceLength);
-        boolean stopped = false;
-        for (int i = 0; i < keyCount; i++)
-        {
-            op.entryIds[i] = CopyOperation.NO_ENTRY;
-            op.lengths[i] = 0;
-            if (stopped)
-            {
-                op.statuses[i] = KeyStatus.NOT_ATTEMPTED;
-                continue;
-            }
-            op.tiers[i] = CopyOperation.TIER_DRAM;
-            final int entryId = namespaceId < 0 ?
-                BlockStore.NOT_FOUND : blockStore.findReady(namespaceId, buffer, scratchHashOffsets[i], scratchHashLengths[i]);
-            if (BlockStore.NOT_FOUND == entryId)
-            {
-                final int ssdEntryId = null == ssd || namespaceId < 0 ?
-                    BlockStore.NOT_FOUND : ssd.findReady(namespaceId, buffer, scratchHashOffsets[i], scratchHashLengths[i]);
-                if (BlockStore.NOT_FOUND == ssdEntryId)
-                {
-                    op.statuses[i] = KeyStatus.MISS;
-                    stopped = true;
-                    continue;
-                }
-                final int ssdLength = ssd.length(ssdEntryId);
-                op.lengths[i] = ssdLength;
-                if (ssdLength > scratchCapacities[i])
-                {
-                    op.statuses[i] = KeyStatus.DESTINATION_TOO_SMALL;
-                    stopped = true;
-                    continue;
-                }
-                // design: the residence is pinned until its bytes reached the client, so SSD eviction skips it.
-                ssd.pin(ssdEntryId);
-                op.entryIds[i] = ssdEntryId;
-                op.tiers[i] = CopyOperation.TIER_SSD;
-                op.ssdPhases[i] = CopyOperation.SSD_NEEDS_IO;
-                op.statuses[i] = KeyStatus.SSD;
-                op.ssdKeys++;
-                continue;
-            }
-            final int length = blockStore.length(entryId);
-            op.lengths[i] = length;
-            if (length > scratchCapacities[i])
-            {
-                op.statuses[i] = KeyStatus.DESTINATION_TOO_SMALL;
-                stopped = true;
-                continue;
-            }
-            // design: blocks being read are pinned for the duration of the copy, so they cannot be evicted.
-            blockStore.pin(entryId);
-            op.entryIds[i] = entryId;
-            op.statuses[i] = KeyStatus.DRAM;
-        }
-
-        startOperation(session, op);
-    }
-
-    void onRelease(final long clientId, final long correlationId, final long leaseId)
-    {
-        final ClientSession session = attachedSession(clientId);
-        if (null == session)
-        {
-            return;
-        }
-        requestsRelease.incrementRelease();
-        final int leaseIndex = session.findLease(leaseId);
-        if (leaseIndex < 0)
-        {
-            rejectTo(session, clientId, correlationId, ReleaseRequestDecoder.TEMPLATE_ID, Rejection.UNKNOWN_LEASE);
-            return;
-        }
-        final int unpinned = session.removeLease(leaseIndex, unpinAction);
-        leaseTotal--;
-        responseProxy.sendStatus(
-            session.responseRing, clientId, correlationId, ReleaseRequestDecoder.TEMPLATE_ID, StatusCode.OK, unpinned, null);
-    }
-
-    /**
-     * A frame that failed header or structural checks. Answered only if the frame names an attached client (or, for
-     * Attach, a slot claimed by the pid in it), so a forged frame can never write into someone else's ring.
-     */
-    void onBadFrame(final Rejection rejection, final int templateId, final DirectBuffer frame, final int length)
-    {
-        reject(rejection);
-
-        final int bodyOffset = MessageHeaderDecoder.ENCODED_LENGTH;
-        if (AttachRequestDecoder.TEMPLATE_ID == templateId)
-        {
-            if (length >= bodyOffset + AttachRequestDecoder.BLOCK_LENGTH)
-            {
-                final long correlationId = frame.getLong(bodyOffset);
-                final int slotIndex = frame.getInt(bodyOffset + 8);
-                final long pid = frame.getLong(bodyOffset + 12);
-                if (slotIndex >= 0 && slotIndex < sessions.length && pid > 0 &&
-                    ClientSession.FREE == sessions[slotIndex].state &&
-                    slotTable.getLongVolatile(
-                        CncFileDescriptor.Sections.slotOffset(slotIndex) + CncFileDescriptor.SLOT_CLAIM_PID_OFFSET) == pid)
-                {
-                    sendRejection(sessions[slotIndex], 0, correlationId, templateId, rejection);
-                }
-            }
-        }
-        else if (length >= bodyOffset + 16)
-        {
-            // Every request but Attach starts with clientId then correlationId (schema contract).
-            final long clientId = frame.getLong(bodyOffset);
-            final ClientSession session = lookupAttached(clientId);
-            if (null != session)
-            {
-                session.lastRequestNs = nowNs;
-                sendRejection(session, clientId, frame.getLong(bodyOffset + 8), templateId, rejection);
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-    // Copies
-
-    private void startOperation(final ClientSession session, final CopyOperation op)
-    {
-        // FIFO per client: a new operation waits behind the client's queued ones.
-        if (!session.hasOperations())
-        {
-            copyingSession = session;
-            unqueuedOperation = op;
-            if (progress(session, op))
-            {
-                complete(session, op);
-                op.clear();
-                return;
-            }
-        }
-        unqueuedOperation = null;
-        session.enqueue();
-        queuedOperations++;
-    }
-
-    private int copyQueuedOperations()
-    {
-        int workCount = 0;
-        final int count = sessions.length;
-        final int start = roundRobinCursor;
-        for (int n = 0; n < count && copyBudget > 0; n++)
-        {
-            final ClientSession session = sessions[(start + n) % count];
-            if (session.hasOperations())
-            {
-                final CopyOperation op = session.headOperation();
-                workCount++;
-                copyingSession = session;
-                if (progress(session, op))
-                {
-                    complete(session, op);
-                    session.dequeue();
-                    queuedOperations--;
-                }
-            }
-        }
-        roundRobinCursor = (start + 1) % count;
+        copies.endCopies();
         return workCount;
     }
 
     /**
-     * Copy as much of the operation as this duty cycle's budget allows.
-     *
-     * @return true when every key is done.
+     * The JVM reports SIGBUS on a mapping whose file shrank as an {@link InternalError} raised at a safepoint poll
+     * shortly after the faulting copy, so it is attributed to the session copied last. The data region is the
+     * engine's to break, not ours: drop that client and keep serving everyone else.
      */
-    private boolean progress(final ClientSession session, final CopyOperation op)
+    private void onCopyFault(final InternalError ex)
     {
-        final MemorySegment region = session.region();
-        if (op.ssdKeys > 0)
+        final ClientSession session = copies.copyingSession();
+        if (null == session || ClientSession.ATTACHED != session.state)
         {
-            ssd.startReads(op);
-        }
-        while (op.nextKey < op.keyCount)
-        {
-            final int i = op.nextKey;
-            final int entryId = op.entryIds[i];
-            if (CopyOperation.NO_ENTRY == entryId)
-            {
-                op.nextKey++;
-                continue;
-            }
-            if (copyBudget <= 0)
-            {
-                return false;
-            }
-
-            if (CopyOperation.READ == op.kind && CopyOperation.TIER_SSD == op.tiers[i])
-            {
-                final byte phase = op.ssdPhases[i];
-                if (CopyOperation.SSD_FAILED == phase)
-                {
-                    failSsdKey(op, i);
-                    return true;
-                }
-                if (CopyOperation.SSD_STAGED != phase)
-                {
-                    return false;
-                }
-                final int length = op.lengths[i];
-                final long copied = op.copiedInKey;
-                final long bytes = Math.min(length - copied, copyBudget);
-                MemorySegment.copy(
-                    ssd.staging(), op.stagingOffsets[i] + copied, region, op.regionOffsets[i] + copied, bytes);
-                copyBudget -= bytes;
-                op.copiedInKey = copied + bytes;
-                if (op.copiedInKey == length)
-                {
-                    ssd.finishRead(op, i);
-                    blocksRead.incrementRelease();
-                    bytesRead.getAndAddRelease(length);
-                    op.entryIds[i] = CopyOperation.NO_ENTRY;
-                    op.completedCount++;
-                    op.copiedInKey = 0;
-                    op.nextKey++;
-                }
-                continue;
-            }
-
-            final int length = op.lengths[i];
-            final long copied = op.copiedInKey;
-            final long bytes = Math.min(length - copied, copyBudget);
-            final long poolOffset = blockStore.offset(entryId) + copied;
-            final long regionOffset = op.regionOffsets[i] + copied;
-            if (CopyOperation.PUBLISH == op.kind)
-            {
-                MemorySegment.copy(region, regionOffset, pool, poolOffset, bytes);
-            }
-            else
-            {
-                MemorySegment.copy(pool, poolOffset, region, regionOffset, bytes);
-            }
-            copyBudget -= bytes;
-            op.copiedInKey = copied + bytes;
-
-            if (op.copiedInKey == length)
-            {
-                if (CopyOperation.PUBLISH == op.kind)
-                {
-                    // design: preparing data is not ready data; visible only now that every byte is in.
-                    blockStore.seal(entryId);
-                    blocksPublished.incrementRelease();
-                    bytesPublished.getAndAddRelease(length);
-                    if (null != ssd)
-                    {
-                        ssd.onPublished(entryId);
-                    }
-                }
-                else
-                {
-                    blockStore.touch(entryId);
-                    blockStore.unpin(entryId);
-                    blocksRead.incrementRelease();
-                    bytesRead.getAndAddRelease(length);
-                }
-                op.entryIds[i] = CopyOperation.NO_ENTRY;
-                op.completedCount++;
-                op.copiedInKey = 0;
-                op.nextKey++;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * An SSD read failed (the residence is already dropped): the key reports a miss, and like any miss it ends the
-     * restored prefix, so the keys after it are released and not attempted.
-     */
-    private void failSsdKey(final CopyOperation op, final int key)
-    {
-        op.statuses[key] = KeyStatus.MISS;
-        op.lengths[key] = 0;
-        op.entryIds[key] = CopyOperation.NO_ENTRY;
-        op.copiedInKey = 0;
-        for (int i = key + 1; i < op.keyCount; i++)
-        {
-            releaseReadKey(op, i);
-            op.statuses[i] = KeyStatus.NOT_ATTEMPTED;
-            op.lengths[i] = 0;
-        }
-        op.nextKey = op.keyCount;
-    }
-
-    private void releaseReadKey(final CopyOperation op, final int key)
-    {
-        final int entryId = op.entryIds[key];
-        if (CopyOperation.NO_ENTRY == entryId)
-        {
+            errorHandler.onError(ex);
             return;
         }
-        if (CopyOperation.TIER_SSD == op.tiers[key])
-        {
-            ssd.releaseKey(op, key);
-        }
-        else
-        {
-            blockStore.unpin(entryId);
-        }
-        op.entryIds[key] = CopyOperation.NO_ENTRY;
+        copies.cancelUnqueued();
+        dataRegionFaults.incrementRelease();
+        rejections.record(Rejection.DATA_REGION_FAULT);
+        sessions.dropFaulted(session);
     }
-
-    private void complete(final ClientSession session, final CopyOperation op)
-    {
-        if (CopyOperation.READ == op.kind && 0 != op.leaseId)
-        {
-            // design: a Read carrying a lease releases it once the read completes.
-            final int leaseIndex = session.findLease(op.leaseId);
-            if (leaseIndex >= 0)
-            {
-                session.removeLease(leaseIndex, unpinAction);
-                leaseTotal--;
-            }
-        }
-        responseProxy.sendKeys(
-            session.responseRing,
-            session.clientId,
-            op.correlationId,
-            op.templateId,
-            op.completedCount,
-            0L,
-            op.statuses,
-            op.lengths,
-            op.keyCount);
-    }
-
-    private void cancel(final CopyOperation op)
-    {
-        for (int i = op.nextKey; i < op.keyCount; i++)
-        {
-            final int entryId = op.entryIds[i];
-            if (CopyOperation.NO_ENTRY != entryId)
-            {
-                if (CopyOperation.PUBLISH == op.kind)
-                {
-                    blockStore.abort(entryId);
-                    op.entryIds[i] = CopyOperation.NO_ENTRY;
-                }
-                else
-                {
-                    releaseReadKey(op, i);
-                }
-            }
-        }
-        operationsCancelled.incrementRelease();
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-    // Sessions and housekeeping
 
     private int housekeeping()
     {
         final long nowMs = epochClock.time();
         requestRing.consumerHeartbeatTime(nowMs);
-        int workCount = 0;
-
-        for (final ClientSession session : sessions)
-        {
-            switch (session.state)
-            {
-                case ClientSession.ATTACHED:
-                    if (nowNs - session.lastRequestNs > clientTimeoutNs)
-                    {
-                        clientTimeouts.incrementRelease();
-                        releaseSession(session);
-                        freeSlot(session);
-                        workCount++;
-                    }
-                    break;
-
-                case ClientSession.DRAINING:
-                    if (session.responseRing.consumerPosition() == session.responseRing.producerPosition() ||
-                        nowNs - session.drainDeadlineNs > 0)
-                    {
-                        freeSlot(session);
-                        workCount++;
-                    }
-                    break;
-
-                default:
-                    workCount += checkClaimedSlot(session, nowMs);
-                    break;
-            }
-        }
-
+        final int workCount = sessions.checkLiveness(nowNs, nowMs);
         checkRequestRingStall();
         updateGauges();
         return workCount;
-    }
-
-    /**
-     * A slot claimed by an engine that never attached (it died while attaching) is reclaimed after the client
-     * liveness timeout counted from its claim time.
-     */
-    private int checkClaimedSlot(final ClientSession session, final long nowMs)
-    {
-        final int slotOffset = CncFileDescriptor.Sections.slotOffset(session.slotIndex);
-        final long pid = slotTable.getLongVolatile(slotOffset + CncFileDescriptor.SLOT_CLAIM_PID_OFFSET);
-        if (pid <= 0)
-        {
-            session.claimFirstSeenPid = 0;
-            session.claimFirstSeenMs = 0;
-            return 0;
-        }
-        if (session.claimFirstSeenPid != pid)
-        {
-            session.claimFirstSeenPid = pid;
-            session.claimFirstSeenMs = nowMs;
-        }
-        final long claimTimeMs = slotTable.getLongVolatile(slotOffset + CncFileDescriptor.SLOT_CLAIM_TIME_MS_OFFSET);
-        final long sinceMs = Math.max(claimTimeMs, session.claimFirstSeenMs);
-        if (nowMs - sinceMs <= clientTimeoutMs)
-        {
-            return 0;
-        }
-        // Fence the slot off from new claimants while it is reset, then hand it back.
-        if (!slotTable.compareAndSetLong(slotOffset + CncFileDescriptor.SLOT_CLAIM_PID_OFFSET, pid, NO_CLAIM_PID_RECLAIMING))
-        {
-            return 0;
-        }
-        resetSlot(session, slotOffset);
-        claimedSlotsReclaimed.incrementRelease();
-        return 1;
     }
 
     /**
@@ -1172,172 +230,22 @@ public final class EngineRingAgent implements Agent, LookupAnswerSink
         {
             if (requestRing.unblock())
             {
-                reject(Rejection.REQUEST_RING_UNBLOCKED);
+                rejections.record(Rejection.REQUEST_RING_UNBLOCKED);
             }
             consumerStallSinceNs = nowNs;
         }
     }
 
-    /**
-     * The JVM reports SIGBUS on a mapping whose file shrank as an {@link InternalError} raised at a safepoint poll
-     * shortly after the faulting copy, so it is attributed to the session copied last. The data region is the
-     * engine's to break, not ours: drop that client and keep serving everyone else.
-     */
-    private void onCopyFault(final InternalError ex)
-    {
-        final ClientSession session = copyingSession;
-        if (null == session || ClientSession.ATTACHED != session.state)
-        {
-            errorHandler.onError(ex);
-            return;
-        }
-        if (null != unqueuedOperation)
-        {
-            cancel(unqueuedOperation);
-            unqueuedOperation.clear();
-            unqueuedOperation = null;
-        }
-        onDataRegionFault(session);
-    }
-
-    private void onDataRegionFault(final ClientSession session)
-    {
-        dataRegionFaults.incrementRelease();
-        reject(Rejection.DATA_REGION_FAULT);
-        releaseSession(session);
-        freeSlot(session);
-    }
-
-    private void releaseSession(final ClientSession session)
-    {
-        while (session.hasOperations())
-        {
-            cancel(session.headOperation());
-            session.dequeue();
-            queuedOperations--;
-        }
-        leaseTotal -= session.leaseCount();
-        session.removeAllLeases(unpinAction);
-        session.unmapRegion();
-        if (ClientSession.ATTACHED == session.state)
-        {
-            attachedCount--;
-            clientsAttached.setRelease(attachedCount);
-        }
-    }
-
-    private void freeSlot(final ClientSession session)
-    {
-        final int slotOffset = CncFileDescriptor.Sections.slotOffset(session.slotIndex);
-        resetSlot(session, slotOffset);
-    }
-
-    private void resetSlot(final ClientSession session, final int slotOffset)
-    {
-        // design: the response ring is reset before claimPid = 0, so a new claimant always finds an empty ring.
-        final AtomicBuffer ring = session.responseRingBuffer;
-        ring.setMemory(0, ring.capacity(), (byte)0);
-        slotTable.putLong(slotOffset + CncFileDescriptor.SLOT_CLIENT_ID_OFFSET, 0L);
-        slotTable.putLong(slotOffset + CncFileDescriptor.SLOT_CLAIM_TIME_MS_OFFSET, 0L);
-        slotTable.putIntRelease(slotOffset + CncFileDescriptor.SLOT_STATE_OFFSET, CncFileDescriptor.SLOT_FREE);
-        slotTable.putLongRelease(slotOffset + CncFileDescriptor.SLOT_CLAIM_PID_OFFSET, 0L);
-        session.reset();
-    }
-
     private void updateGauges()
     {
-        poolBytesUsed.setRelease(blockStore.allocatedBytes());
-        poolBytesFree.setRelease(blockStore.freeBytes());
-        poolPayloadBytes.setRelease(blockStore.payloadBytes());
-        blocksResident.setRelease(blockStore.blockCount());
-        pinsActive.setRelease(blockStore.pinnedBlocks());
-        evictions.setRelease(blockStore.evictions());
-        leasesActive.setRelease(leaseTotal);
-        clientsAttached.setRelease(attachedCount);
+        leasesActive.setRelease(sessions.leaseCount());
+        clientsAttached.setRelease(sessions.attachedCount());
         namespaceCount.setRelease(namespaces.size());
-        if (null != ssd)
-        {
-            ssd.updateGauges();
-        }
+        store.updateGauges();
     }
-
-    private ClientSession lookupAttached(final long clientId)
-    {
-        final long slot = clientId & 0xFFFF_FFFFL;
-        if (slot >= sessions.length)
-        {
-            return null;
-        }
-        final ClientSession session = sessions[(int)slot];
-        return session.isAttached() && session.clientId == clientId ? session : null;
-    }
-
-    /**
-     * The attached session of a client id, refreshing its liveness; or null after counting the request as coming
-     * from an unknown client (design: never write into a ring that belongs to someone else).
-     */
-    private ClientSession attachedSession(final long clientId)
-    {
-        final ClientSession session = lookupAttached(clientId);
-        if (null == session)
-        {
-            reject(Rejection.STALE_CLIENT);
-            return null;
-        }
-        session.lastRequestNs = nowNs;
-        return session;
-    }
-
-    private void reject(final Rejection rejection)
-    {
-        rejectionCounters[rejection.ordinal()].incrementRelease();
-        errorLog.record(rejections[rejection.ordinal()]);
-    }
-
-    private void rejectTo(
-        final ClientSession session,
-        final long clientId,
-        final long correlationId,
-        final int templateId,
-        final Rejection rejection)
-    {
-        reject(rejection);
-        sendRejection(session, clientId, correlationId, templateId, rejection);
-    }
-
-    private void sendRejection(
-        final ClientSession session,
-        final long clientId,
-        final long correlationId,
-        final int templateId,
-        final Rejection rejection)
-    {
-        responseProxy.sendStatus(
-            session.responseRing, clientId, correlationId, templateId, rejection.code(), 0, rejection.bytes());
-    }
-
-    private static boolean isPrintableAscii(final DirectBuffer buffer, final int offset, final int length)
-    {
-        if (length < 1 || length > EngineRingLimits.MAX_CLIENT_NAME_LENGTH)
-        {
-            return false;
-        }
-        for (int i = 0; i < length; i++)
-        {
-            final byte b = buffer.getByte(offset + i);
-            if (b < 0x21 || b > 0x7E)
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-    // For tests and the Manager.
 
     int attachedClients()
     {
-        return attachedCount;
+        return sessions.attachedCount();
     }
 }

@@ -18,7 +18,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * Decodes requests from the many-to-one request ring. Everything an engine writes is untrusted: the adapter checks
  * the frame length, schema id, version and template id, then walks the whole frame (root block, group header and
  * every entry, var-data lengths) against the frame's end before any decoder reads a field. Only then are the
- * pre-allocated decoders wrapped, with the sender's block length and version, and the request handed on.
+ * pre-allocated decoders wrapped, with the sender's block length and version, and the request handed on as plain
+ * values, the keys of Publish, Lookup and Read in a reused {@link RequestKeys}.
  *
  * <p>Decoders read through a view bounded to the frame, so even a bug in the walk cannot read a neighbouring frame.
  */
@@ -37,14 +38,15 @@ final class RequestAdapter implements MessageHandler
     private final LookupRequestDecoder lookupDecoder = new LookupRequestDecoder();
     private final ReadRequestDecoder readDecoder = new ReadRequestDecoder();
     private final ReleaseRequestDecoder releaseDecoder = new ReleaseRequestDecoder();
-    private final EngineRingAgent handler;
+    private final RequestKeys keys = new RequestKeys();
+    private final RingRequests handler;
 
     private Rejection walkFailure;
     private int walkKeyCount;
     private int walkVarOffset;
     private int walkVarLength;
 
-    RequestAdapter(final EngineRingAgent handler)
+    RequestAdapter(final RingRequests handler)
     {
         this.handler = handler;
     }
@@ -120,7 +122,8 @@ final class RequestAdapter implements MessageHandler
                     walkKeys(rootEnd, length, PublishRequestDecoder.BlocksDecoder.sbeBlockLength(), templateId))
                 {
                     publishDecoder.wrap(frame, rootOffset, blockLength, version);
-                    handler.onPublish(publishDecoder, walkKeyCount, frame, walkVarOffset, walkVarLength);
+                    decodePublishKeys();
+                    handler.onPublish(publishDecoder.clientId(), publishDecoder.correlationId(), keys);
                 }
                 break;
 
@@ -129,7 +132,11 @@ final class RequestAdapter implements MessageHandler
                     walkKeys(rootEnd, length, LookupRequestDecoder.KeysDecoder.sbeBlockLength(), templateId))
                 {
                     lookupDecoder.wrap(frame, rootOffset, blockLength, version);
-                    handler.onLookup(lookupDecoder, walkKeyCount, frame, walkVarOffset, walkVarLength);
+                    final long lookupClientId = lookupDecoder.clientId();
+                    final long lookupCorrelationId = lookupDecoder.correlationId();
+                    final int flags = lookupDecoder.flags().getRaw() & 0xFF;
+                    decodeLookupKeys();
+                    handler.onLookup(lookupClientId, lookupCorrelationId, flags, keys);
                 }
                 break;
 
@@ -138,7 +145,11 @@ final class RequestAdapter implements MessageHandler
                     walkKeys(rootEnd, length, ReadRequestDecoder.KeysDecoder.sbeBlockLength(), templateId))
                 {
                     readDecoder.wrap(frame, rootOffset, blockLength, version);
-                    handler.onRead(readDecoder, walkKeyCount, frame, walkVarOffset, walkVarLength);
+                    final long readClientId = readDecoder.clientId();
+                    final long readCorrelationId = readDecoder.correlationId();
+                    final long leaseId = readDecoder.leaseId();
+                    decodeReadKeys();
+                    handler.onRead(readClientId, readCorrelationId, leaseId, keys);
                 }
                 break;
 
@@ -153,6 +164,49 @@ final class RequestAdapter implements MessageHandler
             default:
                 handler.onBadFrame(Rejection.UNKNOWN_TEMPLATE, templateId, frame, length);
                 break;
+        }
+    }
+
+    private void decodePublishKeys()
+    {
+        keys.reset(frame, walkVarOffset, walkVarLength);
+        final PublishRequestDecoder.BlocksDecoder blocks = publishDecoder.blocks();
+        for (int i = 0; i < walkKeyCount; i++)
+        {
+            blocks.next();
+            final long offset = blocks.offset();
+            final int length = blocks.length();
+            final int hashLength = blocks.hashLength();
+            keys.add(publishDecoder.limit() + HASH_LENGTH_HEADER, hashLength, offset, length);
+            blocks.skipHash();
+        }
+    }
+
+    private void decodeLookupKeys()
+    {
+        keys.reset(frame, walkVarOffset, walkVarLength);
+        final LookupRequestDecoder.KeysDecoder group = lookupDecoder.keys();
+        for (int i = 0; i < walkKeyCount; i++)
+        {
+            group.next();
+            final int hashLength = group.hashLength();
+            keys.add(lookupDecoder.limit() + HASH_LENGTH_HEADER, hashLength, 0L, 0);
+            group.skipHash();
+        }
+    }
+
+    private void decodeReadKeys()
+    {
+        keys.reset(frame, walkVarOffset, walkVarLength);
+        final ReadRequestDecoder.KeysDecoder group = readDecoder.keys();
+        for (int i = 0; i < walkKeyCount; i++)
+        {
+            group.next();
+            final long dstOffset = group.dstOffset();
+            final int dstCapacity = group.dstCapacity();
+            final int hashLength = group.hashLength();
+            keys.add(readDecoder.limit() + HASH_LENGTH_HEADER, hashLength, dstOffset, dstCapacity);
+            group.skipHash();
         }
     }
 

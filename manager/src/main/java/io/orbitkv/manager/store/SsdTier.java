@@ -2,10 +2,8 @@ package io.orbitkv.manager.store;
 
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.ring.CopyOperation;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
-import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.BlockIndex;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.SlabAllocator;
@@ -21,9 +19,10 @@ import org.agrona.concurrent.status.AtomicCounter;
 
 /**
  * The SSD tier: an index of SSD residences, the staging region every byte to or from the SSD goes through, and a
- * bounded table of I/O commands driven through an {@link SsdBackend}. Run by the engine ring agent's duty cycle on
- * the ring agent's thread: it shares the DRAM index with that agent, so no state crosses threads (see
- * docs/ssd-tier.md for why storage is a component of that agent rather than an agent of its own).
+ * bounded table of I/O commands driven through an {@link SsdBackend}. One half of the {@link TieredStore}, which
+ * is its only caller: run by the engine ring agent's duty cycle on the ring agent's thread, it shares the DRAM
+ * index with that agent, so no state crosses threads (see docs/ssd-tier.md for why storage is a component of that
+ * agent rather than an agent of its own). The DRAM index is never held here: the tiered store passes it in.
  *
  * <p>Residences: SSD copies live in their own {@link BlockStore} over file offsets. Its allocator's size classes
  * are 4 KiB multiples carved from 2 MiB pages, so each extent is 4 KiB aligned and I/O lengths round up to 4 KiB
@@ -38,8 +37,8 @@ import org.agrona.concurrent.status.AtomicCounter;
  */
 public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Completions
 {
-    /** Set on lease entry ids that name SSD residences rather than DRAM entries. */
-    public static final int SSD_ENTRY_BIT = 1 << 30;
+    /** {@link #submitRead} found no staging or no free command: retry on a later duty cycle. */
+    static final int NO_COMMAND = -1;
 
     private static final byte CMD_FREE = 0;
     private static final byte CMD_WRITE = 1;
@@ -66,7 +65,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private final long[] cmdStagingOffset;
     private final long[] cmdFileOffset;
     private final int[] cmdIoLength;
-    private final CopyOperation[] cmdOp;
+    private final SsdReadListener[] cmdListener;
     private final int[] cmdKey;
     private final boolean[] cmdOrphaned;
     private final int[] freeCommands;
@@ -96,9 +95,8 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private final AtomicCounter promotions;
     private final AtomicCounter lookupHits;
 
+    private final MemorySegment pool;
     private SsdBackend backend;
-    private BlockStore dram;
-    private MemorySegment pool;
     private volatile boolean started;
     private volatile String description;
 
@@ -107,6 +105,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         final Path file,
         final SsdBackend backend,
         final MappedRegion stagingRegion,
+        final MemorySegment pool,
         final SystemCounters counters,
         final ErrorHandler errorHandler,
         final PrintStream log)
@@ -115,6 +114,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         this.backend = backend;
         this.stagingRegion = stagingRegion;
         this.staging = stagingRegion.segment();
+        this.pool = pool;
         this.queueDepth = ctx.ssdQueueDepth();
         this.admission = ctx.ssdAdmission();
         this.promote = ctx.ssdPromote();
@@ -132,7 +132,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         cmdStagingOffset = new long[commandCapacity];
         cmdFileOffset = new long[commandCapacity];
         cmdIoLength = new int[commandCapacity];
-        cmdOp = new CopyOperation[commandCapacity];
+        cmdListener = new SsdReadListener[commandCapacity];
         cmdKey = new int[commandCapacity];
         cmdOrphaned = new boolean[commandCapacity];
         freeCommands = new int[commandCapacity];
@@ -181,19 +181,10 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         return residences.indexCapacity();
     }
 
-    /**
-     * Wire in the DRAM tier, whose evictions this tier listens to.
-     */
-    public void attach(final BlockStore dram, final MemorySegment pool)
-    {
-        this.dram = dram;
-        this.pool = pool;
-    }
-
     // ---------------------------------------------------------------------------------------------------------------
     // Lifecycle, on the storage thread.
 
-    public void onStart()
+    void onStart()
     {
         try
         {
@@ -214,7 +205,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         started = true;
     }
 
-    public void onClose()
+    void onClose()
     {
         // design: staging must outlive every I/O the kernel may still be doing into it.
         backend.drain(this, DRAIN_TIMEOUT_NS);
@@ -241,7 +232,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
      *               (the caller passes 0 when it has other work).
      * @return work done.
      */
-    public int doWork(final long waitNs)
+    int doWork(final long waitNs)
     {
         int workCount = 0;
         final int mask = pendingCommands.length - 1;
@@ -267,7 +258,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         return workCount;
     }
 
-    public boolean hasIoOutstanding()
+    boolean hasIoOutstanding()
     {
         return pendingTail != pendingHead || backend.inFlight() > 0;
     }
@@ -315,20 +306,14 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
             }
             else
             {
-                final CopyOperation op = cmdOp[cmd];
-                final int key = cmdKey[cmd];
-                if (ok)
+                if (!ok)
                 {
-                    op.ssdPhases[key] = CopyOperation.SSD_STAGED;
-                }
-                else
-                {
-                    op.ssdPhases[key] = CopyOperation.SSD_FAILED;
                     stagingAllocator.free(cmdStagingOffset[cmd]);
                     residences.unpin(entry);
                     // design: a residence whose I/O failed is dropped; a concurrent reader's pin keeps it until then.
                     residences.remove(entry);
                 }
+                cmdListener[cmd].onSsdReadComplete(cmdKey[cmd], cmdStagingOffset[cmd], ok);
             }
         }
         releaseCommand(cmd);
@@ -353,22 +338,22 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     {
         if (Configuration.SsdAdmission.ON_EVICT == admission)
         {
-            admit(entryId);
+            admit(store, entryId);
         }
     }
 
     /**
      * A DRAM entry was just sealed.
      */
-    public void onPublished(final int dramEntryId)
+    void onPublished(final BlockStore dram, final int dramEntryId)
     {
         if (Configuration.SsdAdmission.ON_PUBLISH == admission)
         {
-            admit(dramEntryId);
+            admit(dram, dramEntryId);
         }
     }
 
-    private void admit(final int dramEntryId)
+    private void admit(final BlockStore dram, final int dramEntryId)
     {
         final int namespaceId = dram.namespaceId(dramEntryId);
         final int hashLength = dram.hashLength(dramEntryId);
@@ -453,19 +438,19 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     }
 
     // ---------------------------------------------------------------------------------------------------------------
-    // Reads, called by the ring agent for keys not in DRAM.
+    // Reads, called through the tiered store for keys not in DRAM.
 
-    public int findReady(final int namespaceId, final org.agrona.DirectBuffer hash, final int hashOffset, final int hashLength)
+    int findReady(final int namespaceId, final org.agrona.DirectBuffer hash, final int hashOffset, final int hashLength)
     {
         return residences.findReady(namespaceId, hash, hashOffset, hashLength);
     }
 
-    public int length(final int entry)
+    int length(final int entry)
     {
         return residences.length(entry);
     }
 
-    public void pin(final int entry)
+    void pin(final int entry)
     {
         residences.pin(entry);
     }
@@ -475,73 +460,63 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         residences.unpin(entry);
     }
 
-    public void countLookupHit()
+    void countLookupHit()
     {
         lookupHits.incrementRelease();
     }
 
     /**
-     * Queue reads for the operation's SSD keys that have none yet, in key order, while staging and commands last.
+     * Queue the read of a pinned residence into staging, if staging and a command are free.
+     *
+     * @param entry    the pinned residence.
+     * @param length   its block length.
+     * @param listener told once the read completed.
+     * @param key      handed back to the listener.
+     * @return the command, for {@link #orphanRead(int)}; or {@link #NO_COMMAND} to retry later.
      */
-    public void startReads(final CopyOperation op)
+    int submitRead(final int entry, final int length, final SsdReadListener listener, final int key)
     {
-        for (int i = Math.max(op.nextKey, op.nextSsdKey); i < op.keyCount; i++)
+        if (0 == freeCommandCount)
         {
-            if (CopyOperation.TIER_SSD != op.tiers[i] || CopyOperation.NO_ENTRY == op.entryIds[i] ||
-                CopyOperation.SSD_NEEDS_IO != op.ssdPhases[i])
-            {
-                continue;
-            }
-            if (0 == freeCommandCount)
-            {
-                op.nextSsdKey = i;
-                return;
-            }
-            final int entry = op.entryIds[i];
-            final long stagingOffset = allocateStaging(op.lengths[i]);
-            if (SlabAllocator.NO_SPACE == stagingOffset)
-            {
-                op.nextSsdKey = i;
-                return;
-            }
-            final int cmd = takeCommand();
-            cmdKind[cmd] = CMD_READ;
-            cmdEntry[cmd] = entry;
-            cmdStagingOffset[cmd] = stagingOffset;
-            cmdFileOffset[cmd] = residences.offset(entry);
-            cmdIoLength[cmd] = ioLength(op.lengths[i]);
-            cmdOp[cmd] = op;
-            cmdKey[cmd] = i;
-            op.commands[i] = cmd;
-            op.stagingOffsets[i] = stagingOffset;
-            op.ssdPhases[i] = CopyOperation.SSD_IN_FLIGHT;
-            enqueue(cmd);
+            return NO_COMMAND;
         }
-        op.nextSsdKey = op.keyCount;
+        final long stagingOffset = allocateStaging(length);
+        if (SlabAllocator.NO_SPACE == stagingOffset)
+        {
+            return NO_COMMAND;
+        }
+        final int cmd = takeCommand();
+        cmdKind[cmd] = CMD_READ;
+        cmdEntry[cmd] = entry;
+        cmdStagingOffset[cmd] = stagingOffset;
+        cmdFileOffset[cmd] = residences.offset(entry);
+        cmdIoLength[cmd] = ioLength(length);
+        cmdListener[cmd] = listener;
+        cmdKey[cmd] = key;
+        enqueue(cmd);
+        return cmd;
     }
 
-    public MemorySegment staging()
+    MemorySegment staging()
     {
         return staging;
     }
 
     /**
-     * Every byte of an SSD key reached the client: release staging and the pin, promote if asked.
+     * Every byte of a staged read reached its reader: release staging and the pin, promote if asked.
      */
-    public void finishRead(final CopyOperation op, final int key)
+    void finishRead(final BlockStore dram, final int entry, final long stagingOffset, final int length)
     {
-        final int entry = op.entryIds[key];
-        final long stagingOffset = op.stagingOffsets[key];
         if (promote)
         {
-            promote(entry, stagingOffset, op.lengths[key]);
+            promote(dram, entry, stagingOffset, length);
         }
         stagingAllocator.free(stagingOffset);
         residences.touch(entry);
         residences.unpin(entry);
     }
 
-    private void promote(final int entry, final long stagingOffset, final int length)
+    private void promote(final BlockStore dram, final int entry, final long stagingOffset, final int length)
     {
         final int namespaceId = residences.namespaceId(entry);
         final int hashLength = residences.hashLength(entry);
@@ -556,56 +531,27 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     }
 
     /**
-     * Give back whatever an unfinished SSD key of a cancelled operation holds.
+     * A reader gave up on a read still in flight: the kernel may still be writing into staging, so the completion
+     * releases staging and the pin, and tells no one.
      */
-    public void releaseKey(final CopyOperation op, final int key)
+    void orphanRead(final int cmd)
     {
-        final int entry = op.entryIds[key];
-        switch (op.ssdPhases[key])
-        {
-            case CopyOperation.SSD_NEEDS_IO:
-                residences.unpin(entry);
-                break;
-
-            case CopyOperation.SSD_IN_FLIGHT:
-                // The kernel may still be writing into staging: the completion releases it.
-                cmdOrphaned[op.commands[key]] = true;
-                break;
-
-            case CopyOperation.SSD_STAGED:
-                stagingAllocator.free(op.stagingOffsets[key]);
-                residences.unpin(entry);
-                break;
-
-            default:
-                break;
-        }
+        cmdOrphaned[cmd] = true;
     }
 
     /**
-     * Lease bookkeeping stores SSD residences with {@link #SSD_ENTRY_BIT}; release one pin of either tier.
+     * A reader gave up on a staged read before copying it all.
      */
-    public void unpinLeased(final int leasedId)
+    void releaseStaged(final int entry, final long stagingOffset)
     {
-        if (0 != (leasedId & SSD_ENTRY_BIT))
-        {
-            residences.unpin(leasedId & ~SSD_ENTRY_BIT);
-        }
-        else
-        {
-            dram.unpin(leasedId);
-        }
-    }
-
-    KeyStatus tierStatus()
-    {
-        return KeyStatus.SSD;
+        stagingAllocator.free(stagingOffset);
+        residences.unpin(entry);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
     // Gauges, tests
 
-    public void updateGauges()
+    void updateGauges()
     {
         // Used includes extent tail slack, so used + free is exactly --ssd-bytes.
         bytesUsed.setRelease(residences.poolBytes() - residences.freeBytes());
@@ -662,7 +608,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private void releaseCommand(final int cmd)
     {
         cmdKind[cmd] = CMD_FREE;
-        cmdOp[cmd] = null;
+        cmdListener[cmd] = null;
         cmdOrphaned[cmd] = false;
         freeCommands[freeCommandCount++] = cmd;
     }

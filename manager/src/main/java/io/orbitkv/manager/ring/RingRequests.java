@@ -1,0 +1,557 @@
+package io.orbitkv.manager.ring;
+
+import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.engine.AttachRequestDecoder;
+import io.orbitkv.codecs.engine.DetachRequestDecoder;
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.codecs.engine.LookupRequestDecoder;
+import io.orbitkv.codecs.engine.MessageHeaderDecoder;
+import io.orbitkv.codecs.engine.PublishRequestDecoder;
+import io.orbitkv.codecs.engine.ReadRequestDecoder;
+import io.orbitkv.codecs.engine.ReleaseRequestDecoder;
+import io.orbitkv.codecs.engine.StatusCode;
+import io.orbitkv.index.BlockStore;
+import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.ManagerContext;
+import io.orbitkv.manager.catalog.CatalogService;
+import io.orbitkv.manager.catalog.LookupAnswerSink;
+import io.orbitkv.manager.catalog.PendingLookup;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.store.Residence;
+import io.orbitkv.manager.store.TieredStore;
+import org.agrona.DirectBuffer;
+import org.agrona.ErrorHandler;
+import org.agrona.concurrent.status.AtomicCounter;
+
+/**
+ * The engine requests, called by the {@link RequestAdapter} once a frame is structurally valid: each validates the
+ * whole request against the client's session and the limits, then answers at once (Attach, Detach, Lookup,
+ * Release) or hands a copy to the {@link CopyScheduler} (Publish, Read). Every refusal is counted by reason and
+ * answered where the sender can be identified. Steady-state requests allocate nothing.
+ */
+final class RingRequests implements LookupAnswerSink
+{
+    private final ClientSessions sessions;
+    private final TieredStore store;
+    private final NamespaceTable namespaces;
+    private final CopyScheduler copies;
+    private final ResponseProxy responseProxy;
+    private final Rejections rejections;
+    private final ErrorHandler errorHandler;
+    private final long maxDataRegionBytes;
+    private final int maxBlockBytes;
+    private final AtomicCounter requestsAttach;
+    private final AtomicCounter requestsDetach;
+    private final AtomicCounter requestsHeartbeat;
+    private final AtomicCounter requestsPublish;
+    private final AtomicCounter requestsLookup;
+    private final AtomicCounter requestsRead;
+    private final AtomicCounter requestsRelease;
+    private final AtomicCounter lookupHits;
+    private final AtomicCounter lookupMisses;
+    private final AtomicCounter blocksNoSpace;
+    private final long[] scratchResidences = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    private final int[] scratchLengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    private final KeyStatus[] scratchStatuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    private CatalogService catalog;
+    private long nowNs;
+
+    RingRequests(
+        final ManagerContext ctx,
+        final ClientSessions sessions,
+        final TieredStore store,
+        final NamespaceTable namespaces,
+        final CopyScheduler copies,
+        final ResponseProxy responseProxy,
+        final Rejections rejections,
+        final SystemCounters counters,
+        final ErrorHandler errorHandler)
+    {
+        this.sessions = sessions;
+        this.store = store;
+        this.namespaces = namespaces;
+        this.copies = copies;
+        this.responseProxy = responseProxy;
+        this.rejections = rejections;
+        this.errorHandler = errorHandler;
+        this.maxDataRegionBytes = ctx.maxDataRegionBytes();
+        this.maxBlockBytes = ctx.maxBlockBytes();
+        requestsAttach = counters.get(SystemCounterDescriptor.REQUESTS_ATTACH);
+        requestsDetach = counters.get(SystemCounterDescriptor.REQUESTS_DETACH);
+        requestsHeartbeat = counters.get(SystemCounterDescriptor.REQUESTS_HEARTBEAT);
+        requestsPublish = counters.get(SystemCounterDescriptor.REQUESTS_PUBLISH);
+        requestsLookup = counters.get(SystemCounterDescriptor.REQUESTS_LOOKUP);
+        requestsRead = counters.get(SystemCounterDescriptor.REQUESTS_READ);
+        requestsRelease = counters.get(SystemCounterDescriptor.REQUESTS_RELEASE);
+        lookupHits = counters.get(SystemCounterDescriptor.LOOKUP_HITS);
+        lookupMisses = counters.get(SystemCounterDescriptor.LOOKUP_MISSES);
+        blocksNoSpace = counters.get(SystemCounterDescriptor.REJECTED_NO_SPACE);
+    }
+
+    /**
+     * The duty cycle's time, stamped on sessions as their last request.
+     */
+    void nowNs(final long nowNs)
+    {
+        this.nowNs = nowNs;
+    }
+
+    void onAttach(
+        final long correlationId,
+        final int slotIndex,
+        final long pid,
+        final long dataRegionBytes,
+        final DirectBuffer buffer,
+        final int nameOffset,
+        final int nameLength)
+    {
+        requestsAttach.incrementRelease();
+        final ClientSession session = sessions.claimedSession(slotIndex, pid);
+        if (null == session)
+        {
+            return;
+        }
+
+        final int templateId = AttachRequestDecoder.TEMPLATE_ID;
+        if (!isPrintableAscii(buffer, nameOffset, nameLength))
+        {
+            rejectTo(session, 0, correlationId, templateId, Rejection.BAD_CLIENT_NAME);
+            return;
+        }
+        if (dataRegionBytes <= 0 || dataRegionBytes > maxDataRegionBytes)
+        {
+            rejectTo(session, 0, correlationId, templateId, Rejection.DATA_REGION_SIZE);
+            return;
+        }
+        if (sessions.nameInUse(buffer, nameOffset, nameLength))
+        {
+            rejectTo(session, 0, correlationId, templateId, Rejection.NAME_IN_USE);
+            return;
+        }
+
+        final long clientId;
+        try
+        {
+            clientId = sessions.attach(session, dataRegionBytes, buffer, nameOffset, nameLength, nowNs);
+        }
+        catch (final Throwable ex)
+        {
+            errorHandler.onError(ex);
+            rejectTo(session, 0, correlationId, templateId, Rejection.DATA_REGION_CREATE_FAILED);
+            return;
+        }
+        responseProxy.sendStatus(
+            session.responseRing, clientId, correlationId, templateId, StatusCode.OK, clientId, session.regionPath());
+    }
+
+    void onDetach(final long clientId, final long correlationId)
+    {
+        final ClientSession session = sessions.attachedSession(clientId, nowNs);
+        if (null == session)
+        {
+            return;
+        }
+        requestsDetach.incrementRelease();
+        sessions.release(session);
+        responseProxy.sendStatus(
+            session.responseRing, clientId, correlationId, DetachRequestDecoder.TEMPLATE_ID, StatusCode.OK, 0, null);
+        sessions.drain(session, nowNs);
+    }
+
+    void onHeartbeat(final long clientId)
+    {
+        final ClientSession session = sessions.attachedSession(clientId, nowNs);
+        if (null != session)
+        {
+            requestsHeartbeat.incrementRelease();
+        }
+    }
+
+    void onPublish(final long clientId, final long correlationId, final RequestKeys keys)
+    {
+        final ClientSession session = sessions.attachedSession(clientId, nowNs);
+        if (null == session)
+        {
+            return;
+        }
+        requestsPublish.incrementRelease();
+        final int templateId = PublishRequestDecoder.TEMPLATE_ID;
+
+        if (session.operationQueueFull())
+        {
+            rejectTo(session, clientId, correlationId, templateId, Rejection.TOO_MANY_IN_FLIGHT);
+            return;
+        }
+
+        // design: validate the whole request before anything is stored.
+        final CopyOperation op = session.nextFreeOperation();
+        final int keyCount = keys.count();
+        op.reset(CopyOperation.PUBLISH, templateId, correlationId, 0L, keyCount);
+        for (int i = 0; i < keyCount; i++)
+        {
+            final long offset = keys.regionOffset(i);
+            final int length = keys.regionLength(i);
+            if (!session.inRegion(offset, length))
+            {
+                rejectTo(session, clientId, correlationId, templateId, Rejection.RANGE_OUTSIDE_REGION);
+                return;
+            }
+            if (length > maxBlockBytes)
+            {
+                rejectTo(session, clientId, correlationId, templateId, Rejection.BLOCK_TOO_LARGE);
+                return;
+            }
+            op.regionOffsets[i] = offset;
+            op.lengths[i] = length;
+        }
+
+        final DirectBuffer buffer = keys.buffer();
+        final int namespaceId = namespaces.lookupOrRegister(buffer, keys.namespaceOffset(), keys.namespaceLength());
+        if (namespaceId < 0)
+        {
+            rejectTo(session, clientId, correlationId, templateId, Rejection.NAMESPACE_LIMIT);
+            return;
+        }
+
+        for (int i = 0; i < keyCount; i++)
+        {
+            final int entryId = store.reserve(namespaceId, buffer, keys.hashOffset(i), keys.hashLength(i), op.lengths[i]);
+            if (entryId >= 0)
+            {
+                op.residences[i] = Residence.dram(entryId);
+                op.statuses[i] = KeyStatus.STORED;
+            }
+            else if (BlockStore.ALREADY_PRESENT == entryId)
+            {
+                // design: idempotent re-publish; nothing copied, nothing stored twice.
+                op.residences[i] = Residence.NONE;
+                op.statuses[i] = KeyStatus.ALREADY_RESIDENT;
+            }
+            else
+            {
+                op.residences[i] = Residence.NONE;
+                op.statuses[i] = KeyStatus.NO_SPACE;
+                op.lengths[i] = 0;
+                blocksNoSpace.incrementRelease();
+            }
+        }
+
+        copies.start(session, op);
+    }
+
+    void onLookup(final long clientId, final long correlationId, final int flags, final RequestKeys keys)
+    {
+        final ClientSession session = sessions.attachedSession(clientId, nowNs);
+        if (null == session)
+        {
+            return;
+        }
+        requestsLookup.incrementRelease();
+        final int templateId = LookupRequestDecoder.TEMPLATE_ID;
+
+        if (0 != (flags & ~(Configuration.LOOKUP_FLAG_PIN | Configuration.LOOKUP_FLAG_PEERS)))
+        {
+            rejectTo(session, clientId, correlationId, templateId, Rejection.UNKNOWN_FLAGS);
+            return;
+        }
+        final boolean pin = 0 != (flags & Configuration.LOOKUP_FLAG_PIN);
+
+        final DirectBuffer buffer = keys.buffer();
+        final int keyCount = keys.count();
+        final int namespaceId = namespaces.lookup(buffer, keys.namespaceOffset(), keys.namespaceLength());
+        int prefix = 0;
+        boolean missed = false;
+        for (int i = 0; i < keyCount; i++)
+        {
+            if (missed)
+            {
+                scratchStatuses[i] = KeyStatus.NOT_ATTEMPTED;
+                scratchLengths[i] = 0;
+                continue;
+            }
+            final long residence = store.findReady(namespaceId, buffer, keys.hashOffset(i), keys.hashLength(i));
+            if (Residence.isNone(residence))
+            {
+                scratchStatuses[i] = KeyStatus.MISS;
+                scratchLengths[i] = 0;
+                missed = true;
+                continue;
+            }
+            // design: the tier is reported per key.
+            scratchStatuses[i] = TieredStore.status(residence);
+            scratchLengths[i] = store.length(residence);
+            scratchResidences[prefix++] = residence;
+            if (Residence.isSsd(residence))
+            {
+                store.countSsdLookupHit();
+            }
+        }
+        lookupHits.getAndAddRelease(prefix);
+        if (missed)
+        {
+            lookupMisses.incrementRelease();
+        }
+
+        long leaseId = 0;
+        if (pin && prefix > 0)
+        {
+            if (session.leaseLimitReached())
+            {
+                rejectTo(session, clientId, correlationId, templateId, Rejection.LEASE_LIMIT);
+                return;
+            }
+            if (!session.canLease(prefix))
+            {
+                rejectTo(session, clientId, correlationId, templateId, Rejection.PINNED_BLOCK_LIMIT);
+                return;
+            }
+            for (int i = 0; i < prefix; i++)
+            {
+                store.pin(scratchResidences[i]);
+            }
+            leaseId = session.addLease(scratchResidences, prefix);
+        }
+
+        if (missed && 0 != (flags & Configuration.LOOKUP_FLAG_PEERS) && null != catalog &&
+            startPeerLookup(clientId, correlationId, prefix, leaseId, keys))
+        {
+            // Answered by answer(PendingLookup) once the candidates are known or the discovery budget ran out.
+            return;
+        }
+        responseProxy.sendKeys(
+            session.responseRing, clientId, correlationId, templateId, prefix, leaseId, scratchStatuses, scratchLengths,
+            keyCount);
+    }
+
+    /**
+     * Hand the keys after the local prefix to the catalog's discovery; false when it cannot take them now (the
+     * lookup is then answered locally, as without the flag).
+     */
+    private boolean startPeerLookup(
+        final long clientId,
+        final long correlationId,
+        final int prefix,
+        final long leaseId,
+        final RequestKeys keys)
+    {
+        final int keyCount = keys.count();
+        final DirectBuffer buffer = keys.buffer();
+        final PendingLookup lookup = catalog.acquireLookup();
+        if (null == lookup)
+        {
+            return false;
+        }
+        lookup.request(clientId, correlationId, leaseId, prefix, scratchStatuses, scratchLengths, keyCount)
+            .namespace(buffer, keys.namespaceOffset(), keys.namespaceLength());
+        for (int i = prefix; i < keyCount; i++)
+        {
+            if (!lookup.addPeerKey(buffer, keys.hashOffset(i), keys.hashLength(i)))
+            {
+                break;
+            }
+        }
+        catalog.startLookup(lookup, this);
+        return true;
+    }
+
+    /**
+     * A peer lookup is resolved: answer the client if it is still attached (a detached client's lease is gone).
+     */
+    public void answer(final PendingLookup lookup)
+    {
+        final ClientSession session = sessions.lookupAttached(lookup.clientId());
+        if (null == session)
+        {
+            return;
+        }
+        responseProxy.sendKeys(
+            session.responseRing, lookup.clientId(), lookup.correlationId(), LookupRequestDecoder.TEMPLATE_ID,
+            lookup.localPrefix(), lookup.leaseId(), lookup.statuses(), lookup.lengths(), lookup.keyCount(),
+            lookup.answer());
+    }
+
+    /**
+     * Serve Lookup requests with the peers flag through the cluster catalog, or locally when null. Set once, by
+     * {@link EngineRing#newAgent}, before the agent exists.
+     */
+    void catalog(final CatalogService catalog)
+    {
+        this.catalog = catalog;
+    }
+
+    void onRead(final long clientId, final long correlationId, final long leaseId, final RequestKeys keys)
+    {
+        final ClientSession session = sessions.attachedSession(clientId, nowNs);
+        if (null == session)
+        {
+            return;
+        }
+        requestsRead.incrementRelease();
+        final int templateId = ReadRequestDecoder.TEMPLATE_ID;
+
+        if (0 != leaseId && session.findLease(leaseId) < 0)
+        {
+            rejectTo(session, clientId, correlationId, templateId, Rejection.UNKNOWN_LEASE);
+            return;
+        }
+        if (session.operationQueueFull())
+        {
+            rejectTo(session, clientId, correlationId, templateId, Rejection.TOO_MANY_IN_FLIGHT);
+            return;
+        }
+
+        final CopyOperation op = session.nextFreeOperation();
+        final int keyCount = keys.count();
+        op.reset(CopyOperation.READ, templateId, correlationId, leaseId, keyCount);
+        for (int i = 0; i < keyCount; i++)
+        {
+            final long dstOffset = keys.regionOffset(i);
+            if (!session.inRegion(dstOffset, keys.regionLength(i)))
+            {
+                rejectTo(session, clientId, correlationId, templateId, Rejection.RANGE_OUTSIDE_REGION);
+                return;
+            }
+            op.regionOffsets[i] = dstOffset;
+        }
+
+        final DirectBuffer buffer = keys.buffer();
+        final int namespaceId = namespaces.lookup(buffer, keys.namespaceOffset(), keys.namespaceLength());
+        boolean stopped = false;
+        for (int i = 0; i < keyCount; i++)
+        {
+            op.residences[i] = Residence.NONE;
+            op.lengths[i] = 0;
+            if (stopped)
+            {
+                op.statuses[i] = KeyStatus.NOT_ATTEMPTED;
+                continue;
+            }
+            final long residence = store.findReady(namespaceId, buffer, keys.hashOffset(i), keys.hashLength(i));
+            if (Residence.isNone(residence))
+            {
+                op.statuses[i] = KeyStatus.MISS;
+                stopped = true;
+                continue;
+            }
+            final int length = store.length(residence);
+            op.lengths[i] = length;
+            if (length > keys.regionLength(i))
+            {
+                op.statuses[i] = KeyStatus.DESTINATION_TOO_SMALL;
+                stopped = true;
+                continue;
+            }
+            // design: blocks being read are pinned until their bytes reached the client, so neither tier evicts them.
+            store.pin(residence);
+            op.residences[i] = residence;
+            op.statuses[i] = TieredStore.status(residence);
+            if (Residence.isSsd(residence))
+            {
+                op.ssdPhases[i] = CopyOperation.SSD_NEEDS_IO;
+                op.ssdKeys++;
+            }
+        }
+
+        copies.start(session, op);
+    }
+
+    void onRelease(final long clientId, final long correlationId, final long leaseId)
+    {
+        final ClientSession session = sessions.attachedSession(clientId, nowNs);
+        if (null == session)
+        {
+            return;
+        }
+        requestsRelease.incrementRelease();
+        final int leaseIndex = session.findLease(leaseId);
+        if (leaseIndex < 0)
+        {
+            rejectTo(session, clientId, correlationId, ReleaseRequestDecoder.TEMPLATE_ID, Rejection.UNKNOWN_LEASE);
+            return;
+        }
+        final int unpinned = session.removeLease(leaseIndex, store);
+        responseProxy.sendStatus(
+            session.responseRing, clientId, correlationId, ReleaseRequestDecoder.TEMPLATE_ID, StatusCode.OK, unpinned, null);
+    }
+
+    /**
+     * A frame that failed header or structural checks. Answered only if the frame names an attached client (or, for
+     * Attach, a slot claimed by the pid in it), so a forged frame can never write into someone else's ring.
+     */
+    void onBadFrame(final Rejection rejection, final int templateId, final DirectBuffer frame, final int length)
+    {
+        reject(rejection);
+
+        final int bodyOffset = MessageHeaderDecoder.ENCODED_LENGTH;
+        if (AttachRequestDecoder.TEMPLATE_ID == templateId)
+        {
+            if (length >= bodyOffset + AttachRequestDecoder.BLOCK_LENGTH)
+            {
+                final long correlationId = frame.getLong(bodyOffset);
+                final int slotIndex = frame.getInt(bodyOffset + 8);
+                final long pid = frame.getLong(bodyOffset + 12);
+                if (sessions.isClaimedBy(slotIndex, pid))
+                {
+                    sendRejection(sessions.session(slotIndex), 0, correlationId, templateId, rejection);
+                }
+            }
+        }
+        else if (length >= bodyOffset + 16)
+        {
+            // Every request but Attach starts with clientId then correlationId (schema contract).
+            final long clientId = frame.getLong(bodyOffset);
+            final ClientSession session = sessions.lookupAttached(clientId);
+            if (null != session)
+            {
+                session.lastRequestNs = nowNs;
+                sendRejection(session, clientId, frame.getLong(bodyOffset + 8), templateId, rejection);
+            }
+        }
+    }
+
+    private void reject(final Rejection rejection)
+    {
+        rejections.record(rejection);
+    }
+
+    private void rejectTo(
+        final ClientSession session,
+        final long clientId,
+        final long correlationId,
+        final int templateId,
+        final Rejection rejection)
+    {
+        reject(rejection);
+        sendRejection(session, clientId, correlationId, templateId, rejection);
+    }
+
+    private void sendRejection(
+        final ClientSession session,
+        final long clientId,
+        final long correlationId,
+        final int templateId,
+        final Rejection rejection)
+    {
+        responseProxy.sendStatus(
+            session.responseRing, clientId, correlationId, templateId, rejection.code(), 0, rejection.bytes());
+    }
+
+    private static boolean isPrintableAscii(final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (length < 1 || length > EngineRingLimits.MAX_CLIENT_NAME_LENGTH)
+        {
+            return false;
+        }
+        for (int i = 0; i < length; i++)
+        {
+            final byte b = buffer.getByte(offset + i);
+            if (b < 0x21 || b > 0x7E)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+}

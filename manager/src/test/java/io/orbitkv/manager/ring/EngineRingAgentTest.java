@@ -1,0 +1,257 @@
+package io.orbitkv.manager.ring;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.codecs.engine.LookupRequestDecoder;
+import io.orbitkv.codecs.engine.PublishRequestDecoder;
+import io.orbitkv.codecs.engine.ReadRequestDecoder;
+import io.orbitkv.codecs.engine.ReleaseRequestDecoder;
+import io.orbitkv.codecs.engine.StatusCode;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import java.io.File;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The ring agent driven one duty cycle at a time on the test thread, with cached clocks the test advances: no
+ * agent thread, no sleeps. Frames are written into the request ring and responses read from the slot's response
+ * ring exactly as an engine in another process would.
+ */
+class EngineRingAgentTest
+{
+    private static final String NAMESPACE = "model=test;block=16";
+    private static final int BLOCK_BYTES = 4096;
+    private static final long TIMEOUT_NS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    @TempDir
+    Path tempDir;
+
+    private RingAgentFixture fixture;
+    private RingAgentFixture.Engine engine;
+
+    @BeforeEach
+    void setUp()
+    {
+        fixture = new RingAgentFixture(tempDir.toFile(), TIMEOUT_NS);
+        engine = fixture.engine(4242L);
+    }
+
+    @AfterEach
+    void tearDown()
+    {
+        engine.close();
+        fixture.close();
+    }
+
+    @Test
+    void shouldAttachThroughAClaimedSlotAndMarkTheSlotAttached()
+    {
+        final int slot = engine.claimSlot();
+        final long correlationId = engine.sendAttach("engine-a", 1 << 20);
+        assertEquals(1, fixture.doWork());
+
+        final RingAgentFixture.Reply reply = engine.takeReply(correlationId);
+        assertEquals(StatusCode.OK, reply.code());
+        assertEquals(slot, (int)reply.value(), "the client id's low word is the slot");
+        assertTrue(new File(reply.message()).isFile(), "the data region file exists: " + reply.message());
+        final int slotOffset = CncFileDescriptor.Sections.slotOffset(slot);
+        assertEquals(CncFileDescriptor.SLOT_ATTACHED,
+            fixture.sections().slotTable().getIntVolatile(slotOffset + CncFileDescriptor.SLOT_STATE_OFFSET));
+        assertEquals(reply.value(),
+            fixture.sections().slotTable().getLongVolatile(slotOffset + CncFileDescriptor.SLOT_CLIENT_ID_OFFSET));
+        assertEquals(1, fixture.counter(SystemCounterDescriptor.CLIENTS_ATTACHED));
+        assertEquals(1, fixture.agent().attachedClients());
+    }
+
+    @Test
+    void shouldRejectAttachThroughASlotClaimedByAnotherPid()
+    {
+        engine.claimSlot();
+        final RingAgentFixture.Engine impostor = fixture.engine(7777L);
+        impostor.useSlot(engine.slotIndex());
+        impostor.sendAttach("impostor", 1 << 20);
+        fixture.doWork();
+
+        assertEquals(1, fixture.counter(SystemCounterDescriptor.rejection(Rejection.SLOT_NOT_CLAIMED.code())));
+        assertEquals(0, fixture.agent().attachedClients());
+        assertTrue(engine.drainReplies().isEmpty(), "nothing is written into a ring whose slot is not the sender's");
+    }
+
+    @Test
+    void shouldPublishThenLookupThenReadTheSameBytes()
+    {
+        engine.attachOrFail("engine-a", 1 << 20);
+        final byte[][] hashes = {RingAgentFixture.hash(1), RingAgentFixture.hash(2)};
+        engine.fill(0, BLOCK_BYTES, 11);
+        engine.fill(BLOCK_BYTES, BLOCK_BYTES, 12);
+
+        final long publishId = engine.sendPublish(
+            NAMESPACE, new long[]{0, BLOCK_BYTES}, new int[]{BLOCK_BYTES, BLOCK_BYTES}, hashes);
+        fixture.doWork();
+        final RingAgentFixture.Reply published = engine.takeReply(publishId);
+        assertEquals(PublishRequestDecoder.TEMPLATE_ID, published.requestTemplateId());
+        assertEquals(2, published.value(), "both blocks stored");
+        assertArrayEquals(new KeyStatus[]{KeyStatus.STORED, KeyStatus.STORED}, published.statuses());
+        assertEquals(2, fixture.counter(SystemCounterDescriptor.BLOCKS_PUBLISHED));
+
+        final byte[][] lookupHashes = {hashes[0], hashes[1], RingAgentFixture.hash(3), hashes[0]};
+        final long lookupId = engine.sendLookup(NAMESPACE, 0, lookupHashes);
+        fixture.doWork();
+        final RingAgentFixture.Reply looked = engine.takeReply(lookupId);
+        assertEquals(LookupRequestDecoder.TEMPLATE_ID, looked.requestTemplateId());
+        assertEquals(2, looked.value(), "the prefix ends at the first miss");
+        assertArrayEquals(
+            new KeyStatus[]{KeyStatus.DRAM, KeyStatus.DRAM, KeyStatus.MISS, KeyStatus.NOT_ATTEMPTED}, looked.statuses());
+        assertEquals(BLOCK_BYTES, looked.lengths()[1]);
+        assertEquals(0L, looked.leaseId(), "no pin asked, no lease");
+
+        final long readId = engine.sendRead(
+            NAMESPACE, 0L, new long[]{4 * BLOCK_BYTES, 6 * BLOCK_BYTES}, new int[]{2 * BLOCK_BYTES, BLOCK_BYTES}, hashes);
+        fixture.doWork();
+        final RingAgentFixture.Reply read = engine.takeReply(readId);
+        assertEquals(ReadRequestDecoder.TEMPLATE_ID, read.requestTemplateId());
+        assertEquals(2, read.value());
+        assertArrayEquals(new KeyStatus[]{KeyStatus.DRAM, KeyStatus.DRAM}, read.statuses());
+        assertTrue(engine.matches(4 * BLOCK_BYTES, BLOCK_BYTES, 11));
+        assertTrue(engine.matches(6 * BLOCK_BYTES, BLOCK_BYTES, 12));
+        fixture.housekeeping();
+        assertEquals(0, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE), "a finished read holds no pin");
+    }
+
+    @Test
+    void shouldCopyALargePublishAcrossDutyCyclesInChunks()
+    {
+        engine.attachOrFail("engine-a", 1 << 20);
+        final int length = 4 * RingAgentFixture.COPY_CHUNK_BYTES;
+        engine.fill(0, length, 5);
+        final long publishId = engine.sendPublish(
+            NAMESPACE, new long[]{0}, new int[]{length}, new byte[][]{RingAgentFixture.hash(9)});
+
+        fixture.doWork();
+        assertTrue(engine.drainReplies().isEmpty(), "one chunk per duty cycle: not done after the first");
+        for (int i = 0; i < 3; i++)
+        {
+            fixture.doWork();
+        }
+        assertEquals(1, engine.takeReply(publishId).value());
+    }
+
+    @Test
+    void shouldReleaseADeadClientsPinsWhenItsHeartbeatsStop()
+    {
+        final long clientId = engine.attachOrFail("engine-a", 1 << 20);
+        final byte[][] hashes = {RingAgentFixture.hash(1), RingAgentFixture.hash(2), RingAgentFixture.hash(3)};
+        engine.fill(0, 3 * BLOCK_BYTES, 3);
+        engine.awaitReply(engine.sendPublish(
+            NAMESPACE, new long[]{0, BLOCK_BYTES, 2 * BLOCK_BYTES}, new int[]{BLOCK_BYTES, BLOCK_BYTES, BLOCK_BYTES},
+            hashes));
+
+        final long lookupId = engine.sendLookup(NAMESPACE, 1, hashes);
+        fixture.doWork();
+        final RingAgentFixture.Reply leased = engine.takeReply(lookupId);
+        assertNotEquals(0L, leased.leaseId());
+        fixture.housekeeping();
+        assertEquals(3, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
+        assertEquals(1, fixture.counter(SystemCounterDescriptor.LEASES_ACTIVE));
+
+        // Heartbeats inside the timeout keep the client, and its pins, alive.
+        fixture.advanceNs(TIMEOUT_NS / 2 + 1);
+        engine.sendHeartbeat();
+        fixture.doWork();
+        fixture.advanceNs(TIMEOUT_NS / 2 + 1);
+        fixture.doWork();
+        assertEquals(1, fixture.agent().attachedClients());
+        assertEquals(3, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
+        assertEquals(1, fixture.counter(SystemCounterDescriptor.REQUESTS_HEARTBEAT));
+
+        // Silence past the timeout: the session goes and everything it held with it.
+        fixture.advanceNs(TIMEOUT_NS + 1);
+        fixture.doWork();
+        assertEquals(1, fixture.counter(SystemCounterDescriptor.CLIENT_TIMEOUTS));
+        assertEquals(0, fixture.agent().attachedClients());
+        assertEquals(0, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
+        assertEquals(0, fixture.counter(SystemCounterDescriptor.LEASES_ACTIVE));
+        assertEquals(0L, engine.claimPid(), "the slot is free for the next engine");
+
+        // A late request from the dead client is refused as stale, never answered into a reset ring.
+        engine.sendHeartbeat();
+        fixture.doWork();
+        assertEquals(1, fixture.counter(SystemCounterDescriptor.rejection(Rejection.STALE_CLIENT.code())));
+        assertNotEquals(0L, clientId);
+    }
+
+    @Test
+    void shouldReleaseALeaseOnRequestAndRefuseItTwice()
+    {
+        engine.attachOrFail("engine-a", 1 << 20);
+        final byte[][] hashes = {RingAgentFixture.hash(1)};
+        engine.fill(0, BLOCK_BYTES, 1);
+        engine.awaitReply(engine.sendPublish(NAMESPACE, new long[]{0}, new int[]{BLOCK_BYTES}, hashes));
+        final long lookupId = engine.sendLookup(NAMESPACE, 1, hashes);
+        fixture.doWork();
+        final long leaseId = engine.takeReply(lookupId).leaseId();
+        fixture.housekeeping();
+        assertEquals(1, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
+
+        final long releaseId = engine.sendRelease(leaseId);
+        fixture.doWork();
+        final RingAgentFixture.Reply released = engine.takeReply(releaseId);
+        assertEquals(ReleaseRequestDecoder.TEMPLATE_ID, released.requestTemplateId());
+        assertEquals(StatusCode.OK, released.code());
+        assertEquals(1, released.value(), "one block unpinned");
+        fixture.housekeeping();
+        assertEquals(0, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
+
+        final long againId = engine.sendRelease(leaseId);
+        fixture.doWork();
+        assertEquals(Rejection.UNKNOWN_LEASE.code(), engine.takeReply(againId).code());
+    }
+
+    @Test
+    void shouldDetachReleasingPinsAndFreeTheSlotOnlyOnceTheResponseIsRead()
+    {
+        engine.attachOrFail("engine-a", 1 << 20);
+        final byte[][] hashes = {RingAgentFixture.hash(1)};
+        engine.fill(0, BLOCK_BYTES, 1);
+        engine.awaitReply(engine.sendPublish(NAMESPACE, new long[]{0}, new int[]{BLOCK_BYTES}, hashes));
+        engine.awaitReply(engine.sendLookup(NAMESPACE, 1, hashes));
+
+        final long detachId = engine.sendDetach();
+        fixture.housekeeping();
+        assertEquals(0, fixture.agent().attachedClients());
+        assertEquals(0, fixture.counter(SystemCounterDescriptor.CLIENTS_ATTACHED));
+        assertEquals(0, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
+        assertEquals(4242L, engine.claimPid(), "the slot stays draining until the engine read the response");
+
+        assertEquals(StatusCode.OK, engine.takeReply(detachId).code());
+        fixture.housekeeping();
+        assertEquals(0L, engine.claimPid());
+        assertEquals(1, fixture.counter(SystemCounterDescriptor.REQUESTS_DETACH));
+    }
+
+    @Test
+    void shouldReclaimASlotClaimedByAnEngineThatNeverAttached()
+    {
+        engine.claimSlot();
+        fixture.advanceNs(TimeUnit.MILLISECONDS.toNanos(1));
+        fixture.doWork();
+        fixture.advanceNs(TIMEOUT_NS);
+        fixture.doWork();
+        assertEquals(0, fixture.counter(SystemCounterDescriptor.CLAIMED_SLOTS_RECLAIMED), "not past the timeout yet");
+        assertEquals(4242L, engine.claimPid());
+
+        fixture.advanceNs(TimeUnit.MILLISECONDS.toNanos(2));
+        fixture.doWork();
+        assertEquals(1, fixture.counter(SystemCounterDescriptor.CLAIMED_SLOTS_RECLAIMED));
+        assertEquals(0L, engine.claimPid());
+    }
+}
