@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -12,7 +11,6 @@ import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import com.sun.management.ThreadMXBean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -43,6 +41,8 @@ class IoUringTest
     private final Completions completions = new Completions(1024);
     private Arena arena;
     private Path directory;
+    private long nopSum;
+    private long nopRounds;
 
     @BeforeEach
     void before() throws IOException
@@ -355,37 +355,27 @@ class IoUringTest
     @Test
     void shouldNotAllocateWhenPreparingSubmittingAndReaping()
     {
-        final ThreadMXBean threads = (ThreadMXBean)ManagementFactory.getThreadMXBean();
-        assumeTrue(threads.isThreadAllocatedMemorySupported(), "per-thread allocation counter not supported");
-
         try (IoUring ring = new IoUring(16, 0))
         {
-            long sum = 0;
             for (int i = 0; i < 100_000; i++)
             {
-                sum += nopRound(ring, i);
+                nopSum += nopRound(ring, i);
             }
+            nopRounds = 100_000;
 
-            // The JIT may still be compiling the FFM call path after warm-up (it allocates until then, e.g. 40 B per
-            // round under load on 2 cores): measure up to ten windows and require one clean window. Allocation that
-            // belongs to the code path itself shows in every window and still fails.
-            final long threadId = Thread.currentThread().threadId();
-            long allocated = Long.MAX_VALUE;
-            long rounds = 100_000;
-            for (int window = 0; window < 10 && allocated >= 64 * 1024; window++)
-            {
-                rounds += 20_000;
-                final long before = threads.getThreadAllocatedBytes(threadId);
-                for (int i = 0; i < 20_000; i++)
+            final long lastWindow = AllocationWindows.lastWindowBytes(
+                () ->
                 {
-                    sum += nopRound(ring, i);
-                }
-                allocated = threads.getThreadAllocatedBytes(threadId) - before;
-            }
+                    for (int i = 0; i < 20_000; i++)
+                    {
+                        nopSum += nopRound(ring, i);
+                    }
+                    nopRounds += 20_000;
+                },
+                64 * 1024);
 
-            assertEquals(rounds * 16, sum);
+            assertEquals(nopRounds * 16, nopSum);
             // 320k operations: anything per operation would be megabytes; allow for the measurement's own noise.
-            final long lastWindow = allocated;
             assertTrue(lastWindow < 64 * 1024, () -> lastWindow + " bytes allocated by 320000 NOP operations");
         }
     }

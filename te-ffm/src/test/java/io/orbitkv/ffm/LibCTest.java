@@ -4,14 +4,12 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import com.sun.management.ThreadMXBean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -21,7 +19,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class LibCTest
@@ -31,6 +28,8 @@ class LibCTest
     private final CallState state = new CallState();
     private Arena arena;
     private Path directory;
+    private long errnoSum;
+    private long rounds;
 
     @BeforeEach
     void before() throws IOException
@@ -320,35 +319,26 @@ class LibCTest
     @Test
     void shouldNotAllocateWhenCapturingErrnoOfFailingCalls()
     {
-        final ThreadMXBean threads = (ThreadMXBean)ManagementFactory.getThreadMXBean();
-        assumeTrue(threads.isThreadAllocatedMemorySupported(), "per-thread allocation counter not supported");
-
         final MemorySegment misaligned = MemorySegment.ofAddress(1);
-        long errnoSum = 0;
         for (int i = 0; i < 200_000; i++)
         {
             errnoSum += failingCalls(misaligned);
         }
+        rounds = 200_000;
 
-        // The JIT may still be compiling the downcall path after warm-up on a busy 2-core box: measure up to ten
-        // windows and require one clean window. Allocation that belongs to the call path shows in every window.
-        final long threadId = Thread.currentThread().threadId();
-        long allocated = Long.MAX_VALUE;
-        long rounds = 200_000;
-        for (int window = 0; window < 10 && allocated >= 64 * 1024; window++)
-        {
-            final long before = threads.getThreadAllocatedBytes(threadId);
-            for (int i = 0; i < 100_000; i++)
+        final long lastWindow = AllocationWindows.lastWindowBytes(
+            () ->
             {
-                errnoSum += failingCalls(misaligned);
-            }
-            allocated = threads.getThreadAllocatedBytes(threadId) - before;
-            rounds += 100_000;
-        }
+                for (int i = 0; i < 100_000; i++)
+                {
+                    errnoSum += failingCalls(misaligned);
+                }
+                rounds += 100_000;
+            },
+            64 * 1024);
 
         assertEquals(rounds * (Errno.EBADF + Errno.EINVAL), errnoSum);
         // 200k calls: anything per call would be megabytes; allow for the measurement's own noise.
-        final long lastWindow = allocated;
         assertTrue(lastWindow < 64 * 1024, () -> lastWindow + " bytes allocated by 200000 failing calls");
     }
 
