@@ -36,7 +36,7 @@ final class ManagerHoldsNoBenchmarkTest
     private static final Set<String> HARNESS_TYPES = Set.of(
         "BenchMain", "BenchCommand", "BenchLocalCommand", "BenchRingEchoCommand", "BenchSsdCommand",
         "BenchMembershipCommand", "BenchCatalogCommand", "BenchDiscoveryCommand", "BenchCliCommand", "CatalogBench",
-        "DiscoveryBench", "MembershipBench", "BenchPeer", "ChildJvm", "RespClient", "StallDeadline", "OptionConverters");
+        "DiscoveryBench", "MembershipBench", "BenchPeer", "ChildJvm", "RespClient", "StallDeadline");
 
     /** A benchmark by name: Bench..., ...Bench or ...Benchmark, and anything in a bench package. */
     private static final Pattern BENCH_NAME = Pattern.compile("Bench[A-Z0-9].*|.*Bench|.*Benchmark");

@@ -640,8 +640,9 @@ class ManagerTest
         org.junit.jupiter.api.Assumptions.assumeTrue(
             readsOtherThreadsSlack(), "no CAP_SYS_NICE: other threads' timer slack is unreadable");
         launch(ManagerTestSupport.smallContext(dir).agentTimerSlackNs(1_237));
-        awaitTrue(() -> threadsWithTimerSlack(1_237).contains(manager.agentThread().getName().substring(0,
-            Math.min(15, manager.agentThread().getName().length()))),
+        // AgentRunner names its thread only once the thread runs: until then there is nothing to look for.
+        awaitTrue(() -> null != manager.agentThread() && threadsWithTimerSlack(1_237).contains(
+            manager.agentThread().getName().substring(0, Math.min(15, manager.agentThread().getName().length()))),
             () -> "agent thread's timer slack not set: " + threadsWithTimerSlack(1_237));
     }
 
