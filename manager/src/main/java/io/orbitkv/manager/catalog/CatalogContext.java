@@ -42,7 +42,6 @@ public final class CatalogContext implements AutoCloseable
     private NanoClock nanoClock = SystemNanoClock.INSTANCE;
 
     private boolean concluded;
-    private CatalogMetrics metrics;
     private CatalogHost host;
     private OwnerStreams streams;
     private MemberViewSync members;
@@ -79,14 +78,13 @@ public final class CatalogContext implements AutoCloseable
 
         final long selfMsb = runtimeUuid.getMostSignificantBits();
         final long selfLsb = runtimeUuid.getLeastSignificantBits();
-        metrics = new CatalogMetrics(systemCounters);
-        streams = new OwnerStreams(namespaces, inventoryResidences, inventoryBytes, journalBytes, metrics);
+        streams = new OwnerStreams(namespaces, inventoryResidences, inventoryBytes, journalBytes, systemCounters);
         host = new CatalogHost(nodeId, placement, selfMsb, selfLsb);
-        metrics.hostedShards.setRelease(host.hostedCount());
+        systemCounters.get(SystemCounterDescriptor.CATALOG_HOSTED_SHARDS).setRelease(host.hostedCount());
         members = new MemberViewSync(nodeId, placement, runtimeUuid, host, streams,
             systemCounters.get(SystemCounterDescriptor.CATALOG_INCARNATIONS_RETIRED));
         candidates = new CandidateIndex();
-        discovery = new PeerDiscovery(host, members, candidates, metrics);
+        discovery = new PeerDiscovery(host, members, candidates, systemCounters);
         transport = PeerTransport.launch(new PeerTransport.Context()
             .endpoint(peerEndpoint)
             .mtuLength(peerMtuLength)
@@ -96,7 +94,7 @@ public final class CatalogContext implements AutoCloseable
             .placementFingerprint(host.placementFingerprint())
             .validator(host.validator())
             .coldQueryHandler(host.coldQueryHandler())
-            .handler(new CatalogPeerHandler(members, streams, discovery, metrics, nanoClock))
+            .handler(new CatalogPeerHandler(members, streams, discovery, systemCounters, nanoClock))
             .countersManager(countersManager)
             .errorHandler(errorHandler)
             .nanoClock(nanoClock));
@@ -157,9 +155,9 @@ public final class CatalogContext implements AutoCloseable
         return streams.ssdObserver();
     }
 
-    CatalogMetrics metrics()
+    SystemCounters systemCounters()
     {
-        return metrics;
+        return systemCounters;
     }
 
     CatalogHost host()

@@ -5,7 +5,10 @@ import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerSession;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.status.AtomicCounter;
 
 /**
  * Where the peer transport delivers this Manager's catalog traffic, by role: owner deltas and snapshot frames to the
@@ -18,20 +21,22 @@ final class CatalogPeerHandler extends CatalogHostHandler
     private final MemberViewSync members;
     private final OwnerStreams streams;
     private final PeerDiscovery discovery;
-    private final CatalogMetrics metrics;
+    private final AtomicCounter recordsApplied;
+    private final AtomicCounter hostResyncs;
     private final NanoClock clock;
 
     CatalogPeerHandler(
         final MemberViewSync members,
         final OwnerStreams streams,
         final PeerDiscovery discovery,
-        final CatalogMetrics metrics,
+        final SystemCounters counters,
         final NanoClock clock)
     {
         this.members = members;
         this.streams = streams;
         this.discovery = discovery;
-        this.metrics = metrics;
+        this.recordsApplied = counters.get(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED);
+        this.hostResyncs = counters.get(SystemCounterDescriptor.CATALOG_HOST_RESYNCS);
         this.clock = clock;
     }
 
@@ -47,7 +52,7 @@ final class CatalogPeerHandler extends CatalogHostHandler
     {
         if (ShardReceiver.APPLIED == outcome)
         {
-            metrics.recordsApplied.incrementRelease();
+            recordsApplied.incrementRelease();
         }
     }
 
@@ -55,7 +60,7 @@ final class CatalogPeerHandler extends CatalogHostHandler
     {
         if (CatalogStatus.RESYNC_REQUIRED == status)
         {
-            metrics.hostResyncs.incrementRelease();
+            hostResyncs.incrementRelease();
         }
     }
 

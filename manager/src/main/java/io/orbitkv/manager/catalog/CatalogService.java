@@ -1,14 +1,18 @@
 package io.orbitkv.manager.catalog;
 
+import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerTransport;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.CloseHelper;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.status.AtomicCounter;
 
 /**
  * The Manager's part in the distributed catalog as one agent, on the thread that also owns the block stores (it runs
@@ -33,7 +37,18 @@ public final class CatalogService implements Agent, AutoCloseable
     private final NanoClock clock;
     private final Membership membership;
     private final CatalogContext ctx;
-    private final CatalogMetrics metrics;
+    private final AtomicCounter discoverySkipped;
+    private final AtomicCounter journalBytes;
+    private final AtomicCounter journalOverflows;
+    private final AtomicCounter indexBytes;
+    private final AtomicCounter candidateBytes;
+    private final AtomicCounter incompleteShards;
+    private final AtomicCounter coldQueriesServed;
+    private final AtomicCounter coldRowsServed;
+    private final AtomicCounter coldRowsIncomplete;
+    private final AtomicCounter coldClaimsCorrected;
+    private final AtomicCounter coldQueriesRefused;
+    private final AtomicCounter coldQueriesMalformed;
     private final CatalogHost host;
     private final OwnerStreams streams;
     private final MemberViewSync members;
@@ -55,7 +70,19 @@ public final class CatalogService implements Agent, AutoCloseable
         this.clock = ctx.nanoClock();
         this.transport = ctx.transport();
         this.agent = transport.agent();
-        this.metrics = ctx.metrics();
+        final SystemCounters counters = ctx.systemCounters();
+        this.discoverySkipped = counters.get(SystemCounterDescriptor.CATALOG_DISCOVERY_SKIPPED);
+        this.journalBytes = counters.get(SystemCounterDescriptor.CATALOG_JOURNAL_BYTES);
+        this.journalOverflows = counters.get(SystemCounterDescriptor.CATALOG_JOURNAL_OVERFLOWS);
+        this.indexBytes = counters.get(SystemCounterDescriptor.CATALOG_INDEX_BYTES);
+        this.candidateBytes = counters.get(SystemCounterDescriptor.CATALOG_CANDIDATE_BYTES);
+        this.incompleteShards = counters.get(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS);
+        this.coldQueriesServed = counters.get(SystemCounterDescriptor.CATALOG_COLD_QUERIES_SERVED);
+        this.coldRowsServed = counters.get(SystemCounterDescriptor.CATALOG_COLD_ROWS_SERVED);
+        this.coldRowsIncomplete = counters.get(SystemCounterDescriptor.CATALOG_COLD_ROWS_INCOMPLETE);
+        this.coldClaimsCorrected = counters.get(SystemCounterDescriptor.CATALOG_COLD_CLAIMS_CORRECTED);
+        this.coldQueriesRefused = counters.get(SystemCounterDescriptor.CATALOG_COLD_QUERIES_REFUSED);
+        this.coldQueriesMalformed = counters.get(SystemCounterDescriptor.CATALOG_COLD_QUERIES_MALFORMED);
         this.host = ctx.host();
         this.streams = ctx.streams();
         this.members = ctx.members();
@@ -129,13 +156,13 @@ public final class CatalogService implements Agent, AutoCloseable
     {
         if (!membership.remoteWorkEnabled(clock.nanoTime()) || !members.hasView())
         {
-            metrics.discoverySkipped.incrementRelease();
+            discoverySkipped.incrementRelease();
             return null;
         }
         final PendingLookup lookup = discovery.acquire();
         if (null == lookup)
         {
-            metrics.discoverySkipped.incrementRelease();
+            discoverySkipped.incrementRelease();
         }
         return lookup;
     }
@@ -151,12 +178,20 @@ public final class CatalogService implements Agent, AutoCloseable
 
     private void updateGauges()
     {
-        metrics.journalBytes.setRelease(streams.journal().usedBytes());
-        metrics.journalOverflows.setRelease(streams.journal().overflowResyncs());
-        metrics.indexBytes.setRelease(host.directory().budget().reservedBytes());
-        metrics.candidateBytes.setRelease(candidates.logicalBytes());
-        metrics.onColdQueriesServed(host.coldQueryHandler());
-        metrics.incompleteShards.setRelease(host.incompleteShards(members.ownerSlots(), members.hasView()));
+        journalBytes.setRelease(streams.journal().usedBytes());
+        journalOverflows.setRelease(streams.journal().overflowResyncs());
+        indexBytes.setRelease(host.directory().budget().reservedBytes());
+        candidateBytes.setRelease(candidates.logicalBytes());
+        // the handler keeps plain totals on this thread: published here, on the gauge tick
+        final ColdQueryHandler served = host.coldQueryHandler();
+        coldQueriesServed.setRelease(served.queriesServed());
+        coldRowsServed.setRelease(served.rowsServed());
+        coldRowsIncomplete.setRelease(served.incompleteRows());
+        coldClaimsCorrected.setRelease(served.claimsCorrected());
+        coldQueriesRefused.setRelease(served.rejected());
+        coldQueriesMalformed.setRelease(
+            served.malformedFrames() + served.schemaMismatches() + served.unknownTemplates());
+        incompleteShards.setRelease(host.incompleteShards(members.ownerSlots(), members.hasView()));
     }
 
     // ---------------------------------------------------------------------------------------------------------------

@@ -4,7 +4,10 @@ import io.orbitkv.catalog.ShardInventory;
 import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
 
 /**
  * Turns every READY transition of one tier's {@link BlockStore} into an inventory transition (which appends the
@@ -20,29 +23,33 @@ final class InventoryObserver implements BlockStore.ResidencyObserver
     private final int tier;
     private final ShardInventory inventory;
     private final NamespaceTable namespaces;
-    private final CatalogMetrics metrics;
+    private final AtomicCounter adds;
+    private final AtomicCounter removes;
+    private final AtomicCounter full;
     private final UnsafeBuffer namespace = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer hash = new UnsafeBuffer(new byte[64]);
     private final StateKeyFlyweight key = new StateKeyFlyweight();
 
     InventoryObserver(
-        final int tier, final ShardInventory inventory, final NamespaceTable namespaces, final CatalogMetrics metrics)
+        final int tier, final ShardInventory inventory, final NamespaceTable namespaces, final SystemCounters counters)
     {
         this.tier = tier;
         this.inventory = inventory;
         this.namespaces = namespaces;
-        this.metrics = metrics;
+        this.adds = counters.get(SystemCounterDescriptor.CATALOG_INVENTORY_ADDS);
+        this.removes = counters.get(SystemCounterDescriptor.CATALOG_INVENTORY_REMOVES);
+        this.full = counters.get(SystemCounterDescriptor.CATALOG_INVENTORY_FULL);
     }
 
     public void onResident(final BlockStore store, final int entryId)
     {
         if (inventory.add(tier, wrap(store, entryId), store.insertionSequence(entryId), store.length(entryId)) > 0)
         {
-            metrics.inventoryAdds.incrementRelease();
+            adds.incrementRelease();
         }
         else
         {
-            metrics.inventoryFull.incrementRelease();
+            full.incrementRelease();
         }
     }
 
@@ -50,7 +57,7 @@ final class InventoryObserver implements BlockStore.ResidencyObserver
     {
         if (inventory.remove(tier, wrap(store, entryId)) > 0)
         {
-            metrics.inventoryRemoves.incrementRelease();
+            removes.incrementRelease();
         }
     }
 

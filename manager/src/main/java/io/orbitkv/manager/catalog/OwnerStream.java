@@ -6,6 +6,9 @@ import io.orbitkv.catalog.SnapshotCut;
 import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerSnapshotSender;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
+import org.agrona.concurrent.status.AtomicCounter;
 
 /**
  * The ordered stream of one shard of this Manager's inventory to the shard's catalog host. A new host incarnation
@@ -41,7 +44,13 @@ final class OwnerStream
     final int shard;
     private final OwnerJournal journal;
     private final ShardInventory inventory;
-    private final CatalogMetrics metrics;
+    private final AtomicCounter recordsSent;
+    private final AtomicCounter snapshotsStarted;
+    private final AtomicCounter snapshotsCompleted;
+    private final AtomicCounter snapshotsFailed;
+    private final AtomicCounter streamRewinds;
+    private final AtomicCounter updateLagUs;
+    private final AtomicCounter updateLagMaxUs;
     private HostLink link;
     private int receiver = OwnerJournal.NO_RECEIVER_SLOT;
     private PeerClient senderClient;
@@ -57,12 +66,18 @@ final class OwnerStream
     private long lagSequence;
     private long lagStartNs;
 
-    OwnerStream(final int shard, final ShardInventory inventory, final CatalogMetrics metrics)
+    OwnerStream(final int shard, final ShardInventory inventory, final SystemCounters counters)
     {
         this.shard = shard;
         this.inventory = inventory;
         this.journal = inventory.journal();
-        this.metrics = metrics;
+        this.recordsSent = counters.get(SystemCounterDescriptor.CATALOG_RECORDS_SENT);
+        this.snapshotsStarted = counters.get(SystemCounterDescriptor.CATALOG_SNAPSHOTS_STARTED);
+        this.snapshotsCompleted = counters.get(SystemCounterDescriptor.CATALOG_SNAPSHOTS_COMPLETED);
+        this.snapshotsFailed = counters.get(SystemCounterDescriptor.CATALOG_SNAPSHOTS_FAILED);
+        this.streamRewinds = counters.get(SystemCounterDescriptor.CATALOG_STREAM_REWINDS);
+        this.updateLagUs = counters.get(SystemCounterDescriptor.CATALOG_UPDATE_LAG_US);
+        this.updateLagMaxUs = counters.get(SystemCounterDescriptor.CATALOG_UPDATE_LAG_MAX_US);
     }
 
     /**
@@ -131,13 +146,13 @@ final class OwnerStream
                 awaitingSnapshotAck = true;
                 snapshotDeadlineNs = nowNs + SNAPSHOT_ACK_TIMEOUT_NS;
                 lastProgressNs = nowNs;
-                metrics.snapshotsCompleted.incrementRelease();
+                snapshotsCompleted.incrementRelease();
             }
             else if (SnapshotCut.FAILED == state)
             {
                 snapshotting = false;
                 requestSnapshot(nowNs + SNAPSHOT_RETRY_NS);
-                metrics.snapshotsFailed.incrementRelease();
+                snapshotsFailed.incrementRelease();
             }
             return work;
         }
@@ -146,7 +161,7 @@ final class OwnerStream
         {
             awaitingSnapshotAck = false;
             requestSnapshot(nowNs);
-            metrics.streamRewinds.incrementRelease();
+            streamRewinds.incrementRelease();
         }
         if (needSnapshot || journal.resyncRequired(shard, receiver))
         {
@@ -157,7 +172,7 @@ final class OwnerStream
                 awaitingSnapshotAck = false;
                 lagSequence = 0;
                 cut.start();
-                metrics.snapshotsStarted.incrementRelease();
+                snapshotsStarted.incrementRelease();
                 return 1;
             }
             needSnapshot = true;
@@ -170,7 +185,7 @@ final class OwnerStream
             sentUpTo = acked;
             lastProgressNs = nowNs;
             lagSequence = 0;
-            metrics.streamRewinds.incrementRelease();
+            streamRewinds.incrementRelease();
         }
         if (journal.lastSequence(shard) > sentUpTo)
         {
@@ -192,7 +207,7 @@ final class OwnerStream
                     lagSequence = sentUpTo;
                     lagStartNs = nowNs;
                 }
-                metrics.recordsSent.getAndAddRelease(sent);
+                recordsSent.getAndAddRelease(sent);
                 return sent;
             }
         }
@@ -217,7 +232,7 @@ final class OwnerStream
         }
         if (0 != lagSequence && contiguousSequence >= lagSequence)
         {
-            metrics.onLag(nowNs - lagStartNs);
+            onLag(nowNs - lagStartNs);
             lagSequence = 0;
         }
     }
@@ -261,5 +276,18 @@ final class OwnerStream
     void close()
     {
         retarget(null);
+    }
+
+    /**
+     * The time from a record's append to its ack, shown as the last and the largest seen (in microseconds).
+     */
+    private void onLag(final long lagNs)
+    {
+        final long us = lagNs / 1000;
+        updateLagUs.setRelease(us);
+        if (us > updateLagMaxUs.getPlain())
+        {
+            updateLagMaxUs.setRelease(us);
+        }
     }
 }

@@ -9,6 +9,7 @@ import io.orbitkv.index.CatalogRecordTable;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.status.SystemCounters;
 
 /**
  * The owner role of this Manager: the {@link ShardInventory} both tiers' stores feed through their
@@ -39,14 +40,14 @@ final class OwnerStreams
      * @param inventoryResidences residences both tiers can hold (sizes the inventory).
      * @param inventoryBytes      ceiling of the inventory's tables over all shards.
      * @param journalBytes        owner journal budget of all shards (design: 16 MiB).
-     * @param metrics             catalog counters.
+     * @param counters            the system counters the inventory and streams count in.
      */
     OwnerStreams(
         final NamespaceTable namespaces,
         final long inventoryResidences,
         final long inventoryBytes,
         final long journalBytes,
-        final CatalogMetrics metrics)
+        final SystemCounters counters)
     {
         this.journal = new OwnerJournal(CatalogLimits.SHARD_COUNT, journalBytes, OwnerJournal.DEFAULT_SEGMENT_BYTES,
             OwnerJournal.DEFAULT_MAX_RECEIVERS_PER_SHARD);
@@ -54,11 +55,11 @@ final class OwnerStreams
             inventoryResidences * INVENTORY_SHARD_SLACK / CatalogLimits.SHARD_COUNT));
         this.inventory = new ShardInventory(journal, namespaces,
             Math.min(CatalogRecordTable.budgetFor(perShard), inventoryBytes / CatalogLimits.SHARD_COUNT));
-        this.dramObserver = new InventoryObserver(JournalRecord.TIER_DRAM, inventory, namespaces, metrics);
-        this.ssdObserver = new InventoryObserver(JournalRecord.TIER_SSD, inventory, namespaces, metrics);
+        this.dramObserver = new InventoryObserver(JournalRecord.TIER_DRAM, inventory, namespaces, counters);
+        this.ssdObserver = new InventoryObserver(JournalRecord.TIER_SSD, inventory, namespaces, counters);
         for (int s = 0; s < streams.length; s++)
         {
-            streams[s] = new OwnerStream(s, inventory, metrics);
+            streams[s] = new OwnerStream(s, inventory, counters);
         }
     }
 

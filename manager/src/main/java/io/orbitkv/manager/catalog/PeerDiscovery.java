@@ -11,7 +11,10 @@ import io.orbitkv.index.CandidateSet;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.collections.Long2LongHashMap;
+import org.agrona.concurrent.status.AtomicCounter;
 
 /**
  * The requester side of discovery: keys after an engine Lookup's local prefix are answered from the
@@ -40,7 +43,13 @@ final class PeerDiscovery
     private final CatalogHost host;
     private final MemberViewSync members;
     private final CandidateIndex candidates;
-    private final CatalogMetrics metrics;
+    private final AtomicCounter candidateHits;
+    private final AtomicCounter coldQueries;
+    private final AtomicCounter coldKeys;
+    private final AtomicCounter localHostKeys;
+    private final AtomicCounter coldCoalesced;
+    private final AtomicCounter coldTimeouts;
+    private final AtomicCounter peerKeys;
     private final StateKeyShard shardFunction = new StateKeyShard();
     private final PendingLookup[] lookups = new PendingLookup[MAX_PENDING_LOOKUPS];
     private final ColdQuerySlot[] queries = new ColdQuerySlot[MAX_INFLIGHT_QUERIES];
@@ -54,12 +63,18 @@ final class PeerDiscovery
         final CatalogHost host,
         final MemberViewSync members,
         final CandidateIndex candidates,
-        final CatalogMetrics metrics)
+        final SystemCounters counters)
     {
         this.host = host;
         this.members = members;
         this.candidates = candidates;
-        this.metrics = metrics;
+        this.candidateHits = counters.get(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS);
+        this.coldQueries = counters.get(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
+        this.coldKeys = counters.get(SystemCounterDescriptor.CATALOG_COLD_KEYS);
+        this.localHostKeys = counters.get(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS);
+        this.coldCoalesced = counters.get(SystemCounterDescriptor.CATALOG_COLD_COALESCED);
+        this.coldTimeouts = counters.get(SystemCounterDescriptor.CATALOG_COLD_TIMEOUTS);
+        this.peerKeys = counters.get(SystemCounterDescriptor.CATALOG_PEER_KEYS);
         for (int i = 0; i < lookups.length; i++)
         {
             lookups[i] = new PendingLookup(i);
@@ -105,7 +120,7 @@ final class PeerDiscovery
             final int usable = usableCandidates(key, nowMs);
             if (usable > 0)
             {
-                metrics.candidateHits.incrementRelease();
+                candidateHits.incrementRelease();
                 // Warm keys that continue the answered prefix are answered now, from this one read of the index.
                 if (k == lookup.answeredKeys)
                 {
@@ -121,7 +136,7 @@ final class PeerDiscovery
                 if (query.active && query.matches((int)(inflight & 0xFF), key))
                 {
                     query.addWaiter(lookup);
-                    metrics.coldCoalesced.incrementRelease();
+                    coldCoalesced.incrementRelease();
                     continue;
                 }
             }
@@ -130,7 +145,7 @@ final class PeerDiscovery
             {
                 // This Manager is the key's catalog host: its own view answers on this thread, without an RPC to
                 // itself through the media driver. An empty row stores nothing, as from a remote host.
-                metrics.localHostKeys.incrementRelease();
+                localHostKeys.incrementRelease();
                 set.clear();
                 host.lookup(shard, key, set);
                 if (set.count() > 0)
@@ -186,7 +201,7 @@ final class PeerDiscovery
         {
             if (lookup.active && nowMs - lookup.deadlineMs >= 0)
             {
-                metrics.coldTimeouts.incrementRelease();
+                coldTimeouts.incrementRelease();
                 complete(lookup, nowMs);
                 work++;
             }
@@ -283,8 +298,8 @@ final class PeerDiscovery
                     query.hashLengths))
                 {
                     query.sent = true;
-                    metrics.coldQueries.incrementRelease();
-                    metrics.coldKeys.getAndAddRelease(query.keyCount);
+                    coldQueries.incrementRelease();
+                    coldKeys.getAndAddRelease(query.keyCount);
                     sent++;
                 }
             }
@@ -342,7 +357,7 @@ final class PeerDiscovery
                 missed = true;
             }
         }
-        metrics.peerKeys.getAndAddRelease(lookup.answeredKeys);
+        peerKeys.getAndAddRelease(lookup.answeredKeys);
         final LookupAnswerSink sink = lookup.sink;
         lookup.sink = null;
         sink.answer(lookup);

@@ -22,6 +22,7 @@ import io.orbitkv.manager.ManagerTestSupport;
 import io.orbitkv.manager.membership.EtcdCluster;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.membership.MembershipSettings;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.CloseHelper;
 import org.agrona.concurrent.NanoClock;
@@ -177,10 +178,11 @@ class CatalogServiceTest
             final ShardReceiver receiver = a.ctx.members().receiverOf(bMsb, bLsb, shard);
             return null != receiver && receiver.coverageComplete();
         }, "a installed b's snapshot of shard " + shard);
-        final long appliedBefore = a.ctx.metrics().recordsApplied.get();
+        final long appliedBefore = a.counters.get(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED).get();
 
         assertTrue(b.ctx.streams().inventory().add(JournalRecord.TIER_DRAM, key(32), 7, 4096) > 0);
-        driveUntil(() -> a.ctx.metrics().recordsApplied.get() > appliedBefore, "a applied b's delta");
+        driveUntil(() -> a.counters.get(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED).get() > appliedBefore,
+            "a applied b's delta");
 
         final PendingLookup lookup = lookup(a, 32);
         // The key's shard is a's: the answer comes from its own view in this call, with no cold query.
@@ -190,8 +192,8 @@ class CatalogServiceTest
         assertEquals("b", lookup.answer().ownerNodeId(0));
         assertEquals(bMsb, lookup.answer().ownerRuntimeUuidMsb(0));
         assertEquals(7, lookup.answer().candidateInsertionSequence(0));
-        assertEquals(0, a.ctx.metrics().coldQueries.get());
-        assertEquals(1, a.ctx.metrics().localHostKeys.get());
+        assertEquals(0, a.counters.get(SystemCounterDescriptor.CATALOG_COLD_QUERIES).get());
+        assertEquals(1, a.counters.get(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS).get());
     }
 
     @Test
@@ -207,8 +209,8 @@ class CatalogServiceTest
         assertEquals(KeyStatus.PEER, warm.statuses()[0]);
         assertEquals(KeyStatus.SSD, warm.answer().candidateTier(0));
         assertEquals(42, warm.answer().candidateInsertionSequence(0));
-        assertEquals(1, a.ctx.metrics().candidateHits.get());
-        assertEquals(0, a.ctx.metrics().localHostKeys.get());
+        assertEquals(1, a.counters.get(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS).get());
+        assertEquals(0, a.counters.get(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS).get());
         a.service.doWork();
 
         // design: reads do not extend the TTL; past it the evidence is gone and a's own (empty) view answers.
@@ -219,8 +221,8 @@ class CatalogServiceTest
         assertEquals(KeyStatus.MISS, cold.statuses()[0]);
         assertTrue(cold.answer().isEmpty());
         assertEquals(1, a.ctx.candidates().expirations());
-        assertEquals(1, a.ctx.metrics().candidateHits.get());
-        assertEquals(1, a.ctx.metrics().localHostKeys.get());
+        assertEquals(1, a.counters.get(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS).get());
+        assertEquals(1, a.counters.get(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS).get());
         assertEquals(0, a.ctx.candidates().logicalBytes());
     }
 
