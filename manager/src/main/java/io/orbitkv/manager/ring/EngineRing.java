@@ -4,7 +4,6 @@ import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.catalog.CatalogService;
-import io.orbitkv.manager.catalog.LookupAnswerSink;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
