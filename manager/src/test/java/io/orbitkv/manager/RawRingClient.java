@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
-import io.orbitkv.codecs.engine.AttachRequestEncoder;
 import io.orbitkv.codecs.engine.HeartbeatRequestEncoder;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.MessageHeaderDecoder;
@@ -19,7 +18,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -169,15 +167,7 @@ public final class RawRingClient implements AutoCloseable
             claimSlot();
         }
         final long correlationId = nextCorrelationId();
-        final AttachRequestEncoder encoder = new AttachRequestEncoder();
-        encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
-            .correlationId(correlationId)
-            .slotIndex(slotIndex)
-            .pid(pid)
-            .dataRegionBytes(dataRegionBytes);
-        final byte[] nameBytes = name.getBytes(StandardCharsets.US_ASCII);
-        encoder.putClientName(nameBytes, 0, nameBytes.length);
-        send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+        send(RequestFrames.attach(frame, headerEncoder, correlationId, slotIndex, pid, dataRegionBytes, name));
         final Reply reply = awaitReply(correlationId);
         if (StatusCode.OK == reply.code())
         {

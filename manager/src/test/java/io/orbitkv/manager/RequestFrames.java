@@ -1,5 +1,6 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.codecs.engine.AttachRequestEncoder;
 import io.orbitkv.codecs.engine.DetachRequestEncoder;
 import io.orbitkv.codecs.engine.LookupRequestEncoder;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
@@ -18,6 +19,26 @@ public final class RequestFrames
 {
     private RequestFrames()
     {
+    }
+
+    public static int attach(
+        final MutableDirectBuffer frame,
+        final MessageHeaderEncoder headerEncoder,
+        final long correlationId,
+        final int slotIndex,
+        final long pid,
+        final long dataRegionBytes,
+        final String name)
+    {
+        final AttachRequestEncoder encoder = new AttachRequestEncoder();
+        encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
+            .correlationId(correlationId)
+            .slotIndex(slotIndex)
+            .pid(pid)
+            .dataRegionBytes(dataRegionBytes);
+        final byte[] nameBytes = name.getBytes(StandardCharsets.US_ASCII);
+        encoder.putClientName(nameBytes, 0, nameBytes.length);
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
     }
 
     public static int publish(

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
-import io.orbitkv.codecs.engine.AttachRequestEncoder;
 import io.orbitkv.codecs.engine.HeartbeatRequestEncoder;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.MessageHeaderDecoder;
@@ -312,15 +311,7 @@ final class RingAgentFixture implements AutoCloseable
         long sendAttach(final String name, final long dataRegionBytes)
         {
             final long correlationId = nextCorrelationId++;
-            final AttachRequestEncoder encoder = new AttachRequestEncoder();
-            encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
-                .correlationId(correlationId)
-                .slotIndex(slotIndex)
-                .pid(pid)
-                .dataRegionBytes(dataRegionBytes);
-            final byte[] nameBytes = name.getBytes(StandardCharsets.US_ASCII);
-            encoder.putClientName(nameBytes, 0, nameBytes.length);
-            send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+            send(RequestFrames.attach(frame, headerEncoder, correlationId, slotIndex, pid, dataRegionBytes, name));
             return correlationId;
         }
 
