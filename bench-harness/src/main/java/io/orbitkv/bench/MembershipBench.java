@@ -3,7 +3,6 @@ package io.orbitkv.bench;
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.manager.membership.MemberView;
 import io.orbitkv.manager.membership.Membership;
-import io.orbitkv.manager.membership.MembershipConfiguration;
 import io.orbitkv.manager.membership.MembershipSettings;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
