@@ -13,45 +13,52 @@ import org.agrona.MutableDirectBuffer;
  */
 final class RequestEncoding
 {
+    /** Bytes of a publish request besides its keys and its namespace bytes. */
+    private static final int PUBLISH_FIXED_BYTES = MessageHeaderEncoder.ENCODED_LENGTH +
+        PublishRequestEncoder.BLOCK_LENGTH + PublishRequestEncoder.BlocksEncoder.sbeHeaderSize() +
+        PublishRequestEncoder.keyNamespaceHeaderLength();
+    /** Bytes of one publish key besides its hash bytes. */
+    private static final int PUBLISH_KEY_BYTES = PublishRequestEncoder.BlocksEncoder.sbeBlockLength() +
+        PublishRequestEncoder.BlocksEncoder.hashHeaderLength();
+    private static final int LOOKUP_FIXED_BYTES = MessageHeaderEncoder.ENCODED_LENGTH +
+        LookupRequestEncoder.BLOCK_LENGTH + LookupRequestEncoder.KeysEncoder.sbeHeaderSize() +
+        LookupRequestEncoder.keyNamespaceHeaderLength();
+    private static final int LOOKUP_KEY_BYTES = LookupRequestEncoder.KeysEncoder.sbeBlockLength() +
+        LookupRequestEncoder.KeysEncoder.hashHeaderLength();
+    private static final int READ_FIXED_BYTES = MessageHeaderEncoder.ENCODED_LENGTH +
+        ReadRequestEncoder.BLOCK_LENGTH + ReadRequestEncoder.KeysEncoder.sbeHeaderSize() +
+        ReadRequestEncoder.keyNamespaceHeaderLength();
+    private static final int READ_KEY_BYTES = ReadRequestEncoder.KeysEncoder.sbeBlockLength() +
+        ReadRequestEncoder.KeysEncoder.hashHeaderLength();
+
     private RequestEncoding()
     {
     }
 
     static int publishChunkEnd(final KeyBatch batch, final int start, final int maxKeys, final int maxBytes)
     {
-        final int fixed = MessageHeaderEncoder.ENCODED_LENGTH + PublishRequestEncoder.BLOCK_LENGTH +
-            PublishRequestEncoder.BlocksEncoder.sbeHeaderSize() + PublishRequestEncoder.keyNamespaceHeaderLength();
-        final int perKey = PublishRequestEncoder.BlocksEncoder.sbeBlockLength() +
-            PublishRequestEncoder.BlocksEncoder.hashHeaderLength();
-        return chunkEnd(batch, start, maxKeys, maxBytes, fixed + batch.namespaceLength(), perKey);
+        return chunkEnd(batch, start, maxKeys, maxBytes, PUBLISH_FIXED_BYTES, PUBLISH_KEY_BYTES);
     }
 
     static int lookupChunkEnd(final KeyBatch batch, final int start, final int maxKeys, final int maxBytes)
     {
-        final int fixed = MessageHeaderEncoder.ENCODED_LENGTH + LookupRequestEncoder.BLOCK_LENGTH +
-            LookupRequestEncoder.KeysEncoder.sbeHeaderSize() + LookupRequestEncoder.keyNamespaceHeaderLength();
-        final int perKey = LookupRequestEncoder.KeysEncoder.sbeBlockLength() +
-            LookupRequestEncoder.KeysEncoder.hashHeaderLength();
-        return chunkEnd(batch, start, maxKeys, maxBytes, fixed + batch.namespaceLength(), perKey);
+        return chunkEnd(batch, start, maxKeys, maxBytes, LOOKUP_FIXED_BYTES, LOOKUP_KEY_BYTES);
     }
 
     static int readChunkEnd(final KeyBatch batch, final int start, final int maxKeys, final int maxBytes)
     {
-        final int fixed = MessageHeaderEncoder.ENCODED_LENGTH + ReadRequestEncoder.BLOCK_LENGTH +
-            ReadRequestEncoder.KeysEncoder.sbeHeaderSize() + ReadRequestEncoder.keyNamespaceHeaderLength();
-        final int perKey = ReadRequestEncoder.KeysEncoder.sbeBlockLength() +
-            ReadRequestEncoder.KeysEncoder.hashHeaderLength();
-        return chunkEnd(batch, start, maxKeys, maxBytes, fixed + batch.namespaceLength(), perKey);
+        return chunkEnd(batch, start, maxKeys, maxBytes, READ_FIXED_BYTES, READ_KEY_BYTES);
     }
 
     /**
-     * End (exclusive) of the longest slice from {@code start} that fits both the key and the byte limit.
+     * End (exclusive) of the longest slice from {@code start} that fits both the key and the byte limit; a request
+     * takes {@code fixedBytes} plus the namespace, and each key {@code perKeyBytes} plus its hash.
      */
     private static int chunkEnd(
         final KeyBatch batch, final int start, final int maxKeys, final int maxBytes, final int fixedBytes, final int perKeyBytes)
     {
         final int limit = Math.min(batch.keyCount(), start + maxKeys);
-        int bytes = fixedBytes;
+        int bytes = fixedBytes + batch.namespaceLength();
         int end = start;
         while (end < limit)
         {

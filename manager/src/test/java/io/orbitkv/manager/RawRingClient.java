@@ -4,16 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
-import io.orbitkv.codecs.engine.AttachRequestEncoder;
-import io.orbitkv.codecs.engine.DetachRequestEncoder;
 import io.orbitkv.codecs.engine.HeartbeatRequestEncoder;
 import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.codecs.engine.LookupRequestEncoder;
 import io.orbitkv.codecs.engine.MessageHeaderDecoder;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
-import io.orbitkv.codecs.engine.PublishRequestEncoder;
-import io.orbitkv.codecs.engine.ReadRequestEncoder;
-import io.orbitkv.codecs.engine.ReleaseRequestEncoder;
 import io.orbitkv.codecs.engine.ResponseDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
 import java.io.File;
@@ -24,7 +18,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -174,15 +167,7 @@ public final class RawRingClient implements AutoCloseable
             claimSlot();
         }
         final long correlationId = nextCorrelationId();
-        final AttachRequestEncoder encoder = new AttachRequestEncoder();
-        encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
-            .correlationId(correlationId)
-            .slotIndex(slotIndex)
-            .pid(pid)
-            .dataRegionBytes(dataRegionBytes);
-        final byte[] nameBytes = name.getBytes(StandardCharsets.US_ASCII);
-        encoder.putClientName(nameBytes, 0, nameBytes.length);
-        send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+        send(RequestFrames.attach(frame, headerEncoder, correlationId, slotIndex, pid, dataRegionBytes, name));
         final Reply reply = awaitReply(correlationId);
         if (StatusCode.OK == reply.code())
         {
@@ -250,16 +235,7 @@ public final class RawRingClient implements AutoCloseable
     public long publish(final String namespace, final long[] offsets, final int[] lengths, final byte[][] hashes)
     {
         final long correlationId = nextCorrelationId();
-        final PublishRequestEncoder encoder = new PublishRequestEncoder();
-        encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
-        final PublishRequestEncoder.BlocksEncoder blocks = encoder.blocksCount(hashes.length);
-        for (int i = 0; i < hashes.length; i++)
-        {
-            blocks.next().offset(offsets[i]).length(lengths[i]).putHash(hashes[i], 0, hashes[i].length);
-        }
-        final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
-        encoder.putKeyNamespace(ns, 0, ns.length);
-        send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+        send(RequestFrames.publish(frame, headerEncoder, clientId, correlationId, namespace, offsets, lengths, hashes));
         return correlationId;
     }
 
@@ -271,17 +247,7 @@ public final class RawRingClient implements AutoCloseable
     long lookup(final String namespace, final int rawFlags, final byte[][] hashes)
     {
         final long correlationId = nextCorrelationId();
-        final LookupRequestEncoder encoder = new LookupRequestEncoder();
-        encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
-        frame.putByte(MessageHeaderEncoder.ENCODED_LENGTH + LookupRequestEncoder.flagsEncodingOffset(), (byte)rawFlags);
-        final LookupRequestEncoder.KeysEncoder keys = encoder.keysCount(hashes.length);
-        for (final byte[] hash : hashes)
-        {
-            keys.next().putHash(hash, 0, hash.length);
-        }
-        final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
-        encoder.putKeyNamespace(ns, 0, ns.length);
-        send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+        send(RequestFrames.lookup(frame, headerEncoder, clientId, correlationId, namespace, rawFlags, hashes));
         return correlationId;
     }
 
@@ -289,25 +255,15 @@ public final class RawRingClient implements AutoCloseable
         final String namespace, final long leaseId, final long[] dstOffsets, final int[] capacities, final byte[][] hashes)
     {
         final long correlationId = nextCorrelationId();
-        final ReadRequestEncoder encoder = new ReadRequestEncoder();
-        encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId).leaseId(leaseId);
-        final ReadRequestEncoder.KeysEncoder keys = encoder.keysCount(hashes.length);
-        for (int i = 0; i < hashes.length; i++)
-        {
-            keys.next().dstOffset(dstOffsets[i]).dstCapacity(capacities[i]).putHash(hashes[i], 0, hashes[i].length);
-        }
-        final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
-        encoder.putKeyNamespace(ns, 0, ns.length);
-        send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+        send(RequestFrames.read(
+            frame, headerEncoder, clientId, correlationId, namespace, leaseId, dstOffsets, capacities, hashes));
         return correlationId;
     }
 
     long release(final long leaseId)
     {
         final long correlationId = nextCorrelationId();
-        final ReleaseRequestEncoder encoder = new ReleaseRequestEncoder();
-        encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId).leaseId(leaseId);
-        send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+        send(RequestFrames.release(frame, headerEncoder, clientId, correlationId, leaseId));
         return correlationId;
     }
 
@@ -321,9 +277,7 @@ public final class RawRingClient implements AutoCloseable
     public Reply detach()
     {
         final long correlationId = nextCorrelationId();
-        final DetachRequestEncoder encoder = new DetachRequestEncoder();
-        encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
-        send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+        send(RequestFrames.detach(frame, headerEncoder, clientId, correlationId));
         return awaitReply(correlationId);
     }
 

@@ -49,19 +49,10 @@ class SteadyStateAllocationTest
         try (RawRingClient client = new RawRingClient(manager.cncFile()))
         {
             client.attachOrFail("alloc-engine", 8L << 20);
-            final long[] offsets = new long[KEYS];
-            final long[] dst = new long[KEYS];
-            final int[] lengths = new int[KEYS];
-            for (int i = 0; i < KEYS; i++)
-            {
-                offsets[i] = (long)i * BLOCK;
-                dst[i] = (4L << 20) + (long)i * BLOCK;
-                lengths[i] = BLOCK;
-                client.fill(offsets[i], BLOCK, i);
-            }
+            final RoundLayout layout = RoundLayout.filled(client);
 
             // Warm up: JIT, namespace registration and every code path once.
-            runRounds(client, 0, 500, offsets, dst, lengths);
+            runRounds(client, 0, 500, layout);
 
             final Thread agent = manager.agentThread();
             assertNotNull(agent);
@@ -69,7 +60,7 @@ class SteadyStateAllocationTest
             final int[] next = {500};
             final long allocated = quietestWindow(threads, agent, () ->
             {
-                runRounds(client, next[0], rounds, offsets, dst, lengths);
+                runRounds(client, next[0], rounds, layout);
                 next[0] += rounds;
             });
 
@@ -101,18 +92,9 @@ class SteadyStateAllocationTest
             try (RawRingClient client = new RawRingClient(manager.cncFile()))
             {
                 client.attachOrFail("alloc-ssd-engine", 8L << 20);
-                final long[] offsets = new long[KEYS];
-                final long[] dst = new long[KEYS];
-                final int[] lengths = new int[KEYS];
-                for (int i = 0; i < KEYS; i++)
-                {
-                    offsets[i] = (long)i * BLOCK;
-                    dst[i] = (4L << 20) + (long)i * BLOCK;
-                    lengths[i] = BLOCK;
-                    client.fill(offsets[i], BLOCK, i);
-                }
+                final RoundLayout layout = RoundLayout.filled(client);
 
-                runSsdRounds(client, 0, 2000, offsets, dst, lengths);
+                runSsdRounds(client, 0, 2000, layout);
 
                 final Thread agent = manager.agentThread();
                 final long readsBefore = manager.counter(SystemCounterDescriptor.SSD_READS);
@@ -121,7 +103,7 @@ class SteadyStateAllocationTest
                 final int[] next = {2000};
                 final long allocated = quietestWindow(threads, agent, () ->
                 {
-                    runSsdRounds(client, next[0], rounds, offsets, dst, lengths);
+                    runSsdRounds(client, next[0], rounds, layout);
                     next[0] += rounds;
                 });
 
@@ -385,10 +367,13 @@ class SteadyStateAllocationTest
 
     /** Publish a new round (evicting an older one to SSD), look it up, and read a round old enough to be on SSD. */
     private static int runSsdRounds(
-        final RawRingClient client, final int start, final int rounds, final long[] offsets, final long[] dst, final int[] lengths)
+        final RawRingClient client, final int start, final int rounds, final RoundLayout layout)
     {
         final byte[][] hashes = new byte[KEYS][];
         final byte[][] old = new byte[KEYS][];
+        final long[] offsets = layout.offsets();
+        final long[] dst = layout.dst();
+        final int[] lengths = layout.lengths();
         final int[] capacities = lengths.clone();
         int requests = 0;
         for (int round = start; round < start + rounds; round++)
@@ -407,9 +392,12 @@ class SteadyStateAllocationTest
     }
 
     private static void runRounds(
-        final RawRingClient client, final int start, final int rounds, final long[] offsets, final long[] dst, final int[] lengths)
+        final RawRingClient client, final int start, final int rounds, final RoundLayout layout)
     {
         final byte[][] hashes = new byte[KEYS][];
+        final long[] offsets = layout.offsets();
+        final long[] dst = layout.dst();
+        final int[] lengths = layout.lengths();
         final int[] capacities = lengths.clone();
         for (int round = start; round < start + rounds; round++)
         {
@@ -420,6 +408,28 @@ class SteadyStateAllocationTest
             assertEquals(KEYS, client.awaitReply(client.publish(NS, offsets, lengths, hashes)).value());
             assertEquals(KEYS, client.awaitReply(client.lookup(NS, false, hashes)).value());
             assertEquals(KEYS, client.awaitReply(client.read(NS, 0, dst, capacities, hashes)).value());
+        }
+    }
+
+    /**
+     * Where each of a round's {@link #KEYS} blocks sits in the engine's data region: published from the first 4 MB
+     * (filled once with a pattern), read back into the next 4 MB.
+     */
+    private record RoundLayout(long[] offsets, long[] dst, int[] lengths)
+    {
+        static RoundLayout filled(final RawRingClient client)
+        {
+            final long[] offsets = new long[KEYS];
+            final long[] dst = new long[KEYS];
+            final int[] lengths = new int[KEYS];
+            for (int i = 0; i < KEYS; i++)
+            {
+                offsets[i] = (long)i * BLOCK;
+                dst[i] = (4L << 20) + (long)i * BLOCK;
+                lengths[i] = BLOCK;
+                client.fill(offsets[i], BLOCK, i);
+            }
+            return new RoundLayout(offsets, dst, lengths);
         }
     }
 }

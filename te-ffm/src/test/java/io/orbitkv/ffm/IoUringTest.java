@@ -7,9 +7,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -48,21 +46,14 @@ class IoUringTest
     void before() throws IOException
     {
         arena = Arena.ofShared();
-        final Path target = Files.createDirectories(Path.of("target", "uring-test"));
-        directory = Files.createTempDirectory(target, "run-").toAbsolutePath();
+        directory = WorkDiskDirectory.create("uring-test");
     }
 
     @AfterEach
     void after() throws IOException
     {
         arena.close();
-        try (Stream<Path> paths = Files.walk(directory))
-        {
-            for (final Path path : paths.sorted(Comparator.reverseOrder()).toList())
-            {
-                Files.deleteIfExists(path);
-            }
-        }
+        WorkDiskDirectory.delete(directory);
     }
 
     @Test

@@ -6,9 +6,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -35,22 +33,14 @@ class LibCTest
     void before() throws IOException
     {
         arena = Arena.ofConfined();
-        // Under target/ on the work disk: tmpfs (/dev/shm) ignores O_DIRECT and would prove nothing.
-        final Path target = Files.createDirectories(Path.of("target", "libc-test"));
-        directory = Files.createTempDirectory(target, "run-").toAbsolutePath();
+        directory = WorkDiskDirectory.create("libc-test");
     }
 
     @AfterEach
     void after() throws IOException
     {
         arena.close();
-        try (Stream<Path> paths = Files.walk(directory))
-        {
-            for (final Path path : paths.sorted(Comparator.reverseOrder()).toList())
-            {
-                Files.deleteIfExists(path);
-            }
-        }
+        WorkDiskDirectory.delete(directory);
     }
 
     @Test

@@ -27,6 +27,7 @@ public final class ClientChainRunner
     private final int[] lengths;
     private final KeyBatch window;
     private final OperationResult windowResult;
+    private long windowBytes;
 
     /**
      * Runner over one chain.
@@ -80,21 +81,7 @@ public final class ClientChainRunner
         int next = 0;
         while (next < chain.blockCount())
         {
-            window.clear();
-            long offset = 0;
-            int end = next;
-            while (end < chain.blockCount() && end - next < window.maxKeys())
-            {
-                final int length = chain.blockLength(end);
-                if (offset + length > regionBytes)
-                {
-                    break;
-                }
-                chain.fill(end, region, (int)offset);
-                window.addKey(chain.hashes(), chain.hashOffset(end), BlockChain.HASH_LENGTH, offset, length);
-                offset = BitUtil.align(offset + length, BLOCK_ALIGNMENT);
-                end++;
-            }
+            final int end = packWindow(next, regionBytes, region);
             if (end == next)
             {
                 throw new IllegalArgumentException("block " + next + " of " + chain.blockLength(next) +
@@ -201,25 +188,12 @@ public final class ClientChainRunner
         int next = 0;
         while (next < chain.blockCount())
         {
-            window.clear();
-            long offset = 0;
-            int end = next;
-            while (end < chain.blockCount() && end - next < window.maxKeys())
-            {
-                final int length = chain.blockLength(end);
-                if (offset + length > regionBytes)
-                {
-                    break;
-                }
-                window.addKey(chain.hashes(), chain.hashOffset(end), BlockChain.HASH_LENGTH, offset, length);
-                offset = BitUtil.align(offset + length, BLOCK_ALIGNMENT);
-                end++;
-            }
+            final int end = packWindow(next, regionBytes, null);
             if (end == next)
             {
                 throw new IllegalArgumentException("block " + next + " does not fit the data region");
             }
-            region.setMemory(0, (int)Math.min(offset, regionBytes), (byte)0);
+            region.setMemory(0, (int)Math.min(windowBytes, regionBytes), (byte)0);
             client.read(window, 0, windowResult);
             for (int i = 0; i < end - next; i++)
             {
@@ -250,6 +224,40 @@ public final class ClientChainRunner
             next = end;
         }
         return new ReadSummary(restored, verifiedBytes, mismatches, null, null);
+    }
+
+    /**
+     * Fill {@link #window} with the chain's keys from {@code next} on, laid out at aligned offsets from the start of
+     * the data region, until the window or the region is full; {@link #windowBytes} is left at the aligned end of
+     * the last block taken.
+     *
+     * @param next        index of the first block of the window.
+     * @param regionBytes length of the data region.
+     * @param fillInto    the data region to copy each block's bytes into (publish), or null to only lay out keys.
+     * @return index past the last block taken; {@code next} when the first block does not fit.
+     */
+    private int packWindow(final int next, final long regionBytes, final UnsafeBuffer fillInto)
+    {
+        window.clear();
+        long offset = 0;
+        int end = next;
+        while (end < chain.blockCount() && end - next < window.maxKeys())
+        {
+            final int length = chain.blockLength(end);
+            if (offset + length > regionBytes)
+            {
+                break;
+            }
+            if (fillInto != null)
+            {
+                chain.fill(end, fillInto, (int)offset);
+            }
+            window.addKey(chain.hashes(), chain.hashOffset(end), BlockChain.HASH_LENGTH, offset, length);
+            offset = BitUtil.align(offset + length, BLOCK_ALIGNMENT);
+            end++;
+        }
+        windowBytes = offset;
+        return end;
     }
 
     private void resetStatuses()

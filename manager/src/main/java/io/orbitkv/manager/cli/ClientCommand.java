@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.EngineClientException;
+import io.orbitkv.codecs.engine.StatusCode;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
@@ -167,6 +168,29 @@ public final class ClientCommand implements Callable<Integer>
             }
         }
 
+        /**
+         * With {@code --keys}, the status of each key of the chain as an array under {@code field}.
+         */
+        void putKeyStatuses(final ObjectNode json, final String field, final ClientChainRunner runner)
+        {
+            if (chainOptions.keys)
+            {
+                final ArrayNode statuses = json.putArray(field);
+                for (int i = 0; i < runner.blockCount(); i++)
+                {
+                    statuses.add(runner.keyStatus(i).name());
+                }
+            }
+        }
+
+        static void putError(final ObjectNode json, final StatusCode errorCode, final String errorMessage)
+        {
+            if (errorCode != null)
+            {
+                json.put("error", errorCode + " " + errorMessage);
+            }
+        }
+
         static double millis(final long ns)
         {
             return Math.round(ns / 1_000.0) / 1_000.0;
@@ -229,18 +253,8 @@ public final class ClientCommand implements Callable<Integer>
             json.put("publishedBytes", published.storedBytes());
             json.put("requests", published.requests());
             json.put("publishMs", millis(System.nanoTime() - t0));
-            if (published.errorCode() != null)
-            {
-                json.put("error", published.errorCode() + " " + published.errorMessage());
-            }
-            if (chainOptions.keys)
-            {
-                final ArrayNode statuses = json.putArray("keyStatus");
-                for (int i = 0; i < runner.blockCount(); i++)
-                {
-                    statuses.add(runner.keyStatus(i).name());
-                }
-            }
+            putError(json, published.errorCode(), published.errorMessage());
+            putKeyStatuses(json, "keyStatus", runner);
             return published.errorCode() == null ? EXIT_OK : EXIT_VERIFY_FAILED;
         }
     }
@@ -271,10 +285,7 @@ public final class ClientCommand implements Callable<Integer>
             final ClientChainRunner.LookupSummary lookup = runner.lookup(pin, peers);
             json.put("prefixLength", lookup.prefixLength());
             json.put("lookupMs", millis(System.nanoTime() - t0));
-            if (lookup.errorCode() != null)
-            {
-                json.put("error", lookup.errorCode() + " " + lookup.errorMessage());
-            }
+            putError(json, lookup.errorCode(), lookup.errorMessage());
             if (pin)
             {
                 final ArrayNode leases = json.putArray("leaseIds");
@@ -298,14 +309,7 @@ public final class ClientCommand implements Callable<Integer>
                         .put("bytes", candidate.bytes());
                 }
             }
-            if (chainOptions.keys)
-            {
-                final ArrayNode tiers = json.putArray("tiers");
-                for (int i = 0; i < runner.blockCount(); i++)
-                {
-                    tiers.add(runner.keyStatus(i).name());
-                }
-            }
+            putKeyStatuses(json, "tiers", runner);
             if (pin && holdMs > 0)
             {
                 // the JSON line is the signal that the leases are held; print it before holding them
@@ -341,18 +345,8 @@ public final class ClientCommand implements Callable<Integer>
             json.put("verifiedBytes", read.verifiedBytes());
             json.put("mismatches", read.mismatches());
             json.put("readMs", millis(System.nanoTime() - t0));
-            if (read.errorCode() != null)
-            {
-                json.put("error", read.errorCode() + " " + read.errorMessage());
-            }
-            if (chainOptions.keys)
-            {
-                final ArrayNode tiers = json.putArray("tiers");
-                for (int i = 0; i < runner.blockCount(); i++)
-                {
-                    tiers.add(runner.keyStatus(i).name());
-                }
-            }
+            putError(json, read.errorCode(), read.errorMessage());
+            putKeyStatuses(json, "tiers", runner);
             return read.mismatches() == 0 && read.errorCode() == null ? EXIT_OK : EXIT_VERIFY_FAILED;
         }
     }

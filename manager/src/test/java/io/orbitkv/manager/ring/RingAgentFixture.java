@@ -4,21 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
-import io.orbitkv.codecs.engine.AttachRequestEncoder;
-import io.orbitkv.codecs.engine.DetachRequestEncoder;
 import io.orbitkv.codecs.engine.HeartbeatRequestEncoder;
 import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.codecs.engine.LookupRequestEncoder;
 import io.orbitkv.codecs.engine.MessageHeaderDecoder;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
-import io.orbitkv.codecs.engine.PublishRequestEncoder;
-import io.orbitkv.codecs.engine.ReadRequestEncoder;
-import io.orbitkv.codecs.engine.ReleaseRequestEncoder;
 import io.orbitkv.codecs.engine.ResponseDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
+import io.orbitkv.manager.RequestFrames;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.FileChannelSsdBackend;
@@ -316,15 +311,7 @@ final class RingAgentFixture implements AutoCloseable
         long sendAttach(final String name, final long dataRegionBytes)
         {
             final long correlationId = nextCorrelationId++;
-            final AttachRequestEncoder encoder = new AttachRequestEncoder();
-            encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
-                .correlationId(correlationId)
-                .slotIndex(slotIndex)
-                .pid(pid)
-                .dataRegionBytes(dataRegionBytes);
-            final byte[] nameBytes = name.getBytes(StandardCharsets.US_ASCII);
-            encoder.putClientName(nameBytes, 0, nameBytes.length);
-            send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+            send(RequestFrames.attach(frame, headerEncoder, correlationId, slotIndex, pid, dataRegionBytes, name));
             return correlationId;
         }
 
@@ -369,33 +356,14 @@ final class RingAgentFixture implements AutoCloseable
         long sendPublish(final String namespace, final long[] offsets, final int[] lengths, final byte[][] hashes)
         {
             final long correlationId = nextCorrelationId++;
-            final PublishRequestEncoder encoder = new PublishRequestEncoder();
-            encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
-            final PublishRequestEncoder.BlocksEncoder blocks = encoder.blocksCount(hashes.length);
-            for (int i = 0; i < hashes.length; i++)
-            {
-                blocks.next().offset(offsets[i]).length(lengths[i]).putHash(hashes[i], 0, hashes[i].length);
-            }
-            final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
-            encoder.putKeyNamespace(ns, 0, ns.length);
-            send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+            send(RequestFrames.publish(frame, headerEncoder, clientId, correlationId, namespace, offsets, lengths, hashes));
             return correlationId;
         }
 
         long sendLookup(final String namespace, final int flags, final byte[][] hashes)
         {
             final long correlationId = nextCorrelationId++;
-            final LookupRequestEncoder encoder = new LookupRequestEncoder();
-            encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
-            frame.putByte(MessageHeaderEncoder.ENCODED_LENGTH + LookupRequestEncoder.flagsEncodingOffset(), (byte)flags);
-            final LookupRequestEncoder.KeysEncoder keys = encoder.keysCount(hashes.length);
-            for (final byte[] hash : hashes)
-            {
-                keys.next().putHash(hash, 0, hash.length);
-            }
-            final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
-            encoder.putKeyNamespace(ns, 0, ns.length);
-            send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+            send(RequestFrames.lookup(frame, headerEncoder, clientId, correlationId, namespace, flags, hashes));
             return correlationId;
         }
 
@@ -407,36 +375,22 @@ final class RingAgentFixture implements AutoCloseable
             final byte[][] hashes)
         {
             final long correlationId = nextCorrelationId++;
-            final ReadRequestEncoder encoder = new ReadRequestEncoder();
-            encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
-                .clientId(clientId).correlationId(correlationId).leaseId(leaseId);
-            final ReadRequestEncoder.KeysEncoder keys = encoder.keysCount(hashes.length);
-            for (int i = 0; i < hashes.length; i++)
-            {
-                keys.next().dstOffset(dstOffsets[i]).dstCapacity(capacities[i]).putHash(hashes[i], 0, hashes[i].length);
-            }
-            final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
-            encoder.putKeyNamespace(ns, 0, ns.length);
-            send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+            send(RequestFrames.read(
+                frame, headerEncoder, clientId, correlationId, namespace, leaseId, dstOffsets, capacities, hashes));
             return correlationId;
         }
 
         long sendRelease(final long leaseId)
         {
             final long correlationId = nextCorrelationId++;
-            final ReleaseRequestEncoder encoder = new ReleaseRequestEncoder();
-            encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
-                .clientId(clientId).correlationId(correlationId).leaseId(leaseId);
-            send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+            send(RequestFrames.release(frame, headerEncoder, clientId, correlationId, leaseId));
             return correlationId;
         }
 
         long sendDetach()
         {
             final long correlationId = nextCorrelationId++;
-            final DetachRequestEncoder encoder = new DetachRequestEncoder();
-            encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
-            send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+            send(RequestFrames.detach(frame, headerEncoder, clientId, correlationId));
             return correlationId;
         }
 

@@ -1,0 +1,132 @@
+package io.orbitkv.manager;
+
+import io.orbitkv.codecs.engine.AttachRequestEncoder;
+import io.orbitkv.codecs.engine.DetachRequestEncoder;
+import io.orbitkv.codecs.engine.LookupRequestEncoder;
+import io.orbitkv.codecs.engine.MessageHeaderEncoder;
+import io.orbitkv.codecs.engine.PublishRequestEncoder;
+import io.orbitkv.codecs.engine.ReadRequestEncoder;
+import io.orbitkv.codecs.engine.ReleaseRequestEncoder;
+import java.nio.charset.StandardCharsets;
+import org.agrona.MutableDirectBuffer;
+
+/**
+ * Engine request frames written by hand at offset 0 of a scratch buffer, header included, for tests that talk to
+ * the engine ring without the engine client (raw flag bytes, arbitrary hashes). Each method returns the frame
+ * length.
+ */
+public final class RequestFrames
+{
+    private RequestFrames()
+    {
+    }
+
+    public static int attach(
+        final MutableDirectBuffer frame,
+        final MessageHeaderEncoder headerEncoder,
+        final long correlationId,
+        final int slotIndex,
+        final long pid,
+        final long dataRegionBytes,
+        final String name)
+    {
+        final AttachRequestEncoder encoder = new AttachRequestEncoder();
+        encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
+            .correlationId(correlationId)
+            .slotIndex(slotIndex)
+            .pid(pid)
+            .dataRegionBytes(dataRegionBytes);
+        final byte[] nameBytes = name.getBytes(StandardCharsets.US_ASCII);
+        encoder.putClientName(nameBytes, 0, nameBytes.length);
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+    }
+
+    public static int publish(
+        final MutableDirectBuffer frame,
+        final MessageHeaderEncoder headerEncoder,
+        final long clientId,
+        final long correlationId,
+        final String namespace,
+        final long[] offsets,
+        final int[] lengths,
+        final byte[][] hashes)
+    {
+        final PublishRequestEncoder encoder = new PublishRequestEncoder();
+        encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
+        final PublishRequestEncoder.BlocksEncoder blocks = encoder.blocksCount(hashes.length);
+        for (int i = 0; i < hashes.length; i++)
+        {
+            blocks.next().offset(offsets[i]).length(lengths[i]).putHash(hashes[i], 0, hashes[i].length);
+        }
+        final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
+        encoder.putKeyNamespace(ns, 0, ns.length);
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+    }
+
+    public static int lookup(
+        final MutableDirectBuffer frame,
+        final MessageHeaderEncoder headerEncoder,
+        final long clientId,
+        final long correlationId,
+        final String namespace,
+        final int rawFlags,
+        final byte[][] hashes)
+    {
+        final LookupRequestEncoder encoder = new LookupRequestEncoder();
+        encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
+        frame.putByte(MessageHeaderEncoder.ENCODED_LENGTH + LookupRequestEncoder.flagsEncodingOffset(), (byte)rawFlags);
+        final LookupRequestEncoder.KeysEncoder keys = encoder.keysCount(hashes.length);
+        for (final byte[] hash : hashes)
+        {
+            keys.next().putHash(hash, 0, hash.length);
+        }
+        final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
+        encoder.putKeyNamespace(ns, 0, ns.length);
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+    }
+
+    public static int read(
+        final MutableDirectBuffer frame,
+        final MessageHeaderEncoder headerEncoder,
+        final long clientId,
+        final long correlationId,
+        final String namespace,
+        final long leaseId,
+        final long[] dstOffsets,
+        final int[] capacities,
+        final byte[][] hashes)
+    {
+        final ReadRequestEncoder encoder = new ReadRequestEncoder();
+        encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
+            .clientId(clientId).correlationId(correlationId).leaseId(leaseId);
+        final ReadRequestEncoder.KeysEncoder keys = encoder.keysCount(hashes.length);
+        for (int i = 0; i < hashes.length; i++)
+        {
+            keys.next().dstOffset(dstOffsets[i]).dstCapacity(capacities[i]).putHash(hashes[i], 0, hashes[i].length);
+        }
+        final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
+        encoder.putKeyNamespace(ns, 0, ns.length);
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+    }
+
+    public static int release(
+        final MutableDirectBuffer frame,
+        final MessageHeaderEncoder headerEncoder,
+        final long clientId,
+        final long correlationId,
+        final long leaseId)
+    {
+        final ReleaseRequestEncoder encoder = new ReleaseRequestEncoder();
+        encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
+            .clientId(clientId).correlationId(correlationId).leaseId(leaseId);
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+    }
+
+    public static int detach(
+        final MutableDirectBuffer frame, final MessageHeaderEncoder headerEncoder, final long clientId, final long correlationId)
+    {
+        final DetachRequestEncoder encoder = new DetachRequestEncoder();
+        encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+    }
+}
