@@ -87,20 +87,6 @@ public final class ShardInventory
     }
 
     /**
-     * Shard of a key (domain-separated SHA-256, see {@link StateKeyShard}).
-     */
-    public int shardOf(
-        final DirectBuffer namespace,
-        final int namespaceOffset,
-        final int namespaceLength,
-        final DirectBuffer hash,
-        final int hashOffset,
-        final int hashLength)
-    {
-        return shardFunction.shard(namespace, namespaceOffset, namespaceLength, hash, hashOffset, hashLength);
-    }
-
-    /**
      * A residence became discoverable (or was replaced): record it with a new generation and journal it.
      *
      * @return the journal sequence, or {@link #INVENTORY_FULL} / {@link #NAMESPACE_LIMIT}.

@@ -439,7 +439,7 @@ public final class Manager implements AutoCloseable
             (ctx.ssdPromote() ? ", promote on hit" : "") + ", staging " + ctx.ssdStagingBytes() + " bytes";
     }
 
-    public SsdTier ssdTier()
+    SsdTier ssdTier()
     {
         return ssdTier;
     }

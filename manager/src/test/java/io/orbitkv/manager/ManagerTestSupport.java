@@ -31,7 +31,7 @@ public final class ManagerTestSupport
         return new File(parent, "orbitkv-test-" + UUID.randomUUID());
     }
 
-    public static ManagerContext smallContext(final File dir)
+    static ManagerContext smallContext(final File dir)
     {
         return new ManagerContext()
             .dir(dir)
@@ -98,7 +98,7 @@ public final class ManagerTestSupport
             () -> counter.label() + " expected " + expected + " but was " + manager.counter(counter));
     }
 
-    public static String errorLog(final Manager manager)
+    static String errorLog(final Manager manager)
     {
         try (CncReader reader = CncReader.map(manager.cncFile()))
         {

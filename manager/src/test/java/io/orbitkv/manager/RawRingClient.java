@@ -32,7 +32,7 @@ import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
  * request ring and decodes responses from its ring, exactly as an engine in another process would, without the
  * engine-client library.
  */
-public final class RawRingClient implements AutoCloseable
+final class RawRingClient implements AutoCloseable
 {
     static final long DEADLINE_NS = TimeUnit.SECONDS.toNanos(10);
 
@@ -55,12 +55,12 @@ public final class RawRingClient implements AutoCloseable
     private MemorySegment region;
     private String regionPath;
 
-    public RawRingClient(final File cncFile)
+    RawRingClient(final File cncFile)
     {
         this(cncFile, ProcessHandle.current().pid());
     }
 
-    public RawRingClient(final File cncFile, final long pid)
+    RawRingClient(final File cncFile, final long pid)
     {
         this.pid = pid;
         cnc = IoUtil.mapExistingFile(cncFile, "cnc");
@@ -178,7 +178,7 @@ public final class RawRingClient implements AutoCloseable
         return reply;
     }
 
-    public Reply attachOrFail(final String name, final long dataRegionBytes)
+    Reply attachOrFail(final String name, final long dataRegionBytes)
     {
         final Reply reply = attach(name, dataRegionBytes);
         assertEquals(StatusCode.OK, reply.code(), () -> "attach failed: " + reply);
@@ -198,7 +198,7 @@ public final class RawRingClient implements AutoCloseable
         }
     }
 
-    public void fill(final long offset, final int length, final long seed)
+    void fill(final long offset, final int length, final long seed)
     {
         for (int i = 0; i < length; i++)
         {
@@ -206,7 +206,7 @@ public final class RawRingClient implements AutoCloseable
         }
     }
 
-    public boolean matches(final long offset, final int length, final long seed)
+    boolean matches(final long offset, final int length, final long seed)
     {
         for (int i = 0; i < length; i++)
         {
@@ -218,7 +218,7 @@ public final class RawRingClient implements AutoCloseable
         return true;
     }
 
-    public static byte[] hash(final int i)
+    static byte[] hash(final int i)
     {
         final byte[] hash = new byte[32];
         for (int b = 0; b < hash.length; b++)
@@ -232,7 +232,7 @@ public final class RawRingClient implements AutoCloseable
         return hash;
     }
 
-    public long publish(final String namespace, final long[] offsets, final int[] lengths, final byte[][] hashes)
+    long publish(final String namespace, final long[] offsets, final int[] lengths, final byte[][] hashes)
     {
         final long correlationId = nextCorrelationId();
         send(RequestFrames.publish(frame, headerEncoder, clientId, correlationId, namespace, offsets, lengths, hashes));
@@ -251,7 +251,7 @@ public final class RawRingClient implements AutoCloseable
         return correlationId;
     }
 
-    public long read(
+    long read(
         final String namespace, final long leaseId, final long[] dstOffsets, final int[] capacities, final byte[][] hashes)
     {
         final long correlationId = nextCorrelationId();
@@ -274,7 +274,7 @@ public final class RawRingClient implements AutoCloseable
         send(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }
 
-    public Reply detach()
+    Reply detach()
     {
         final long correlationId = nextCorrelationId();
         send(RequestFrames.detach(frame, headerEncoder, clientId, correlationId));
@@ -305,7 +305,7 @@ public final class RawRingClient implements AutoCloseable
         doorbell.wakeIfSleeping();
     }
 
-    public Reply awaitReply(final long correlationId)
+    Reply awaitReply(final long correlationId)
     {
         final long deadline = System.nanoTime() + DEADLINE_NS;
         while (true)

@@ -22,7 +22,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  * version 1 (no owners/candidates groups on the wire), which every client decodes, a version-2 decoder reading the
  * groups as empty; with candidates it is version 2, which only a client that set the Lookup {@code peers} flag gets.
  */
-public final class ResponseProxy
+final class ResponseProxy
 {
     /** Largest response: header, root block, every key of a full batch, every peer owner and candidate, longest message. */
     static final int MAX_RESPONSE_LENGTH = EngineRingLimits.MAX_RESPONSE_BYTES;
