@@ -30,9 +30,10 @@ public final class ChildJvm
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         for (final String arg : ManagementFactory.getRuntimeMXBean().getInputArguments())
         {
-            // Our own flags are inherited; debugger agents and per-run options of the parent are not.
+            // Our own flags (the pom's orbitkv.jvm.flags, inline hints included) are inherited; debugger agents and
+            // per-run options of the parent are not.
             if (arg.startsWith("--add-") || arg.startsWith("--enable-native-access") ||
-                arg.startsWith("--sun-misc-unsafe-memory-access"))
+                arg.startsWith("--sun-misc-unsafe-memory-access") || arg.startsWith("-XX:CompileCommand="))
             {
                 command.add(arg);
             }
