@@ -1,0 +1,36 @@
+package io.orbitkv.manager.peer;
+
+import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
+import io.orbitkv.codecs.transfer.TransferGrantDecoder;
+import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
+import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
+
+/**
+ * Decoded transfer control messages (schema {@code io.orbitkv.codecs.transfer}) delivered by the {@link PeerAdapter}
+ * on the peer agent's thread. The adapter has checked the frame's header, its peer session (or client), that the
+ * route's destination is this incarnation and that the sender is the incarnation that opened the session; judging
+ * the sender against the member view and everything in the body is the handler's. Decoders are wrapped at the
+ * message and valid only during the call.
+ */
+public interface TransferHandler
+{
+    /**
+     * Source: a requester asks for a grant; answer on {@code session} with a TransferGrant.
+     */
+    void onAuthorize(PeerSession session, TransferAuthorizeDecoder request);
+
+    /**
+     * Source: a requester ends a session; answer on {@code session} with a TransferReleaseAck.
+     */
+    void onRelease(PeerSession session, TransferReleaseDecoder request);
+
+    /**
+     * Requester: the answer to an authorization sent through {@code client}.
+     */
+    void onGrant(PeerClient client, TransferGrantDecoder grant);
+
+    /**
+     * Requester: the answer to a release sent through {@code client}.
+     */
+    void onReleaseAck(PeerClient client, TransferReleaseAckDecoder ack);
+}
