@@ -583,7 +583,7 @@ public final class MooncakeTransport implements Transport
      */
     public void closePeer(final int peer)
     {
-        final int index = liveIndex(peer);
+        final int index = closed ? -1 : liveIndex(peer);
         if (-1 == index)
         {
             return;
@@ -694,6 +694,10 @@ public final class MooncakeTransport implements Transport
      */
     public int poll(final TransportListener listener, final int limit)
     {
+        if (closed)
+        {
+            return 0; // the engine is destroyed: no downcall may reach it
+        }
         int delivered = 0;
         int i = 0;
         while (i < activeCount && delivered < limit)

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.orbitkv.ffm.AllocationWindows;
 import io.orbitkv.ffm.te.FakeTransferEngineLibrary;
+import io.orbitkv.ffm.te.TransferEngineC;
 import io.orbitkv.transport.TransportException;
 import io.orbitkv.transport.TransportListener;
 import io.orbitkv.transport.TransportStatus;
@@ -260,6 +261,73 @@ class MooncakeTransportTest
         assertEquals(0, requester.batchesInUse());
         // 2,400 reads a window: anything per read would be tens of kilobytes; allow for the measurement's noise.
         assertTrue(lastWindow < 16 * 1024, () -> lastWindow + " bytes allocated by 2400 reads");
+    }
+
+    @Test
+    void shouldEvictLeastRecentlyUsedIdlePeerAtCacheCapacity()
+    {
+        // Bare engines answer the handshake that opens a segment; reads from them fail (no tcp, no memory).
+        final TransferEngineC te = TransferEngineC.load(FakeTransferEngineLibrary.path(), arena);
+        final List<MemorySegment> engines = new ArrayList<>();
+        try
+        {
+            final List<String> endpoints = new ArrayList<>();
+            final MemorySegment name = arena.allocate(64);
+            for (int i = 0; i <= MooncakeTransport.PEER_CACHE_CAPACITY; i++)
+            {
+                final MemorySegment engine = te.createTransferEngine(arena.allocateFrom("P2PHANDSHAKE"),
+                    arena.allocateFrom("peer"), arena.allocateFrom("127.0.0.1"), 0, 0);
+                assertNotEquals(0, engine.address());
+                engines.add(engine);
+                assertEquals(0, te.getLocalIpAndPort(engine, name, name.byteSize()));
+                endpoints.add(name.getString(0));
+            }
+
+            final int[] handles = new int[MooncakeTransport.PEER_CACHE_CAPACITY];
+            for (int i = 0; i < handles.length; i++)
+            {
+                handles[i] = requester.peer(endpoints.get(i));
+                assertTrue(handles[i] >= 0, "peer " + i);
+                assertTrue(requester.submitRead(handles[i], 1, 1, pool.address(), staging.address(), 64, i));
+            }
+            final String extra = endpoints.get(MooncakeTransport.PEER_CACHE_CAPACITY);
+            assertEquals(-1, requester.peer(extra), "every cached peer has a read outstanding");
+            assertEquals(1, requester.peerCacheFullCount());
+
+            awaitCompletions(handles.length);
+            assertEquals(handles[0], requester.peer(endpoints.get(0)), "touch peer 0: peer 1 is now the oldest");
+            final int added = requester.peer(extra);
+            assertTrue(added >= 0);
+            assertEquals(1, requester.peerEvictionCount());
+            assertEquals(handles[0], requester.peer(endpoints.get(0)), "peer 0 stayed cached");
+
+            assertTrue(requester.submitRead(handles[1], 1, 1, pool.address(), staging.address(), 64, 99));
+            awaitCompletions(handles.length + 1);
+            assertEquals(TransportStatus.CLOSED, recorder.statuses.get(recorder.indexOf(99)), "evicted handle");
+        }
+        finally
+        {
+            for (final MemorySegment engine : engines)
+            {
+                te.destroyTransferEngine(engine);
+            }
+        }
+    }
+
+    @Test
+    void shouldMakeNoDowncallAfterClose()
+    {
+        final int peer = requester.peer(source.localEndpoint());
+        assertTrue(requester.submitRead(peer, 1, 1, pool.address(), staging.address(), 256 * 1024, 1));
+        requester.close();
+        assertEquals(0, requester.batchesInUse(), "close freed the batch of the read in flight");
+        assertEquals(0, requester.poll(recorder, 16));
+        assertFalse(requester.submitRead(peer, 1, 1, pool.address(), staging.address(), 64, 2));
+        requester.closePeer(peer);
+        assertThrows(TransportException.class, () -> requester.peer(source.localEndpoint()));
+        assertThrows(TransportException.class, () -> requester.registerMemory(staging.address(), 64));
+        requester.close();
+        assertEquals(List.of(), recorder.statuses, "outcomes are not delivered after close");
     }
 
     private int queueReads(final int peer, final int count, final int round)
