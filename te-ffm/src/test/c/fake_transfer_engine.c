@@ -370,9 +370,10 @@ static void *worker_main(void *arg)
             engine->queue_tail = NULL;
         }
         __atomic_store_n(&task->status, STATUS_PENDING, __ATOMIC_RELEASE);
+        const int stopping = engine->stopping;
         pthread_mutex_unlock(&engine->lock);
 
-        const int rc = engine->stopping ? -1 : run_task(engine, task);
+        const int rc = stopping ? -1 : run_task(engine, task);
         __atomic_store_n(&task->status, rc == 0 ? STATUS_COMPLETED : STATUS_FAILED, __ATOMIC_RELEASE);
     }
 }

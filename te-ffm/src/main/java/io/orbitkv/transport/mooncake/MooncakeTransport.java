@@ -700,7 +700,8 @@ public final class MooncakeTransport implements Transport
         }
         int delivered = 0;
         int i = 0;
-        while (i < activeCount && delivered < limit)
+        // A listener may close the transport: no downcall after that.
+        while (!closed && i < activeCount && delivered < limit)
         {
             final int slot = activeSlots[i];
             final byte state = slotState[slot];

@@ -179,6 +179,25 @@ class TransferEngineCTest
     }
 
     @Test
+    void shouldWriteIntoRegisteredRemoteMemory()
+    {
+        final int segment = te.openSegment(requester, arena.allocateFrom(sourceName));
+        for (int i = 0; i < 70_000; i++)
+        {
+            localMemory.set(ValueLayout.JAVA_BYTE, i, (byte)(i ^ 0x5a));
+        }
+        final long batch = te.allocateBatchID(requester, 1);
+        final MemorySegment request = TransferRequest.allocate(arena);
+        fillRead(request, segment, sourceMemory.address() + 8192, localMemory.address(), 70_000);
+        TransferRequest.opcode(request, TransferEngineC.OPCODE_WRITE);
+        assertEquals(TransferEngineC.RC_OK, te.submitTransfer(requester, batch, request, 1));
+        assertEquals(TransferEngineC.STATUS_COMPLETED, awaitFinal(batch, 0));
+        assertEquals(TransferEngineC.RC_OK, te.freeBatchID(requester, batch));
+        assertArrayEquals(localMemory.asSlice(0, 70_000).toArray(ValueLayout.JAVA_BYTE),
+            sourceMemory.asSlice(8192, 70_000).toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    @Test
     void shouldRefuseUnknownMetadataSchemeBeforeTheDowncall()
     {
         // The stand-in aborts the process on an unknown scheme, as the real library does: reaching it would end

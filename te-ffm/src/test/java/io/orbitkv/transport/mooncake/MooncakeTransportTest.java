@@ -330,6 +330,27 @@ class MooncakeTransportTest
         assertEquals(List.of(), recorder.statuses, "outcomes are not delivered after close");
     }
 
+    @Test
+    void shouldOpenAnotherBatchWhenTheCurrentOneIsFullAndFreeEvery()
+    {
+        requester.close();
+        requester = new MooncakeTransport(context().maxReadsInFlight(8).readsPerBatch(2));
+        requester.registerMemory(staging.address(), POOL_BYTES);
+        final int peer = requester.peer(source.localEndpoint());
+        for (int i = 0; i < 5; i++)
+        {
+            assertTrue(requester.submitRead(
+                peer, 1, 1, pool.address() + i * 4096L, staging.address() + i * 4096L, 4096, i));
+        }
+        assertEquals(3, requester.batchesInUse(), "five reads at two per batch, none freed before a poll");
+        awaitCompletions(5);
+        assertEquals(List.of(0, 0, 0, 0, 0), recorder.statuses);
+        assertArrayEquals(pool.asSlice(0, 5 * 4096).toArray(ValueLayout.JAVA_BYTE),
+            staging.asSlice(0, 5 * 4096).toArray(ValueLayout.JAVA_BYTE));
+        assertEquals(0, requester.batchesInUse());
+        assertEquals(0, requester.batchFreeFailureCount());
+    }
+
     private int queueReads(final int peer, final int count, final int round)
     {
         for (int j = 0; j < count; j++)
