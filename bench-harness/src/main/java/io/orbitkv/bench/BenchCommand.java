@@ -18,11 +18,12 @@ import picocli.CommandLine.Command;
         "  catalog  catalog delta apply, cold lookup, update lag, index bytes, snapshot rebuild vs Redis",
         "  discovery  peer lookups through three real Managers (cold, warm, publish-to-discoverable) vs Redis MGET",
         "  cli     CLI calls through scripts/orbitkv next to a running Manager vs java -version",
+        "  transfer  peer Reads of 2 MiB blocks and remote restores between two Managers vs iperf3 and raw TCP",
         "  (scripts/orbitkv bench jmh [ARGS] runs the JMH micro-benchmarks)"
     },
     subcommands = {
         BenchLocalCommand.class, BenchRingEchoCommand.class, BenchSsdCommand.class, BenchMembershipCommand.class,
-        BenchCatalogCommand.class, BenchDiscoveryCommand.class, BenchCliCommand.class
+        BenchCatalogCommand.class, BenchDiscoveryCommand.class, BenchCliCommand.class, BenchTransferCommand.class
     })
 public final class BenchCommand implements Runnable
 {
