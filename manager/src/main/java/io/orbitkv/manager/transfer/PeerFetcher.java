@@ -172,6 +172,8 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
                     fetch.orphanedRegion = null;
                     fetch.regionView = null;
                     fetch.regionAddress = 0;
+                    fetch.answered = false;
+                    fetch.lookupIndex = -1;
                     activeFetches++;
                     return fetch;
                 }
@@ -217,8 +219,8 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         {
             lookup.addPeerKey(fetch.hashes, fetch.hashOffset(k), fetch.hashLengths[k]);
         }
+        // The slot is this fetch's until discovery answers it (possibly from within startLookup).
         fetch.lookupIndex = lookup.index();
-        fetch.lookupGeneration = lookup.generation();
         catalog.startLookup(lookup, this);
     }
 
@@ -456,8 +458,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     {
         for (final PeerFetch fetch : fetches)
         {
-            if (fetch.active && PeerFetch.DISCOVERING == fetch.phase && fetch.lookupIndex == lookup.index() &&
-                fetch.lookupGeneration == lookup.generation())
+            if (fetch.active && PeerFetch.DISCOVERING == fetch.phase && fetch.lookupIndex == lookup.index())
             {
                 copyCandidates(fetch, lookup.answer(), 0);
                 fetch.phase = PeerFetch.AUTHORIZING;
@@ -711,7 +712,12 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
                     reason = keys.status();
                 }
             }
-            skipRest(grant);
+            while (keys.hasNext())
+            {
+                keys.next();
+            }
+            grant.skipTransportEndpoint();
+            grant.skipMessage();
             refused(fetch, attempt, reason, true);
             return;
         }
@@ -733,6 +739,13 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
                 fetch.keyLengths[i] = keys.length();
                 fetch.keyCrcs[i] = keys.crc32c();
                 fetch.keyStates[i] = PeerFetch.KEY_GRANTED;
+                if (0 == keys.address() || keys.length() <= 0)
+                {
+                    // A grant without a usable range: nothing can be read for this key.
+                    fetch.keyStates[i] = PeerFetch.KEY_FAILED;
+                    fetch.keyReasons[i] = FailureReason.TRANSFER;
+                    fetch.stopKey = Math.min(fetch.stopKey, i);
+                }
             }
             else if (k == granted && k < attempt.keyCount)
             {
@@ -848,17 +861,6 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         alternativesTried.incrementRelease();
         fetch.nextKey = from;
         plan(fetch);
-    }
-
-    private static void skipRest(final TransferGrantDecoder grant)
-    {
-        final TransferGrantDecoder.KeysDecoder keys = grant.keys();
-        while (keys.hasNext())
-        {
-            keys.next();
-        }
-        grant.skipTransportEndpoint();
-        grant.skipMessage();
     }
 
     // ---------------------------------------------------------------------------------------------------------------
