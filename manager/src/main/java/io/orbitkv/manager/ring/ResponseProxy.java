@@ -3,6 +3,7 @@ package io.orbitkv.manager.ring;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.catalog.PeerAnswer;
 import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.ResponseEncoder;
@@ -29,6 +30,12 @@ final class ResponseProxy
 
     /** The schema version of an answer without peer candidates. */
     static final int LOCAL_ANSWER_VERSION = 1;
+
+    /** The schema version of an answer with peer candidates. */
+    static final int PEER_ANSWER_VERSION = 2;
+
+    /** The schema version of an answer with a FAILED row. */
+    static final int FAILED_ANSWER_VERSION = 3;
 
     private static final byte[] NO_MESSAGE = new byte[0];
 
@@ -128,18 +135,56 @@ final class ResponseProxy
         final int keyCount,
         final PeerAnswer peers)
     {
+        return sendKeys(ring, clientId, correlationId, requestTemplateId, value, leaseId, statuses, lengths, null,
+            keyCount, peers);
+    }
+
+    /**
+     * As {@link #sendKeys(RingBuffer, long, long, int, long, long, KeyStatus[], int[], int, PeerAnswer)}, with the
+     * reason of each {@code FAILED} row. The frame's version is the lowest that carries the answer: 1 for local rows,
+     * 2 with candidates, 3 with a {@code FAILED} row.
+     *
+     * @param reasons per-key reason, or null when no row failed.
+     */
+    boolean sendKeys(
+        final RingBuffer ring,
+        final long clientId,
+        final long correlationId,
+        final int requestTemplateId,
+        final long value,
+        final long leaseId,
+        final KeyStatus[] statuses,
+        final int[] lengths,
+        final FailureReason[] reasons,
+        final int keyCount,
+        final PeerAnswer peers)
+    {
         final ResponseEncoder.KeysEncoder keys =
             encodeRoot(clientId, correlationId, requestTemplateId, StatusCode.OK, value, leaseId).keysCount(keyCount);
+        int version = LOCAL_ANSWER_VERSION;
         for (int i = 0; i < keyCount; i++)
         {
-            keys.next().status(statuses[i]).length(lengths[i]);
+            final KeyStatus status = statuses[i];
+            final FailureReason reason = null == reasons || KeyStatus.FAILED != status ? FailureReason.NONE : reasons[i];
+            keys.next().status(status).length(lengths[i]).reason(reason);
+            if (KeyStatus.FAILED == status)
+            {
+                version = FAILED_ANSWER_VERSION;
+            }
         }
         final int candidateCount = null == peers ? 0 : candidatesBelow(peers, keyCount);
         if (candidateCount > 0)
         {
-            headerEncoder.version(MessageHeaderEncoder.SCHEMA_VERSION);
+            version = Math.max(version, PEER_ANSWER_VERSION);
             encodePeers(peers, candidateCount);
         }
+        else if (version > PEER_ANSWER_VERSION)
+        {
+            // A version 3 frame has the peer groups, empty here.
+            responseEncoder.ownersCount(0);
+            responseEncoder.candidatesCount(0);
+        }
+        headerEncoder.version(version);
         responseEncoder.putMessage(NO_MESSAGE, 0, 0);
         return send(ring);
     }

@@ -152,7 +152,27 @@ public enum SystemCounterDescriptor implements CounterDescriptor
     MEMBERSHIP_EPOCH(144, "Membership: epoch of the current incarnation", true),
     MEMBERSHIP_KEEPALIVE_RTT_MAX_MS(145, "Membership: slowest keepalive round trip (ms)", true),
     MEMBERSHIP_VALIDITY_MARGIN_MIN_MS(146, "Membership: least validity left when a keepalive was acknowledged (ms)", true),
-    MEMBERSHIP_WAKEUPS(147, "Membership: membership thread wake-ups (timer or event)", false);
+    MEMBERSHIP_WAKEUPS(147, "Membership: membership thread wake-ups (timer or event)", false),
+    TRANSFER_FETCHES_STARTED(180, "Transfer: peer fetches started (requester)", false),
+    TRANSFER_FETCHES_SKIPPED(181, "Transfer: peer fetches not started (no free fetch or remote work disabled)", false),
+    TRANSFER_AUTHORIZE_SENT(182, "Transfer: authorizations sent to sources", false),
+    TRANSFER_GRANTS_RECEIVED(183, "Transfer: grants received", false),
+    TRANSFER_REFUSALS_RECEIVED(184, "Transfer: refusals received", false),
+    TRANSFER_AUTHORIZE_TIMEOUTS(185, "Transfer: authorizations unanswered in time", false),
+    TRANSFER_ALTERNATIVES_TRIED(186, "Transfer: alternative sources tried after a refusal", false),
+    TRANSFER_CANDIDATES_REMOVED(187, "Transfer: refused candidate versions removed from the candidate index", false),
+    TRANSFER_BLOCKS_FETCHED(188, "Transfer: blocks restored from peers (verified)", false),
+    TRANSFER_BYTES_FETCHED(189, "Transfer: bytes restored from peers (verified)", false),
+    TRANSFER_READ_FAILURES(190, "Transfer: peer reads failed (prefix stopped)", false),
+    TRANSFER_CHECKSUM_MISMATCHES(191, "Transfer: peer blocks whose CRC32C did not match (prefix stopped)", false),
+    TRANSFER_BLOCKS_ADMITTED(192, "Transfer: peer blocks admitted into local DRAM", false),
+    TRANSFER_RELEASES_SENT(193, "Transfer: releases sent to sources", false),
+    TRANSFER_RELEASE_RETRIES(194, "Transfer: releases sent again (unacknowledged)", false),
+    TRANSFER_RELEASES_ABANDONED(195, "Transfer: releases given up after the bounded attempts", false),
+    TRANSFER_STALE_GRANTS(196, "Transfer: grants for no waiting fetch (released at once)", false),
+    TRANSFER_FETCH_BUDGET_EXPIRED(197, "Transfer: fetches stopped by their time budget", false),
+    TRANSFER_FETCHES_ACTIVE(198, "Transfer: peer fetches in progress (requester)", true),
+    TRANSFER_READS_IN_FLIGHT(199, "Transfer: peer reads in flight (requester)", true);
 
     /** {@link #POOL_TOUCH_STATE}: no touch has begun (also the state of mode off). */
     public static final int POOL_TOUCH_NOT_STARTED = 0;
