@@ -26,9 +26,8 @@ import java.nio.charset.StandardCharsets;
  *   and a Read with the peers flag (schema version 3) list exactly one per {@code PEER} key: the source held for the
  *   lease, or the source the block was fetched from. Candidate key indexes are indexes of the batch; owner indexes
  *   are indexes of this result's owners, which are distinct across all the answers of the batch (one entry per
- *   runtime UUID). Capacity: {@code max(MAX_CANDIDATES_PER_LOOKUP, maxKeys)} candidates and one owner per
- *   candidate but at least {@link EngineRingLimits#MAX_PEER_OWNERS_PER_LOOKUP}, at most that many per request;
- *   what does not fit, or names a row or owner its answer does not have, is dropped and counted in
+ *   runtime UUID). Capacity: {@link #candidateCapacity(int)} candidates and {@link #ownerCapacity(int)} owners; a
+ *   candidate that does not fit, or names a row or an owner its answer does not have, is dropped and counted in
  *   {@link #droppedCandidates()}. All accessors are allocation-free but {@link #ownerNodeId(int)}.</li>
  * </ul>
  *

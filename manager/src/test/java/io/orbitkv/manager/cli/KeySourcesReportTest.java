@@ -99,34 +99,35 @@ class KeySourcesReportTest
         final ClientChainRunner.KeySources sources = new ClientChainRunner.KeySources(12);
         final OperationResult result = new OperationResult(6);
 
-        ResponseEncoder.KeysEncoder keys = root(6).keysCount(6);
+        final ResponseEncoder.KeysEncoder firstKeys = root(6).keysCount(6);
         for (int i = 0; i < 3; i++)
         {
-            keys.next().status(KeyStatus.DRAM).length(100).reason(FailureReason.NONE);
+            firstKeys.next().status(KeyStatus.DRAM).length(100).reason(FailureReason.NONE);
         }
-        keys.next().status(KeyStatus.SSD).length(100).reason(FailureReason.NONE);
-        keys.next().status(KeyStatus.PEER).length(200).reason(FailureReason.NONE);
-        keys.next().status(KeyStatus.PEER).length(200).reason(FailureReason.NONE);
+        firstKeys.next().status(KeyStatus.SSD).length(100).reason(FailureReason.NONE);
+        firstKeys.next().status(KeyStatus.PEER).length(200).reason(FailureReason.NONE);
+        firstKeys.next().status(KeyStatus.PEER).length(200).reason(FailureReason.NONE);
         encoder.ownersCount(1).next().runtimeUuidMsb(7).runtimeUuidLsb(8).nodeId("node-b");
-        ResponseEncoder.CandidatesEncoder candidates = encoder.candidatesCount(2);
-        candidates.next().keyIndex(4).ownerIndex(0).tier(KeyStatus.DRAM).insertionSequence(40).length(200);
-        candidates.next().keyIndex(5).ownerIndex(0).tier(KeyStatus.DRAM).insertionSequence(41).length(200);
+        final ResponseEncoder.CandidatesEncoder firstCandidates = encoder.candidatesCount(2);
+        firstCandidates.next().keyIndex(4).ownerIndex(0).tier(KeyStatus.DRAM).insertionSequence(40).length(200);
+        firstCandidates.next().keyIndex(5).ownerIndex(0).tier(KeyStatus.DRAM).insertionSequence(41).length(200);
         encoder.message("");
         send(result, 6);
         sources.record(0, result, 6, REQUEST_1_NS);
         sources.mismatch(1);
 
-        keys = root(2).keysCount(4);
-        keys.next().status(KeyStatus.PEER).length(200).reason(FailureReason.NONE);
-        keys.next().status(KeyStatus.PEER).length(200).reason(FailureReason.NONE);
-        keys.next().status(KeyStatus.FAILED).length(0).reason(FailureReason.CHECKSUM);
-        keys.next().status(KeyStatus.NOT_ATTEMPTED).length(0).reason(FailureReason.NONE);
+        // the second answer names the first answer's owner second
+        final ResponseEncoder.KeysEncoder secondKeys = root(2).keysCount(4);
+        secondKeys.next().status(KeyStatus.PEER).length(200).reason(FailureReason.NONE);
+        secondKeys.next().status(KeyStatus.PEER).length(200).reason(FailureReason.NONE);
+        secondKeys.next().status(KeyStatus.FAILED).length(0).reason(FailureReason.CHECKSUM);
+        secondKeys.next().status(KeyStatus.NOT_ATTEMPTED).length(0).reason(FailureReason.NONE);
         final ResponseEncoder.OwnersEncoder owners = encoder.ownersCount(2);
         owners.next().runtimeUuidMsb(9).runtimeUuidLsb(9).nodeId("node-c");
         owners.next().runtimeUuidMsb(7).runtimeUuidLsb(8).nodeId("node-b");
-        candidates = encoder.candidatesCount(2);
-        candidates.next().keyIndex(0).ownerIndex(1).tier(KeyStatus.DRAM).insertionSequence(60).length(200);
-        candidates.next().keyIndex(1).ownerIndex(0).tier(KeyStatus.SSD).insertionSequence(61).length(200);
+        final ResponseEncoder.CandidatesEncoder secondCandidates = encoder.candidatesCount(2);
+        secondCandidates.next().keyIndex(0).ownerIndex(1).tier(KeyStatus.DRAM).insertionSequence(60).length(200);
+        secondCandidates.next().keyIndex(1).ownerIndex(0).tier(KeyStatus.SSD).insertionSequence(61).length(200);
         encoder.message("");
         send(result, 4);
         sources.record(6, result, 4, REQUEST_2_NS);
