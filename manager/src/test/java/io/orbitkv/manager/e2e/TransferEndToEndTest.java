@@ -147,6 +147,22 @@ class TransferEndToEndTest
         return bad;
     }
 
+    /**
+     * Publish keys {@code first ..} from the source engine and wait until the requester's Manager sees them all as
+     * peer keys.
+     */
+    private static KeyBatch publishAndDiscover(
+        final EngineClient source, final EngineClient requester, final int first, final int count,
+        final OperationResult result)
+    {
+        final KeyBatch prefix = batch(first, count);
+        fill(source, first, count);
+        source.publish(prefix, result);
+        assertEquals(count, result.value(), "published");
+        CatalogTestKeys.awaitPeerKeys(requester, prefix, count, result, DEADLINE_NS);
+        return prefix;
+    }
+
     private static long value(final OrbitKvProcesses m, final SystemCounterDescriptor d)
     {
         return m.counter(d.label());
@@ -175,11 +191,7 @@ class TransferEndToEndTest
         final EngineClient engineB = engine(1);
         final OperationResult result = new OperationResult(512);
 
-        final KeyBatch prefix = batch(0, 32);
-        fill(engineA, 0, 32);
-        engineA.publish(prefix, result);
-        assertEquals(32, result.value());
-        CatalogTestKeys.awaitPeerKeys(engineB, prefix, 32, result, DEADLINE_NS);
+        final KeyBatch prefix = publishAndDiscover(engineA, engineB, 0, 32, result);
 
         // 1. Read with peers: every block from A, byte-exact, no etcd call, A's pins back to 0.
         final long etcdBefore = etcdCalls(b);
@@ -234,10 +246,7 @@ class TransferEndToEndTest
         final EngineClient engineB = engine(1);
         final OperationResult result = new OperationResult(512);
 
-        final KeyBatch prefix = batch(1_000, 8);
-        fill(engineA, 1_000, 8);
-        engineA.publish(prefix, result);
-        CatalogTestKeys.awaitPeerKeys(engineB, prefix, 8, result, DEADLINE_NS);
+        final KeyBatch prefix = publishAndDiscover(engineA, engineB, 1_000, 8, result);
 
         engineB.read(prefix, 0L, true, result);
         assertEquals(0, result.value(), () -> describe(result));
@@ -259,10 +268,7 @@ class TransferEndToEndTest
         final EngineClient engineB = engine(1);
         final OperationResult result = new OperationResult(512);
 
-        final KeyBatch prefix = batch(2_000, 16);
-        fill(engineA, 2_000, 16);
-        engineA.publish(prefix, result);
-        CatalogTestKeys.awaitPeerKeys(engineB, prefix, 16, result, DEADLINE_NS);
+        final KeyBatch prefix = publishAndDiscover(engineA, engineB, 2_000, 16, result);
         engineB.read(prefix, 0L, true, result);
         assertEquals(16, result.value(), () -> describe(result));
         assertEquals(16, value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_ADMITTED));
@@ -339,10 +345,7 @@ class TransferEndToEndTest
         final EngineClient engineB = engine(1);
         final OperationResult result = new OperationResult(512);
 
-        final KeyBatch prefix = batch(4_000, 32);
-        fill(engineA, 4_000, 32);
-        engineA.publish(prefix, result);
-        CatalogTestKeys.awaitPeerKeys(engineB, prefix, 32, result, DEADLINE_NS);
+        final KeyBatch prefix = publishAndDiscover(engineA, engineB, 4_000, 32, result);
         engineB.lookup(prefix, true, true, result);
         assertEquals(32, result.value(), () -> describe(result));
         final long leaseId = result.leaseId();
@@ -371,10 +374,7 @@ class TransferEndToEndTest
         final EngineClient engineB = engine(1);
         final OperationResult result = new OperationResult(512);
 
-        final KeyBatch prefix = batch(5_000, 32);
-        fill(engineA, 5_000, 32);
-        engineA.publish(prefix, result);
-        CatalogTestKeys.awaitPeerKeys(engineB, prefix, 32, result, DEADLINE_NS);
+        final KeyBatch prefix = publishAndDiscover(engineA, engineB, 5_000, 32, result);
         engineB.lookup(prefix, true, true, result);
         assertEquals(32, result.value(), () -> describe(result));
         awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 32);
