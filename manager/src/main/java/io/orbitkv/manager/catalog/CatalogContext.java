@@ -9,6 +9,7 @@ import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.transfer.TransferService;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
@@ -40,6 +41,7 @@ public final class CatalogContext implements AutoCloseable
     private CountersManager countersManager;
     private ErrorHandler errorHandler;
     private NanoClock nanoClock = SystemNanoClock.INSTANCE;
+    private TransferService transfers;
 
     private boolean concluded;
     private CatalogHost host;
@@ -95,6 +97,7 @@ public final class CatalogContext implements AutoCloseable
             .validator(host.validator())
             .coldQueryHandler(host.coldQueryHandler())
             .handler(new CatalogPeerHandler(members, streams, discovery, systemCounters, nanoClock))
+            .transferHandler(transfers)
             .countersManager(countersManager)
             .errorHandler(errorHandler)
             .nanoClock(nanoClock));
@@ -341,5 +344,21 @@ public final class CatalogContext implements AutoCloseable
     public NanoClock nanoClock()
     {
         return nanoClock;
+    }
+
+    /**
+     * @param transfers the transfer control the peer transport delivers transfer frames to and the service's duty
+     *                  cycle drives, or null (default) for a Manager without peer transfers.
+     * @return this.
+     */
+    public CatalogContext transfers(final TransferService transfers)
+    {
+        this.transfers = transfers;
+        return this;
+    }
+
+    TransferService transfers()
+    {
+        return transfers;
     }
 }

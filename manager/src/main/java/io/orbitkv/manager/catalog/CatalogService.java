@@ -9,6 +9,7 @@ import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.transfer.TransferService;
 import org.agrona.CloseHelper;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.NanoClock;
@@ -56,6 +57,7 @@ public final class CatalogService implements Agent, AutoCloseable
     private final PeerDiscovery discovery;
     private final PeerTransport transport;
     private final PeerAgent agent;
+    private final TransferService transfers;
     private long gaugesAtNs;
 
     /**
@@ -88,6 +90,7 @@ public final class CatalogService implements Agent, AutoCloseable
         this.members = ctx.members();
         this.candidates = ctx.candidates();
         this.discovery = ctx.discovery();
+        this.transfers = ctx.transfers();
     }
 
     /**
@@ -117,7 +120,9 @@ public final class CatalogService implements Agent, AutoCloseable
     {
         final long nowNs = clock.nanoTime();
         final long nowMs = nowNs / 1_000_000L;
-        int work = transport.doWork();
+        // Transfers first: the answers to frames the transport delivers in this cycle go through this cycle's agent.
+        int work = null == transfers ? 0 : transfers.doWork(agent, membership, nowNs);
+        work += transport.doWork();
         work += members.syncIncarnation(membership, agent);
         work += members.syncView(membership, agent);
         work += streams.doWork(agent, nowNs, nowMs);

@@ -107,6 +107,7 @@ final class SourceAuthorizer
     private final AtomicCounter requestersLost;
     private final AtomicCounter answersFailed;
 
+    private int namespaceLength;
     private long nextDeadlineNs = Long.MAX_VALUE;
     private long appliedViewVersion;
     private boolean flipped;
@@ -226,7 +227,6 @@ final class SourceAuthorizer
             return;
         }
 
-        final int namespaceLength = request.keyNamespaceLength();
         final int namespaceId = namespaces.lookup(namespace, 0, namespaceLength);
         request.sbeRewind();
         final TransferAuthorizeDecoder.KeysDecoder keys = request.keys();
@@ -315,12 +315,13 @@ final class SourceAuthorizer
                 keys.skipKeyHash();
                 sum += expectedBytes;
             }
-            final int namespaceLength = request.keyNamespaceLength();
-            if (namespaceLength < 1 || namespaceLength > StateKey.MAX_NAMESPACE_LENGTH || request.maxBytes() != sum)
+            final int length = request.keyNamespaceLength();
+            if (length < 1 || length > StateKey.MAX_NAMESPACE_LENGTH || request.maxBytes() != sum)
             {
                 return -1;
             }
-            request.getKeyNamespace(namespace, 0, namespaceLength);
+            request.getKeyNamespace(namespace, 0, length);
+            namespaceLength = length;
             return count;
         }
         catch (final IndexOutOfBoundsException ex)
