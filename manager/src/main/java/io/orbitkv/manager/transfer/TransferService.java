@@ -47,6 +47,8 @@ public final class TransferService implements TransferHandler, TransportListener
     private final AgentChannel channel = new AgentChannel();
     private final BoundMembers members = new BoundMembers();
     private final AtomicCounter staleIncarnations;
+    private Membership boundMembership;
+    private MembershipMembers membershipMembers;
 
     /**
      * @param settings          the source's limits.
@@ -85,12 +87,23 @@ public final class TransferService implements TransferHandler, TransportListener
      */
     public int doWork(final PeerAgent agent, final Membership membership, final long nowNs)
     {
-        channel.agent = agent;
-        if (null == members.members || members.membership != membership)
+        if (null == membershipMembers || boundMembership != membership)
         {
-            members.membership = membership;
-            members.members = new MembershipMembers(membership);
+            boundMembership = membership;
+            membershipMembers = new MembershipMembers(membership);
         }
+        return doWork(agent, membershipMembers, nowNs);
+    }
+
+    /**
+     * {@link #doWork(PeerAgent, Membership, long)} with the member view given as {@link SourceMembers}.
+     *
+     * @return work done.
+     */
+    public int doWork(final PeerAgent agent, final SourceMembers sourceMembers, final long nowNs)
+    {
+        channel.agent = agent;
+        members.members = sourceMembers;
         staleIncarnations.setRelease(agent.counters().get(PeerCounter.TRANSFER_REJECTED_STALE_INCARNATION).get());
         return source.doWork(nowNs) + transport.poll(this, POLL_LIMIT);
     }
@@ -176,8 +189,7 @@ public final class TransferService implements TransferHandler, TransportListener
      */
     private static final class BoundMembers implements SourceMembers
     {
-        private Membership membership;
-        private MembershipMembers members;
+        private SourceMembers members;
 
         public boolean grantsAllowed(final long nowNs)
         {

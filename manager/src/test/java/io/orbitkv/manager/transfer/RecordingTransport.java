@@ -12,17 +12,17 @@ import io.orbitkv.transport.TransportListener;
  * (when it can revoke) the onRevoked events {@link #poll} delivers. Stands in for the real transports in the source's
  * unit tests.
  */
-final class RecordingTransport implements Transport
+public final class RecordingTransport implements Transport
 {
-    final Map<Long, long[]> exported = new HashMap<>();
+    public final Map<Long, long[]> exported = new HashMap<>();
     final Map<Long, Long> tokens = new HashMap<>();
     final ArrayDeque<Long> revoked = new ArrayDeque<>();
     final boolean canRevoke;
     boolean refuseExports;
     int exports;
-    int revokes;
+    public int revokes;
 
-    RecordingTransport(final boolean canRevoke)
+    public RecordingTransport(final boolean canRevoke)
     {
         this.canRevoke = canRevoke;
     }
