@@ -242,9 +242,9 @@ public final class ManagerContext
         check(transferMaxSessions >= 1 && transferMaxSessions <= io.orbitkv.codecs.TransferLimits.MAX_SESSIONS,
             "--transfer-max-sessions must be 1.." + io.orbitkv.codecs.TransferLimits.MAX_SESSIONS + ": " +
             transferMaxSessions);
-        check(transferSessionsPerPeer >= 1 && transferSessionsPerPeer <= transferMaxSessions,
-            "--transfer-sessions-per-peer must be 1..--transfer-max-sessions (" + transferMaxSessions + "): " +
-            transferSessionsPerPeer);
+        check(transferSessionsPerPeer >= 1 && transferSessionsPerPeer <= io.orbitkv.codecs.TransferLimits.MAX_SESSIONS,
+            "--transfer-sessions-per-peer must be 1.." + io.orbitkv.codecs.TransferLimits.MAX_SESSIONS + " (at most " +
+            "--transfer-max-sessions takes effect): " + transferSessionsPerPeer);
         check(transferSessionTtlNs >= 1_000_000L && transferSessionTtlNs / 1_000_000L <= Integer.MAX_VALUE,
             "--transfer-session-ttl must be at least 1ms and below 2^31 ms: " + transferSessionTtlNs + " ns");
     }
@@ -967,9 +967,21 @@ public final class ManagerContext
         return this;
     }
 
+    /**
+     * @return sessions one requesting peer may hold as configured (no more than {@link #transferMaxSessions()} take
+     * effect, see {@link #effectiveTransferSessionsPerPeer()}).
+     */
     public int transferSessionsPerPeer()
     {
         return transferSessionsPerPeer;
+    }
+
+    /**
+     * @return the per-peer session limit in force: the flag, at most the session limit.
+     */
+    public int effectiveTransferSessionsPerPeer()
+    {
+        return Math.min(transferSessionsPerPeer, transferMaxSessions);
     }
 
     public ManagerContext transferSessionsPerPeer(final int transferSessionsPerPeer)

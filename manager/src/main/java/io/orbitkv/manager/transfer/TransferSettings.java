@@ -44,7 +44,7 @@ public record TransferSettings(
     public static TransferSettings of(final ManagerContext ctx)
     {
         return new TransferSettings(ctx.effectiveTransferBudgetBytes(), ctx.transferMaxSessions(),
-            ctx.transferSessionsPerPeer(), ctx.transferSessionTtlNs(), ctx.transferTestFlipFirstByte());
+            ctx.effectiveTransferSessionsPerPeer(), ctx.transferSessionTtlNs(), ctx.transferTestFlipFirstByte());
     }
 
     /**
