@@ -104,7 +104,11 @@ public final class TransferService implements TransferHandler, TransportListener
     {
         channel.agent = agent;
         members.members = sourceMembers;
-        staleIncarnations.setRelease(agent.counters().get(PeerCounter.TRANSFER_REJECTED_STALE_INCARNATION).get());
+        final long stale = agent.counters().get(PeerCounter.TRANSFER_REJECTED_STALE_INCARNATION).get();
+        if (stale != staleIncarnations.getPlain())
+        {
+            staleIncarnations.setRelease(stale);
+        }
         return source.doWork(nowNs) + transport.poll(this, POLL_LIMIT);
     }
 

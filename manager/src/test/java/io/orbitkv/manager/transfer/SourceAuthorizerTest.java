@@ -5,8 +5,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.HashSet;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import io.orbitkv.codecs.TransferLimits;
@@ -607,24 +605,170 @@ class SourceAuthorizerTest
         assertEquals((byte)1, store.pool().get(ValueLayout.JAVA_BYTE, offset0), "flipped once only");
     }
 
+
+    @Test
+    void shouldAuthorizeGrantAndReleaseWithoutAllocating()
+    {
+        start(true, 1L << 20, 16, 4);
+        final long seq0 = publish(0, BLOCK_LENGTH);
+        final long seq1 = publish(1, BLOCK_LENGTH);
+        final QuietTransport quiet = new QuietTransport();
+        source = new SourceAuthorizer(new TransferSettings(1L << 20, 16, 4, TTL_NS, false), store, namespaces, quiet,
+            members, channel, counters);
+        final UnsafeBuffer authorizeFrame = new UnsafeBuffer(new byte[4096]);
+        authorize(1, 0, seq0, BLOCK_LENGTH, 1, seq1, BLOCK_LENGTH);
+        authorizeFrame.putBytes(0, frame, 0, authorizeFrame.capacity());
+        final UnsafeBuffer releaseFrame = new UnsafeBuffer(new byte[256]);
+        release(1, 1);
+        releaseFrame.putBytes(0, frame, 0, releaseFrame.capacity());
+        final int requesterSessionIdOffset = MessageHeaderDecoder.ENCODED_LENGTH +
+            TransferAuthorizeDecoder.requesterSessionIdEncodingOffset();
+        final int transferSessionIdOffset = MessageHeaderDecoder.ENCODED_LENGTH +
+            TransferReleaseDecoder.transferSessionIdEncodingOffset();
+        final TransferAuthorizeDecoder authorizeView = new TransferAuthorizeDecoder();
+        final TransferReleaseDecoder releaseView = new TransferReleaseDecoder();
+        final TransferGrantDecoder grantView = new TransferGrantDecoder();
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
+        threads.setThreadAllocatedMemoryEnabled(true);
+
+        long allocated = -1;
+        long requesterSessionId = 1;
+        for (int window = 0; window < 30 && 0 != allocated; window++)
+        {
+            final long before = threads.getCurrentThreadAllocatedBytes();
+            for (int i = 0; i < 500; i++)
+            {
+                authorizeFrame.putLong(requesterSessionIdOffset, ++requesterSessionId, java.nio.ByteOrder.LITTLE_ENDIAN);
+                authorizeView.wrap(authorizeFrame, MessageHeaderDecoder.ENCODED_LENGTH,
+                    TransferAuthorizeDecoder.BLOCK_LENGTH, TransferAuthorizeDecoder.SCHEMA_VERSION);
+                source.onAuthorize(session, authorizeView, nowNs);
+                grantView.wrap(channel.last, MessageHeaderDecoder.ENCODED_LENGTH, TransferGrantDecoder.BLOCK_LENGTH,
+                    TransferGrantDecoder.SCHEMA_VERSION);
+                if (TransferStatus.OK != grantView.status())
+                {
+                    throw new AssertionError("refused: " + grantView.status());
+                }
+                releaseFrame.putLong(transferSessionIdOffset, grantView.transferSessionId(),
+                    java.nio.ByteOrder.LITTLE_ENDIAN);
+                releaseFrame.putLong(MessageHeaderDecoder.ENCODED_LENGTH +
+                    TransferReleaseDecoder.requesterSessionIdEncodingOffset(), requesterSessionId,
+                    java.nio.ByteOrder.LITTLE_ENDIAN);
+                releaseView.wrap(releaseFrame, MessageHeaderDecoder.ENCODED_LENGTH, TransferReleaseDecoder.BLOCK_LENGTH,
+                    TransferReleaseDecoder.SCHEMA_VERSION);
+                source.onRelease(session, releaseView);
+                source.doWork(nowNs);
+            }
+            allocated = threads.getCurrentThreadAllocatedBytes() - before;
+        }
+        assertEquals(0, allocated, "bytes allocated in the last window of 500 authorize/grant/release rounds");
+        assertEquals(0, store.dram().pinCount(entryOf(0)));
+        assertEquals(0, source.holds().activeCount());
+    }
+
     // ---------------------------------------------------------------------------------------------------------------
 
+    /**
+     * A one-sided transport that keeps nothing (the recording one boxes its ids).
+     */
+    private static final class QuietTransport implements io.orbitkv.transport.Transport
+    {
+        public String name()
+        {
+            return "quiet";
+        }
+
+        public String localEndpoint()
+        {
+            return "127.0.0.1:7001";
+        }
+
+        public boolean canRevoke()
+        {
+            return false;
+        }
+
+        public void registerMemory(final long address, final long length)
+        {
+        }
+
+        public void unregisterMemory(final long address)
+        {
+        }
+
+        public boolean export(
+            final long sessionId, final long token, final long[] addresses, final int[] lengths, final int count)
+        {
+            return true;
+        }
+
+        public void revoke(final long sessionId)
+        {
+        }
+
+        public int peer(final CharSequence endpoint)
+        {
+            return -1;
+        }
+
+        public void closePeer(final int peer)
+        {
+        }
+
+        public boolean submitRead(
+            final int peer, final long sessionId, final long token, final long remoteAddress, final long localAddress,
+            final int length, final long requestId)
+        {
+            return false;
+        }
+
+        public int poll(final io.orbitkv.transport.TransportListener listener, final int limit)
+        {
+            return 0;
+        }
+
+        public int readsInFlight()
+        {
+            return 0;
+        }
+
+        public void close()
+        {
+        }
+    }
+
+    /**
+     * The member view the test controls (a few incarnations, looked up without allocating).
+     */
     private static final class Members implements SourceMembers
     {
-        private final Set<String> incarnations = new HashSet<>();
+        private final long[] msbs = new long[8];
+        private final long[] lsbs = new long[8];
+        private int count;
         boolean grantsAllowed = true;
         long version;
 
         void add(final long msb, final long lsb)
         {
-            incarnations.add(msb + ":" + lsb);
+            msbs[count] = msb;
+            lsbs[count] = lsb;
+            count++;
             version++;
         }
 
         void remove(final long msb, final long lsb)
         {
-            incarnations.remove(msb + ":" + lsb);
-            version++;
+            for (int i = 0; i < count; i++)
+            {
+                if (msbs[i] == msb && lsbs[i] == lsb)
+                {
+                    count--;
+                    msbs[i] = msbs[count];
+                    lsbs[i] = lsbs[count];
+                    version++;
+                    return;
+                }
+            }
         }
 
         public boolean grantsAllowed(final long nowNs)
@@ -634,7 +778,14 @@ class SourceAuthorizerTest
 
         public boolean isMember(final long incarnationMsb, final long incarnationLsb)
         {
-            return incarnations.contains(incarnationMsb + ":" + incarnationLsb);
+            for (int i = 0; i < count; i++)
+            {
+                if (msbs[i] == incarnationMsb && lsbs[i] == incarnationLsb)
+                {
+                    return true;
+                }
+            }
+            return false;
         }
 
         public long viewVersion()
@@ -645,7 +796,7 @@ class SourceAuthorizerTest
 
     private static final class Channel implements AnswerChannel
     {
-        private final UnsafeBuffer last = new UnsafeBuffer(new byte[SourceAuthorizer.MAX_ANSWER_BYTES]);
+        final UnsafeBuffer last = new UnsafeBuffer(new byte[SourceAuthorizer.MAX_ANSWER_BYTES]);
         private final MessageHeaderDecoder header = new MessageHeaderDecoder();
 
         public boolean offer(final PeerSession session, final DirectBuffer buffer, final int offset, final int length)
