@@ -156,6 +156,14 @@ public final class TieredStore
             ssd.length(Residence.entryId(residence)) : dram.length(Residence.entryId(residence));
     }
 
+    /**
+     * @return the CRC32C of the block as sealed by its publisher.
+     */
+    public int crc32c(final long residence)
+    {
+        return 0; // placeholder until block checksums land
+    }
+
     public static KeyStatus status(final long residence)
     {
         return Residence.isSsd(residence) ? KeyStatus.SSD : KeyStatus.DRAM;

@@ -6,9 +6,11 @@ import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.transfer.MessageHeaderEncoder;
 import io.orbitkv.codecs.transfer.ReleaseReason;
+import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
 import io.orbitkv.codecs.transfer.TransferAuthorizeEncoder;
 import io.orbitkv.codecs.transfer.TransferGrantDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
+import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseEncoder;
 import io.orbitkv.codecs.transfer.TransferStatus;
 import io.orbitkv.codecs.transfer.TransferTier;
@@ -20,6 +22,8 @@ import io.orbitkv.manager.catalog.PendingLookup;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.peer.PeerSession;
+import io.orbitkv.manager.peer.TransferHandler;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
@@ -96,6 +100,28 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     private final AtomicCounter budgetExpired;
     private final AtomicCounter fetchesActiveGauge;
     private final AtomicCounter readsInFlightGauge;
+    private final TransferHandler answers = new TransferHandler()
+    {
+        public void onAuthorize(final PeerSession session, final TransferAuthorizeDecoder request)
+        {
+            // Authorizations are the source side's.
+        }
+
+        public void onRelease(final PeerSession session, final TransferReleaseDecoder request)
+        {
+            // Releases are the source side's.
+        }
+
+        public void onGrant(final PeerClient client, final TransferGrantDecoder grant)
+        {
+            PeerFetcher.this.onGrant(client, grant);
+        }
+
+        public void onReleaseAck(final PeerClient client, final TransferReleaseAckDecoder ack)
+        {
+            PeerFetcher.this.onReleaseAck(client, ack);
+        }
+    };
     private long nextRequesterSessionId;
     private int activeFetches;
     private int readsInFlight;
@@ -336,6 +362,14 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         transport.unregisterMemory(address);
     }
 
+    /**
+     * @return the handler of the sources' answers (grants, release acks) addressed to this requester.
+     */
+    public TransferHandler answers()
+    {
+        return answers;
+    }
+
     public int activeFetches()
     {
         return activeFetches;
@@ -359,7 +393,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         {
             return 0;
         }
-        int work = transport.poll(this, 64);
+        int work = 0;
         for (final PeerFetch fetch : fetches)
         {
             if (!fetch.active)
@@ -954,7 +988,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
 
     public void onRevoked(final long sessionId)
     {
-        // Source side: the transfer service routes revocations there.
+        // Revocations are the source side's; the transfer service routes them there.
     }
 
     private void fail(final PeerFetch fetch, final int k, final FailureReason reason)
