@@ -68,6 +68,7 @@ final class BuiltinIoLoop implements Runnable
     private final ServerSocketChannel listener;
     private final String localEndpoint;
     private volatile boolean running = true;
+    private boolean completionsQueued;
 
     // Sessions as the I/O thread sees them.
     private final LongIntMap liveSessions;
@@ -211,12 +212,27 @@ final class BuiltinIoLoop implements Runnable
                 drainCommands();
                 final long nowNs = System.nanoTime();
                 expireReads(nowNs);
+                signalCompletions();
                 waitAndService(nowNs);
             }
         }
         finally
         {
             shutdown();
+            signalCompletions();
+        }
+    }
+
+    private void signalCompletions()
+    {
+        if (completionsQueued)
+        {
+            completionsQueued = false;
+            final Runnable signal = context.completionSignal();
+            if (null != signal)
+            {
+                signal.run();
+            }
         }
     }
 
@@ -325,6 +341,7 @@ final class BuiltinIoLoop implements Runnable
         liveSessions.remove(owner.sessionId[slot]);
         sessionState[slot] = BuiltinTransport.SESSION_FREE;
         owner.completions.offer(BuiltinTransport.completion(BuiltinTransport.EVENT_REVOKED, 0, slot, 0));
+        completionsQueued = true;
     }
 
     private void accept()
@@ -1019,6 +1036,7 @@ final class BuiltinIoLoop implements Runnable
         }
         final long bytes = TransportStatus.OK == status ? owner.readLength[read] : readBytesDone[read];
         owner.completions.offer(BuiltinTransport.completion(BuiltinTransport.EVENT_READ, status, read, bytes));
+        completionsQueued = true;
     }
 
     private void unlinkPending(final int read)

@@ -804,6 +804,7 @@ public final class BuiltinTransport implements Transport
         private long readTimeoutNs = READ_TIMEOUT_NS_DEFAULT;
         private int socketSendBufferBytes = SOCKET_BUFFER_BYTES_DEFAULT;
         private int socketReceiveBufferBytes = SOCKET_BUFFER_BYTES_DEFAULT;
+        private Runnable completionSignal;
 
         /**
          * Check every setting.
@@ -1091,6 +1092,25 @@ public final class BuiltinTransport implements Transport
         public int socketReceiveBufferBytes()
         {
             return socketReceiveBufferBytes;
+        }
+
+        /**
+         * @param completionSignal run on the I/O thread after it queued completions for {@link #poll}, e.g. to wake
+         *                         a sleeping owner agent; must be quick, thread-safe and allocation-free. Null for none.
+         * @return this.
+         */
+        public Context completionSignal(final Runnable completionSignal)
+        {
+            this.completionSignal = completionSignal;
+            return this;
+        }
+
+        /**
+         * @return run on the I/O thread after it queued completions, or null.
+         */
+        public Runnable completionSignal()
+        {
+            return completionSignal;
         }
     }
 }

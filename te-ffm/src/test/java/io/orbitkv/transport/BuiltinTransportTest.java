@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 import com.sun.management.ThreadMXBean;
@@ -93,6 +94,52 @@ class BuiltinTransportTest
         assertEquals(0, requester.readsInFlight());
         assertTrue(source.stats().get(BuiltinTransportStats.REQUESTS_SERVED) >= 4 + 6 + 3);
         assertEquals(0, source.stats().get(BuiltinTransportStats.SENDS_IN_PROGRESS));
+    }
+
+    @Test
+    void shouldCompleteManyConcurrentReadsByteExactAndSignalCompletions()
+    {
+        final AtomicInteger signals = new AtomicInteger();
+        final BuiltinTransport source = source(new BuiltinTransport.Context());
+        final BuiltinTransport requester = requester(new BuiltinTransport.Context()
+            .chunkBytes(64 * 1024).maxChunksPerStream(4).completionSignal(signals::incrementAndGet));
+        assertTrue(source.export(SESSION, TOKEN, new long[]{pool.address()}, new int[]{(int)(32 * MIB)}, 1));
+        final int peer = requester.peer(source.localEndpoint());
+        local.fill((byte)0);
+
+        final int reads = 64;
+        final long stride = 512 * 1024;
+        for (int i = 0; i < reads; i++)
+        {
+            final long offset = i * stride + i;
+            final int length = 1 + (int)((i * 7919L * 64) % (stride - 64));
+            assertTrue(requester.submitRead(
+                peer, SESSION, TOKEN, pool.address() + offset, local.address() + offset, length, 1000 + i));
+        }
+        assertEquals(reads, requester.readsInFlight());
+        await(() -> reads == recorder.completed.size(), requester);
+        for (int i = 0; i < reads; i++)
+        {
+            final long offset = i * stride + i;
+            final int length = 1 + (int)((i * 7919L * 64) % (stride - 64));
+            assertEquals(TransportStatus.OK, recorder.status(1000 + i));
+            assertEquals(-1, local.asSlice(offset, length).mismatch(pool.asSlice(offset, length)), "read " + i);
+        }
+        assertEquals(0, requester.readsInFlight());
+        assertTrue(signals.get() > 0);
+    }
+
+    @Test
+    void shouldDeliverOnRevokedForEveryRevokeOfOneSession()
+    {
+        final BuiltinTransport source = source(new BuiltinTransport.Context());
+        assertTrue(source.export(SESSION, TOKEN, new long[]{pool.address()}, new int[]{4096}, 1));
+        source.revoke(SESSION);
+        source.revoke(SESSION);
+        await(() -> 2 == recorder.revoked.size(), source);
+        assertEquals(List.of(SESSION, SESSION), recorder.revoked);
+        assertEquals(0, source.sessionsHeld());
+        assertTrue(source.export(SESSION, TOKEN, new long[]{pool.address()}, new int[]{4096}, 1));
     }
 
     @Test
