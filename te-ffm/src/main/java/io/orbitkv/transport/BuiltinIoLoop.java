@@ -90,6 +90,7 @@ final class BuiltinIoLoop implements Runnable
 
     // Peers and their streams.
     private final int[] peerGeneration;
+    private final InetSocketAddress[] peerAddress;
     private final boolean[] peerOpen;
     private final int[] peerPendingHead;
     private final int[] peerPendingTail;
@@ -126,6 +127,7 @@ final class BuiltinIoLoop implements Runnable
         activePrev = new int[maxReads];
 
         peerGeneration = new int[maxPeers];
+        peerAddress = new InetSocketAddress[maxPeers];
         peerOpen = new boolean[maxPeers];
         peerPendingHead = new int[maxPeers];
         peerPendingTail = new int[maxPeers];
@@ -260,7 +262,8 @@ final class BuiltinIoLoop implements Runnable
             final long at = i * eventBytes;
             final long data = events.get(ValueLayout.JAVA_LONG_UNALIGNED, at + EpollEvent.DATA$OFFSET);
             final int flags = events.get(ValueLayout.JAVA_INT_UNALIGNED, at + EpollEvent.EVENTS$OFFSET);
-            final int kind = (int)(data >>> 32);
+            final int kind = (int)(data >>> 56);
+            final int incarnation = (int)(data >>> 32) & 0xFFFFFF;
             final int index = (int)data;
             try
             {
@@ -269,7 +272,14 @@ final class BuiltinIoLoop implements Runnable
                     case KIND_WAKE -> LibC.read(state, owner.wakeFd, wakeBuffer, Long.BYTES);
                     case KIND_LISTENER -> accept();
                     case KIND_SERVER -> serviceServer(connections[index]);
-                    case KIND_STREAM -> serviceStream(streams[index], flags);
+                    case KIND_STREAM ->
+                    {
+                        // An event of a connection closed earlier in this batch must not act on its successor.
+                        if (streams[index].incarnation == incarnation)
+                        {
+                            serviceStream(streams[index], flags);
+                        }
+                    }
                     default ->
                     {
                     }
@@ -623,9 +633,10 @@ final class BuiltinIoLoop implements Runnable
 
     // ---------------------------------------------------------------- requester side
 
-    private void openPeer(final int peerSlot, final int generation)
+    private void openPeer(final int peerSlot, final int connectIndex)
     {
-        peerGeneration[peerSlot] = generation;
+        peerGeneration[peerSlot] = owner.connectGeneration[connectIndex];
+        peerAddress[peerSlot] = owner.connectAddress[connectIndex];
         peerOpen[peerSlot] = running;
         for (int i = 0; i < streamsPerPeer; i++)
         {
@@ -755,7 +766,7 @@ final class BuiltinIoLoop implements Runnable
     private void connect(final Stream stream)
     {
         final int peerSlot = stream.peerSlot;
-        final InetSocketAddress address = owner.peerAddress[peerSlot];
+        final InetSocketAddress address = peerAddress[peerSlot];
         if (!peerOpen[peerSlot] || null == address)
         {
             return;
@@ -770,11 +781,15 @@ final class BuiltinIoLoop implements Runnable
                 throw new IOException("no descriptor");
             }
             final boolean connected = channel.connect(address);
-            if (!add(fd, CONNECTION_EVENTS, KIND_STREAM, stream.index))
+            if (!add(fd, CONNECTION_EVENTS, KIND_STREAM, stream.incarnation + 1, stream.index))
             {
                 throw new IOException("epoll_ctl failed: " + Errno.describe(state.errno()));
             }
             stream.open(channel, fd, connected ? STREAM_CONNECTED : STREAM_CONNECTING);
+            if (connected)
+            {
+                flush(stream);
+            }
         }
         catch (final IOException | RuntimeException ex)
         {
@@ -1097,8 +1112,13 @@ final class BuiltinIoLoop implements Runnable
 
     private boolean add(final int fd, final int flags, final int kind, final int index)
     {
+        return add(fd, flags, kind, 0, index);
+    }
+
+    private boolean add(final int fd, final int flags, final int kind, final int incarnation, final int index)
+    {
         EpollEvent.events(control, flags);
-        EpollEvent.data(control, ((long)kind << 32) | (index & 0xFFFFFFFFL));
+        EpollEvent.data(control, ((long)kind << 56) | ((long)(incarnation & 0xFFFFFF) << 32) | (index & 0xFFFFFFFFL));
         return 0 == LibC.epoll_ctl(state, epollFd, LibC.EPOLL_CTL_ADD, fd, control);
     }
 
@@ -1175,6 +1195,7 @@ final class BuiltinIoLoop implements Runnable
         final long[] chunkSequence;
         final int capacity;
         int state = STREAM_CLOSED;
+        int incarnation;
         SocketChannel channel;
         int fd = -1;
         int sendStart;
@@ -1207,6 +1228,7 @@ final class BuiltinIoLoop implements Runnable
 
         void open(final SocketChannel channel, final int fd, final int state)
         {
+            incarnation = (incarnation + 1) & 0xFFFFFF;
             this.channel = channel;
             this.fd = fd;
             this.state = state;

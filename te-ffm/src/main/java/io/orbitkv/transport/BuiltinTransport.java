@@ -117,8 +117,11 @@ public final class BuiltinTransport implements Transport
     private int unknownRevokeHead;
     private int unknownRevokeCount;
 
-    // Peer table: the address is written by the owner before CMD_CONNECT.
-    final InetSocketAddress[] peerAddress;
+    // Connect requests: the owner fills entry (sequence mod capacity) before CMD_CONNECT names it; the ring holds
+    // fewer commands than entries, so an entry is not reused before the I/O thread took its command.
+    final InetSocketAddress[] connectAddress;
+    final int[] connectGeneration;
+    private int connectSequence;
     private final String[] peerEndpoint;
     private final int[] peerGeneration;
     private final boolean[] peerLive;
@@ -190,7 +193,6 @@ public final class BuiltinTransport implements Transport
         freeSessionCount = maxSessions;
         sessionsById = new LongIntMap(maxSessions);
 
-        peerAddress = new InetSocketAddress[maxPeers];
         peerEndpoint = new String[maxPeers];
         peerGeneration = new int[maxPeers];
         peerLive = new boolean[maxPeers];
@@ -199,6 +201,9 @@ public final class BuiltinTransport implements Transport
         // Every read and session slot has at most one command and one completion outstanding; peers add a few.
         commands = new LongRing(maxReads + 2 * maxSessions + 4 * maxPeers + 64);
         completions = new LongRing(maxReads + maxSessions + 64);
+        final int connectEntries = Math.min(commands.capacity() + 1, 1 << 24);
+        connectAddress = new InetSocketAddress[connectEntries];
+        connectGeneration = new int[connectEntries];
 
         wakeValue = arena.allocate(ValueLayout.JAVA_LONG);
         wakeValue.set(ValueLayout.JAVA_LONG, 0, 1L);
@@ -408,11 +413,14 @@ public final class BuiltinTransport implements Transport
         }
 
         peerEndpoint[slot] = endpoint.toString();
-        peerAddress[slot] = address;
         peerGeneration[slot] = (peerGeneration[slot] + 1) & PEER_GENERATION_MASK;
         peerLive[slot] = true;
         peerLastUsed[slot] = ++useClock;
-        offerCommand(command(CMD_CONNECT, peerGeneration[slot], slot));
+        final int connectIndex = connectSequence;
+        connectSequence = (connectSequence + 1) % connectAddress.length;
+        connectAddress[connectIndex] = address;
+        connectGeneration[connectIndex] = peerGeneration[slot];
+        offerCommand(command(CMD_CONNECT, connectIndex, slot));
         return handle(slot);
     }
 
