@@ -58,6 +58,22 @@ public final class MsgHdr
     }
 
     /**
+     * @return offset of {@code msg_iov}, the message's first {@link Iovec}.
+     */
+    public static long msg_iov$offset()
+    {
+        return MSG_IOV$OFFSET;
+    }
+
+    /**
+     * @return offset of {@code msg_iovlen}, the number of {@link Iovec}s.
+     */
+    public static long msg_iovlen$offset()
+    {
+        return MSG_IOVLEN$OFFSET;
+    }
+
+    /**
      * @param struct a {@code struct msghdr}.
      * @param iov    the first {@link Iovec} of the message.
      */

@@ -211,11 +211,19 @@ final class BuiltinIoLoop implements Runnable
         {
             while (running)
             {
-                drainCommands();
-                final long nowNs = System.nanoTime();
-                expireReads(nowNs);
-                signalCompletions();
-                waitAndService(nowNs);
+                try
+                {
+                    drainCommands();
+                    final long nowNs = System.nanoTime();
+                    expireReads(nowNs);
+                    signalCompletions();
+                    waitAndService(nowNs);
+                }
+                catch (final RuntimeException ex)
+                {
+                    // The I/O thread outlives a fault: reads still end, by their deadline at the latest.
+                    stats.increment(BuiltinTransportStats.IO_ERRORS);
+                }
             }
         }
         finally

@@ -62,6 +62,8 @@ public final class BuiltinTransportStats
     public static final int BYTES_RECEIVED = 25;
     /** Source: responses whose payload is being sent now (a gauge, not a counter). */
     public static final int SENDS_IN_PROGRESS = 26;
+    /** Unexpected faults the I/O thread survived. */
+    public static final int IO_ERRORS = 27;
 
     private static final String[] LABELS =
     {
@@ -70,7 +72,7 @@ public final class BuiltinTransportStats
         "rejected revoked session", "rejected token", "rejected range", "bad hellos", "malformed frames",
         "oversize requests", "connections accepted", "connections refused", "protocol errors", "streams lost",
         "peers evicted", "peers refused", "exports refused", "invalid ranges", "bytes sent", "bytes received",
-        "sends in progress",
+        "sends in progress", "io errors",
     };
 
     /** Number of counters. */
