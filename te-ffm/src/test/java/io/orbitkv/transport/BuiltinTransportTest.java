@@ -246,6 +246,50 @@ class BuiltinTransportTest
     }
 
     @Test
+    void shouldNotWriteBytesOfATimedOutReadIntoLocalMemory() throws IOException
+    {
+        try (ServerSocketChannel late = ServerSocketChannel.open())
+        {
+            late.bind(new InetSocketAddress("127.0.0.1", 0));
+            final BuiltinTransport requester = requester(new BuiltinTransport.Context()
+                .streamsPerPeer(1).readTimeoutNs(TimeUnit.MILLISECONDS.toNanos(200)));
+            final int peer = requester.peer("127.0.0.1:" + ((InetSocketAddress)late.getLocalAddress()).getPort());
+            local.asSlice(0, 8192).fill((byte)0);
+            assertTrue(requester.submitRead(peer, SESSION, TOKEN, 4096, local.address(), 4096, 1));
+
+            try (SocketChannel accepted = late.accept())
+            {
+                final ByteBuffer first = readFully(accepted, 8 + 40);
+                await(() -> recorder.completed.containsKey(1L), requester);
+                assertEquals(TransportStatus.TIMEOUT, recorder.status(1));
+
+                assertTrue(requester.submitRead(peer, SESSION, TOKEN, 8192, local.address() + 4096, 4096, 2));
+                final ByteBuffer second = readFully(accepted, 40);
+                write(accepted, response(first.getLong(8 + 8), 4096, (byte)0x5A));
+                write(accepted, response(second.getLong(8), 4096, (byte)0x33));
+                await(() -> recorder.completed.containsKey(2L), requester);
+            }
+            assertEquals(TransportStatus.OK, recorder.status(2));
+            for (int i = 0; i < 4096; i++)
+            {
+                assertEquals(0, local.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of the timed-out read landed");
+                assertEquals(0x33, local.get(ValueLayout.JAVA_BYTE, 4096 + i));
+            }
+        }
+    }
+
+    private static ByteBuffer response(final long requestId, final int length, final byte fill)
+    {
+        final ByteBuffer buffer = ByteBuffer.allocate(16 + length).order(ByteOrder.LITTLE_ENDIAN);
+        buffer.putLong(requestId).putInt(TransportStatus.OK).putInt(length);
+        while (buffer.hasRemaining())
+        {
+            buffer.put(fill);
+        }
+        return buffer.flip();
+    }
+
+    @Test
     void shouldFailReadsOfAClosedSourceTransport()
     {
         final BuiltinTransport source = source(new BuiltinTransport.Context());
