@@ -423,7 +423,7 @@ final class BuiltinIoLoop implements Runnable
             final int available = connection.inEnd - connection.inStart;
             if (!connection.helloDone && available >= HELLO_BYTES)
             {
-                final long at = connection.inAddressOffset();
+                final long at = connection.inStart;
                 final MemorySegment in = connection.in;
                 if (HELLO_MAGIC != in.get(INT, at) || HELLO_VERSION != in.get(SHORT, at + 4))
                 {
@@ -485,7 +485,7 @@ final class BuiltinIoLoop implements Runnable
     private boolean startResponse(final ServerConnection connection)
     {
         final MemorySegment in = connection.in;
-        final long at = connection.inAddressOffset();
+        final long at = connection.inStart;
         final int type = in.get(INT, at);
         final int length = in.get(INT, at + 4);
         final long requestId = in.get(LONG, at + 8);
@@ -1345,11 +1345,6 @@ final class BuiltinIoLoop implements Runnable
             vector = arena.allocate(Iovec.layout(), 2);
             message = MsgHdr.allocate(arena);
             MsgHdr.msg_iov(message, vector);
-        }
-
-        long inAddressOffset()
-        {
-            return inStart;
         }
 
         void open(final SocketChannel channel, final int fd)
