@@ -101,6 +101,10 @@ final class BuiltinIoLoop implements Runnable
     private final ServerConnection[] connections;
     private final int[] freeConnections;
     private int freeConnectionCount;
+    private final int[] openConnections;
+    private int openConnectionCount;
+    private int timedConnectionCount;
+    private long earliestConnectionDeadlineNs;
 
     BuiltinIoLoop(final BuiltinTransport owner) throws IOException
     {
@@ -146,6 +150,7 @@ final class BuiltinIoLoop implements Runnable
             freeConnections[i] = connections.length - 1 - i;
         }
         freeConnectionCount = connections.length;
+        openConnections = new int[connections.length];
 
         events = EpollEvent.allocateArray(arena, EPOLL_BATCH);
         control = EpollEvent.allocateArray(arena, 1);
@@ -216,6 +221,7 @@ final class BuiltinIoLoop implements Runnable
                     drainCommands();
                     final long nowNs = System.nanoTime();
                     expireReads(nowNs);
+                    expireConnections(nowNs);
                     signalCompletions();
                     waitAndService(nowNs);
                 }
@@ -255,9 +261,18 @@ final class BuiltinIoLoop implements Runnable
             setTimeout(0);
             waitLimit = timeout;
         }
-        else if (-1 != activeHead)
+        else if (-1 != activeHead || timedConnectionCount > 0)
         {
-            setTimeout(Math.max(0, owner.readDeadlineNs[activeHead] - nowNs));
+            long untilNs = Long.MAX_VALUE;
+            if (-1 != activeHead)
+            {
+                untilNs = owner.readDeadlineNs[activeHead] - nowNs;
+            }
+            if (timedConnectionCount > 0)
+            {
+                untilNs = Math.min(untilNs, earliestConnectionDeadlineNs - nowNs);
+            }
+            setTimeout(Math.max(0, untilNs));
             waitLimit = timeout;
         }
         final int ready = LibC.epoll_pwait2(state, epollFd, events, EPOLL_BATCH, waitLimit, MemorySegment.NULL);
@@ -402,6 +417,9 @@ final class BuiltinIoLoop implements Runnable
             }
             freeConnectionCount--;
             connection.open(channel, fd);
+            connection.openPosition = openConnectionCount;
+            openConnections[openConnectionCount++] = index;
+            arm(connection, System.nanoTime() + context.helloTimeoutNs());
             stats.increment(BuiltinTransportStats.CONNECTIONS_ACCEPTED);
             serviceServer(connection);
         }
@@ -433,6 +451,7 @@ final class BuiltinIoLoop implements Runnable
                 }
                 connection.inStart += HELLO_BYTES;
                 connection.helloDone = true;
+                disarm(connection);
                 continue;
             }
             if (connection.helloDone && available >= REQUEST_BYTES)
@@ -583,11 +602,18 @@ final class BuiltinIoLoop implements Runnable
             if (sent > 0)
             {
                 connection.sent += sent;
+                connection.progressed = true;
                 continue;
             }
             final int errno = state.errno();
             if (sent < 0 && Errno.EAGAIN == errno)
             {
+                // The requester is not reading: the send is cut if it makes no progress for a stall timeout.
+                if (0 == connection.deadlineNs || connection.progressed)
+                {
+                    connection.progressed = false;
+                    arm(connection, System.nanoTime() + context.sendStallTimeoutNs());
+                }
                 return false;
             }
             if (sent < 0 && Errno.EINTR == errno)
@@ -598,6 +624,7 @@ final class BuiltinIoLoop implements Runnable
             return false;
         }
 
+        disarm(connection);
         connection.responding = false;
         final int slot = connection.responseSession;
         if (slot >= 0)
@@ -633,9 +660,13 @@ final class BuiltinIoLoop implements Runnable
             releaseSend(slot);
         }
         connection.responding = false;
+        disarm(connection);
         remove(connection.fd);
         closeQuietly(connection.channel);
         connection.close();
+        final int last = openConnections[--openConnectionCount];
+        openConnections[connection.openPosition] = last;
+        connections[last].openPosition = connection.openPosition;
         freeConnections[freeConnectionCount++] = connection.index;
     }
 
@@ -1086,6 +1117,65 @@ final class BuiltinIoLoop implements Runnable
         }
     }
 
+    private void arm(final ServerConnection connection, final long deadlineNs)
+    {
+        if (0 == connection.deadlineNs)
+        {
+            timedConnectionCount++;
+        }
+        connection.deadlineNs = deadlineNs;
+        if (1 == timedConnectionCount || deadlineNs - earliestConnectionDeadlineNs < 0)
+        {
+            earliestConnectionDeadlineNs = deadlineNs;
+        }
+    }
+
+    private void disarm(final ServerConnection connection)
+    {
+        if (0 != connection.deadlineNs)
+        {
+            connection.deadlineNs = 0;
+            connection.progressed = false;
+            timedConnectionCount--;
+        }
+    }
+
+    /**
+     * Close connections that sent no hello in time, and cut sends that made no progress for the stall timeout (a
+     * requester that stops reading must not hold a revoked session). Runs only while some connection has a
+     * deadline, so idle connections cost nothing.
+     */
+    private void expireConnections(final long nowNs)
+    {
+        if (0 == timedConnectionCount || earliestConnectionDeadlineNs - nowNs > 0)
+        {
+            return;
+        }
+        long earliest = Long.MAX_VALUE;
+        boolean any = false;
+        for (int i = openConnectionCount - 1; i >= 0; i--)
+        {
+            final ServerConnection connection = connections[openConnections[i]];
+            final long deadlineNs = connection.deadlineNs;
+            if (0 == deadlineNs)
+            {
+                continue;
+            }
+            if (deadlineNs - nowNs <= 0)
+            {
+                stats.increment(connection.helloDone ?
+                    BuiltinTransportStats.SENDS_CUT : BuiltinTransportStats.HELLO_TIMEOUTS);
+                closeServer(connection);
+            }
+            else if (!any || deadlineNs - earliest < 0)
+            {
+                any = true;
+                earliest = deadlineNs;
+            }
+        }
+        earliestConnectionDeadlineNs = earliest;
+    }
+
     private void expireReads(final long nowNs)
     {
         while (-1 != activeHead && owner.readDeadlineNs[activeHead] - nowNs <= 0)
@@ -1331,6 +1421,9 @@ final class BuiltinIoLoop implements Runnable
         boolean helloDone;
         boolean responding;
         int responseSession = -1;
+        int openPosition;
+        long deadlineNs;
+        boolean progressed;
         long payloadAddress;
         int payloadLength;
         long sent;

@@ -795,6 +795,10 @@ public final class BuiltinTransport implements Transport
         public static final int MAX_SERVER_CONNECTIONS_DEFAULT = MAX_PEERS * MAX_STREAMS_PER_PEER;
         /** Default read deadline. */
         public static final long READ_TIMEOUT_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
+        /** Default time a source waits for a new connection's hello. */
+        public static final long HELLO_TIMEOUT_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
+        /** Default time a source's send may make no progress before the connection is cut. */
+        public static final long SEND_STALL_TIMEOUT_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
         /** Default socket buffer size: 0 leaves the kernel's automatic sizing on. */
         public static final int SOCKET_BUFFER_BYTES_DEFAULT = 0;
 
@@ -810,6 +814,8 @@ public final class BuiltinTransport implements Transport
         private int maxChunksPerStream = MAX_CHUNKS_PER_STREAM_DEFAULT;
         private int maxServerConnections = MAX_SERVER_CONNECTIONS_DEFAULT;
         private long readTimeoutNs = READ_TIMEOUT_NS_DEFAULT;
+        private long helloTimeoutNs = HELLO_TIMEOUT_NS_DEFAULT;
+        private long sendStallTimeoutNs = SEND_STALL_TIMEOUT_NS_DEFAULT;
         private int socketSendBufferBytes = SOCKET_BUFFER_BYTES_DEFAULT;
         private int socketReceiveBufferBytes = SOCKET_BUFFER_BYTES_DEFAULT;
         private Runnable completionSignal;
@@ -838,6 +844,8 @@ public final class BuiltinTransport implements Transport
                 "maxChunksPerStream must be 1..4096: " + maxChunksPerStream);
             check(maxServerConnections >= 1, "maxServerConnections must be >= 1: " + maxServerConnections);
             check(readTimeoutNs > 0, "readTimeoutNs must be > 0: " + readTimeoutNs);
+            check(helloTimeoutNs > 0, "helloTimeoutNs must be > 0: " + helloTimeoutNs);
+            check(sendStallTimeoutNs > 0, "sendStallTimeoutNs must be > 0: " + sendStallTimeoutNs);
             check(socketSendBufferBytes >= 0 && socketReceiveBufferBytes >= 0, "socket buffer sizes must be >= 0");
             return this;
         }
@@ -1064,6 +1072,43 @@ public final class BuiltinTransport implements Transport
         public long readTimeoutNs()
         {
             return readTimeoutNs;
+        }
+
+        /**
+         * @param helloTimeoutNs time a source waits for a new connection's hello before closing it.
+         * @return this.
+         */
+        public Context helloTimeoutNs(final long helloTimeoutNs)
+        {
+            this.helloTimeoutNs = helloTimeoutNs;
+            return this;
+        }
+
+        /**
+         * @return time a source waits for a new connection's hello before closing it.
+         */
+        public long helloTimeoutNs()
+        {
+            return helloTimeoutNs;
+        }
+
+        /**
+         * @param sendStallTimeoutNs time a source's send may make no progress (the requester reads nothing) before
+         *                           the connection is cut, so that a stalled requester cannot hold a revoke.
+         * @return this.
+         */
+        public Context sendStallTimeoutNs(final long sendStallTimeoutNs)
+        {
+            this.sendStallTimeoutNs = sendStallTimeoutNs;
+            return this;
+        }
+
+        /**
+         * @return time a source's send may make no progress before the connection is cut.
+         */
+        public long sendStallTimeoutNs()
+        {
+            return sendStallTimeoutNs;
         }
 
         /**

@@ -64,6 +64,10 @@ public final class BuiltinTransportStats
     public static final int SENDS_IN_PROGRESS = 26;
     /** Unexpected faults the I/O thread survived. */
     public static final int IO_ERRORS = 27;
+    /** Source: connections closed because no hello came within the hello timeout. */
+    public static final int HELLO_TIMEOUTS = 28;
+    /** Source: sends cut (connection closed) because the requester read nothing for the stall timeout. */
+    public static final int SENDS_CUT = 29;
 
     private static final String[] LABELS =
     {
@@ -72,7 +76,7 @@ public final class BuiltinTransportStats
         "rejected revoked session", "rejected token", "rejected range", "bad hellos", "malformed frames",
         "oversize requests", "connections accepted", "connections refused", "protocol errors", "streams lost",
         "peers evicted", "peers refused", "exports refused", "invalid ranges", "bytes sent", "bytes received",
-        "sends in progress", "io errors",
+        "sends in progress", "io errors", "hello timeouts", "sends cut",
     };
 
     /** Number of counters. */

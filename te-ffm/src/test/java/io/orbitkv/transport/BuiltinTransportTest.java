@@ -219,6 +219,43 @@ class BuiltinTransportTest
     }
 
     @Test
+    void shouldCutASendThatMakesNoProgressSoARevokeEnds() throws IOException
+    {
+        final BuiltinTransport source = source(new BuiltinTransport.Context()
+            .socketSendBufferBytes(64 * 1024).sendStallTimeoutNs(TimeUnit.MILLISECONDS.toNanos(300)));
+        final int length = (int)(16 * MIB);
+        assertTrue(source.export(SESSION, TOKEN, new long[]{pool.address()}, new int[]{length}, 1));
+        final SocketChannel stalled = raw(source, 64 * 1024);
+        write(stalled, hello());
+        write(stalled, request(1, SESSION, TOKEN, pool.address(), length));
+        await(() -> 1 == source.stats().get(BuiltinTransportStats.SENDS_IN_PROGRESS), source);
+
+        source.revoke(SESSION);
+        await(() -> recorder.revoked.contains(SESSION), source);
+        assertEquals(1, source.stats().get(BuiltinTransportStats.SENDS_CUT));
+        assertEquals(0, source.stats().get(BuiltinTransportStats.SENDS_IN_PROGRESS));
+        assertEquals(0, source.stats().get(BuiltinTransportStats.REQUESTS_SERVED));
+    }
+
+    @Test
+    void shouldCloseConnectionsThatSendNoHelloInTime() throws IOException
+    {
+        final BuiltinTransport source = source(new BuiltinTransport.Context()
+            .helloTimeoutNs(TimeUnit.MILLISECONDS.toNanos(200)));
+        final SocketChannel quiet = raw(source, 0);
+        final SocketChannel greeted = raw(source, 0);
+        write(greeted, hello());
+        assertClosedByPeer(quiet);
+        assertEquals(1, source.stats().get(BuiltinTransportStats.HELLO_TIMEOUTS));
+
+        write(greeted, request(5, SESSION, TOKEN, pool.address(), 100));
+        final ByteBuffer answer = readFully(greeted, 16);
+        assertEquals(5, answer.getLong(0));
+        assertEquals(TransportStatus.REJECTED, answer.getInt(8));
+        assertEquals(1, source.stats().get(BuiltinTransportStats.HELLO_TIMEOUTS));
+    }
+
+    @Test
     void shouldFailReadWhenTheSourceClosesMidRead() throws IOException
     {
         try (ServerSocketChannel fake = ServerSocketChannel.open())
