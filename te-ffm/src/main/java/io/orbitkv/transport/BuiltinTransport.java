@@ -49,7 +49,8 @@ import io.orbitkv.ffm.LibC;
  * whose response does not match the request it expects next. See docs/transport-builtin.md.
  *
  * <h2>Revocation</h2>
- * {@link #revoke} stops new sends of the session at once; a send already started finishes, and
+ * {@link #revoke} stops new sends of the session at once; a send already started finishes (or is cut when its
+ * connection closes or makes no progress for {@link Context#sendStallTimeoutNs}), and
  * {@link TransportListener#onRevoked} is delivered when none is left.
  */
 public final class BuiltinTransport implements Transport
