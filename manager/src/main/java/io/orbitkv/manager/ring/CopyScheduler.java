@@ -1,5 +1,6 @@
 package io.orbitkv.manager.ring;
 
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
@@ -197,7 +198,7 @@ final class CopyScheduler
                 final byte phase = op.ssdPhases[i];
                 if (CopyOperation.SSD_FAILED == phase)
                 {
-                    failSsdKey(op, i);
+                    failSsdKey(op, i, KeyStatus.FAILED, FailureReason.IO);
                     return true;
                 }
                 if (CopyOperation.SSD_STAGED != phase)
@@ -205,6 +206,22 @@ final class CopyScheduler
                     return false;
                 }
                 final int length = op.lengths[i];
+                if (op.verifiedInKey < length)
+                {
+                    // design: SSD bytes are verified against the block's checksum before any is copied on.
+                    final long verified = op.verifiedInKey;
+                    final long bytes = Math.min(length - verified, copyBudget);
+                    store.checksumStaging(op.crc, op.stagingOffsets[i] + verified, bytes);
+                    copyBudget -= bytes;
+                    op.verifiedInKey = verified + bytes;
+                    if (op.verifiedInKey == length &&
+                        !store.verifySsdRead(residence, op.stagingOffsets[i], length, (int)op.crc.getValue()))
+                    {
+                        failSsdKey(op, i, KeyStatus.FAILED, FailureReason.CHECKSUM);
+                        return true;
+                    }
+                    continue;
+                }
                 final long copied = op.copiedInKey;
                 final long bytes = Math.min(length - copied, copyBudget);
                 MemorySegment.copy(
@@ -230,6 +247,8 @@ final class CopyScheduler
             if (CopyOperation.PUBLISH == op.kind)
             {
                 MemorySegment.copy(region, regionOffset, store.pool(), poolOffset, bytes);
+                // design: summed over the bytes as they landed in the pool, so the checksum covers the copy too.
+                store.checksumPool(op.crc, poolOffset, bytes);
             }
             else
             {
@@ -242,7 +261,7 @@ final class CopyScheduler
             {
                 if (CopyOperation.PUBLISH == op.kind)
                 {
-                    store.seal(entryId);
+                    store.seal(entryId, (int)op.crc.getValue());
                     blocksPublished.incrementRelease();
                     bytesPublished.getAndAddRelease(length);
                 }
@@ -263,6 +282,8 @@ final class CopyScheduler
         op.residences[key] = Residence.NONE;
         op.completedCount++;
         op.copiedInKey = 0;
+        op.verifiedInKey = 0;
+        op.crc.reset();
         op.nextKey++;
     }
 
@@ -291,12 +312,14 @@ final class CopyScheduler
     }
 
     /**
-     * An SSD read failed (the residence is already dropped): the key reports a miss, and like any miss it ends the
-     * restored prefix, so the keys after it are released and not attempted.
+     * An SSD read failed or its bytes did not match the block's checksum (either way staging, the pin and the
+     * residence are already released): the key reports a miss or a failure, and that ends the restored prefix, so
+     * the keys after it are released and not attempted.
      */
-    private void failSsdKey(final CopyOperation op, final int key)
+    private void failSsdKey(final CopyOperation op, final int key, final KeyStatus status, final FailureReason reason)
     {
-        op.statuses[key] = KeyStatus.MISS;
+        op.statuses[key] = status;
+        op.reasons[key] = reason;
         op.lengths[key] = 0;
         op.residences[key] = Residence.NONE;
         op.copiedInKey = 0;
@@ -363,6 +386,7 @@ final class CopyScheduler
             op.completedCount,
             0L,
             op.statuses,
+            op.reasons,
             op.lengths,
             op.keyCount);
     }

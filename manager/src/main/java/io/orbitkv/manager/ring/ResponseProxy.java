@@ -3,6 +3,7 @@ package io.orbitkv.manager.ring;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.catalog.PeerAnswer;
 import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.ResponseEncoder;
@@ -21,6 +22,8 @@ import org.agrona.concurrent.status.AtomicCounter;
  * <p>Versions: an answer is written at the lowest schema version that carries it. Without peer candidates that is
  * version 1 (no owners/candidates groups on the wire), which every client decodes, a version-2 decoder reading the
  * groups as empty; with candidates it is version 2, which only a client that set the Lookup {@code peers} flag gets.
+ * An answer with a {@code FAILED} row is written at the schema's version, the first that has that status and the
+ * rows' {@code reason}.
  */
 final class ResponseProxy
 {
@@ -128,17 +131,74 @@ final class ResponseProxy
         final int keyCount,
         final PeerAnswer peers)
     {
+        return sendKeys(
+            ring, clientId, correlationId, requestTemplateId, value, leaseId, statuses, null, lengths, keyCount, peers);
+    }
+
+    /**
+     * Answer OK with one row per key, each with the reason of a {@code FAILED} status, and no peer candidates.
+     *
+     * @param reasons per-key reason, read where the status is {@code FAILED}; null for none.
+     * @see #sendKeys(RingBuffer, long, long, int, long, long, KeyStatus[], FailureReason[], int[], int, PeerAnswer)
+     */
+    boolean sendKeys(
+        final RingBuffer ring,
+        final long clientId,
+        final long correlationId,
+        final int requestTemplateId,
+        final long value,
+        final long leaseId,
+        final KeyStatus[] statuses,
+        final FailureReason[] reasons,
+        final int[] lengths,
+        final int keyCount)
+    {
+        return sendKeys(
+            ring, clientId, correlationId, requestTemplateId, value, leaseId, statuses, reasons, lengths, keyCount, null);
+    }
+
+    /**
+     * The general answer: rows with their failure reasons and, for a Lookup with the {@code peers} flag, owners and
+     * candidates.
+     *
+     * @param reasons per-key reason, read where the status is {@code FAILED}; null for none.
+     */
+    boolean sendKeys(
+        final RingBuffer ring,
+        final long clientId,
+        final long correlationId,
+        final int requestTemplateId,
+        final long value,
+        final long leaseId,
+        final KeyStatus[] statuses,
+        final FailureReason[] reasons,
+        final int[] lengths,
+        final int keyCount,
+        final PeerAnswer peers)
+    {
         final ResponseEncoder.KeysEncoder keys =
             encodeRoot(clientId, correlationId, requestTemplateId, StatusCode.OK, value, leaseId).keysCount(keyCount);
+        boolean failed = false;
         for (int i = 0; i < keyCount; i++)
         {
-            keys.next().status(statuses[i]).length(lengths[i]);
+            final KeyStatus status = statuses[i];
+            final boolean keyFailed = KeyStatus.FAILED == status;
+            keys.next().status(status).length(lengths[i])
+                .reason(keyFailed && null != reasons ? reasons[i] : FailureReason.NONE);
+            failed |= keyFailed;
         }
         final int candidateCount = null == peers ? 0 : candidatesBelow(peers, keyCount);
         if (candidateCount > 0)
         {
             headerEncoder.version(MessageHeaderEncoder.SCHEMA_VERSION);
             encodePeers(peers, candidateCount);
+        }
+        else if (failed)
+        {
+            // A version-3 decoder reads the owners and candidates groups: they are sent, empty.
+            headerEncoder.version(MessageHeaderEncoder.SCHEMA_VERSION);
+            responseEncoder.ownersCount(0);
+            responseEncoder.candidatesCount(0);
         }
         responseEncoder.putMessage(NO_MESSAGE, 0, 0);
         return send(ring);
