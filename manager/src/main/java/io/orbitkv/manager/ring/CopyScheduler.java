@@ -246,9 +246,7 @@ final class CopyScheduler
             final long regionOffset = op.regionOffsets[i] + copied;
             if (CopyOperation.PUBLISH == op.kind)
             {
-                MemorySegment.copy(region, regionOffset, store.pool(), poolOffset, bytes);
-                // design: summed over the bytes as they landed in the pool, so the checksum covers the copy too.
-                store.checksumPool(op.crc, poolOffset, bytes);
+                store.copyIntoPool(region, regionOffset, poolOffset, bytes, op.crc);
             }
             else
             {

@@ -26,6 +26,12 @@ import org.agrona.concurrent.status.AtomicCounter;
  */
 public final class TieredStore
 {
+    /**
+     * A publish copy is summed in pieces of this size, each right after it is copied, while its bytes are still in
+     * cache (see {@link #copyIntoPool}).
+     */
+    public static final int CHECKSUM_PIECE_BYTES = 64 * 1024;
+
     private final BlockStore dram;
     private final MemorySegment pool;
     private final SsdTier ssd;
@@ -245,6 +251,28 @@ public final class TieredStore
     public long offset(final int dramEntryId)
     {
         return dram.offset(dramEntryId);
+    }
+
+    /**
+     * Copy bytes of a publish into the pool and add them, as they landed there, to the block's running checksum.
+     * design: the sum is taken over the pool's bytes, so it covers the copy too. Copy and sum alternate in
+     * {@link #CHECKSUM_PIECE_BYTES} pieces, so the sum reads each piece from cache rather than from memory.
+     *
+     * @param src        the client's data region.
+     * @param srcOffset  first byte to copy.
+     * @param poolOffset where it goes in the pool.
+     * @param length     bytes to copy.
+     * @param crc        the block's running sum.
+     */
+    public void copyIntoPool(
+        final MemorySegment src, final long srcOffset, final long poolOffset, final long length, final CRC32C crc)
+    {
+        for (long done = 0; done < length; done += CHECKSUM_PIECE_BYTES)
+        {
+            final long bytes = Math.min(CHECKSUM_PIECE_BYTES, length - done);
+            MemorySegment.copy(src, srcOffset + done, pool, poolOffset + done, bytes);
+            poolChecksum.update(crc, poolOffset + done, bytes);
+        }
     }
 
     /**
