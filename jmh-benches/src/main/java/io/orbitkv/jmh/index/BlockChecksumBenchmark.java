@@ -190,18 +190,24 @@ public class BlockChecksumBenchmark
      * Run every benchmark of this class and print each one's time per block as a ratio to {@link #copy} at the same
      * block size, from the same run.
      *
-     * @param args optional: the JSON result file.
+     * @param args optional: the JSON result file, then a regular expression of the benchmark methods to run (the
+     *             copy anchor always runs), then the number of measurement iterations.
      * @throws Exception if JMH fails.
      */
     public static void main(final String[] args) throws Exception
     {
+        final String methods = args.length > 1 ? "(copy|" + args[1] + ")" : "";
         final ChainedOptionsBuilder options = new OptionsBuilder()
-            .include(BlockChecksumBenchmark.class.getName() + "\\.")
+            .include(BlockChecksumBenchmark.class.getName() + "\\." + methods + (methods.isEmpty() ? "" : "$"))
             .addProfiler("gc")
             .jvmArgsAppend(BenchMain.jvmFlags().split(" "));
         if (args.length > 0)
         {
             options.result(args[0]).resultFormat(ResultFormatType.JSON);
+        }
+        if (args.length > 2)
+        {
+            options.measurementIterations(Integer.parseInt(args[2]));
         }
         final Collection<RunResult> results = new Runner(options.build()).run();
 
