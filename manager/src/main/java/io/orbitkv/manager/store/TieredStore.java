@@ -46,6 +46,9 @@ public final class TieredStore
     private final AtomicCounter evictions;
     private final AtomicCounter checksumBlocksPublished;
     private final AtomicCounter checksumBytesPublished;
+    private final AtomicCounter checksumBlocksVerified;
+    private final AtomicCounter checksumBytesVerified;
+    private final AtomicCounter checksumPeerMismatches;
 
     /**
      * @param ctx      concluded context: pool and index sizes.
@@ -68,6 +71,9 @@ public final class TieredStore
         evictions = counters.get(SystemCounterDescriptor.EVICTIONS);
         checksumBlocksPublished = counters.get(SystemCounterDescriptor.CHECKSUM_BLOCKS_PUBLISHED);
         checksumBytesPublished = counters.get(SystemCounterDescriptor.CHECKSUM_BYTES_PUBLISHED);
+        checksumBlocksVerified = counters.get(SystemCounterDescriptor.CHECKSUM_BLOCKS_VERIFIED);
+        checksumBytesVerified = counters.get(SystemCounterDescriptor.CHECKSUM_BYTES_VERIFIED);
+        checksumPeerMismatches = counters.get(SystemCounterDescriptor.CHECKSUM_PEER_MISMATCHES);
         poolChecksum = new BlockChecksum(pool);
         stagingChecksum = null == ssd ? null : new BlockChecksum(ssd.staging());
     }
@@ -298,6 +304,44 @@ public final class TieredStore
     public int computePoolCrc32c(final long poolOffset, final long length)
     {
         return poolChecksum.compute(poolOffset, length);
+    }
+
+    /**
+     * Verify a block a peer transfer landed in the pool against the checksum its source sealed it with (the grant
+     * carries it), and count the outcome: verified blocks and bytes, or a peer mismatch. Logging the mismatch,
+     * with the peer it names, is the caller's. On the ring agent's thread only.
+     *
+     * @param poolOffset     first byte of the landed block in the pool.
+     * @param length         its length.
+     * @param expectedCrc32c the source's checksum.
+     * @return true when the bytes match: only then may the block be sealed ({@link #sealFetched}) or delivered.
+     */
+    public boolean verifyPeerTransfer(final long poolOffset, final int length, final int expectedCrc32c)
+    {
+        if (poolChecksum.compute(poolOffset, length) == expectedCrc32c)
+        {
+            checksumBlocksVerified.incrementRelease();
+            checksumBytesVerified.getAndAddRelease(length);
+            return true;
+        }
+        checksumPeerMismatches.incrementRelease();
+        return false;
+    }
+
+    /**
+     * A block fetched from a peer and verified ({@link #verifyPeerTransfer}) is in: make it visible with its source's
+     * checksum, and admit it to SSD when admission is on publish. Not counted as checksummed at publish.
+     *
+     * @param dramEntryId the PREPARING entry the block landed in.
+     * @param crc32c      the checksum it was verified against.
+     */
+    public void sealFetched(final int dramEntryId, final int crc32c)
+    {
+        dram.seal(dramEntryId, crc32c);
+        if (null != ssd)
+        {
+            ssd.onPublished(dram, dramEntryId);
+        }
     }
 
     /**

@@ -2,15 +2,19 @@ package io.orbitkv.manager.ring;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.store.Residence;
+import io.orbitkv.manager.store.TieredStore;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -134,6 +138,47 @@ class EngineRingAgentSsdTest
         assertEquals(2, fixture.counter(SystemCounterDescriptor.CHECKSUM_BLOCKS_VERIFIED));
         assertEquals(2L * BLOCK_BYTES - 1, fixture.counter(SystemCounterDescriptor.CHECKSUM_BYTES_VERIFIED));
         assertEquals(0, fixture.counter(SystemCounterDescriptor.CHECKSUM_SSD_MISMATCHES));
+    }
+
+    @Test
+    void shouldSealABlockFetchedFromAPeerOnlyWithTheSumItsBytesMatch()
+    {
+        engine.fill(0, BLOCK_BYTES, 600);
+        assertEquals(1, engine.awaitReply(engine.sendPublish(NAMESPACE, new long[]{0}, new int[]{BLOCK_BYTES},
+            new byte[][]{RingAgentFixture.hash(600)})).value());
+        final long published = fixture.counter(SystemCounterDescriptor.CHECKSUM_BLOCKS_PUBLISHED);
+
+        // A block as a transport would land it: reserved PREPARING, bytes written straight into the pool.
+        final TieredStore store = fixture.store();
+        final byte[] hash = RingAgentFixture.hash(601);
+        final int entry = store.reserve(
+            fixture.namespaceId(NAMESPACE), new UnsafeBuffer(hash), 0, hash.length, BLOCK_BYTES);
+        assertTrue(entry >= 0);
+        final long poolOffset = store.offset(entry);
+        for (int i = 0; i < BLOCK_BYTES; i++)
+        {
+            store.pool().set(ValueLayout.JAVA_BYTE, poolOffset + i, RingAgentFixture.pattern(601, i));
+        }
+        final int sourceCrc = crc32c(601, BLOCK_BYTES);
+
+        assertFalse(store.verifyPeerTransfer(poolOffset, BLOCK_BYTES, sourceCrc ^ 1), "a sum that is not the bytes'");
+        assertEquals(1, fixture.counter(SystemCounterDescriptor.CHECKSUM_PEER_MISMATCHES));
+        assertTrue(Residence.isNone(fixture.residence(NAMESPACE, hash)), "nothing visible before seal");
+
+        assertTrue(store.verifyPeerTransfer(poolOffset, BLOCK_BYTES, sourceCrc));
+        assertEquals(1, fixture.counter(SystemCounterDescriptor.CHECKSUM_BLOCKS_VERIFIED));
+        assertEquals(BLOCK_BYTES, fixture.counter(SystemCounterDescriptor.CHECKSUM_BYTES_VERIFIED));
+        store.sealFetched(entry, sourceCrc);
+        final long residence = fixture.residence(NAMESPACE, hash);
+        assertTrue(Residence.isDram(residence));
+        assertEquals(sourceCrc, store.crc32c(residence), "sealed with its source's sum");
+        assertEquals(published, fixture.counter(SystemCounterDescriptor.CHECKSUM_BLOCKS_PUBLISHED),
+            "a fetched block is not counted as checksummed at publish");
+
+        final RingAgentFixture.Reply read = engine.awaitReply(engine.sendRead(
+            NAMESPACE, 0L, new long[]{BLOCK_BYTES}, new int[]{BLOCK_BYTES}, new byte[][]{hash}));
+        assertArrayEquals(new KeyStatus[]{KeyStatus.DRAM}, read.statuses());
+        assertTrue(engine.matches(BLOCK_BYTES, BLOCK_BYTES, 601));
     }
 
     private int cyclesUntilReply(final long correlationId)

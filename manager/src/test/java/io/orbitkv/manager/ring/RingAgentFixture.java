@@ -165,12 +165,17 @@ final class RingAgentFixture implements AutoCloseable
         return store;
     }
 
+    /** The id the agent registered a namespace under, negative if it has not seen it. */
+    int namespaceId(final String namespace)
+    {
+        final UnsafeBuffer name = new UnsafeBuffer(namespace.getBytes(StandardCharsets.US_ASCII));
+        return namespaces.lookup(name, 0, name.capacity());
+    }
+
     /** The READY residence of a key as the agent's store has it, DRAM first. */
     long residence(final String namespace, final byte[] hash)
     {
-        final UnsafeBuffer name = new UnsafeBuffer(namespace.getBytes(StandardCharsets.US_ASCII));
-        final int namespaceId = namespaces.lookup(name, 0, name.capacity());
-        return store.findReady(namespaceId, new UnsafeBuffer(hash), 0, hash.length);
+        return store.findReady(namespaceId(namespace), new UnsafeBuffer(hash), 0, hash.length);
     }
 
     CncFileDescriptor.Sections sections()
