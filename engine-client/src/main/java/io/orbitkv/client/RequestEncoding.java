@@ -158,6 +158,7 @@ final class RequestEncoding
             .clientId(clientId)
             .correlationId(correlationId)
             .leaseId(leaseId);
+        encoder.flags().clear();
         final ReadRequestEncoder.KeysEncoder keys = encoder.keysCount(end - start);
         final DirectBuffer hashes = batch.hashBuffer();
         for (int i = start; i < end; i++)

@@ -3,6 +3,7 @@ package io.orbitkv.manager;
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.manager.idle.WaitingBackoffIdleStrategy;
 import io.orbitkv.manager.peer.PeerTransport;
+import io.orbitkv.manager.transfer.PeerAdmission;
 import java.io.File;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
@@ -217,9 +218,33 @@ public final class Configuration
     public static final String PEER_MTU_PROP_NAME = "orbitkv.manager.peer.mtu";
     public static final int PEER_MTU_DEFAULT = PeerTransport.AUTO_MTU;
 
-    /** Transfer endpoint advertised in the member record (placeholder until the transfer transport exists). */
+    /**
+     * Where the built-in transport listens for peers' reads (HOST:PORT; port 0 picks a free port, and grants carry
+     * the bound address); set a routable HOST:PORT for Managers on several hosts.
+     */
     public static final String TRANSFER_ENDPOINT_PROP_NAME = "orbitkv.manager.transfer.endpoint";
-    public static final String TRANSFER_ENDPOINT_DEFAULT = "localhost:7471";
+    public static final String TRANSFER_ENDPOINT_DEFAULT = "127.0.0.1:0";
+
+    /** How block bytes move between Managers: the built-in transport or Mooncake TE (with {@link #TE_LIBRARY_PROP_NAME}). */
+    public static final String TRANSPORT_PROP_NAME = "orbitkv.manager.transport";
+    public static final TransportKind TRANSPORT_DEFAULT = TransportKind.BUILTIN;
+
+    /** Path of a Mooncake Transfer Engine library (libtransfer_engine.so) for {@code --transport=mooncake}. */
+    public static final String TE_LIBRARY_PROP_NAME = "orbitkv.manager.te.library";
+
+    /** Connections the built-in transport opens to each peer; a large read is split across them. */
+    public static final String TRANSFER_STREAMS_PROP_NAME = "orbitkv.manager.transfer.streams";
+    public static final int TRANSFER_STREAMS_DEFAULT = 4;
+    public static final int MIN_TRANSFER_STREAMS = 1;
+    public static final int MAX_TRANSFER_STREAMS = 16;
+
+    /** Whether a block restored from a peer is also kept in local DRAM: off, always or second-hit. */
+    public static final String PEER_ADMISSION_PROP_NAME = "orbitkv.manager.peer.admission";
+    public static final PeerAdmission.Policy PEER_ADMISSION_DEFAULT = PeerAdmission.Policy.SECOND_HIT;
+
+    /** The window in which a second fetch of a block from a peer admits it (second-hit). */
+    public static final String PEER_ADMISSION_WINDOW_PROP_NAME = "orbitkv.manager.peer.admission.window";
+    public static final long PEER_ADMISSION_WINDOW_NS_DEFAULT = TimeUnit.SECONDS.toNanos(60);
 
     /** Bytes of the owner journals of all 16 shards together (design: 16 MiB). */
     public static final String CATALOG_JOURNAL_BYTES_PROP_NAME = "orbitkv.manager.catalog.journal.bytes";
@@ -280,6 +305,17 @@ public final class Configuration
 
     /** O_DIRECT granule: extents, I/O lengths and staging offsets are multiples of it. */
     public static final int SSD_BLOCK_BYTES = 4096;
+
+    /**
+     * The transport that moves block bytes between Managers.
+     */
+    public enum TransportKind
+    {
+        /** OrbitKV's own TCP transport: the source sends only ranges of sessions it granted (default). */
+        BUILTIN,
+        /** Mooncake Transfer Engine through its C API, loaded from {@code --te-library}. */
+        MOONCAKE
+    }
 
     /**
      * When a block gets an SSD copy.
@@ -363,6 +399,12 @@ public final class Configuration
      * choice 1, since version 2). A standalone Manager accepts it and answers as a local lookup.
      */
     public static final int LOOKUP_FLAG_PEERS = 2;
+
+    /**
+     * Read flag bit (engine ring schema version 3): after the local prefix, fetch the following blocks from the
+     * peers that hold them.
+     */
+    public static final int READ_FLAG_PEERS = 1;
 
     /** Housekeeping period: liveness scans, heartbeat and gauges. */
     public static final long HOUSEKEEPING_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
@@ -634,6 +676,54 @@ public final class Configuration
     public static String transferEndpoint()
     {
         return System.getProperty(TRANSFER_ENDPOINT_PROP_NAME, TRANSFER_ENDPOINT_DEFAULT);
+    }
+
+    public static TransportKind transport()
+    {
+        final String value = System.getProperty(TRANSPORT_PROP_NAME);
+        return null == value ? TRANSPORT_DEFAULT : parseTransport(TRANSPORT_PROP_NAME, value);
+    }
+
+    public static String teLibrary()
+    {
+        return System.getProperty(TE_LIBRARY_PROP_NAME);
+    }
+
+    public static int transferStreams()
+    {
+        return intProperty(TRANSFER_STREAMS_PROP_NAME, TRANSFER_STREAMS_DEFAULT);
+    }
+
+    public static PeerAdmission.Policy peerAdmission()
+    {
+        final String value = System.getProperty(PEER_ADMISSION_PROP_NAME);
+        return null == value ? PEER_ADMISSION_DEFAULT : parsePeerAdmission(PEER_ADMISSION_PROP_NAME, value);
+    }
+
+    public static long peerAdmissionWindowNs()
+    {
+        return durationProperty(PEER_ADMISSION_WINDOW_PROP_NAME, PEER_ADMISSION_WINDOW_NS_DEFAULT);
+    }
+
+    public static TransportKind parseTransport(final String name, final String value)
+    {
+        return switch (value.trim().toLowerCase(Locale.ROOT))
+        {
+            case "builtin" -> TransportKind.BUILTIN;
+            case "mooncake" -> TransportKind.MOONCAKE;
+            default -> throw invalid(name, "builtin or mooncake", value);
+        };
+    }
+
+    public static PeerAdmission.Policy parsePeerAdmission(final String name, final String value)
+    {
+        return switch (value.trim().toLowerCase(Locale.ROOT))
+        {
+            case "off" -> PeerAdmission.Policy.OFF;
+            case "always" -> PeerAdmission.Policy.ALWAYS;
+            case "second-hit", "second_hit" -> PeerAdmission.Policy.SECOND_HIT;
+            default -> throw invalid(name, "off, always or second-hit", value);
+        };
     }
 
     public static long catalogJournalBytes()

@@ -5,6 +5,10 @@ import io.orbitkv.manager.idle.Doorbell;
 import io.orbitkv.manager.idle.WaitingBackoffIdleStrategy;
 import io.orbitkv.manager.ring.EngineRing;
 import io.orbitkv.manager.ring.EngineRingAgent;
+import io.orbitkv.manager.transfer.PeerAdmission;
+import io.orbitkv.manager.transfer.PeerFetcher;
+import io.orbitkv.manager.transfer.Transports;
+import io.orbitkv.transport.Transport;
 import io.orbitkv.manager.status.CncReader;
 import io.orbitkv.manager.status.MetricsServer;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
@@ -71,6 +75,7 @@ public final class Manager implements AutoCloseable
     private java.nio.file.Path ssdFile;
     private Membership membership;
     private CatalogService catalog;
+    private Transport transport;
     private Doorbell doorbell;
     private AgentSleep agentSleep;
     private volatile boolean closed;
@@ -208,8 +213,11 @@ public final class Manager implements AutoCloseable
                 .conclude();
             try
             {
+                // The pool is what peers read from; a source exports only registered memory.
+                transport = Transports.open(ctx);
+                transport.registerMemory(poolRegion.segment().address(), poolRegion.segment().byteSize());
                 // Joining runs on the membership threads; the catalog follows it (no remote work until registered).
-                // The record advertises the endpoint the peer transport bound.
+                // The record advertises the endpoints the peer transport and the transfer transport bound.
                 membership = Membership.start(
                     new MembershipSettings(
                         ctx.etcdEndpoints(),
@@ -219,7 +227,7 @@ public final class Manager implements AutoCloseable
                         ctx.etcdDeadlineMs(),
                         ctx.placement(),
                         catalogContext.transport().endpoint(),
-                        ctx.transferEndpoint(),
+                        transport.localEndpoint(),
                         runtimeUuid,
                         startTimeMs,
                         ctx.joinTimeoutMs()),
@@ -230,6 +238,8 @@ public final class Manager implements AutoCloseable
             }
             catch (final RuntimeException ex)
             {
+                CloseHelper.quietClose(transport);
+                transport = null;
                 catalogContext.close();
                 throw ex;
             }
@@ -245,7 +255,8 @@ public final class Manager implements AutoCloseable
                 waiting.idleWait(catalog.transport().wakeup());
             }
         }
-        ringAgent = ring.newAgent(catalog);
+        ringAgent = ring.newAgent(catalog, transport, new PeerAdmission(
+            ctx.peerAdmission(), java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(ctx.peerAdmissionWindowNs())));
 
         if (ctx.idleSleep() && ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy waiting)
         {
@@ -260,6 +271,12 @@ public final class Manager implements AutoCloseable
             if (null != catalog)
             {
                 agentSleep.peerWakeup(catalog.transport().wakeup());
+            }
+            final PeerFetcher fetcher = ring.fetcher();
+            if (null != fetcher)
+            {
+                // A transport's completions are polled: no deep sleep while peer reads are in flight.
+                agentSleep.awakeWhile(fetcher::readsInFlight);
             }
             waiting.idleSleep(agentSleep, ctx.idleSleepAfterNs());
         }
@@ -586,6 +603,8 @@ public final class Manager implements AutoCloseable
         }
         CloseHelper.close(agentRunner);
         CloseHelper.quietClose(agentSleep);
+        // Before the pool is unmapped: the transport's own threads read from it and write into client regions.
+        CloseHelper.quietClose(transport);
         CloseHelper.quietClose(catalog);
         CloseHelper.quietClose(poolRegion);
         CloseHelper.quietClose(stagingRegion);

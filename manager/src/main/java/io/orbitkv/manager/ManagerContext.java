@@ -5,6 +5,7 @@ import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.membership.MembershipConfiguration;
+import io.orbitkv.manager.transfer.PeerAdmission;
 import java.io.File;
 import java.io.PrintStream;
 import java.util.concurrent.TimeUnit;
@@ -82,6 +83,11 @@ public final class ManagerContext
     private String peerEndpoint = Configuration.peerEndpoint();
     private int peerMtuLength = Configuration.peerMtuLength();
     private String transferEndpoint = Configuration.transferEndpoint();
+    private Configuration.TransportKind transport = Configuration.transport();
+    private String teLibrary = Configuration.teLibrary();
+    private int transferStreams = Configuration.transferStreams();
+    private PeerAdmission.Policy peerAdmission = Configuration.peerAdmission();
+    private long peerAdmissionWindowNs = Configuration.peerAdmissionWindowNs();
     private PrintStream membershipLog = System.out;
 
     /**
@@ -224,6 +230,15 @@ public final class ManagerContext
             io.orbitkv.manager.peer.PeerTransport.isValidMtuLength(peerMtuLength),
             "--peer-mtu must be auto or " + io.orbitkv.manager.peer.PeerTransport.MTU_RULE + ": " + peerMtuLength);
         check(null != transferEndpoint && !transferEndpoint.isBlank(), "--transfer-endpoint must not be empty");
+        check(null != transport, "--transport must be builtin or mooncake");
+        check(Configuration.TransportKind.MOONCAKE != transport || (null != teLibrary && !teLibrary.isBlank()),
+            "--transport=mooncake needs --te-library PATH (the Mooncake Transfer Engine library)");
+        check(transferStreams >= Configuration.MIN_TRANSFER_STREAMS &&
+            transferStreams <= Configuration.MAX_TRANSFER_STREAMS,
+            "--transfer-streams must be in [" + Configuration.MIN_TRANSFER_STREAMS + ", " +
+            Configuration.MAX_TRANSFER_STREAMS + "]: " + transferStreams);
+        check(null != peerAdmission, "--peer-admission must be off, always or second-hit");
+        check(peerAdmissionWindowNs > 0, "--peer-admission-window must be positive: " + peerAdmissionWindowNs + "ns");
         // The record must fit 1 KiB with the longest runtime values; encoding a worst case checks it now.
         new MemberRecord(nodeId, Long.MAX_VALUE, new java.util.UUID(-1, -1), Long.MIN_VALUE, peerEndpoint,
             transferEndpoint, MembershipConfiguration.PROTOCOL_VERSION, Long.MAX_VALUE).encode();
@@ -908,6 +923,61 @@ public final class ManagerContext
         return transferEndpoint;
     }
 
+    public Configuration.TransportKind transport()
+    {
+        return transport;
+    }
+
+    public ManagerContext transport(final Configuration.TransportKind transport)
+    {
+        this.transport = transport;
+        return this;
+    }
+
+    public String teLibrary()
+    {
+        return teLibrary;
+    }
+
+    public ManagerContext teLibrary(final String teLibrary)
+    {
+        this.teLibrary = teLibrary;
+        return this;
+    }
+
+    public int transferStreams()
+    {
+        return transferStreams;
+    }
+
+    public ManagerContext transferStreams(final int transferStreams)
+    {
+        this.transferStreams = transferStreams;
+        return this;
+    }
+
+    public PeerAdmission.Policy peerAdmission()
+    {
+        return peerAdmission;
+    }
+
+    public ManagerContext peerAdmission(final PeerAdmission.Policy peerAdmission)
+    {
+        this.peerAdmission = peerAdmission;
+        return this;
+    }
+
+    public long peerAdmissionWindowNs()
+    {
+        return peerAdmissionWindowNs;
+    }
+
+    public ManagerContext peerAdmissionWindowNs(final long peerAdmissionWindowNs)
+    {
+        this.peerAdmissionWindowNs = peerAdmissionWindowNs;
+        return this;
+    }
+
     public ManagerContext transferEndpoint(final String transferEndpoint)
     {
         this.transferEndpoint = transferEndpoint;
@@ -947,6 +1017,11 @@ public final class ManagerContext
             ", idleSleep=" + idleSleep +
             ", idleSleepAfterNs=" + idleSleepAfterNs +
             ", idleSleepMaxNs=" + idleSleepMaxNs +
+            ", transport=" + transport +
+            ", teLibrary=" + teLibrary +
+            ", transferStreams=" + transferStreams +
+            ", peerAdmission=" + peerAdmission +
+            ", peerAdmissionWindowNs=" + peerAdmissionWindowNs +
             ", metricsPort=" + metricsPort +
             '}';
     }

@@ -99,6 +99,7 @@ public final class RequestFrames
         final ReadRequestEncoder encoder = new ReadRequestEncoder();
         encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
             .clientId(clientId).correlationId(correlationId).leaseId(leaseId);
+        encoder.flags().clear();
         final ReadRequestEncoder.KeysEncoder keys = encoder.keysCount(hashes.length);
         for (int i = 0; i < hashes.length; i++)
         {

@@ -14,10 +14,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * last window's bytes are returned. Allocation that belongs to the compiled path shows in every window and still
  * fails the caller's assertion.
  */
-final class AllocationWindows
+public final class AllocationWindows
 {
     /** How long a test waits for the JIT before it judges the path by its last window; under the tests' 30 s timeout. */
-    static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(20);
+    public static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(20);
 
     private AllocationWindows()
     {
@@ -28,7 +28,7 @@ final class AllocationWindows
      * @param limitBytes a window allocating fewer bytes than this ends the measurement.
      * @return bytes the last window allocated on this thread.
      */
-    static long lastWindowBytes(final Runnable window, final long limitBytes)
+    public static long lastWindowBytes(final Runnable window, final long limitBytes)
     {
         final ThreadMXBean threads = (ThreadMXBean)ManagementFactory.getThreadMXBean();
         assumeTrue(threads.isThreadAllocatedMemorySupported(), "per-thread allocation counter not supported");

@@ -2,10 +2,13 @@ package io.orbitkv.manager.catalog;
 
 import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.CandidateIndex;
+import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
@@ -56,6 +59,7 @@ public final class CatalogService implements Agent, AutoCloseable
     private final PeerDiscovery discovery;
     private final PeerTransport transport;
     private final PeerAgent agent;
+    private final SourceLinks sourceLinks = new SourceLinks();
     private long gaugesAtNs;
 
     /**
@@ -138,6 +142,7 @@ public final class CatalogService implements Agent, AutoCloseable
     {
         streams.close();
         members.closeLinks(agent);
+        sourceLinks.close(agent);
     }
 
     public void close()
@@ -174,6 +179,72 @@ public final class CatalogService implements Agent, AutoCloseable
     public void startLookup(final PendingLookup lookup, final LookupAnswerSink sink)
     {
         discovery.start(lookup, sink, agent, clock.nanoTime() / 1_000_000L);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Requester API for peer transfers (agent thread).
+
+    /**
+     * @return whether this Manager may start remote work now: a complete member view and a valid registration.
+     */
+    public boolean remoteWorkEnabled()
+    {
+        return members.hasView() && membership.remoteWorkEnabled(clock.nanoTime());
+    }
+
+    /**
+     * @return the member record of a live incarnation in the member view, or null (unknown, retired or this one).
+     */
+    public MemberRecord member(final long msb, final long lsb)
+    {
+        return members.isSelf(msb, lsb) ? null : members.memberByIncarnation(msb, lsb);
+    }
+
+    /**
+     * @return this Manager's current incarnation (it changes when a lost registration is replaced).
+     */
+    public long localIncarnationMsb()
+    {
+        return members.selfMsb();
+    }
+
+    public long localIncarnationLsb()
+    {
+        return members.selfLsb();
+    }
+
+    public boolean isSelf(final long msb, final long lsb)
+    {
+        return members.isSelf(msb, lsb);
+    }
+
+    /**
+     * An active peer session to a source incarnation, kept in a bounded LRU of source links.
+     *
+     * @return the client, or null while it connects or when the incarnation is not a live member.
+     */
+    public PeerClient sourceClient(final long msb, final long lsb, final long nowMs)
+    {
+        final MemberRecord record = member(msb, lsb);
+        return null == record ? null : sourceLinks.client(record, agent, nowMs);
+    }
+
+    /**
+     * The peer agent, to send transfer messages on its thread.
+     */
+    public PeerAgent peerAgent()
+    {
+        return agent;
+    }
+
+    /**
+     * Drop one refused candidate version of a key from the candidate index; other candidates of the key stay.
+     */
+    public boolean removeCandidate(
+        final StateKeyFlyweight key, final long ownerMsb, final long ownerLsb, final long insertionSequence)
+    {
+        return candidates.removeCandidate(key.namespaceBuffer(), key.namespaceOffset(), key.namespaceLength(),
+            key.hashBuffer(), key.hashOffset(), key.hashLength(), ownerMsb, ownerLsb, insertionSequence);
     }
 
     private void updateGauges()

@@ -97,6 +97,16 @@ final class MemberViewSync
         return null != record && record.runtimeUuid().getLeastSignificantBits() == lsb ? record : null;
     }
 
+    long selfMsb()
+    {
+        return selfMsb;
+    }
+
+    long selfLsb()
+    {
+        return selfLsb;
+    }
+
     boolean isSelf(final long msb, final long lsb)
     {
         return msb == selfMsb && lsb == selfLsb;

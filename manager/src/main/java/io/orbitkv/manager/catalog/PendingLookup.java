@@ -25,6 +25,7 @@ public final class PendingLookup
     private long correlationId;
     private long leaseId;
     private int localPrefix;
+    private boolean pinned;
     private int keyCount;
     private int firstPeerKey;
     private int peerKeyCount;
@@ -68,8 +69,23 @@ public final class PendingLookup
         System.arraycopy(lengths, 0, this.lengths, 0, keyCount);
         this.firstPeerKey = localPrefix;
         this.peerKeyCount = 0;
+        this.pinned = false;
         this.answer.reset();
         return this;
+    }
+
+    /**
+     * Whether the Lookup asked to pin: its peer keys are then authorized and held at their sources.
+     */
+    public PendingLookup pinned(final boolean pinned)
+    {
+        this.pinned = pinned;
+        return this;
+    }
+
+    public boolean isPinned()
+    {
+        return pinned;
     }
 
     public PendingLookup namespace(final DirectBuffer buffer, final int offset, final int length)
@@ -93,6 +109,14 @@ public final class PendingLookup
         hashes.putBytes(peerKeyCount * EngineRingLimits.MAX_HASH_LENGTH, buffer, offset, length);
         hashLengths[peerKeyCount++] = length;
         return true;
+    }
+
+    /**
+     * @return this lookup's slot, in use by one lookup from {@code startLookup} until its sink is answered.
+     */
+    public int index()
+    {
+        return index;
     }
 
     public long clientId()
@@ -135,24 +159,48 @@ public final class PendingLookup
         return answer;
     }
 
-    int firstPeerKey()
+    /**
+     * @return the row of the first key after the local prefix.
+     */
+    public int firstPeerKey()
     {
         return firstPeerKey;
     }
 
-    int peerKeyCount()
+    /**
+     * @return keys after the local prefix that were asked of the catalog.
+     */
+    public int peerKeyCount()
     {
         return peerKeyCount;
     }
 
-    UnsafeBuffer namespaceBuffer()
+    public UnsafeBuffer namespaceBuffer()
     {
         return namespace;
     }
 
-    int namespaceLength()
+    public int namespaceLength()
     {
         return namespaceLength;
+    }
+
+    /**
+     * @return the buffer holding the peer keys' hashes; peer key k starts at {@link #hashOffset(int)}.
+     */
+    public UnsafeBuffer hashBuffer()
+    {
+        return hashes;
+    }
+
+    public int hashOffset(final int peerKey)
+    {
+        return peerKey * EngineRingLimits.MAX_HASH_LENGTH;
+    }
+
+    public int hashLength(final int peerKey)
+    {
+        return hashLengths[peerKey];
     }
 
     /**

@@ -166,6 +166,21 @@ public final class ManagerCommand implements Callable<Integer>
         new Setting("--transfer-endpoint", Configuration.TRANSFER_ENDPOINT_PROP_NAME,
             Configuration.TRANSFER_ENDPOINT_DEFAULT, Configuration::transferEndpoint,
             (c, ctx, flag) -> ctx.transferEndpoint(c.transferEndpoint)),
+        new Setting("--transport", Configuration.TRANSPORT_PROP_NAME,
+            Configuration.TRANSPORT_DEFAULT.name().toLowerCase(Locale.ROOT), Configuration::transport,
+            (c, ctx, flag) -> ctx.transport(Configuration.parseTransport(flag, c.transport))),
+        new Setting("--te-library", Configuration.TE_LIBRARY_PROP_NAME, null, Configuration::teLibrary,
+            (c, ctx, flag) -> ctx.teLibrary(c.teLibrary)),
+        new Setting("--transfer-streams", Configuration.TRANSFER_STREAMS_PROP_NAME,
+            Integer.toString(Configuration.TRANSFER_STREAMS_DEFAULT), Configuration::transferStreams,
+            (c, ctx, flag) -> ctx.transferStreams(Configuration.parseInt(flag, c.transferStreams))),
+        new Setting("--peer-admission", Configuration.PEER_ADMISSION_PROP_NAME,
+            Configuration.PEER_ADMISSION_DEFAULT.flagValue(), Configuration::peerAdmission,
+            (c, ctx, flag) -> ctx.peerAdmission(Configuration.parsePeerAdmission(flag, c.peerAdmission))),
+        new Setting("--peer-admission-window", Configuration.PEER_ADMISSION_WINDOW_PROP_NAME,
+            Configuration.durationText(Configuration.PEER_ADMISSION_WINDOW_NS_DEFAULT),
+            Configuration::peerAdmissionWindowNs,
+            (c, ctx, flag) -> ctx.peerAdmissionWindowNs(Configuration.parseDurationNs(flag, c.peerAdmissionWindow))),
         new Setting("--catalog-journal-bytes", Configuration.CATALOG_JOURNAL_BYTES_PROP_NAME,
             Configuration.sizeText(Configuration.CATALOG_JOURNAL_BYTES_DEFAULT), Configuration::catalogJournalBytes,
             (c, ctx, flag) -> ctx.catalogJournalBytes(Configuration.parseSize(flag, c.catalogJournalBytes))),
@@ -334,9 +349,28 @@ public final class ManagerCommand implements Callable<Integer>
         "the path between Managers carries less than their interfaces (default: ${DEFAULT-VALUE}).")
     String peerMtu;
 
-    @Option(names = "--transfer-endpoint", description = "Transfer endpoint advertised in the member record " +
-        "(placeholder until the transfer transport lands) (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--transfer-endpoint", description = "Where the built-in transport listens for peers' reads, " +
+        "HOST:PORT; port 0 picks a free port (default: ${DEFAULT-VALUE}).")
     String transferEndpoint;
+
+    @Option(names = "--transport", description = "How block bytes move between Managers: builtin or mooncake " +
+        "(Mooncake TE, needs --te-library) (default: ${DEFAULT-VALUE}).")
+    String transport;
+
+    @Option(names = "--te-library", description = "Path of libtransfer_engine.so for --transport=mooncake.")
+    String teLibrary;
+
+    @Option(names = "--transfer-streams", description = "Connections per peer of the built-in transport, 1-16; " +
+        "large reads are split across them (default: ${DEFAULT-VALUE}).")
+    String transferStreams;
+
+    @Option(names = "--peer-admission", description = "Keep blocks fetched from peers in local DRAM: off, always, " +
+        "or second-hit (fetched twice within --peer-admission-window) (default: ${DEFAULT-VALUE}).")
+    String peerAdmission;
+
+    @Option(names = "--peer-admission-window", description = "Window of the second-hit admission, e.g. 60s " +
+        "(default: ${DEFAULT-VALUE}).")
+    String peerAdmissionWindow;
 
     @Option(names = "--catalog-journal-bytes", description = "Owner journal budget of all 16 shards together; a catalog " +
         "host lagging past it is rebuilt by snapshot (default: ${DEFAULT-VALUE}).")

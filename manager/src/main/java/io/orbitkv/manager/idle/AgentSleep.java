@@ -7,6 +7,7 @@ import io.orbitkv.ffm.Errno;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntSupplier;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
@@ -38,6 +39,7 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
     private final ManyToOneRingBuffer requestRing;
     private final Doorbell doorbell;
     private final long maxSleepNs;
+    private IntSupplier workInFlight;
     private final ErrorHandler errorHandler;
     private final AtomicCounter sleeps;
     private final AtomicCounter doorbellWakeups;
@@ -111,6 +113,17 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
     }
 
     /**
+     * Do not sleep while {@code workInFlight} reports work whose completion no watched descriptor announces (peer
+     * transfers: a transport's completions are polled); park briefly instead. Set before the agent thread starts.
+     *
+     * @param workInFlight how much such work is outstanding.
+     */
+    public void awakeWhile(final IntSupplier workInFlight)
+    {
+        this.workInFlight = workInFlight;
+    }
+
+    /**
      * @return the longest sleep.
      */
     long maxSleepNs()
@@ -120,6 +133,15 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
 
     public boolean sleep()
     {
+        if (null != workInFlight && workInFlight.getAsInt() > 0)
+        {
+            if (null != peerWakeup && peerSocketWatched)
+            {
+                return peerWakeup.await(FALLBACK_PARK_NS);
+            }
+            LockSupport.parkNanos(FALLBACK_PARK_NS);
+            return false;
+        }
         if (disabled || (null != peerWakeup && !peerSocketWatched && !watchPeerSocket()))
         {
             if (null != peerWakeup)

@@ -335,6 +335,14 @@ public final class PeerAgent implements Agent
     }
 
     /**
+     * Requester: send an encoded transfer frame to the client's remote peer.
+     */
+    public boolean offer(final PeerClient client, final DirectBuffer buffer, final int offset, final int length)
+    {
+        return client.isActive() && proxy.offer(publications.publication(client.channel()), buffer, offset, length);
+    }
+
+    /**
      * Owner: answer a host with a status (e.g. RESYNC_REQUIRED when a repair asks for history already dropped).
      */
     public boolean sendResponse(

@@ -1,8 +1,9 @@
 package io.orbitkv.manager.ring;
 
-import io.orbitkv.manager.Configuration;
 import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.store.TieredStore;
+import io.orbitkv.manager.transfer.PeerFetch;
 import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -46,7 +47,12 @@ final class ClientSession
     private File regionFile;
     private byte[] regionPath;
 
+    private java.nio.ByteBuffer regionView;
+
     private final long[] leaseIds = new long[Configuration.MAX_LEASES_PER_CLIENT];
+    private final PeerFetch[] leaseFetches = new PeerFetch[Configuration.MAX_LEASES_PER_CLIENT];
+    private final PeerFetch[] readFetches = new PeerFetch[MAX_PEER_READS];
+    private int readFetchCount;
     private final int[] leaseStarts = new int[Configuration.MAX_LEASES_PER_CLIENT];
     private final int[] leaseCounts = new int[Configuration.MAX_LEASES_PER_CLIENT];
     private final long[] pinnedResidences = new long[Configuration.MAX_PINNED_BLOCKS_PER_CLIENT];
@@ -57,6 +63,11 @@ final class ClientSession
     private final CopyOperation[] operations = new CopyOperation[Configuration.MAX_IN_FLIGHT_PER_CLIENT];
     private int operationHead;
     private int operationCount;
+
+    /**
+     * Reads of one client that may be fetching from peers at once (their copy operations have ended).
+     */
+    static final int MAX_PEER_READS = Configuration.MAX_IN_FLIGHT_PER_CLIENT;
 
     ClientSession(final int slotIndex, final AtomicBuffer responseRingBuffer)
     {
@@ -126,6 +137,7 @@ final class ClientSession
             throw ex;
         }
         regionArena = arena;
+        regionView = bytes <= Integer.MAX_VALUE ? region.asByteBuffer() : null;
         regionBytes = bytes;
         regionFile = file;
         regionPath = file.getAbsolutePath().getBytes(StandardCharsets.US_ASCII);
@@ -141,6 +153,7 @@ final class ClientSession
             regionArena.close();
             regionArena = null;
             region = null;
+            regionView = null;
             regionBytes = 0;
         }
         if (null != regionFile)
@@ -157,6 +170,30 @@ final class ClientSession
     MemorySegment region()
     {
         return region;
+    }
+
+    /**
+     * The data region as one buffer, for checking restored bytes without a view per block; null above 2 GiB.
+     */
+    java.nio.ByteBuffer regionView()
+    {
+        return regionView;
+    }
+
+    /**
+     * Hand the data region's mapping to whoever must keep it until their transfers into it ended; the region is then
+     * no longer this session's (its file is still deleted by {@link #unmapRegion()}).
+     *
+     * @return the mapping to close, or null when none is mapped.
+     */
+    Arena takeRegionMapping()
+    {
+        final Arena arena = regionArena;
+        regionArena = null;
+        region = null;
+        regionView = null;
+        regionBytes = 0;
+        return arena;
     }
 
     long regionBytes()
@@ -215,6 +252,7 @@ final class ClientSession
     {
         final long leaseId = ++nextLeaseId;
         leaseIds[leaseCount] = leaseId;
+        leaseFetches[leaseCount] = null;
         leaseStarts[leaseCount] = pinnedCount;
         leaseCounts[leaseCount] = count;
         System.arraycopy(residences, 0, pinnedResidences, pinnedCount, count);
@@ -258,11 +296,58 @@ final class ClientSession
         for (int i = leaseIndex + 1; i < leaseCount; i++)
         {
             leaseIds[i - 1] = leaseIds[i];
+            leaseFetches[i - 1] = leaseFetches[i];
             leaseStarts[i - 1] = leaseStarts[i] - count;
             leaseCounts[i - 1] = leaseCounts[i];
         }
         leaseCount--;
         return count;
+    }
+
+    /**
+     * @return the peer holds (a HOLD fetch) of a lease, or null.
+     */
+    PeerFetch leaseFetch(final int leaseIndex)
+    {
+        return leaseFetches[leaseIndex];
+    }
+
+    void leaseFetch(final int leaseIndex, final PeerFetch fetch)
+    {
+        leaseFetches[leaseIndex] = fetch;
+    }
+
+    boolean canAddPeerRead()
+    {
+        return readFetchCount < readFetches.length;
+    }
+
+    void addPeerRead(final PeerFetch fetch)
+    {
+        readFetches[readFetchCount++] = fetch;
+    }
+
+    void removePeerRead(final PeerFetch fetch)
+    {
+        for (int i = 0; i < readFetchCount; i++)
+        {
+            if (readFetches[i] == fetch)
+            {
+                readFetches[i] = readFetches[--readFetchCount];
+                readFetches[readFetchCount] = null;
+                return;
+            }
+        }
+    }
+
+    int peerReadCount()
+    {
+        return readFetchCount;
+    }
+
+    PeerFetch peerRead(final int i)
+    {
+        return readFetches[i];
     }
 
     int removeAllLeases(final TieredStore store)
@@ -330,6 +415,7 @@ final class ClientSession
         drainDeadlineNs = 0;
         nameLength = 0;
         leaseCount = 0;
+        readFetchCount = 0;
         pinnedCount = 0;
         operationHead = 0;
         operationCount = 0;

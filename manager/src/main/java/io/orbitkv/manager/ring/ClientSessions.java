@@ -6,8 +6,12 @@ import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
+import io.orbitkv.manager.transfer.PeerFetch;
+import io.orbitkv.manager.transfer.PeerFetcher;
 import java.io.File;
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.AtomicBuffer;
@@ -34,6 +38,7 @@ final class ClientSessions
     private final AtomicCounter clientsAttached;
     private final AtomicCounter clientTimeouts;
     private final AtomicCounter claimedSlotsReclaimed;
+    private PeerFetcher fetcher;
     private int attachedCount;
 
     /**
@@ -162,6 +167,10 @@ final class ClientSessions
         final int generation = slot.generation() + 1;
         final long clientId = ((long)generation << 32) | session.slotIndex;
         session.mapRegion(new File(clientsDir, session.slotIndex + "-" + generation + ".data"), dataRegionBytes);
+        if (null != fetcher)
+        {
+            fetcher.registerDestination(session.region().address(), dataRegionBytes);
+        }
 
         session.name(buffer, nameOffset, nameLength);
         session.clientId = clientId;
@@ -229,12 +238,85 @@ final class ClientSessions
     void release(final ClientSession session)
     {
         copies.cancelQueued(session);
+        if (null != fetcher)
+        {
+            releasePeerWork(session);
+        }
         session.removeAllLeases(store);
         session.unmapRegion();
         if (ClientSession.ATTACHED == session.state)
         {
             attachedCount--;
             clientsAttached.setRelease(attachedCount);
+        }
+    }
+
+    /**
+     * A departing client's peer work: its held sources are released, and reads still fetching into its data region
+     * keep the region mapped until the last of them ended (the mapping is handed over, shared between them).
+     */
+    private void releasePeerWork(final ClientSession session)
+    {
+        for (int i = 0; i < session.leaseCount(); i++)
+        {
+            final PeerFetch held = session.leaseFetch(i);
+            if (null != held)
+            {
+                session.leaseFetch(i, null);
+                fetcher.releaseHold(held);
+            }
+        }
+        final int reads = session.peerReadCount();
+        if (reads > 0)
+        {
+            final MemorySegment region = session.region();
+            if (null != region)
+            {
+                fetcher.unregisterDestination(region.address());
+            }
+            final SharedMapping mapping = new SharedMapping(session.takeRegionMapping(), reads);
+            for (int i = reads - 1; i >= 0; i--)
+            {
+                final PeerFetch fetch = session.peerRead(i);
+                session.removePeerRead(fetch);
+                fetcher.clientGone(fetch, mapping);
+            }
+        }
+        else if (null != session.region())
+        {
+            fetcher.unregisterDestination(session.region().address());
+        }
+    }
+
+    /**
+     * Serve peer reads through {@code fetcher}: client data regions are registered with its transport, and a
+     * departing client's peer work is handed to it. Set once, before the agent exists.
+     */
+    void fetcher(final PeerFetcher fetcher)
+    {
+        this.fetcher = fetcher;
+    }
+
+    /**
+     * A client's data region mapping shared by the peer reads that still write into it; closed by the last.
+     */
+    private static final class SharedMapping implements AutoCloseable
+    {
+        private final Arena arena;
+        private int holders;
+
+        SharedMapping(final Arena arena, final int holders)
+        {
+            this.arena = arena;
+            this.holders = holders;
+        }
+
+        public void close()
+        {
+            if (--holders == 0 && null != arena)
+            {
+                arena.close();
+            }
         }
     }
 

@@ -6,6 +6,7 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.SsdReadListener;
+import io.orbitkv.manager.transfer.PeerFetch;
 import java.util.Arrays;
 import java.util.zip.CRC32C;
 
@@ -55,6 +56,11 @@ final class CopyOperation implements SsdReadListener
     long completedCount;
     int ssdKeys;
     int nextSsdKey;
+    /** A Read's peer part, started once the local part ended (null when the read stays local). */
+    PeerFetch peerFetch;
+    /** The peer part is a lease's held fetch; {@link #peerKeys} of its keys are read. */
+    boolean peerHeld;
+    int peerKeys;
 
     void reset(final int kind, final int templateId, final long correlationId, final long leaseId, final int keyCount)
     {
@@ -71,6 +77,9 @@ final class CopyOperation implements SsdReadListener
         this.completedCount = 0;
         this.ssdKeys = 0;
         this.nextSsdKey = 0;
+        this.peerFetch = null;
+        this.peerHeld = false;
+        this.peerKeys = 0;
     }
 
     void clear()
@@ -78,6 +87,8 @@ final class CopyOperation implements SsdReadListener
         kind = 0;
         keyCount = 0;
         nextKey = 0;
+        peerFetch = null;
+        peerHeld = false;
     }
 
     public void onSsdReadComplete(final int key, final long stagingOffset, final boolean ok)

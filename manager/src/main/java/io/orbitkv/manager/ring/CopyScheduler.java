@@ -6,6 +6,8 @@ import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
+import io.orbitkv.manager.transfer.PeerFetch;
+import io.orbitkv.manager.transfer.PeerFetcher;
 import java.lang.foreign.MemorySegment;
 import org.agrona.concurrent.status.AtomicCounter;
 
@@ -29,6 +31,7 @@ final class CopyScheduler
     private final AtomicCounter bytesRead;
     private final AtomicCounter operationsCancelled;
 
+    private PeerFetcher fetcher;
     private ClientSession copyingSession;
     private CopyOperation unqueuedOperation;
     private long copyBudget;
@@ -51,6 +54,14 @@ final class CopyScheduler
         blocksRead = counters.get(SystemCounterDescriptor.BLOCKS_READ);
         bytesRead = counters.get(SystemCounterDescriptor.BYTES_READ);
         operationsCancelled = counters.get(SystemCounterDescriptor.OPERATIONS_CANCELLED);
+    }
+
+    /**
+     * Hand the peer part of Reads to {@code fetcher} once their local part ended. Set once, before the agent exists.
+     */
+    void fetcher(final PeerFetcher fetcher)
+    {
+        this.fetcher = fetcher;
     }
 
     /**
@@ -311,8 +322,8 @@ final class CopyScheduler
 
     /**
      * An SSD read failed or its bytes did not match the block's checksum (either way staging, the pin and the
-     * residence are already released): the key reports a miss or a failure, and that ends the restored prefix, so
-     * the keys after it are released and not attempted.
+     * residence are already released): the key is answered FAILED with the reason, which ends the restored prefix,
+     * so the keys after it are released and not attempted.
      */
     private void failSsdKey(final CopyOperation op, final int key, final KeyStatus status, final FailureReason reason)
     {
@@ -373,8 +384,19 @@ final class CopyScheduler
             final int leaseIndex = session.findLease(op.leaseId);
             if (leaseIndex >= 0)
             {
+                final PeerFetch held = session.leaseFetch(leaseIndex);
+                if (null != held && held != op.peerFetch)
+                {
+                    session.leaseFetch(leaseIndex, null);
+                    fetcher.releaseHold(held);
+                }
                 session.removeLease(leaseIndex, store);
             }
+        }
+        if (null != op.peerFetch && startPeerPart(session, op))
+        {
+            // Answered by the fetch once its peer keys are restored or the prefix stopped.
+            return;
         }
         responseProxy.sendKeys(
             session.responseRing,
@@ -384,13 +406,59 @@ final class CopyScheduler
             op.completedCount,
             0L,
             op.statuses,
-            op.reasons,
             op.lengths,
-            op.keyCount);
+            op.reasons,
+            op.keyCount,
+            null);
+    }
+
+    /**
+     * The local part of a Read ended: start its peer part if the local part restored every key before it.
+     *
+     * @return true when the peer part answers the Read.
+     */
+    private boolean startPeerPart(final ClientSession session, final CopyOperation op)
+    {
+        final PeerFetch fetch = op.peerFetch;
+        op.peerFetch = null;
+        if (op.completedCount != fetch.firstRow() || !session.canAddPeerRead())
+        {
+            dropPeerPart(op, fetch);
+            return false;
+        }
+        session.addPeerRead(fetch);
+        if (op.peerHeld)
+        {
+            fetcher.readHeld(fetch, op.peerKeys, op.correlationId, fetch.firstRow(), op.keyCount, op.statuses,
+                op.lengths);
+        }
+        else
+        {
+            fetch.localRows(op.statuses, op.lengths);
+            fetcher.start(fetch);
+        }
+        return true;
+    }
+
+    private void dropPeerPart(final CopyOperation op, final PeerFetch fetch)
+    {
+        if (op.peerHeld)
+        {
+            fetcher.releaseHold(fetch);
+        }
+        else
+        {
+            fetcher.discard(fetch);
+        }
     }
 
     private void cancel(final CopyOperation op)
     {
+        if (null != op.peerFetch)
+        {
+            dropPeerPart(op, op.peerFetch);
+            op.peerFetch = null;
+        }
         for (int i = op.nextKey; i < op.keyCount; i++)
         {
             final long residence = op.residences[i];

@@ -4,6 +4,9 @@ import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.catalog.CatalogService;
+import io.orbitkv.manager.transfer.PeerAdmission;
+import io.orbitkv.manager.transfer.PeerFetcher;
+import io.orbitkv.transport.Transport;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
@@ -28,6 +31,7 @@ public final class EngineRing
     final ClientSessions sessions;
     final CopyScheduler copies;
     final RingRequests requests;
+    PeerFetcher fetcher;
     private boolean agentMade;
 
     /**
@@ -71,12 +75,41 @@ public final class EngineRing
      */
     public EngineRingAgent newAgent(final CatalogService catalog)
     {
+        return newAgent(catalog, null, null);
+    }
+
+    /**
+     * The agent that runs these parts, fetching from peers through {@code transport}. Once only.
+     *
+     * @param catalog   serves Lookups with the peers flag, or null in standalone mode.
+     * @param transport moves blocks from peers, or null: no peer fetches (candidates are still reported).
+     * @param admission whether blocks fetched from peers are kept in the pool (with a transport).
+     * @return the agent.
+     */
+    public EngineRingAgent newAgent(
+        final CatalogService catalog, final Transport transport, final PeerAdmission admission)
+    {
         if (agentMade)
         {
             throw new IllegalStateException("the engine ring already has its agent");
         }
         agentMade = true;
         requests.catalog(catalog);
+        if (null != catalog && null != transport)
+        {
+            fetcher = new PeerFetcher(catalog, transport, store, namespaces, admission, requests, counters, errorHandler);
+            requests.fetcher(fetcher);
+            copies.fetcher(fetcher);
+            sessions.fetcher(fetcher);
+        }
         return new EngineRingAgent(this);
+    }
+
+    /**
+     * @return the requester side of peer transfers, or null without a catalog and transport.
+     */
+    public PeerFetcher fetcher()
+    {
+        return fetcher;
     }
 }

@@ -6,6 +6,7 @@ import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
+import io.orbitkv.manager.transfer.PeerFetcher;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.EpochClock;
@@ -33,6 +34,7 @@ public final class EngineRingAgent implements Agent
     private final CopyScheduler copies;
     private final RingRequests requests;
     private final RequestAdapter adapter;
+    private final PeerFetcher fetcher;
     private final Rejections rejections;
     private final ErrorHandler errorHandler;
     private final EpochClock epochClock;
@@ -57,6 +59,7 @@ public final class EngineRingAgent implements Agent
         this.requestRing = new ManyToOneRingBuffer(ring.sections.requestRing());
         this.store = ring.store;
         this.namespaces = ring.namespaces;
+        this.fetcher = ring.fetcher;
         this.errorHandler = ring.errorHandler;
         this.epochClock = ctx.epochClock();
         this.nanoClock = ctx.nanoClock();
@@ -108,6 +111,10 @@ public final class EngineRingAgent implements Agent
         copies.beginCycle();
 
         int workCount = readRequests();
+        if (null != fetcher)
+        {
+            workCount += fetcher.doWork(nowNs / 1_000_000L);
+        }
         if (copies.hasQueued())
         {
             workCount += copyQueued();

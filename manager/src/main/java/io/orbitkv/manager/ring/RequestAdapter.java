@@ -36,6 +36,9 @@ final class RequestAdapter implements MessageHandler
     private final HeartbeatRequestDecoder heartbeatDecoder = new HeartbeatRequestDecoder();
     private final PublishRequestDecoder publishDecoder = new PublishRequestDecoder();
     private final LookupRequestDecoder lookupDecoder = new LookupRequestDecoder();
+    /** Schema version that added ReadRequest.flags. */
+    static final int READ_FLAGS_VERSION = 3;
+
     private final ReadRequestDecoder readDecoder = new ReadRequestDecoder();
     private final ReleaseRequestDecoder releaseDecoder = new ReleaseRequestDecoder();
     private final RequestKeys keys = new RequestKeys();
@@ -141,15 +144,19 @@ final class RequestAdapter implements MessageHandler
                 break;
 
             case ReadRequestDecoder.TEMPLATE_ID:
-                if (checkRoot(ReadRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId) &&
+                // Version 3 appended the flags to the root block: older senders' blocks end before them.
+                if (checkRoot(version < READ_FLAGS_VERSION ? ReadRequestDecoder.flagsEncodingOffset() :
+                    ReadRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId) &&
                     walkKeys(rootEnd, length, ReadRequestDecoder.KeysDecoder.sbeBlockLength(), templateId))
                 {
                     readDecoder.wrap(frame, rootOffset, blockLength, version);
                     final long readClientId = readDecoder.clientId();
                     final long readCorrelationId = readDecoder.correlationId();
                     final long leaseId = readDecoder.leaseId();
+                    final int readFlags = version < READ_FLAGS_VERSION ? 0 : frame.getByte(
+                        rootOffset + ReadRequestDecoder.flagsEncodingOffset()) & 0xFF;
                     decodeReadKeys();
-                    handler.onRead(readClientId, readCorrelationId, leaseId, keys);
+                    handler.onRead(readClientId, readCorrelationId, leaseId, readFlags, keys);
                 }
                 break;
 

@@ -22,8 +22,6 @@ import org.agrona.concurrent.status.AtomicCounter;
  * <p>Versions: an answer is written at the lowest schema version that carries it. Without peer candidates that is
  * version 1 (no owners/candidates groups on the wire), which every client decodes, a version-2 decoder reading the
  * groups as empty; with candidates it is version 2, which only a client that set the Lookup {@code peers} flag gets.
- * An answer with a {@code FAILED} row is written at the schema's version, the first that has that status and the
- * rows' {@code reason}.
  */
 final class ResponseProxy
 {
@@ -32,6 +30,12 @@ final class ResponseProxy
 
     /** The schema version of an answer without peer candidates. */
     static final int LOCAL_ANSWER_VERSION = 1;
+
+    /** The schema version of an answer with peer candidates. */
+    static final int PEER_ANSWER_VERSION = 2;
+
+    /** The schema version of an answer with a FAILED row. */
+    static final int FAILED_ANSWER_VERSION = 3;
 
     private static final byte[] NO_MESSAGE = new byte[0];
 
@@ -131,15 +135,16 @@ final class ResponseProxy
         final int keyCount,
         final PeerAnswer peers)
     {
-        return sendKeys(
-            ring, clientId, correlationId, requestTemplateId, value, leaseId, statuses, null, lengths, keyCount, peers);
+        return sendKeys(ring, clientId, correlationId, requestTemplateId, value, leaseId, statuses, lengths, null,
+            keyCount, peers);
     }
 
     /**
-     * Answer OK with one row per key, each with the reason of a {@code FAILED} status, and no peer candidates.
+     * As {@link #sendKeys(RingBuffer, long, long, int, long, long, KeyStatus[], int[], int, PeerAnswer)}, with the
+     * reason of each {@code FAILED} row. The frame's version is the lowest that carries the answer: 1 for local rows,
+     * 2 with candidates, 3 with a {@code FAILED} row.
      *
-     * @param reasons per-key reason, read where the status is {@code FAILED}; null for none.
-     * @see #sendKeys(RingBuffer, long, long, int, long, long, KeyStatus[], FailureReason[], int[], int, PeerAnswer)
+     * @param reasons per-key reason, or null when no row failed.
      */
     boolean sendKeys(
         final RingBuffer ring,
@@ -149,57 +154,37 @@ final class ResponseProxy
         final long value,
         final long leaseId,
         final KeyStatus[] statuses,
-        final FailureReason[] reasons,
         final int[] lengths,
-        final int keyCount)
-    {
-        return sendKeys(
-            ring, clientId, correlationId, requestTemplateId, value, leaseId, statuses, reasons, lengths, keyCount, null);
-    }
-
-    /**
-     * The general answer: rows with their failure reasons and, for a Lookup with the {@code peers} flag, owners and
-     * candidates.
-     *
-     * @param reasons per-key reason, read where the status is {@code FAILED}; null for none.
-     */
-    boolean sendKeys(
-        final RingBuffer ring,
-        final long clientId,
-        final long correlationId,
-        final int requestTemplateId,
-        final long value,
-        final long leaseId,
-        final KeyStatus[] statuses,
         final FailureReason[] reasons,
-        final int[] lengths,
         final int keyCount,
         final PeerAnswer peers)
     {
         final ResponseEncoder.KeysEncoder keys =
             encodeRoot(clientId, correlationId, requestTemplateId, StatusCode.OK, value, leaseId).keysCount(keyCount);
-        boolean failed = false;
+        int version = LOCAL_ANSWER_VERSION;
         for (int i = 0; i < keyCount; i++)
         {
             final KeyStatus status = statuses[i];
-            final boolean keyFailed = KeyStatus.FAILED == status;
-            keys.next().status(status).length(lengths[i])
-                .reason(keyFailed && null != reasons ? reasons[i] : FailureReason.NONE);
-            failed |= keyFailed;
+            final FailureReason reason = null == reasons || KeyStatus.FAILED != status ? FailureReason.NONE : reasons[i];
+            keys.next().status(status).length(lengths[i]).reason(reason);
+            if (KeyStatus.FAILED == status)
+            {
+                version = FAILED_ANSWER_VERSION;
+            }
         }
         final int candidateCount = null == peers ? 0 : candidatesBelow(peers, keyCount);
         if (candidateCount > 0)
         {
-            headerEncoder.version(MessageHeaderEncoder.SCHEMA_VERSION);
+            version = Math.max(version, PEER_ANSWER_VERSION);
             encodePeers(peers, candidateCount);
         }
-        else if (failed)
+        else if (version > PEER_ANSWER_VERSION)
         {
-            // A version-3 decoder reads the owners and candidates groups: they are sent, empty.
-            headerEncoder.version(MessageHeaderEncoder.SCHEMA_VERSION);
+            // A version 3 frame has the peer groups, empty here.
             responseEncoder.ownersCount(0);
             responseEncoder.candidatesCount(0);
         }
+        headerEncoder.version(version);
         responseEncoder.putMessage(NO_MESSAGE, 0, 0);
         return send(ring);
     }

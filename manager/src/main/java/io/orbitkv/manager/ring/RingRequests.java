@@ -21,6 +21,9 @@ import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
+import io.orbitkv.manager.transfer.FetchListener;
+import io.orbitkv.manager.transfer.PeerFetch;
+import io.orbitkv.manager.transfer.PeerFetcher;
 import org.agrona.DirectBuffer;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -31,7 +34,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  * Release) or hands a copy to the {@link CopyScheduler} (Publish, Read). Every refusal is counted by reason and
  * answered where the sender can be identified. Steady-state requests allocate nothing.
  */
-final class RingRequests implements LookupAnswerSink
+final class RingRequests implements LookupAnswerSink, FetchListener
 {
     private final ClientSessions sessions;
     private final TieredStore store;
@@ -56,6 +59,7 @@ final class RingRequests implements LookupAnswerSink
     private final int[] scratchLengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final KeyStatus[] scratchStatuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private CatalogService catalog;
+    private PeerFetcher fetcher;
     private long nowNs;
 
     RingRequests(
@@ -315,7 +319,7 @@ final class RingRequests implements LookupAnswerSink
         }
 
         if (missed && 0 != (flags & Configuration.LOOKUP_FLAG_PEERS) && null != catalog &&
-            startPeerLookup(clientId, correlationId, prefix, leaseId, keys))
+            startPeerLookup(clientId, correlationId, prefix, leaseId, pin, keys))
         {
             // Answered by answer(PendingLookup) once the candidates are known or the discovery budget ran out.
             return;
@@ -334,6 +338,7 @@ final class RingRequests implements LookupAnswerSink
         final long correlationId,
         final int prefix,
         final long leaseId,
+        final boolean pin,
         final RequestKeys keys)
     {
         final int keyCount = keys.count();
@@ -344,7 +349,8 @@ final class RingRequests implements LookupAnswerSink
             return false;
         }
         lookup.request(clientId, correlationId, leaseId, prefix, scratchStatuses, scratchLengths, keyCount)
-            .namespace(buffer, keys.namespaceOffset(), keys.namespaceLength());
+            .namespace(buffer, keys.namespaceOffset(), keys.namespaceLength())
+            .pinned(pin);
         for (int i = prefix; i < keyCount; i++)
         {
             if (!lookup.addPeerKey(buffer, keys.hashOffset(i), keys.hashLength(i)))
@@ -366,10 +372,99 @@ final class RingRequests implements LookupAnswerSink
         {
             return;
         }
+        if (lookup.isPinned() && null != fetcher && lookup.answer().peerKeyCount() > 0 && startHold(lookup))
+        {
+            // Answered by onFetchAnswered once the sources granted (or refused) their spans.
+            return;
+        }
         responseProxy.sendKeys(
             session.responseRing, lookup.clientId(), lookup.correlationId(), LookupRequestDecoder.TEMPLATE_ID,
             lookup.localPrefix(), lookup.leaseId(), lookup.statuses(), lookup.lengths(), lookup.keyCount(),
             lookup.answer());
+    }
+
+    /**
+     * A Lookup with pin and peers whose candidates are known: ask their sources to authorize and pin them, so the
+     * lease covers them too.
+     *
+     * @return false when no fetch is free (the lookup is then answered as a hint).
+     */
+    private boolean startHold(final PendingLookup lookup)
+    {
+        final PeerFetch fetch = fetcher.acquire();
+        if (null == fetch)
+        {
+            return false;
+        }
+        fetch.request(PeerFetch.HOLD, lookup.clientId(), lookup.correlationId(), LookupRequestDecoder.TEMPLATE_ID,
+            lookup.leaseId(), lookup.firstPeerKey(), lookup.keyCount(), lookup.statuses(), lookup.lengths())
+            .namespace(lookup.namespaceBuffer(), 0, lookup.namespaceLength());
+        for (int k = 0; k < lookup.peerKeyCount(); k++)
+        {
+            fetch.addKey(lookup.hashBuffer(), lookup.hashOffset(k), lookup.hashLength(k), 0, 0);
+        }
+        fetcher.startHold(fetch, lookup);
+        return true;
+    }
+
+    /**
+     * A peer fetch has its answer: a Read restored its peer keys (or stopped), a pinned Lookup holds its sources.
+     */
+    public void onFetchAnswered(final PeerFetch fetch)
+    {
+        final ClientSession session = sessions.lookupAttached(fetch.clientId());
+        if (PeerFetch.READ == fetch.kind())
+        {
+            if (null != session)
+            {
+                session.removePeerRead(fetch);
+                responseProxy.sendKeys(session.responseRing, fetch.clientId(), fetch.correlationId(),
+                    fetch.templateId(), fetch.value(), 0L, fetch.statuses(), fetch.lengths(), fetch.reasons(),
+                    fetch.rowCount(), fetch.answer());
+            }
+            return;
+        }
+        if (null == session)
+        {
+            fetcher.releaseHold(fetch);
+            return;
+        }
+        long leaseId = fetch.leaseId();
+        long value = fetch.value();
+        if (fetch.deliveredKeys() > 0)
+        {
+            int leaseIndex = 0 == leaseId ? -1 : session.findLease(leaseId);
+            if (leaseIndex < 0 && 0 == leaseId && !session.leaseLimitReached())
+            {
+                leaseId = session.addLease(scratchResidences, 0);
+                leaseIndex = session.findLease(leaseId);
+            }
+            if (leaseIndex >= 0)
+            {
+                session.leaseFetch(leaseIndex, fetch);
+            }
+            else
+            {
+                // No lease to hold the sources under (the limit, or the lease went meanwhile): a hint only.
+                fetcher.releaseHold(fetch);
+                value = fetch.firstRow();
+            }
+        }
+        else
+        {
+            fetcher.releaseHold(fetch);
+        }
+        responseProxy.sendKeys(session.responseRing, fetch.clientId(), fetch.correlationId(), fetch.templateId(),
+            value, leaseId, fetch.statuses(), fetch.lengths(), fetch.reasons(), fetch.rowCount(), fetch.answer());
+    }
+
+    /**
+     * Fetch past the local prefix through {@code fetcher} (Reads with the peers flag, Reads of held leases, pinned
+     * peer Lookups). Set once, by {@link EngineRing#newAgent}, before the agent exists.
+     */
+    void fetcher(final PeerFetcher fetcher)
+    {
+        this.fetcher = fetcher;
     }
 
     /**
@@ -381,7 +476,7 @@ final class RingRequests implements LookupAnswerSink
         this.catalog = catalog;
     }
 
-    void onRead(final long clientId, final long correlationId, final long leaseId, final RequestKeys keys)
+    void onRead(final long clientId, final long correlationId, final long leaseId, final int flags, final RequestKeys keys)
     {
         final ClientSession session = sessions.attachedSession(clientId, nowNs);
         if (null == session)
@@ -390,6 +485,12 @@ final class RingRequests implements LookupAnswerSink
         }
         requestsRead.incrementRelease();
         final int templateId = ReadRequestDecoder.TEMPLATE_ID;
+
+        if (0 != (flags & ~Configuration.READ_FLAG_PEERS))
+        {
+            rejectTo(session, clientId, correlationId, templateId, Rejection.UNKNOWN_FLAGS);
+            return;
+        }
 
         if (0 != leaseId && session.findLease(leaseId) < 0)
         {
@@ -454,7 +555,80 @@ final class RingRequests implements LookupAnswerSink
             }
         }
 
+        if (null != fetcher)
+        {
+            attachPeerPart(session, op, leaseId, 0 != (flags & Configuration.READ_FLAG_PEERS), keys);
+        }
         copies.start(session, op);
+    }
+
+    /**
+     * Give a Read whose local prefix ended at a MISS its peer part: the held sources of its lease when they hold
+     * the following keys, else (with the peers flag) a new fetch of them. It starts once the local part ended.
+     */
+    private void attachPeerPart(
+        final ClientSession session, final CopyOperation op, final long leaseId, final boolean peers,
+        final RequestKeys keys)
+    {
+        int first = 0;
+        while (first < op.keyCount && KeyStatus.MISS != op.statuses[first])
+        {
+            if (KeyStatus.NOT_ATTEMPTED == op.statuses[first] || KeyStatus.DESTINATION_TOO_SMALL == op.statuses[first])
+            {
+                return;
+            }
+            first++;
+        }
+        if (first == op.keyCount)
+        {
+            return;
+        }
+        final DirectBuffer buffer = keys.buffer();
+        final long regionAddress = session.region().address();
+        final int leaseIndex = 0 == leaseId ? -1 : session.findLease(leaseId);
+        final PeerFetch held = leaseIndex < 0 ? null : session.leaseFetch(leaseIndex);
+        if (null != held)
+        {
+            int matched = 0;
+            final int heldKeys = held.deliveredKeys();
+            while (matched < heldKeys && first + matched < op.keyCount &&
+                held.sameKey(matched, buffer, keys.hashOffset(first + matched), keys.hashLength(first + matched)))
+            {
+                held.destination(matched, regionAddress + keys.regionOffset(first + matched),
+                    keys.regionLength(first + matched));
+                matched++;
+            }
+            if (matched > 0 && held.firstRow() == first)
+            {
+                session.leaseFetch(leaseIndex, null);
+                fetcher.destinationRegion(held, regionAddress, session.regionView());
+                op.peerFetch = held;
+                op.peerHeld = true;
+                op.peerKeys = matched;
+                return;
+            }
+        }
+        if (!peers)
+        {
+            return;
+        }
+        final PeerFetch fetch = fetcher.acquire();
+        if (null == fetch)
+        {
+            return;
+        }
+        fetch.request(PeerFetch.READ, session.clientId, op.correlationId, op.templateId, 0L, first, op.keyCount,
+            op.statuses, op.lengths).namespace(buffer, keys.namespaceOffset(), keys.namespaceLength());
+        for (int i = first; i < op.keyCount; i++)
+        {
+            if (!fetch.addKey(buffer, keys.hashOffset(i), keys.hashLength(i), regionAddress + keys.regionOffset(i),
+                keys.regionLength(i)))
+            {
+                break;
+            }
+        }
+        fetcher.destinationRegion(fetch, regionAddress, session.regionView());
+        op.peerFetch = fetch;
     }
 
     void onRelease(final long clientId, final long correlationId, final long leaseId)
@@ -470,6 +644,12 @@ final class RingRequests implements LookupAnswerSink
         {
             rejectTo(session, clientId, correlationId, ReleaseRequestDecoder.TEMPLATE_ID, Rejection.UNKNOWN_LEASE);
             return;
+        }
+        final PeerFetch held = session.leaseFetch(leaseIndex);
+        if (null != held)
+        {
+            session.leaseFetch(leaseIndex, null);
+            fetcher.releaseHold(held);
         }
         final int unpinned = session.removeLease(leaseIndex, store);
         responseProxy.sendStatus(

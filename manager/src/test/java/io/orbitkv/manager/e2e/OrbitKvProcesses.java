@@ -37,6 +37,7 @@ public final class OrbitKvProcesses implements AutoCloseable, AfterTestExecution
     static final ObjectMapper JSON = new ObjectMapper();
 
     public final Path dir;
+    private List<String> jvmArgs = List.of();
     private final List<Started> started = new ArrayList<>();
     private Process manager;
     private CncReader cncReader;
@@ -86,6 +87,15 @@ public final class OrbitKvProcesses implements AutoCloseable, AfterTestExecution
     /** One finished client run: exit code and the JSON object it printed. */
     public record ClientRun(int exitCode, JsonNode json, String stdout)
     {
+    }
+
+    /**
+     * JVM options (e.g. system properties) for the processes started from now on.
+     */
+    public OrbitKvProcesses jvmArgs(final String... args)
+    {
+        jvmArgs = List.of(args);
+        return this;
     }
 
     public Process startManager(final String... extraArgs) throws IOException
@@ -279,7 +289,9 @@ public final class OrbitKvProcesses implements AutoCloseable, AfterTestExecution
 
     private Process start(final String name, final List<String> args) throws IOException
     {
-        final List<String> command = ChildJvm.orbitkvCommand(List.of("-Xmx512m"), args);
+        final List<String> jvm = new ArrayList<>(List.of("-Xmx512m"));
+        jvm.addAll(jvmArgs);
+        final List<String> command = ChildJvm.orbitkvCommand(jvm, args);
         final int index = started.size();
         // logs live under target/ so that they survive clean-up and can be dumped after a failure
         final Path logs = Files.createDirectories(Paths.get("target", "e2e-logs"));

@@ -1,0 +1,401 @@
+package io.orbitkv.manager.transfer;
+
+import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.StateKeyFlyweight;
+import io.orbitkv.codecs.TransferLimits;
+import io.orbitkv.codecs.engine.FailureReason;
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.manager.catalog.PeerAnswer;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * One requester-side fetch of the keys that follow an engine request's local prefix: their candidates, the spans
+ * planned over them, one source attempt per span (authorization, grant, reads, release) and the outcome per key.
+ * Preallocated by the {@link PeerFetcher} for the protocol limits and reused; the engine ring fills the request part
+ * and reads the answer part, everything else belongs to the fetcher. Nothing here allocates.
+ * <p>
+ * A fetch has one of two purposes. {@link #READ} restores the keys into the client's destination ranges and ends
+ * with the answer. {@link #HOLD} (a Lookup with pin and peers) only authorizes: its grants stay open under the
+ * client's lease until a Read of that lease turns it into a READ, or the lease is released.
+ */
+public final class PeerFetch
+{
+    /** Restore the keys into the destinations. */
+    public static final int READ = 1;
+    /** Authorize and keep the grants under a lease. */
+    public static final int HOLD = 2;
+
+    /** The most peer keys one fetch carries: the peer part of one engine request. */
+    public static final int MAX_KEYS = EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP;
+    static final int MAX_CANDIDATES = EngineRingLimits.MAX_CANDIDATES_PER_KEY;
+    /** Source attempts one fetch may make: one span per key at worst, plus the alternatives of a rejection. */
+    static final int MAX_ATTEMPTS = MAX_KEYS + TransferLimits.MAX_ALTERNATIVE_ATTEMPTS;
+
+    // Key states.
+    static final byte KEY_UNPLANNED = 0;
+    static final byte KEY_AUTHORIZING = 1;
+    static final byte KEY_GRANTED = 2;
+    static final byte KEY_READING = 3;
+    static final byte KEY_DONE = 4;
+    static final byte KEY_FAILED = 5;
+    static final byte KEY_MISS = 6;
+    static final byte KEY_TOO_SMALL = 7;
+
+    // Phases.
+    static final int IDLE = 0;
+    static final int DISCOVERING = 1;
+    static final int AUTHORIZING = 2;
+    static final int HELD = 3;
+    static final int READING = 4;
+
+    final int index;
+    int generation;
+    boolean active;
+    int kind;
+    int phase;
+
+    // Request part, filled by the engine ring.
+    long clientId;
+    long correlationId;
+    int templateId;
+    long leaseId;
+    /** Row of the request where the peer keys start (the local prefix length). */
+    int firstRow;
+    /** Rows of the whole request: local rows, peer rows, and the rest. */
+    int rowCount;
+    int keyCount;
+    final UnsafeBuffer namespace = new UnsafeBuffer(new byte[EngineRingLimits.MAX_NAMESPACE_LENGTH]);
+    int namespaceLength;
+    final UnsafeBuffer hashes = new UnsafeBuffer(new byte[MAX_KEYS * EngineRingLimits.MAX_HASH_LENGTH]);
+    final int[] hashLengths = new int[MAX_KEYS];
+    final long[] destinations = new long[MAX_KEYS];
+    final int[] capacities = new int[MAX_KEYS];
+
+    // Candidates, from discovery.
+    final int[] candidateCounts = new int[MAX_KEYS];
+    final long[] candidateMsbs = new long[MAX_KEYS * MAX_CANDIDATES];
+    final long[] candidateLsbs = new long[MAX_KEYS * MAX_CANDIDATES];
+    final long[] candidateSequences = new long[MAX_KEYS * MAX_CANDIDATES];
+    final int[] candidateLengths = new int[MAX_KEYS * MAX_CANDIDATES];
+    final byte[] candidateTiers = new byte[MAX_KEYS * MAX_CANDIDATES];
+    /** Bit c set: candidate c of the key was refused by its source. */
+    final byte[] candidateRefused = new byte[MAX_KEYS];
+
+    // Per key progress.
+    final byte[] keyStates = new byte[MAX_KEYS];
+    final int[] keyAttempts = new int[MAX_KEYS];
+    final int[] keyCandidates = new int[MAX_KEYS];
+    final long[] keyAddresses = new long[MAX_KEYS];
+    final int[] keyLengths = new int[MAX_KEYS];
+    final int[] keyCrcs = new int[MAX_KEYS];
+    final FailureReason[] keyReasons = new FailureReason[MAX_KEYS];
+
+    // Source attempts.
+    final SourceAttempt[] attempts = new SourceAttempt[MAX_ATTEMPTS];
+    int attemptCount;
+    int alternativesUsed;
+    /** The first key not yet given to a span. */
+    int nextKey;
+    /** Keys at or after this one are not fetched: a payload failure, a refusal without alternatives, a miss. */
+    int stopKey;
+    int readsInFlight;
+    long deadlineMs;
+    boolean localDone;
+    boolean answered;
+    boolean clientGone;
+    AutoCloseable orphanedRegion;
+    int lookupIndex = -1;
+    long regionAddress;
+    java.nio.ByteBuffer regionView;
+
+    // Answer part, read by the engine ring.
+    final KeyStatus[] statuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    final int[] lengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    final FailureReason[] reasons = new FailureReason[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    final PeerAnswer answer = new PeerAnswer();
+    long value;
+
+    PeerFetch(final int index)
+    {
+        this.index = index;
+        for (int i = 0; i < attempts.length; i++)
+        {
+            attempts[i] = new SourceAttempt(i);
+        }
+    }
+
+    /**
+     * Start filling a fetch for an engine request: its identity, where its peer rows start, and the statuses and
+     * lengths of its local rows (copied; the peer rows are answered by the fetch).
+     */
+    public PeerFetch request(
+        final int kind,
+        final long clientId,
+        final long correlationId,
+        final int templateId,
+        final long leaseId,
+        final int firstRow,
+        final int rowCount,
+        final KeyStatus[] localStatuses,
+        final int[] localLengths)
+    {
+        this.kind = kind;
+        this.clientId = clientId;
+        this.correlationId = correlationId;
+        this.templateId = templateId;
+        this.leaseId = leaseId;
+        this.firstRow = firstRow;
+        this.rowCount = rowCount;
+        this.keyCount = 0;
+        System.arraycopy(localStatuses, 0, statuses, 0, firstRow);
+        System.arraycopy(localLengths, 0, lengths, 0, firstRow);
+        for (int i = 0; i < rowCount; i++)
+        {
+            reasons[i] = FailureReason.NONE;
+        }
+        answer.reset();
+        return this;
+    }
+
+    /**
+     * The final statuses and lengths of the local rows, once the local part of a READ ended.
+     */
+    public void localRows(final KeyStatus[] localStatuses, final int[] localLengths)
+    {
+        System.arraycopy(localStatuses, 0, statuses, 0, firstRow);
+        System.arraycopy(localLengths, 0, lengths, 0, firstRow);
+    }
+
+    public PeerFetch namespace(final DirectBuffer buffer, final int offset, final int length)
+    {
+        namespace.putBytes(0, buffer, offset, length);
+        namespaceLength = length;
+        return this;
+    }
+
+    /**
+     * Append the next peer key; for a READ, with the absolute address and capacity of its destination.
+     *
+     * @return false when {@link #MAX_KEYS} keys are held already.
+     */
+    public boolean addKey(
+        final DirectBuffer buffer, final int offset, final int length, final long destination, final int capacity)
+    {
+        if (keyCount == MAX_KEYS)
+        {
+            return false;
+        }
+        final int k = keyCount++;
+        hashes.putBytes(k * EngineRingLimits.MAX_HASH_LENGTH, buffer, offset, length);
+        hashLengths[k] = length;
+        destinations[k] = destination;
+        capacities[k] = capacity;
+        candidateCounts[k] = 0;
+        candidateRefused[k] = 0;
+        keyStates[k] = KEY_UNPLANNED;
+        keyAttempts[k] = -1;
+        keyCandidates[k] = -1;
+        keyReasons[k] = FailureReason.NONE;
+        return true;
+    }
+
+    /**
+     * Give a held key (from a HOLD fetch) its destination, for the Read that uses the lease.
+     */
+    public void destination(final int key, final long destination, final int capacity)
+    {
+        destinations[key] = destination;
+        capacities[key] = capacity;
+    }
+
+    public int kind()
+    {
+        return kind;
+    }
+
+    public long clientId()
+    {
+        return clientId;
+    }
+
+    public long correlationId()
+    {
+        return correlationId;
+    }
+
+    public int templateId()
+    {
+        return templateId;
+    }
+
+    public long leaseId()
+    {
+        return leaseId;
+    }
+
+    public int rowCount()
+    {
+        return rowCount;
+    }
+
+    public int firstRow()
+    {
+        return firstRow;
+    }
+
+    public int keyCount()
+    {
+        return keyCount;
+    }
+
+    /**
+     * Keys granted (HOLD) or restored (READ) as the leading run of the peer keys.
+     */
+    public int deliveredKeys()
+    {
+        int n = 0;
+        final byte want = HOLD == kind ? KEY_GRANTED : KEY_DONE;
+        while (n < keyCount && keyStates[n] == want)
+        {
+            n++;
+        }
+        return n;
+    }
+
+    public KeyStatus[] statuses()
+    {
+        return statuses;
+    }
+
+    public int[] lengths()
+    {
+        return lengths;
+    }
+
+    public FailureReason[] reasons()
+    {
+        return reasons;
+    }
+
+    public PeerAnswer answer()
+    {
+        return answer;
+    }
+
+    /**
+     * The answer's value: blocks restored (READ: local and peer) or covered by the lease (HOLD).
+     */
+    public long value()
+    {
+        return value;
+    }
+
+    /**
+     * Whether peer key {@code key} has the same hash as {@code hash[offset, offset + length)}.
+     */
+    public boolean sameKey(final int key, final DirectBuffer hash, final int offset, final int length)
+    {
+        if (key >= keyCount || hashLengths[key] != length)
+        {
+            return false;
+        }
+        final int base = key * EngineRingLimits.MAX_HASH_LENGTH;
+        for (int i = 0; i < length; i++)
+        {
+            if (hashes.getByte(base + i) != hash.getByte(offset + i))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    StateKeyFlyweight key(final int k, final StateKeyFlyweight key)
+    {
+        return key.wrap(StateKeyFlyweight.NO_NAMESPACE_ID, namespace, 0, namespaceLength, hashes,
+            k * EngineRingLimits.MAX_HASH_LENGTH, hashLengths[k]);
+    }
+
+    int hashOffset(final int k)
+    {
+        return k * EngineRingLimits.MAX_HASH_LENGTH;
+    }
+
+    void addCandidate(
+        final int k, final long msb, final long lsb, final byte tier, final long sequence, final int length)
+    {
+        final int c = candidateCounts[k];
+        if (c == MAX_CANDIDATES)
+        {
+            return;
+        }
+        final int at = k * MAX_CANDIDATES + c;
+        candidateMsbs[at] = msb;
+        candidateLsbs[at] = lsb;
+        candidateTiers[at] = tier;
+        candidateSequences[at] = sequence;
+        candidateLengths[at] = length;
+        candidateCounts[k] = c + 1;
+    }
+
+    /**
+     * The candidate of key {@code k} held by incarnation (msb, lsb) and not refused yet, or -1.
+     */
+    int candidateOf(final int k, final long msb, final long lsb)
+    {
+        final int base = k * MAX_CANDIDATES;
+        for (int c = 0; c < candidateCounts[k]; c++)
+        {
+            if (0 == (candidateRefused[k] & (1 << c)) &&
+                candidateMsbs[base + c] == msb && candidateLsbs[base + c] == lsb)
+            {
+                return c;
+            }
+        }
+        return -1;
+    }
+
+    SourceAttempt attempt(final int i)
+    {
+        return attempts[i];
+    }
+
+    /**
+     * One span of keys asked of one source: its authorization, its grant and its release.
+     */
+    static final class SourceAttempt
+    {
+        static final int FREE = 0;
+        static final int TO_SEND = 1;
+        static final int SENT = 2;
+        static final int GRANTED = 3;
+        static final int REFUSED = 4;
+        static final int RELEASING = 5;
+        static final int DONE = 6;
+
+        final int index;
+        int state;
+        long ownerMsb;
+        long ownerLsb;
+        int firstKey;
+        int keyCount;
+        int grantedKeys;
+        long correlationId;
+        long requesterSessionId;
+        long transferSessionId;
+        long token;
+        int peer = -1;
+        int readsOutstanding;
+        int readsSubmitted;
+        int releaseAttempts;
+        io.orbitkv.manager.peer.PeerClient client;
+        long deadlineMs;
+        boolean abandoned;
+
+        SourceAttempt(final int index)
+        {
+            this.index = index;
+        }
+    }
+}

@@ -1,0 +1,1298 @@
+package io.orbitkv.manager.transfer;
+
+import io.orbitkv.codecs.StateKeyFlyweight;
+import io.orbitkv.codecs.TransferLimits;
+import io.orbitkv.codecs.engine.FailureReason;
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.codecs.transfer.MessageHeaderEncoder;
+import io.orbitkv.codecs.transfer.ReleaseReason;
+import io.orbitkv.codecs.transfer.TransferAuthorizeEncoder;
+import io.orbitkv.codecs.transfer.TransferGrantDecoder;
+import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
+import io.orbitkv.codecs.transfer.TransferReleaseEncoder;
+import io.orbitkv.codecs.transfer.TransferStatus;
+import io.orbitkv.codecs.transfer.TransferTier;
+import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.catalog.CatalogService;
+import io.orbitkv.manager.catalog.LookupAnswerSink;
+import io.orbitkv.manager.catalog.PeerAnswer;
+import io.orbitkv.manager.catalog.PendingLookup;
+import io.orbitkv.manager.membership.MemberRecord;
+import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.store.TieredStore;
+import io.orbitkv.transport.Transport;
+import io.orbitkv.transport.TransportListener;
+import io.orbitkv.transport.TransportStatus;
+import org.agrona.ErrorHandler;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.zip.CRC32C;
+
+/**
+ * The requester side of peer transfers, on the agent thread. For the keys after an engine request's local prefix it
+ * finds candidates (the catalog's discovery), plans spans over them (the longest contiguous run per source, ties broken
+ * by endpoint then incarnation), asks each source to authorize and pin its span, reads the granted ranges through the
+ * {@link Transport} straight into the client's destination ranges, verifies every block's CRC32C and releases the
+ * source's session. A refusal removes only the refused candidate version from the candidate index and tries another
+ * source at most {@link TransferLimits#MAX_ALTERNATIVE_ATTEMPTS} times per fetch, with no new directory RPC; a payload
+ * failure stops the prefix at that key, with no retry. The engine is told a block is good only once its bytes landed
+ * and matched.
+ * <p>
+ * A fetch owns its destinations until every read it submitted has ended, even when its client detaches (the client's
+ * data region is then handed over and closed only afterwards), and it owns the release of each source session:
+ * sent when the session's reads ended, retried {@link TransferLimits#RELEASE_ATTEMPTS} times until acknowledged.
+ * Steady-state work allocates nothing.
+ */
+public final class PeerFetcher implements LookupAnswerSink, TransportListener
+{
+    /**
+     * Fetches in progress at once; beyond it a request is answered from its local prefix only (counted).
+     */
+    public static final int MAX_FETCHES = 64;
+
+    private static final int MAX_FRAME_BYTES = 64 * 1024;
+    private static final int KEY_BITS = 8;
+
+    private final CatalogService catalog;
+    private final Transport transport;
+    private final TieredStore store;
+    private final NamespaceTable namespaces;
+    private final PeerAdmission admission;
+    private final FetchListener listener;
+    private final ErrorHandler errorHandler;
+    private final PeerFetch[] fetches = new PeerFetch[MAX_FETCHES];
+    private final UnsafeBuffer frame = new UnsafeBuffer(ByteBuffer.allocateDirect(MAX_FRAME_BYTES));
+    private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
+    private final TransferAuthorizeEncoder authorizeEncoder = new TransferAuthorizeEncoder();
+    private final TransferReleaseEncoder releaseEncoder = new TransferReleaseEncoder();
+    private final StateKeyFlyweight key = new StateKeyFlyweight();
+    private final CRC32C crc = new CRC32C();
+    private final byte[] endpointBytes = new byte[1024];
+    private final org.agrona.AsciiSequenceView endpointView = new org.agrona.AsciiSequenceView();
+    private final UnsafeBuffer endpointBuffer = new UnsafeBuffer(endpointBytes);
+    private final AtomicCounter fetchesStarted;
+    private final AtomicCounter fetchesSkipped;
+    private final AtomicCounter authorizeSent;
+    private final AtomicCounter grantsReceived;
+    private final AtomicCounter refusalsReceived;
+    private final AtomicCounter authorizeTimeouts;
+    private final AtomicCounter alternativesTried;
+    private final AtomicCounter candidatesRemoved;
+    private final AtomicCounter blocksFetched;
+    private final AtomicCounter bytesFetched;
+    private final AtomicCounter readFailures;
+    private final AtomicCounter checksumMismatches;
+    private final AtomicCounter blocksAdmitted;
+    private final AtomicCounter releasesSent;
+    private final AtomicCounter releaseRetries;
+    private final AtomicCounter releasesAbandoned;
+    private final AtomicCounter staleGrants;
+    private final AtomicCounter budgetExpired;
+    private final AtomicCounter fetchesActiveGauge;
+    private final AtomicCounter readsInFlightGauge;
+    private long nextRequesterSessionId;
+    private int activeFetches;
+    private int readsInFlight;
+    private long nowMs;
+
+    public PeerFetcher(
+        final CatalogService catalog,
+        final Transport transport,
+        final TieredStore store,
+        final NamespaceTable namespaces,
+        final PeerAdmission admission,
+        final FetchListener listener,
+        final SystemCounters counters,
+        final ErrorHandler errorHandler)
+    {
+        this.catalog = catalog;
+        this.transport = transport;
+        this.store = store;
+        this.namespaces = namespaces;
+        this.admission = admission;
+        this.listener = listener;
+        this.errorHandler = errorHandler;
+        for (int i = 0; i < fetches.length; i++)
+        {
+            fetches[i] = new PeerFetch(i);
+        }
+        fetchesStarted = counters.get(SystemCounterDescriptor.TRANSFER_FETCHES_STARTED);
+        fetchesSkipped = counters.get(SystemCounterDescriptor.TRANSFER_FETCHES_SKIPPED);
+        authorizeSent = counters.get(SystemCounterDescriptor.TRANSFER_AUTHORIZE_SENT);
+        grantsReceived = counters.get(SystemCounterDescriptor.TRANSFER_GRANTS_RECEIVED);
+        refusalsReceived = counters.get(SystemCounterDescriptor.TRANSFER_REFUSALS_RECEIVED);
+        authorizeTimeouts = counters.get(SystemCounterDescriptor.TRANSFER_AUTHORIZE_TIMEOUTS);
+        alternativesTried = counters.get(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED);
+        candidatesRemoved = counters.get(SystemCounterDescriptor.TRANSFER_CANDIDATES_REMOVED);
+        blocksFetched = counters.get(SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED);
+        bytesFetched = counters.get(SystemCounterDescriptor.TRANSFER_BYTES_FETCHED);
+        readFailures = counters.get(SystemCounterDescriptor.TRANSFER_READ_FAILURES);
+        checksumMismatches = counters.get(SystemCounterDescriptor.TRANSFER_CHECKSUM_MISMATCHES);
+        blocksAdmitted = counters.get(SystemCounterDescriptor.TRANSFER_BLOCKS_ADMITTED);
+        releasesSent = counters.get(SystemCounterDescriptor.TRANSFER_RELEASES_SENT);
+        releaseRetries = counters.get(SystemCounterDescriptor.TRANSFER_RELEASE_RETRIES);
+        releasesAbandoned = counters.get(SystemCounterDescriptor.TRANSFER_RELEASES_ABANDONED);
+        staleGrants = counters.get(SystemCounterDescriptor.TRANSFER_STALE_GRANTS);
+        budgetExpired = counters.get(SystemCounterDescriptor.TRANSFER_FETCH_BUDGET_EXPIRED);
+        fetchesActiveGauge = counters.get(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE);
+        readsInFlightGauge = counters.get(SystemCounterDescriptor.TRANSFER_READS_IN_FLIGHT);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Engine ring side.
+
+    /**
+     * @return a free fetch to fill with {@link PeerFetch#request} and keys, or null when none is free or remote work
+     * is disabled (counted): the request is then answered from its local prefix.
+     */
+    public PeerFetch acquire()
+    {
+        if (activeFetches < MAX_FETCHES && catalog.remoteWorkEnabled())
+        {
+            for (final PeerFetch fetch : fetches)
+            {
+                if (!fetch.active)
+                {
+                    fetch.active = true;
+                    fetch.generation++;
+                    fetch.phase = PeerFetch.IDLE;
+                    fetch.attemptCount = 0;
+                    fetch.alternativesUsed = 0;
+                    fetch.nextKey = 0;
+                    fetch.stopKey = Integer.MAX_VALUE;
+                    fetch.readsInFlight = 0;
+                    fetch.localDone = false;
+                    fetch.clientGone = false;
+                    fetch.orphanedRegion = null;
+                    fetch.regionView = null;
+                    fetch.regionAddress = 0;
+                    fetch.answered = false;
+                    fetch.lookupIndex = -1;
+                    activeFetches++;
+                    return fetch;
+                }
+            }
+        }
+        fetchesSkipped.incrementRelease();
+        return null;
+    }
+
+    /**
+     * Give a fetch back that was acquired but never started.
+     */
+    public void discard(final PeerFetch fetch)
+    {
+        if (fetch.active && PeerFetch.IDLE == fetch.phase)
+        {
+            fetch.active = false;
+            activeFetches--;
+        }
+    }
+
+    /**
+     * Start a filled fetch: discover candidates for its keys, then authorize (HOLD) or authorize and read (READ).
+     * For a READ, the statuses and lengths of the local rows must be final (the local copy ended).
+     */
+    public void start(final PeerFetch fetch)
+    {
+        fetchesStarted.incrementRelease();
+        fetch.deadlineMs = nowMs + TransferLimits.FETCH_BUDGET_MS;
+        fetch.localDone = true;
+        final PendingLookup lookup = catalog.acquireLookup();
+        if (null == lookup)
+        {
+            fetch.phase = PeerFetch.AUTHORIZING;
+            fetch.stopKey = 0;
+            finishIfDone(fetch);
+            return;
+        }
+        fetch.phase = PeerFetch.DISCOVERING;
+        lookup.request(fetch.clientId, fetch.correlationId, 0, 0, fetch.statuses, fetch.lengths, 0)
+            .namespace(fetch.namespace, 0, fetch.namespaceLength);
+        for (int k = 0; k < fetch.keyCount; k++)
+        {
+            lookup.addPeerKey(fetch.hashes, fetch.hashOffset(k), fetch.hashLengths[k]);
+        }
+        // The slot is this fetch's until discovery answers it (possibly from within startLookup).
+        fetch.lookupIndex = lookup.index();
+        catalog.startLookup(lookup, this);
+    }
+
+    /**
+     * Start a HOLD fetch from a Lookup whose discovery has just ended: its candidates are those of the answer.
+     */
+    public void startHold(final PeerFetch fetch, final PendingLookup lookup)
+    {
+        fetchesStarted.incrementRelease();
+        fetch.deadlineMs = nowMs + TransferLimits.FETCH_BUDGET_MS;
+        fetch.localDone = true;
+        copyCandidates(fetch, lookup.answer(), lookup.firstPeerKey());
+        fetch.phase = PeerFetch.AUTHORIZING;
+        plan(fetch);
+        finishIfDone(fetch);
+    }
+
+    /**
+     * Turn a held fetch into a READ of the same keys for the Read that uses its lease: every granted key with a
+     * destination is read now; the answer comes through the listener.
+     *
+     * @param keys the number of leading held keys the Read asks for (each given its destination).
+     */
+    public void readHeld(final PeerFetch fetch, final int keys, final long correlationId, final int firstRow,
+        final int rowCount, final KeyStatus[] localStatuses, final int[] localLengths)
+    {
+        fetch.kind = PeerFetch.READ;
+        fetch.correlationId = correlationId;
+        fetch.templateId = io.orbitkv.codecs.engine.ReadRequestDecoder.TEMPLATE_ID;
+        fetch.firstRow = firstRow;
+        fetch.rowCount = rowCount;
+        System.arraycopy(localStatuses, 0, fetch.statuses, 0, firstRow);
+        System.arraycopy(localLengths, 0, fetch.lengths, 0, firstRow);
+        for (int i = 0; i < rowCount; i++)
+        {
+            fetch.reasons[i] = FailureReason.NONE;
+        }
+        fetch.answer.reset();
+        fetch.deadlineMs = nowMs + TransferLimits.FETCH_BUDGET_MS;
+        if (keys < fetch.stopKey)
+        {
+            fetch.stopKey = keys;
+        }
+        fetch.phase = PeerFetch.READING;
+        for (int a = 0; a < fetch.attemptCount; a++)
+        {
+            final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
+            if (PeerFetch.SourceAttempt.GRANTED == attempt.state)
+            {
+                submitReads(fetch, attempt);
+            }
+        }
+        finishIfDone(fetch);
+    }
+
+    /**
+     * The lease holding a HOLD fetch went away (Release, a Read that did not use it, detach): release its sources.
+     */
+    public void releaseHold(final PeerFetch fetch)
+    {
+        if (!fetch.active || PeerFetch.HOLD != fetch.kind)
+        {
+            return;
+        }
+        fetch.stopKey = 0;
+        fetch.answered = true;
+        for (int a = 0; a < fetch.attemptCount; a++)
+        {
+            startRelease(fetch, fetch.attempt(a), true);
+        }
+        freeIfDone(fetch);
+    }
+
+    /**
+     * The fetch's client detached: its answer will not be sent, and its destinations stay mapped until its reads
+     * ended, when {@code region} (the client's data region, may be null) is closed.
+     */
+    public void clientGone(final PeerFetch fetch, final AutoCloseable region)
+    {
+        fetch.clientGone = true;
+        fetch.orphanedRegion = region;
+        if (PeerFetch.HOLD == fetch.kind && fetch.answered)
+        {
+            releaseHold(fetch);
+        }
+        else
+        {
+            fetch.stopKey = Math.min(fetch.stopKey, firstUnfinished(fetch));
+        }
+        freeIfDone(fetch);
+    }
+
+    /**
+     * Give the destinations of a READ a view for checking their bytes: the client's data region at
+     * {@code address}, as one buffer when it fits one (else null: each check then makes its own view).
+     */
+    public void destinationRegion(final PeerFetch fetch, final long address, final ByteBuffer view)
+    {
+        fetch.regionAddress = address;
+        fetch.regionView = view;
+    }
+
+    /**
+     * A client's data region became a possible destination: register it with the transport.
+     */
+    public void registerDestination(final long address, final long length)
+    {
+        transport.registerMemory(address, length);
+    }
+
+    public void unregisterDestination(final long address)
+    {
+        transport.unregisterMemory(address);
+    }
+
+    public int activeFetches()
+    {
+        return activeFetches;
+    }
+
+    public int readsInFlight()
+    {
+        return readsInFlight;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Duty cycle.
+
+    /**
+     * Send what waits to be sent, deliver transport completions, enforce deadlines.
+     */
+    public int doWork(final long nowMs)
+    {
+        this.nowMs = nowMs;
+        if (0 == activeFetches)
+        {
+            return 0;
+        }
+        int work = transport.poll(this, 64);
+        for (final PeerFetch fetch : fetches)
+        {
+            if (!fetch.active)
+            {
+                continue;
+            }
+            for (int a = 0; a < fetch.attemptCount; a++)
+            {
+                work += progress(fetch, fetch.attempt(a));
+            }
+            if (!fetch.answered && nowMs - fetch.deadlineMs >= 0 && PeerFetch.DISCOVERING != fetch.phase)
+            {
+                budgetExpired.incrementRelease();
+                final int stop = firstUnfinished(fetch);
+                if (stop < fetch.keyCount && FailureReason.NONE == fetch.keyReasons[stop])
+                {
+                    fetch.keyReasons[stop] = FailureReason.BUDGET;
+                }
+                fetch.stopKey = Math.min(fetch.stopKey, stop);
+                for (int a = 0; a < fetch.attemptCount; a++)
+                {
+                    final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
+                    if (PeerFetch.SourceAttempt.TO_SEND == attempt.state)
+                    {
+                        attempt.state = PeerFetch.SourceAttempt.DONE;
+                    }
+                }
+                work++;
+            }
+            finishIfDone(fetch);
+        }
+        fetchesActiveGauge.setRelease(activeFetches);
+        readsInFlightGauge.setRelease(readsInFlight);
+        return work;
+    }
+
+    private int progress(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
+    {
+        switch (attempt.state)
+        {
+            case PeerFetch.SourceAttempt.TO_SEND:
+                if (fetch.stopKey <= attempt.firstKey)
+                {
+                    attempt.state = PeerFetch.SourceAttempt.DONE;
+                    return 1;
+                }
+                return sendAuthorize(fetch, attempt) ? 1 : 0;
+
+            case PeerFetch.SourceAttempt.SENT:
+                if (nowMs - attempt.deadlineMs >= 0)
+                {
+                    // No answer: the source may have gone; a late grant is released as stale.
+                    authorizeTimeouts.incrementRelease();
+                    refused(fetch, attempt, TransferStatus.ERROR, false);
+                    return 1;
+                }
+                return 0;
+
+            case PeerFetch.SourceAttempt.GRANTED:
+                if (PeerFetch.READ == fetch.kind && 0 == attempt.readsOutstanding && attempt.readsSubmitted < readable(fetch, attempt))
+                {
+                    return submitReads(fetch, attempt);
+                }
+                if (PeerFetch.READ == fetch.kind && 0 == attempt.readsOutstanding)
+                {
+                    startRelease(fetch, attempt, false);
+                    return 1;
+                }
+                return 0;
+
+            case PeerFetch.SourceAttempt.RELEASING:
+                if (nowMs - attempt.deadlineMs >= 0)
+                {
+                    if (attempt.releaseAttempts >= TransferLimits.RELEASE_ATTEMPTS)
+                    {
+                        releasesAbandoned.incrementRelease();
+                        attempt.state = PeerFetch.SourceAttempt.DONE;
+                        freeIfDone(fetch);
+                        return 1;
+                    }
+                    releaseRetries.incrementRelease();
+                    sendRelease(fetch, attempt);
+                    return 1;
+                }
+                return 0;
+
+            default:
+                return 0;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Discovery.
+
+    public void answer(final PendingLookup lookup)
+    {
+        for (final PeerFetch fetch : fetches)
+        {
+            if (fetch.active && PeerFetch.DISCOVERING == fetch.phase && fetch.lookupIndex == lookup.index())
+            {
+                copyCandidates(fetch, lookup.answer(), 0);
+                fetch.phase = PeerFetch.AUTHORIZING;
+                plan(fetch);
+                finishIfDone(fetch);
+                return;
+            }
+        }
+    }
+
+    private void copyCandidates(final PeerFetch fetch, final PeerAnswer answer, final int firstRow)
+    {
+        for (int i = 0; i < answer.candidateCount(); i++)
+        {
+            final int k = answer.candidateKeyIndex(i) - firstRow;
+            if (k < 0 || k >= fetch.keyCount)
+            {
+                continue;
+            }
+            final int owner = answer.candidateOwnerIndex(i);
+            fetch.addCandidate(k, answer.ownerRuntimeUuidMsb(owner), answer.ownerRuntimeUuidLsb(owner),
+                KeyStatus.DRAM == answer.candidateTier(i) ? (byte)0 : (byte)1,
+                answer.candidateInsertionSequence(i), answer.candidateLength(i));
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Planning.
+
+    /**
+     * Cut the keys from {@code fetch.nextKey} into spans: at each key, the source whose unrefused candidates continue
+     * furthest from it; the span ends where that run ends. Stops at the first key nobody can serve.
+     */
+    private void plan(final PeerFetch fetch)
+    {
+        int k = fetch.nextKey;
+        while (k < fetch.keyCount && k < fetch.stopKey && fetch.attemptCount < PeerFetch.MAX_ATTEMPTS)
+        {
+            long bestMsb = 0;
+            long bestLsb = 0;
+            int bestRun = 0;
+            MemberRecord bestRecord = null;
+            final int base = k * PeerFetch.MAX_CANDIDATES;
+            for (int c = 0; c < fetch.candidateCounts[k]; c++)
+            {
+                if (0 != (fetch.candidateRefused[k] & (1 << c)))
+                {
+                    continue;
+                }
+                final long msb = fetch.candidateMsbs[base + c];
+                final long lsb = fetch.candidateLsbs[base + c];
+                final MemberRecord record = catalog.member(msb, lsb);
+                if (null == record)
+                {
+                    continue;
+                }
+                int run = 1;
+                while (k + run < fetch.keyCount && k + run < fetch.stopKey &&
+                    run < TransferLimits.MAX_KEYS_PER_AUTHORIZE && fetch.candidateOf(k + run, msb, lsb) >= 0)
+                {
+                    run++;
+                }
+                if (run > bestRun || (run == bestRun && precedes(record, msb, lsb, bestRecord, bestMsb, bestLsb)))
+                {
+                    bestRun = run;
+                    bestMsb = msb;
+                    bestLsb = lsb;
+                    bestRecord = record;
+                }
+            }
+            if (0 == bestRun)
+            {
+                fetch.stopKey = Math.min(fetch.stopKey, k);
+                break;
+            }
+            final PeerFetch.SourceAttempt attempt = fetch.attempt(fetch.attemptCount++);
+            attempt.state = PeerFetch.SourceAttempt.TO_SEND;
+            attempt.ownerMsb = bestMsb;
+            attempt.ownerLsb = bestLsb;
+            attempt.firstKey = k;
+            attempt.keyCount = bestRun;
+            attempt.grantedKeys = 0;
+            attempt.correlationId = 0;
+            attempt.requesterSessionId = ++nextRequesterSessionId;
+            attempt.transferSessionId = 0;
+            attempt.token = 0;
+            attempt.peer = -1;
+            attempt.readsOutstanding = 0;
+            attempt.readsSubmitted = 0;
+            attempt.releaseAttempts = 0;
+            attempt.deadlineMs = nowMs + TransferLimits.AUTHORIZE_TIMEOUT_MS;
+            attempt.client = null;
+            for (int i = k; i < k + bestRun; i++)
+            {
+                fetch.keyStates[i] = PeerFetch.KEY_AUTHORIZING;
+                fetch.keyAttempts[i] = attempt.index;
+                fetch.keyCandidates[i] = fetch.candidateOf(i, bestMsb, bestLsb);
+            }
+            k += bestRun;
+            fetch.nextKey = k;
+        }
+        for (int a = 0; a < fetch.attemptCount; a++)
+        {
+            final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
+            if (PeerFetch.SourceAttempt.TO_SEND == attempt.state && inFlightSources(fetch) < TransferLimits.MAX_CONCURRENT_SOURCES)
+            {
+                sendAuthorize(fetch, attempt);
+            }
+        }
+    }
+
+    private static int inFlightSources(final PeerFetch fetch)
+    {
+        int n = 0;
+        for (int a = 0; a < fetch.attemptCount; a++)
+        {
+            if (PeerFetch.SourceAttempt.SENT == fetch.attempt(a).state)
+            {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private static boolean precedes(
+        final MemberRecord record, final long msb, final long lsb, final MemberRecord other, final long otherMsb,
+        final long otherLsb)
+    {
+        if (null == other)
+        {
+            return true;
+        }
+        final int byEndpoint = record.peerEndpoint().compareTo(other.peerEndpoint());
+        if (0 != byEndpoint)
+        {
+            return byEndpoint < 0;
+        }
+        final int byMsb = Long.compareUnsigned(msb, otherMsb);
+        return byMsb != 0 ? byMsb < 0 : Long.compareUnsigned(lsb, otherLsb) < 0;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Authorization.
+
+    private boolean sendAuthorize(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
+    {
+        if (inFlightSources(fetch) >= TransferLimits.MAX_CONCURRENT_SOURCES)
+        {
+            return false;
+        }
+        final PeerClient client = catalog.sourceClient(attempt.ownerMsb, attempt.ownerLsb, nowMs);
+        if (null == catalog.member(attempt.ownerMsb, attempt.ownerLsb))
+        {
+            refused(fetch, attempt, TransferStatus.STALE_INCARNATION, false);
+            return true;
+        }
+        if (null == client)
+        {
+            if (nowMs - attempt.deadlineMs >= 0)
+            {
+                authorizeTimeouts.incrementRelease();
+                refused(fetch, attempt, TransferStatus.ERROR, false);
+                return true;
+            }
+            return false;
+        }
+        final PeerAgent agent = catalog.peerAgent();
+        attempt.correlationId = agent.nextCorrelationId();
+        attempt.client = client;
+        authorizeEncoder.wrapAndApplyHeader(frame, 0, headerEncoder);
+        authorizeEncoder.route().destinationIncarnation().msb(attempt.ownerMsb).lsb(attempt.ownerLsb);
+        authorizeEncoder.route().senderIncarnation().msb(catalog.localIncarnationMsb()).lsb(catalog.localIncarnationLsb());
+        authorizeEncoder.peerSessionId(client.sessionId())
+            .correlationId(attempt.correlationId)
+            .requesterSessionId(attempt.requesterSessionId)
+            .operationId(fetch.correlationId)
+            .requesterNodeIndex(0);
+        long maxBytes = 0;
+        final TransferAuthorizeEncoder.KeysEncoder keys = authorizeEncoder.keysCount(attempt.keyCount);
+        for (int i = attempt.firstKey; i < attempt.firstKey + attempt.keyCount; i++)
+        {
+            final int at = i * PeerFetch.MAX_CANDIDATES + fetch.keyCandidates[i];
+            final int length = fetch.candidateLengths[at];
+            maxBytes += length;
+            keys.next()
+                .tier(0 == fetch.candidateTiers[at] ? TransferTier.DRAM : TransferTier.SSD)
+                .insertionSequence(fetch.candidateSequences[at])
+                .expectedBytes(length)
+                .putKeyHash(fetch.hashes, fetch.hashOffset(i), fetch.hashLengths[i]);
+        }
+        authorizeEncoder.putKeyNamespace(fetch.namespace, 0, fetch.namespaceLength);
+        authorizeEncoder.maxBytes(maxBytes);
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + authorizeEncoder.encodedLength();
+        if (!agent.offer(client, frame, 0, length))
+        {
+            return false;
+        }
+        authorizeSent.incrementRelease();
+        attempt.state = PeerFetch.SourceAttempt.SENT;
+        attempt.deadlineMs = nowMs + TransferLimits.AUTHORIZE_TIMEOUT_MS;
+        return true;
+    }
+
+    /**
+     * A source's answer to an authorization.
+     */
+    public void onGrant(final PeerClient client, final TransferGrantDecoder grant)
+    {
+        final long correlationId = grant.correlationId();
+        final long requesterSessionId = grant.requesterSessionId();
+        for (final PeerFetch fetch : fetches)
+        {
+            if (!fetch.active)
+            {
+                continue;
+            }
+            for (int a = 0; a < fetch.attemptCount; a++)
+            {
+                final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
+                if (PeerFetch.SourceAttempt.SENT == attempt.state && attempt.correlationId == correlationId &&
+                    attempt.requesterSessionId == requesterSessionId && attempt.client == client)
+                {
+                    onGrant(fetch, attempt, grant);
+                    finishIfDone(fetch);
+                    return;
+                }
+            }
+        }
+        // Nobody waits for it (timed out, or the client left): a granted session is released at once.
+        staleGrants.incrementRelease();
+        if (TransferStatus.OK == grant.status())
+        {
+            sendStaleRelease(client, grant.transferSessionId(), requesterSessionId);
+        }
+    }
+
+    private void onGrant(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final TransferGrantDecoder grant)
+    {
+        final TransferStatus status = grant.status();
+        if (TransferStatus.OK != status || 0 == grant.grantedKeys())
+        {
+            refusalsReceived.incrementRelease();
+            // The first key's own verdict says why; only that candidate version was judged.
+            final TransferGrantDecoder.KeysDecoder keys = grant.keys();
+            TransferStatus reason = status;
+            if (keys.hasNext())
+            {
+                keys.next();
+                if (TransferStatus.OK != keys.status())
+                {
+                    reason = keys.status();
+                }
+            }
+            while (keys.hasNext())
+            {
+                keys.next();
+            }
+            grant.skipTransportEndpoint();
+            grant.skipMessage();
+            refused(fetch, attempt, reason, true);
+            return;
+        }
+        grantsReceived.incrementRelease();
+        attempt.transferSessionId = grant.transferSessionId();
+        attempt.token = grant.token();
+        final int granted = Math.min(grant.grantedKeys(), attempt.keyCount);
+        attempt.grantedKeys = granted;
+        final TransferGrantDecoder.KeysDecoder keys = grant.keys();
+        int k = 0;
+        TransferStatus firstRefusal = TransferStatus.OK;
+        while (keys.hasNext())
+        {
+            keys.next();
+            final int i = attempt.firstKey + k;
+            if (k < granted)
+            {
+                fetch.keyAddresses[i] = keys.address();
+                fetch.keyLengths[i] = keys.length();
+                fetch.keyCrcs[i] = keys.crc32c();
+                fetch.keyStates[i] = PeerFetch.KEY_GRANTED;
+                if (0 == keys.address() || keys.length() <= 0)
+                {
+                    // A grant without a usable range: nothing can be read for this key.
+                    fetch.keyStates[i] = PeerFetch.KEY_FAILED;
+                    fetch.keyReasons[i] = FailureReason.TRANSFER;
+                    fetch.stopKey = Math.min(fetch.stopKey, i);
+                }
+            }
+            else if (k == granted && k < attempt.keyCount)
+            {
+                firstRefusal = keys.status();
+            }
+            k++;
+        }
+        final int endpointLength = grant.getTransportEndpoint(endpointBytes, 0, endpointBytes.length);
+        grant.skipMessage();
+        endpointView.wrap(endpointBuffer, 0, endpointLength);
+        attempt.peer = transport.peer(endpointView);
+        attempt.state = PeerFetch.SourceAttempt.GRANTED;
+        if (attempt.peer < 0)
+        {
+            for (int i = attempt.firstKey; i < attempt.firstKey + granted; i++)
+            {
+                fetch.keyStates[i] = PeerFetch.KEY_FAILED;
+                fetch.keyReasons[i] = FailureReason.TRANSFER;
+            }
+            fetch.stopKey = Math.min(fetch.stopKey, attempt.firstKey);
+            startRelease(fetch, attempt, true);
+            return;
+        }
+        if (granted < attempt.keyCount)
+        {
+            // The source granted the leading run only: the keys after it go back to planning, from other sources.
+            splitRefused(fetch, attempt, attempt.firstKey + granted, firstRefusal);
+        }
+        if (PeerFetch.READ == fetch.kind)
+        {
+            submitReads(fetch, attempt);
+        }
+    }
+
+    /**
+     * Keys of {@code attempt} from {@code key} on were not granted: the refused key's candidate version is removed
+     * and the keys are planned again (another source, within the alternative budget).
+     */
+    private void splitRefused(
+        final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final int key, final TransferStatus reason)
+    {
+        final int end = attempt.firstKey + attempt.keyCount;
+        attempt.keyCount = key - attempt.firstKey;
+        refuseCandidate(fetch, key, attempt, reason);
+        for (int i = key; i < end; i++)
+        {
+            fetch.keyStates[i] = PeerFetch.KEY_UNPLANNED;
+        }
+        replanFrom(fetch, key, end);
+    }
+
+    private void refused(
+        final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final TransferStatus reason, final boolean judged)
+    {
+        attempt.state = PeerFetch.SourceAttempt.REFUSED;
+        final int end = attempt.firstKey + attempt.keyCount;
+        if (judged)
+        {
+            refuseCandidate(fetch, attempt.firstKey, attempt, reason);
+        }
+        else
+        {
+            // Unanswered: nothing was judged, but this source is not tried again for these keys in this fetch.
+            for (int i = attempt.firstKey; i < end; i++)
+            {
+                final int c = fetch.candidateOf(i, attempt.ownerMsb, attempt.ownerLsb);
+                if (c >= 0)
+                {
+                    fetch.candidateRefused[i] |= (byte)(1 << c);
+                }
+            }
+        }
+        for (int i = attempt.firstKey; i < end; i++)
+        {
+            fetch.keyStates[i] = PeerFetch.KEY_UNPLANNED;
+        }
+        replanFrom(fetch, attempt.firstKey, end);
+    }
+
+    private void refuseCandidate(
+        final PeerFetch fetch, final int k, final PeerFetch.SourceAttempt attempt, final TransferStatus reason)
+    {
+        final int c = fetch.candidateOf(k, attempt.ownerMsb, attempt.ownerLsb);
+        if (c < 0)
+        {
+            return;
+        }
+        fetch.candidateRefused[k] |= (byte)(1 << c);
+        // design: a rejection removes only the attempted candidate version from the index.
+        if (catalog.removeCandidate(fetch.key(k, key), attempt.ownerMsb, attempt.ownerLsb,
+            fetch.candidateSequences[k * PeerFetch.MAX_CANDIDATES + c]))
+        {
+            candidatesRemoved.incrementRelease();
+        }
+        if (FailureReason.NONE == fetch.keyReasons[k] && TransferStatus.OK != reason)
+        {
+            fetch.keyReasons[k] = FailureReason.REJECTED;
+        }
+    }
+
+    /**
+     * Plan keys [from, end) again once a source refused them: allowed only within the fetch's alternative budget and
+     * only where later keys have not been planned on another source yet (a span never jumps back).
+     */
+    private void replanFrom(final PeerFetch fetch, final int from, final int end)
+    {
+        if (fetch.alternativesUsed >= TransferLimits.MAX_ALTERNATIVE_ATTEMPTS || fetch.nextKey > end)
+        {
+            fetch.stopKey = Math.min(fetch.stopKey, from);
+            return;
+        }
+        fetch.alternativesUsed++;
+        alternativesTried.incrementRelease();
+        fetch.nextKey = from;
+        plan(fetch);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Reads.
+
+    private static int readable(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
+    {
+        final int end = Math.min(attempt.firstKey + attempt.grantedKeys, fetch.stopKey);
+        return Math.max(0, end - attempt.firstKey);
+    }
+
+    private int submitReads(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
+    {
+        int submitted = 0;
+        final int end = attempt.firstKey + readable(fetch, attempt);
+        for (int i = attempt.firstKey + attempt.readsSubmitted; i < end; i++)
+        {
+            if (PeerFetch.KEY_GRANTED != fetch.keyStates[i])
+            {
+                break;
+            }
+            final int length = fetch.keyLengths[i];
+            if (length > fetch.capacities[i])
+            {
+                fetch.keyStates[i] = PeerFetch.KEY_TOO_SMALL;
+                fetch.stopKey = Math.min(fetch.stopKey, i);
+                break;
+            }
+            final long requestId = ((long)fetch.index << 48) | ((long)(fetch.generation & 0xFFFF) << 32) |
+                ((long)i << KEY_BITS) | (attempt.index & 0xFF);
+            if (!transport.submitRead(attempt.peer, attempt.transferSessionId, attempt.token, fetch.keyAddresses[i],
+                fetch.destinations[i], length, requestId))
+            {
+                break;
+            }
+            fetch.keyStates[i] = PeerFetch.KEY_READING;
+            attempt.readsOutstanding++;
+            attempt.readsSubmitted++;
+            fetch.readsInFlight++;
+            readsInFlight++;
+            submitted++;
+        }
+        return submitted;
+    }
+
+    public void onReadComplete(final long requestId, final int status, final long bytes)
+    {
+        final int fetchIndex = (int)(requestId >>> 48);
+        final int generation = (int)((requestId >>> 32) & 0xFFFF);
+        final int k = (int)((requestId >>> KEY_BITS) & 0xFFFFFF);
+        final int attemptIndex = (int)(requestId & 0xFF);
+        if (fetchIndex >= fetches.length)
+        {
+            return;
+        }
+        final PeerFetch fetch = fetches[fetchIndex];
+        if (!fetch.active || (fetch.generation & 0xFFFF) != generation || k >= fetch.keyCount ||
+            attemptIndex >= fetch.attemptCount || PeerFetch.KEY_READING != fetch.keyStates[k])
+        {
+            return;
+        }
+        final PeerFetch.SourceAttempt attempt = fetch.attempt(attemptIndex);
+        attempt.readsOutstanding--;
+        fetch.readsInFlight--;
+        readsInFlight--;
+        final int length = fetch.keyLengths[k];
+        if (TransportStatus.OK != status || bytes != length)
+        {
+            readFailures.incrementRelease();
+            fail(fetch, k, FailureReason.TRANSFER);
+        }
+        else if (fetch.clientGone)
+        {
+            fetch.keyStates[k] = PeerFetch.KEY_DONE;
+        }
+        else if (checksum(fetch, k, length) != fetch.keyCrcs[k])
+        {
+            checksumMismatches.incrementRelease();
+            errorHandler.onError(new IllegalStateException("peer block failed its CRC32C check: key " + k +
+                " of fetch " + fetch.correlationId + ", " + length + " bytes"));
+            fail(fetch, k, FailureReason.CHECKSUM);
+        }
+        else
+        {
+            fetch.keyStates[k] = PeerFetch.KEY_DONE;
+            blocksFetched.incrementRelease();
+            bytesFetched.getAndAddRelease(length);
+        }
+        finishIfDone(fetch);
+    }
+
+    public void onRevoked(final long sessionId)
+    {
+        // Source side: the transfer service routes revocations there.
+    }
+
+    private void fail(final PeerFetch fetch, final int k, final FailureReason reason)
+    {
+        fetch.keyStates[k] = PeerFetch.KEY_FAILED;
+        fetch.keyReasons[k] = reason;
+        // design: a payload failure stops the prefix there, with no retry.
+        fetch.stopKey = Math.min(fetch.stopKey, k);
+    }
+
+    private int checksum(final PeerFetch fetch, final int k, final int length)
+    {
+        crc.reset();
+        final ByteBuffer view = fetch.regionView;
+        final long offset = fetch.destinations[k] - fetch.regionAddress;
+        if (null != view && offset >= 0 && offset + length <= view.capacity())
+        {
+            view.limit((int)offset + length).position((int)offset);
+            crc.update(view);
+            view.clear();
+        }
+        else
+        {
+            crc.update(MemorySegment.ofAddress(fetch.destinations[k]).reinterpret(length).asByteBuffer());
+        }
+        return (int)crc.getValue();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Release.
+
+    private void startRelease(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final boolean abandoned)
+    {
+        if (PeerFetch.SourceAttempt.GRANTED != attempt.state || attempt.readsOutstanding > 0)
+        {
+            if (PeerFetch.SourceAttempt.TO_SEND == attempt.state)
+            {
+                attempt.state = PeerFetch.SourceAttempt.DONE;
+            }
+            return;
+        }
+        attempt.state = PeerFetch.SourceAttempt.RELEASING;
+        attempt.abandoned = abandoned;
+        attempt.releaseAttempts = 0;
+        sendRelease(fetch, attempt);
+    }
+
+    private void sendRelease(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
+    {
+        attempt.releaseAttempts++;
+        attempt.deadlineMs = nowMs + TransferLimits.RELEASE_RETRY_INTERVAL_MS;
+        final PeerClient client = catalog.sourceClient(attempt.ownerMsb, attempt.ownerLsb, nowMs);
+        if (null == client)
+        {
+            return;
+        }
+        attempt.correlationId = catalog.peerAgent().nextCorrelationId();
+        attempt.client = client;
+        encodeRelease(client, attempt.correlationId, attempt.transferSessionId, attempt.requesterSessionId,
+            attempt.abandoned ? ReleaseReason.ABANDONED : ReleaseReason.COMPLETED);
+        if (catalog.peerAgent().offer(client, frame, 0, MessageHeaderEncoder.ENCODED_LENGTH + releaseEncoder.encodedLength()))
+        {
+            releasesSent.incrementRelease();
+        }
+    }
+
+    private void sendStaleRelease(final PeerClient client, final long transferSessionId, final long requesterSessionId)
+    {
+        encodeRelease(client, catalog.peerAgent().nextCorrelationId(), transferSessionId, requesterSessionId,
+            ReleaseReason.ABANDONED);
+        if (catalog.peerAgent().offer(client, frame, 0, MessageHeaderEncoder.ENCODED_LENGTH + releaseEncoder.encodedLength()))
+        {
+            releasesSent.incrementRelease();
+        }
+    }
+
+    private void encodeRelease(
+        final PeerClient client,
+        final long correlationId,
+        final long transferSessionId,
+        final long requesterSessionId,
+        final ReleaseReason reason)
+    {
+        releaseEncoder.wrapAndApplyHeader(frame, 0, headerEncoder);
+        releaseEncoder.route().destinationIncarnation().msb(client.remoteIncarnationMsb()).lsb(client.remoteIncarnationLsb());
+        releaseEncoder.route().senderIncarnation().msb(catalog.localIncarnationMsb()).lsb(catalog.localIncarnationLsb());
+        releaseEncoder.peerSessionId(client.sessionId())
+            .correlationId(correlationId)
+            .transferSessionId(transferSessionId)
+            .requesterSessionId(requesterSessionId)
+            .reason(reason);
+    }
+
+    /**
+     * A source acknowledged a release (or said it did not hold the session: released already).
+     */
+    public void onReleaseAck(final PeerClient client, final TransferReleaseAckDecoder ack)
+    {
+        final long transferSessionId = ack.transferSessionId();
+        for (final PeerFetch fetch : fetches)
+        {
+            if (!fetch.active)
+            {
+                continue;
+            }
+            for (int a = 0; a < fetch.attemptCount; a++)
+            {
+                final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
+                if (PeerFetch.SourceAttempt.RELEASING == attempt.state &&
+                    attempt.transferSessionId == transferSessionId && attempt.ownerMsb == client.remoteIncarnationMsb() &&
+                    attempt.ownerLsb == client.remoteIncarnationLsb())
+                {
+                    attempt.state = PeerFetch.SourceAttempt.DONE;
+                    freeIfDone(fetch);
+                    return;
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Completion.
+
+    private static int firstUnfinished(final PeerFetch fetch)
+    {
+        final byte done = PeerFetch.HOLD == fetch.kind ? PeerFetch.KEY_GRANTED : PeerFetch.KEY_DONE;
+        int k = 0;
+        while (k < fetch.keyCount && fetch.keyStates[k] == done)
+        {
+            k++;
+        }
+        return k;
+    }
+
+    /**
+     * Answer once every key up to the stop is settled and no read is in flight: the delivered leading run counts,
+     * the first key after it says why the prefix ended.
+     */
+    private void finishIfDone(final PeerFetch fetch)
+    {
+        if (!fetch.active || fetch.answered || PeerFetch.DISCOVERING == fetch.phase || !fetch.localDone)
+        {
+            freeIfDone(fetch);
+            return;
+        }
+        final int limit = Math.min(fetch.keyCount, fetch.stopKey);
+        for (int k = 0; k < limit; k++)
+        {
+            final byte state = fetch.keyStates[k];
+            if (PeerFetch.KEY_UNPLANNED == state || PeerFetch.KEY_AUTHORIZING == state ||
+                PeerFetch.KEY_READING == state || (PeerFetch.READ == fetch.kind && PeerFetch.KEY_GRANTED == state))
+            {
+                return;
+            }
+        }
+        if (fetch.readsInFlight > 0)
+        {
+            return;
+        }
+        for (int a = 0; a < fetch.attemptCount; a++)
+        {
+            final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
+            if (PeerFetch.SourceAttempt.SENT == attempt.state)
+            {
+                // A later span still waits for its grant; the answer waits for it only if it could extend the run.
+                if (attempt.firstKey < limit)
+                {
+                    return;
+                }
+            }
+        }
+        answer(fetch);
+        freeIfDone(fetch);
+    }
+
+    private void answer(final PeerFetch fetch)
+    {
+        fetch.answered = true;
+        final int delivered = fetch.deliveredKeys();
+        final int first = fetch.firstRow;
+        final PeerAnswer answer = fetch.answer;
+        answer.reset();
+        for (int k = 0; k < delivered; k++)
+        {
+            final int row = first + k;
+            fetch.statuses[row] = KeyStatus.PEER;
+            fetch.lengths[row] = fetch.keyLengths[k];
+            fetch.reasons[row] = FailureReason.NONE;
+            final PeerFetch.SourceAttempt attempt = fetch.attempt(fetch.keyAttempts[k]);
+            final MemberRecord record = catalog.member(attempt.ownerMsb, attempt.ownerLsb);
+            final int c = k * PeerFetch.MAX_CANDIDATES + Math.max(0, fetch.keyCandidates[k]);
+            if (null != record)
+            {
+                final int owner = answer.addOwner(attempt.ownerMsb, attempt.ownerLsb, record.nodeId());
+                if (owner >= 0)
+                {
+                    answer.addCandidate(row, owner, 0 == fetch.candidateTiers[c] ? KeyStatus.DRAM : KeyStatus.SSD,
+                        fetch.candidateSequences[c], fetch.keyLengths[k]);
+                }
+            }
+            if (PeerFetch.READ == fetch.kind && !fetch.clientGone)
+            {
+                admit(fetch, k);
+            }
+        }
+        int row = first + delivered;
+        if (delivered < fetch.keyCount && row < fetch.rowCount)
+        {
+            final byte state = fetch.keyStates[delivered];
+            final FailureReason reason = fetch.keyReasons[delivered];
+            fetch.lengths[row] = 0;
+            if (PeerFetch.KEY_TOO_SMALL == state)
+            {
+                fetch.statuses[row] = KeyStatus.DESTINATION_TOO_SMALL;
+                fetch.lengths[row] = fetch.keyLengths[delivered];
+            }
+            else if (PeerFetch.KEY_FAILED == state || FailureReason.NONE != reason)
+            {
+                fetch.statuses[row] = KeyStatus.FAILED;
+                fetch.reasons[row] = FailureReason.NONE == reason ? FailureReason.TRANSFER : reason;
+            }
+            else
+            {
+                fetch.statuses[row] = KeyStatus.MISS;
+            }
+            row++;
+        }
+        else if (delivered == fetch.keyCount && row < fetch.rowCount)
+        {
+            fetch.statuses[row] = KeyStatus.MISS;
+            fetch.lengths[row] = 0;
+            row++;
+        }
+        for (; row < fetch.rowCount; row++)
+        {
+            fetch.statuses[row] = KeyStatus.NOT_ATTEMPTED;
+            fetch.lengths[row] = 0;
+        }
+        fetch.value = first + delivered;
+        if (PeerFetch.HOLD == fetch.kind)
+        {
+            // Only the held run stays pinned at the sources; the rest is released now.
+            for (int a = 0; a < fetch.attemptCount; a++)
+            {
+                final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
+                if (attempt.firstKey >= delivered)
+                {
+                    startRelease(fetch, attempt, true);
+                }
+            }
+        }
+        else
+        {
+            for (int a = 0; a < fetch.attemptCount; a++)
+            {
+                startRelease(fetch, fetch.attempt(a), false);
+            }
+        }
+        if (!fetch.clientGone)
+        {
+            listener.onFetchAnswered(fetch);
+        }
+    }
+
+    /**
+     * Keep a verified peer block in local DRAM when the admission policy says so; a full pool or a key that became
+     * resident meanwhile admits nothing.
+     */
+    private void admit(final PeerFetch fetch, final int k)
+    {
+        final StateKeyFlyweight stateKey = fetch.key(k, key);
+        if (!admission.admit(stateKey.fingerprint(), nowMs))
+        {
+            return;
+        }
+        final int namespaceId = namespaces.lookupOrRegister(fetch.namespace, 0, fetch.namespaceLength);
+        if (namespaceId < 0)
+        {
+            return;
+        }
+        final int length = fetch.keyLengths[k];
+        final int entryId = store.reserve(namespaceId, fetch.hashes, fetch.hashOffset(k), fetch.hashLengths[k], length);
+        if (entryId < 0)
+        {
+            return;
+        }
+        final MemorySegment pool = store.pool();
+        MemorySegment.copy(MemorySegment.ofAddress(fetch.destinations[k]).reinterpret(length), 0, pool,
+            store.offset(entryId), length);
+        store.seal(entryId);
+        blocksAdmitted.incrementRelease();
+    }
+
+    private void freeIfDone(final PeerFetch fetch)
+    {
+        if (!fetch.active || !fetch.answered && !fetch.clientGone || fetch.readsInFlight > 0)
+        {
+            return;
+        }
+        if (PeerFetch.HOLD == fetch.kind && !fetch.clientGone)
+        {
+            // A held fetch lives until its lease is read or released.
+            for (int a = 0; a < fetch.attemptCount; a++)
+            {
+                if (PeerFetch.SourceAttempt.GRANTED == fetch.attempt(a).state)
+                {
+                    return;
+                }
+            }
+        }
+        for (int a = 0; a < fetch.attemptCount; a++)
+        {
+            final int state = fetch.attempt(a).state;
+            if (PeerFetch.SourceAttempt.SENT == state || PeerFetch.SourceAttempt.RELEASING == state)
+            {
+                return;
+            }
+            if (PeerFetch.SourceAttempt.GRANTED == state)
+            {
+                startRelease(fetch, fetch.attempt(a), fetch.clientGone);
+                return;
+            }
+        }
+        if (null != fetch.orphanedRegion)
+        {
+            try
+            {
+                fetch.orphanedRegion.close();
+            }
+            catch (final Exception ex)
+            {
+                errorHandler.onError(ex);
+            }
+            fetch.orphanedRegion = null;
+        }
+        fetch.active = false;
+        fetch.phase = PeerFetch.IDLE;
+        fetch.answered = false;
+        activeFetches--;
+    }
+}

@@ -1,0 +1,55 @@
+package io.orbitkv.manager.transfer;
+
+import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.ManagerContext;
+import io.orbitkv.transport.Transport;
+import io.orbitkv.transport.TransportException;
+import io.orbitkv.transport.mooncake.MooncakeTransport;
+
+import java.nio.file.Path;
+
+/**
+ * Opens the transport {@code --transport} names, bound where {@code --transfer-endpoint} says.
+ */
+public final class Transports
+{
+    private Transports()
+    {
+    }
+
+    /**
+     * @return an open transport; the caller closes it after the agent that uses it stopped.
+     * @throws TransportException when it cannot be opened (bad endpoint, a library that does not load).
+     */
+    public static Transport open(final ManagerContext ctx)
+    {
+        final String endpoint = ctx.transferEndpoint();
+        final int colon = endpoint.lastIndexOf(':');
+        if (colon <= 0 || colon == endpoint.length() - 1)
+        {
+            throw new TransportException("--transfer-endpoint must be HOST:PORT: " + endpoint);
+        }
+        final String host = endpoint.substring(0, colon);
+        final int port;
+        try
+        {
+            port = Integer.parseInt(endpoint.substring(colon + 1));
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new TransportException("--transfer-endpoint must be HOST:PORT: " + endpoint, ex);
+        }
+        if (port < 0 || port > 65_535)
+        {
+            throw new TransportException("--transfer-endpoint port must be 0..65535: " + endpoint);
+        }
+        if (Configuration.TransportKind.MOONCAKE == ctx.transport())
+        {
+            return new MooncakeTransport(new MooncakeTransport.Context()
+                .libraryPath(Path.of(ctx.teLibrary()))
+                .host(host)
+                .rpcPort(port));
+        }
+        throw new TransportException("the built-in transport is not available in this build");
+    }
+}

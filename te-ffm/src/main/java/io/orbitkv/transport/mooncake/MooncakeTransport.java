@@ -1,0 +1,1064 @@
+package io.orbitkv.transport.mooncake;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import io.orbitkv.ffm.te.TransferEngineC;
+import io.orbitkv.ffm.te.TransferRequest;
+import io.orbitkv.ffm.te.TransferStatusStruct;
+import io.orbitkv.transport.Transport;
+import io.orbitkv.transport.TransportException;
+import io.orbitkv.transport.TransportListener;
+import io.orbitkv.transport.TransportStatus;
+
+/**
+ * A {@link Transport} over the Mooncake Transfer Engine, loaded from a user-supplied library through
+ * {@link TransferEngineC}. A requester's read is a one-sided TE READ: the source Manager's engine serves it from the
+ * memory it registered, without the source's agent taking part.
+ *
+ * <p>Consequences for the SPI: TE cannot restrict which registered bytes a peer reads, so {@link #export} only keeps
+ * count and {@link #revoke} delivers nothing; {@link #canRevoke} is false and a source keeps the holds of an expired
+ * session quarantined until the requester is gone. TE does not signal completions either: {@link #poll} asks the
+ * engine for the state of every outstanding task, so the owning agent polls while {@link #readsInFlight} is not 0
+ * and may sleep when it is.
+ *
+ * <p>Reads are appended to the current batch until it holds {@link Context#readsPerBatch} tasks. A batch is freed
+ * once each of its tasks was polled to COMPLETED or FAILED, which is the library's condition for freeing it: a task
+ * reported TIMEOUT, or whose peer was closed, stays polled in the background until then. The request and status
+ * structs and the tables of outstanding reads, batches and peers are allocated at construction, so a read
+ * allocates nothing on the Java side.
+ */
+public final class MooncakeTransport implements Transport
+{
+    /** Selected by {@code --transport=mooncake}. */
+    public static final String NAME = "mooncake";
+
+    /** Environment variable read when {@link Context#libraryPath} is not set. */
+    public static final String LIBRARY_PATH_ENV = "ORBITKV_TE_LIBRARY";
+    public static final String METADATA_CONNECTION_DEFAULT = TransferEngineC.METADATA_P2P_HANDSHAKE;
+    public static final String LOCAL_SERVER_NAME_DEFAULT = "orbitkv";
+    public static final String HOST_DEFAULT = "127.0.0.1";
+    /** 0: the library picks a free port. */
+    public static final int RPC_PORT_DEFAULT = 0;
+    public static final String MEMORY_LOCATION_DEFAULT = "cpu:0";
+    public static final int MAX_READS_IN_FLIGHT_DEFAULT = 256;
+    public static final int READS_PER_BATCH_DEFAULT = 16;
+    /** Peers whose segments stay open; the least recently used idle one is closed to open another. */
+    public static final int PEER_CACHE_CAPACITY = 64;
+    /** Longest endpoint (segment name) accepted, bytes. */
+    public static final int MAX_ENDPOINT_BYTES = 255;
+    /** How long {@link #close} keeps polling outstanding tasks so that their batches can be freed. */
+    public static final long CLOSE_DRAIN_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(2);
+
+    private static final String TCP = "tcp";
+    private static final int ENDPOINT_BUFFER_BYTES = 256;
+    private static final int PEER_INDEX_BITS = 6;
+    private static final int PEER_INDEX_MASK = (1 << PEER_INDEX_BITS) - 1;
+    private static final int PEER_GENERATION_MASK = (1 << (31 - PEER_INDEX_BITS)) - 1;
+
+    private static final byte SLOT_FREE = 0;
+    /** Submitted, outcome not yet delivered. */
+    private static final byte SLOT_ACTIVE = 1;
+    /** Outcome decided on the Java side (closed peer, bad argument, refused submit): delivered by the next poll. */
+    private static final byte SLOT_REPORT = 2;
+    /** Outcome delivered, task not yet final in the engine: polled silently so that its batch can be freed. */
+    private static final byte SLOT_DRAIN = 3;
+
+    /**
+     * Settings of a {@link MooncakeTransport}; {@link #conclude} validates them before the library is touched.
+     */
+    public static final class Context
+    {
+        private Path libraryPath;
+        private String metadataConnection = METADATA_CONNECTION_DEFAULT;
+        private String localServerName = LOCAL_SERVER_NAME_DEFAULT;
+        private String host = HOST_DEFAULT;
+        private int rpcPort = RPC_PORT_DEFAULT;
+        private String memoryLocation = MEMORY_LOCATION_DEFAULT;
+        private int maxReadsInFlight = MAX_READS_IN_FLIGHT_DEFAULT;
+        private int readsPerBatch = READS_PER_BATCH_DEFAULT;
+
+        /**
+         * @param libraryPath of {@code libtransfer_engine.so} ({@code --te-library}); default from
+         *                    {@value #LIBRARY_PATH_ENV}.
+         * @return this.
+         */
+        public Context libraryPath(final Path libraryPath)
+        {
+            this.libraryPath = libraryPath;
+            return this;
+        }
+
+        /**
+         * @return the library path.
+         */
+        public Path libraryPath()
+        {
+            return libraryPath;
+        }
+
+        /**
+         * @param metadataConnection P2PHANDSHAKE (default), etcd://host:port, redis://host:port or
+         *                           http://host:port/metadata.
+         * @return this.
+         */
+        public Context metadataConnection(final String metadataConnection)
+        {
+            this.metadataConnection = metadataConnection;
+            return this;
+        }
+
+        /**
+         * @return the metadata connection string.
+         */
+        public String metadataConnection()
+        {
+            return metadataConnection;
+        }
+
+        /**
+         * @param localServerName this engine's name with a metadata server (P2PHANDSHAKE names it "ip:port").
+         * @return this.
+         */
+        public Context localServerName(final String localServerName)
+        {
+            this.localServerName = localServerName;
+            return this;
+        }
+
+        /**
+         * @return the local server name.
+         */
+        public String localServerName()
+        {
+            return localServerName;
+        }
+
+        /**
+         * @param host the address the engine binds and announces to peers.
+         * @return this.
+         */
+        public Context host(final String host)
+        {
+            this.host = host;
+            return this;
+        }
+
+        /**
+         * @return the host.
+         */
+        public String host()
+        {
+            return host;
+        }
+
+        /**
+         * @param rpcPort the engine's handshake port, 0 to let the library pick one.
+         * @return this.
+         */
+        public Context rpcPort(final int rpcPort)
+        {
+            this.rpcPort = rpcPort;
+            return this;
+        }
+
+        /**
+         * @return the rpc port.
+         */
+        public int rpcPort()
+        {
+            return rpcPort;
+        }
+
+        /**
+         * @param memoryLocation placement passed with registered memory, e.g. "cpu:0" or "*".
+         * @return this.
+         */
+        public Context memoryLocation(final String memoryLocation)
+        {
+            this.memoryLocation = memoryLocation;
+            return this;
+        }
+
+        /**
+         * @return the memory location.
+         */
+        public String memoryLocation()
+        {
+            return memoryLocation;
+        }
+
+        /**
+         * @param maxReadsInFlight reads outstanding at once, including those still drained after delivery; a read
+         *                         beyond it is refused by {@link #submitRead} (back-pressure).
+         * @return this.
+         */
+        public Context maxReadsInFlight(final int maxReadsInFlight)
+        {
+            this.maxReadsInFlight = maxReadsInFlight;
+            return this;
+        }
+
+        /**
+         * @return the most reads outstanding at once.
+         */
+        public int maxReadsInFlight()
+        {
+            return maxReadsInFlight;
+        }
+
+        /**
+         * @param readsPerBatch tasks per TE batch.
+         * @return this.
+         */
+        public Context readsPerBatch(final int readsPerBatch)
+        {
+            this.readsPerBatch = readsPerBatch;
+            return this;
+        }
+
+        /**
+         * @return tasks per TE batch.
+         */
+        public int readsPerBatch()
+        {
+            return readsPerBatch;
+        }
+
+        /**
+         * Fill defaults and validate.
+         *
+         * @return this.
+         * @throws TransportException naming the first bad setting.
+         */
+        public Context conclude()
+        {
+            if (null == libraryPath)
+            {
+                final String fromEnvironment = System.getenv(LIBRARY_PATH_ENV);
+                if (null == fromEnvironment || fromEnvironment.isEmpty())
+                {
+                    throw new TransportException(
+                        "the mooncake transport needs the path of libtransfer_engine.so: --te-library PATH or " +
+                        LIBRARY_PATH_ENV);
+                }
+                libraryPath = Path.of(fromEnvironment);
+            }
+            TransferEngineC.checkMetadataConnection(metadataConnection);
+            requireCString(localServerName, "local server name");
+            requireCString(host, "host");
+            requireCString(memoryLocation, "memory location");
+            if (rpcPort < 0 || rpcPort > TransferEngineC.MAX_RPC_PORT)
+            {
+                throw new TransportException("rpc port out of range [0, 65535]: " + rpcPort);
+            }
+            if (maxReadsInFlight < 1)
+            {
+                throw new TransportException("max reads in flight must be at least 1: " + maxReadsInFlight);
+            }
+            if (readsPerBatch < 1 || readsPerBatch > maxReadsInFlight)
+            {
+                throw new TransportException(
+                    "reads per batch must lie in [1, " + maxReadsInFlight + "]: " + readsPerBatch);
+            }
+            return this;
+        }
+
+        private static void requireCString(final String value, final String name)
+        {
+            if (null == value || value.isEmpty() || value.indexOf('\0') >= 0)
+            {
+                throw new TransportException(name + " must be a non-empty string without NUL: '" + value + "'");
+            }
+        }
+    }
+
+    private final Context ctx;
+    private final Arena arena;
+    private final TransferEngineC te;
+    private final MemorySegment engine;
+    private final String localEndpoint;
+    private final MemorySegment location;
+    private final MemorySegment request;
+    private final MemorySegment status;
+    private final MemorySegment endpointBuffer;
+    private final int readsPerBatch;
+
+    // Outstanding reads; activeSlots[0, activeCount) lists the slots in use.
+    private final byte[] slotState;
+    private final long[] slotRequestId;
+    private final int[] slotBatch;
+    private final int[] slotTask;
+    private final int[] slotPeer;
+    private final int[] slotLength;
+    private final int[] slotReportStatus;
+    private final int[] activeSlots;
+    private int activeCount;
+    private final int[] freeSlots;
+    private int freeSlotCount;
+    private int readsInFlight;
+
+    // TE batches: id, tasks submitted, tasks polled final; freeBatches is a stack of unused entries.
+    private final long[] batchId;
+    private final int[] batchSubmitted;
+    private final int[] batchFinal;
+    private final int[] freeBatches;
+    private int freeBatchCount;
+    private int currentBatch = -1;
+
+    // Peers: segment id per entry (0 when free), the endpoint it was opened for, a generation in the handle.
+    private final int[] peerSegment = new int[PEER_CACHE_CAPACITY];
+    private final String[] peerEndpoint = new String[PEER_CACHE_CAPACITY];
+    private final int[] peerGeneration = new int[PEER_CACHE_CAPACITY];
+    private final long[] peerLastUsed = new long[PEER_CACHE_CAPACITY];
+    private final int[] peerOutstanding = new int[PEER_CACHE_CAPACITY];
+    private long peerClock;
+
+    private long[] registeredAddresses = new long[8];
+    private int registeredCount;
+    private long exportedSessions;
+    private long revokedSessions;
+    private long backPressureCount;
+    private long invalidReadCount;
+    private long submitFailureCount;
+    private long peerOpenFailureCount;
+    private long peerCacheFullCount;
+    private long peerEvictionCount;
+    private long batchFreeFailureCount;
+    private boolean closed;
+
+    /**
+     * Load the library, create an engine, install TE's TCP transport and read the local segment name.
+     *
+     * @param ctx settings, concluded here.
+     * @throws TransportException when the library, the engine or the transport cannot be set up.
+     */
+    public MooncakeTransport(final Context ctx)
+    {
+        this.ctx = ctx.conclude();
+        arena = Arena.ofShared();
+        final TransferEngineC loaded;
+        try
+        {
+            loaded = TransferEngineC.load(ctx.libraryPath(), arena);
+        }
+        catch (final RuntimeException ex)
+        {
+            arena.close();
+            throw ex;
+        }
+        te = loaded;
+        MemorySegment created = MemorySegment.NULL;
+        try
+        {
+            created = te.createTransferEngine(
+                arena.allocateFrom(ctx.metadataConnection()),
+                arena.allocateFrom(ctx.localServerName()),
+                arena.allocateFrom(ctx.host()),
+                ctx.rpcPort(),
+                0);
+            if (0 == created.address())
+            {
+                throw new TransportException("createTransferEngine failed (metadata " + ctx.metadataConnection() +
+                    ", host " + ctx.host() + ", rpc port " + ctx.rpcPort() + ")");
+            }
+            // auto_discover = 0 installs nothing: without "tcp" every submit would be refused.
+            if (0 == te.installTransport(created, arena.allocateFrom(TCP), MemorySegment.NULL).address())
+            {
+                throw new TransportException("installTransport(\"tcp\") failed");
+            }
+            endpointBuffer = arena.allocate(ENDPOINT_BUFFER_BYTES);
+            final int rc = te.getLocalIpAndPort(created, endpointBuffer, ENDPOINT_BUFFER_BYTES);
+            if (0 != rc)
+            {
+                throw new TransportException("getLocalIpAndPort failed: " + TransferEngineC.describe(rc));
+            }
+            localEndpoint = endpointBuffer.getString(0);
+        }
+        catch (final RuntimeException ex)
+        {
+            if (0 != created.address())
+            {
+                te.destroyTransferEngine(created);
+            }
+            arena.close();
+            throw ex;
+        }
+        engine = created;
+        location = arena.allocateFrom(ctx.memoryLocation());
+        request = TransferRequest.allocate(arena);
+        status = TransferStatusStruct.allocate(arena);
+        readsPerBatch = ctx.readsPerBatch();
+
+        final int slots = ctx.maxReadsInFlight();
+        slotState = new byte[slots];
+        slotRequestId = new long[slots];
+        slotBatch = new int[slots];
+        slotTask = new int[slots];
+        slotPeer = new int[slots];
+        slotLength = new int[slots];
+        slotReportStatus = new int[slots];
+        activeSlots = new int[slots];
+        freeSlots = new int[slots];
+        for (int i = 0; i < slots; i++)
+        {
+            freeSlots[i] = slots - 1 - i;
+        }
+        freeSlotCount = slots;
+
+        // Every batch holds at least one outstanding read, so there are never more batches than slots.
+        batchId = new long[slots];
+        batchSubmitted = new int[slots];
+        batchFinal = new int[slots];
+        freeBatches = new int[slots];
+        for (int i = 0; i < slots; i++)
+        {
+            freeBatches[i] = slots - 1 - i;
+        }
+        freeBatchCount = slots;
+    }
+
+    /**
+     * {@inheritDoc}
+     */
+    public String name()
+    {
+        return NAME;
+    }
+
+    /**
+     * @return the TE segment name of this engine, from {@code getLocalIpAndPort} ("ip:port").
+     */
+    public String localEndpoint()
+    {
+        return localEndpoint;
+    }
+
+    /**
+     * @return false: TE peers read registered memory one-sidedly, so no revocation can be proven.
+     */
+    public boolean canRevoke()
+    {
+        return false;
+    }
+
+    /**
+     * {@inheritDoc}
+     */
+    public void registerMemory(final long address, final long length)
+    {
+        ensureOpen();
+        if (0 == address || length <= 0)
+        {
+            throw new TransportException("cannot register address " + address + " length " + length);
+        }
+        final int rc = te.registerLocalMemory(engine, address, length, location, 1);
+        if (0 != rc)
+        {
+            throw new TransportException("registerLocalMemory(0x" + Long.toHexString(address) + ", " + length +
+                ") failed: " + TransferEngineC.describe(rc));
+        }
+        if (registeredCount == registeredAddresses.length)
+        {
+            registeredAddresses = Arrays.copyOf(registeredAddresses, registeredCount * 2);
+        }
+        registeredAddresses[registeredCount++] = address;
+    }
+
+    /**
+     * {@inheritDoc}
+     */
+    public void unregisterMemory(final long address)
+    {
+        ensureOpen();
+        final int rc = te.unregisterLocalMemory(engine, address);
+        for (int i = 0; i < registeredCount; i++)
+        {
+            if (registeredAddresses[i] == address)
+            {
+                registeredAddresses[i] = registeredAddresses[--registeredCount];
+                break;
+            }
+        }
+        if (0 != rc)
+        {
+            throw new TransportException(
+                "unregisterLocalMemory(0x" + Long.toHexString(address) + ") failed: " + TransferEngineC.describe(rc));
+        }
+    }
+
+    /**
+     * TE serves any registered byte to any peer: nothing can be restricted, so this only counts the session.
+     *
+     * @return true.
+     */
+    public boolean export(final long sessionId, final long token, final long[] addresses, final int[] lengths, final int count)
+    {
+        exportedSessions++;
+        return true;
+    }
+
+    /**
+     * Delivers nothing, since {@link #canRevoke} is false: the source quarantines the session's holds instead.
+     */
+    public void revoke(final long sessionId)
+    {
+        revokedSessions++;
+    }
+
+    /**
+     * Open (or find in the cache of {@value #PEER_CACHE_CAPACITY}) the TE segment named {@code endpoint}.
+     *
+     * @return a handle {@code >= 0}, -1 when the endpoint is malformed, cannot be opened, or every cached peer has
+     * reads outstanding.
+     */
+    public int peer(final CharSequence endpoint)
+    {
+        ensureOpen();
+        if (!wellFormedEndpoint(endpoint))
+        {
+            peerOpenFailureCount++;
+            return -1;
+        }
+
+        int victim = -1;
+        long victimLastUsed = Long.MAX_VALUE;
+        for (int i = 0; i < PEER_CACHE_CAPACITY; i++)
+        {
+            if (0 == peerSegment[i])
+            {
+                if (victimLastUsed != Long.MIN_VALUE)
+                {
+                    victim = i;
+                    victimLastUsed = Long.MIN_VALUE;
+                }
+            }
+            else if (contentEquals(peerEndpoint[i], endpoint))
+            {
+                peerLastUsed[i] = ++peerClock;
+                return handle(i);
+            }
+            else if (0 == peerOutstanding[i] && peerLastUsed[i] < victimLastUsed)
+            {
+                victim = i;
+                victimLastUsed = peerLastUsed[i];
+            }
+        }
+        if (-1 == victim)
+        {
+            peerCacheFullCount++;
+            return -1;
+        }
+        if (0 != peerSegment[victim])
+        {
+            peerEvictionCount++;
+            forgetPeer(victim);
+        }
+
+        final int length = endpoint.length();
+        for (int i = 0; i < length; i++)
+        {
+            endpointBuffer.set(ValueLayout.JAVA_BYTE, i, (byte)endpoint.charAt(i));
+        }
+        endpointBuffer.set(ValueLayout.JAVA_BYTE, length, (byte)0);
+        final int segment = te.openSegment(engine, endpointBuffer);
+        if (segment < 1)
+        {
+            peerOpenFailureCount++;
+            return -1;
+        }
+        peerSegment[victim] = segment;
+        peerEndpoint[victim] = endpoint.toString();
+        peerLastUsed[victim] = ++peerClock;
+        return handle(victim);
+    }
+
+    /**
+     * {@inheritDoc} Reads in flight are delivered as {@link TransportStatus#CLOSED} by the next poll.
+     */
+    public void closePeer(final int peer)
+    {
+        final int index = closed ? -1 : liveIndex(peer);
+        if (-1 == index)
+        {
+            return;
+        }
+        for (int i = 0; i < activeCount; i++)
+        {
+            final int slot = activeSlots[i];
+            if (slotPeer[slot] == index && SLOT_ACTIVE == slotState[slot])
+            {
+                slotState[slot] = SLOT_REPORT;
+                slotReportStatus[slot] = TransportStatus.CLOSED;
+            }
+        }
+        forgetPeer(index);
+    }
+
+    /**
+     * Append a TE READ of {@code length} bytes at the peer's absolute address {@code remoteAddress} into
+     * {@code localAddress} to the current batch. The session and token are not sent: TE has no place for them.
+     *
+     * @return false when {@link Context#maxReadsInFlight} reads are outstanding or no batch could be allocated.
+     */
+    public boolean submitRead(
+        final int peer,
+        final long sessionId,
+        final long token,
+        final long remoteAddress,
+        final long localAddress,
+        final int length,
+        final long requestId)
+    {
+        if (closed || 0 == freeSlotCount)
+        {
+            backPressureCount++;
+            return false;
+        }
+
+        final int index = liveIndex(peer);
+        if (-1 == index)
+        {
+            report(requestId, -1, TransportStatus.CLOSED);
+            return true;
+        }
+        if (0 == remoteAddress || 0 == localAddress || length <= 0)
+        {
+            invalidReadCount++;
+            report(requestId, index, TransportStatus.FAILED);
+            return true;
+        }
+
+        if (-1 == currentBatch)
+        {
+            if (0 == freeBatchCount)
+            {
+                backPressureCount++;
+                return false;
+            }
+            final long id = te.allocateBatchID(engine, readsPerBatch);
+            if (TransferEngineC.INVALID_BATCH == id)
+            {
+                backPressureCount++;
+                return false;
+            }
+            final int batch = freeBatches[--freeBatchCount];
+            batchId[batch] = id;
+            batchSubmitted[batch] = 0;
+            batchFinal[batch] = 0;
+            currentBatch = batch;
+        }
+
+        final int batch = currentBatch;
+        TransferRequest.opcode(request, TransferEngineC.OPCODE_READ);
+        TransferRequest.source(request, localAddress);
+        TransferRequest.target_id(request, peerSegment[index]);
+        TransferRequest.file_id(request, 0);
+        TransferRequest.target_offset(request, remoteAddress);
+        TransferRequest.length(request, length);
+        final int rc = te.submitTransfer(engine, batchId[batch], request, 1);
+        if (TransferEngineC.RC_OK != rc)
+        {
+            submitFailureCount++;
+            currentBatch = -1;
+            releaseBatchIfDone(batch);
+            report(requestId, index, TransportStatus.FAILED);
+            return true;
+        }
+
+        final int slot = freeSlots[--freeSlotCount];
+        slotState[slot] = SLOT_ACTIVE;
+        slotRequestId[slot] = requestId;
+        slotBatch[slot] = batch;
+        slotTask[slot] = batchSubmitted[batch]++;
+        slotPeer[slot] = index;
+        slotLength[slot] = length;
+        activeSlots[activeCount++] = slot;
+        peerOutstanding[index]++;
+        readsInFlight++;
+        if (batchSubmitted[batch] == readsPerBatch)
+        {
+            currentBatch = -1;
+        }
+        return true;
+    }
+
+    /**
+     * {@inheritDoc} Asks the engine for the state of each outstanding task; a batch is freed as soon as each of its
+     * tasks was polled to a final state.
+     */
+    public int poll(final TransportListener listener, final int limit)
+    {
+        if (closed)
+        {
+            return 0; // the engine is destroyed: no downcall may reach it
+        }
+        int delivered = 0;
+        int i = 0;
+        // A listener may close the transport: no downcall after that.
+        while (!closed && i < activeCount && delivered < limit)
+        {
+            final int slot = activeSlots[i];
+            final byte state = slotState[slot];
+            if (SLOT_REPORT == state)
+            {
+                readsInFlight--;
+                delivered++;
+                final int reportBatch = slotBatch[slot];
+                final long requestId = slotRequestId[slot];
+                final int outcome = slotReportStatus[slot];
+                if (-1 == reportBatch || taskFinal(slot))
+                {
+                    release(i, slot);
+                    if (-1 != reportBatch)
+                    {
+                        releaseBatchIfDone(reportBatch);
+                    }
+                }
+                else
+                {
+                    slotState[slot] = SLOT_DRAIN;
+                    i++;
+                }
+                listener.onReadComplete(requestId, outcome, 0);
+                continue;
+            }
+
+            final int batch = slotBatch[slot];
+            final int rc = te.getTransferStatus(engine, batchId[batch], slotTask[slot], status);
+            final int taskStatus = TransferEngineC.RC_OK == rc ? TransferStatusStruct.status(status) : -1;
+            if (TransferEngineC.STATUS_COMPLETED == taskStatus || TransferEngineC.STATUS_FAILED == taskStatus ||
+                -1 == taskStatus)
+            {
+                batchFinal[batch]++;
+                if (SLOT_ACTIVE == state)
+                {
+                    readsInFlight--;
+                    delivered++;
+                    final boolean ok = TransferEngineC.STATUS_COMPLETED == taskStatus;
+                    final long bytes = ok ? slotLength[slot] : (-1 == taskStatus ? 0 :
+                        TransferStatusStruct.transferred_bytes(status));
+                    final long requestId = slotRequestId[slot];
+                    release(i, slot);
+                    releaseBatchIfDone(batch);
+                    listener.onReadComplete(requestId, ok ? TransportStatus.OK : TransportStatus.FAILED, bytes);
+                }
+                else
+                {
+                    release(i, slot);
+                    releaseBatchIfDone(batch);
+                }
+                continue;
+            }
+            if (SLOT_ACTIVE == state && (TransferEngineC.STATUS_TIMEOUT == taskStatus ||
+                TransferEngineC.STATUS_CANCELED == taskStatus || TransferEngineC.STATUS_INVALID == taskStatus))
+            {
+                // Not final for the library: the batch stays until the task reaches COMPLETED or FAILED.
+                slotState[slot] = SLOT_DRAIN;
+                readsInFlight--;
+                delivered++;
+                listener.onReadComplete(
+                    slotRequestId[slot],
+                    TransferEngineC.STATUS_TIMEOUT == taskStatus ? TransportStatus.TIMEOUT : TransportStatus.FAILED,
+                    TransferStatusStruct.transferred_bytes(status));
+            }
+            i++;
+        }
+        return delivered;
+    }
+
+    /**
+     * {@inheritDoc}
+     */
+    public int readsInFlight()
+    {
+        return readsInFlight;
+    }
+
+    /**
+     * @return reads whose outcome was delivered but whose TE task is not final yet (they still hold a slot).
+     */
+    public int readsDraining()
+    {
+        return activeCount - readsInFlight;
+    }
+
+    /**
+     * @return TE batches allocated and not yet freed.
+     */
+    public int batchesInUse()
+    {
+        return batchId.length - freeBatchCount;
+    }
+
+    /**
+     * @return sessions passed to {@link #export}.
+     */
+    public long exportedSessions()
+    {
+        return exportedSessions;
+    }
+
+    /**
+     * @return sessions passed to {@link #revoke}.
+     */
+    public long revokedSessions()
+    {
+        return revokedSessions;
+    }
+
+    /**
+     * @return reads refused by {@link #submitRead} for lack of a slot or a batch.
+     */
+    public long backPressureCount()
+    {
+        return backPressureCount;
+    }
+
+    /**
+     * @return reads failed for a zero address or a non-positive length.
+     */
+    public long invalidReadCount()
+    {
+        return invalidReadCount;
+    }
+
+    /**
+     * @return reads the library refused at submit.
+     */
+    public long submitFailureCount()
+    {
+        return submitFailureCount;
+    }
+
+    /**
+     * @return endpoints that were malformed or could not be opened.
+     */
+    public long peerOpenFailureCount()
+    {
+        return peerOpenFailureCount;
+    }
+
+    /**
+     * @return endpoints refused because each of the {@value #PEER_CACHE_CAPACITY} cached peers had reads outstanding.
+     */
+    public long peerCacheFullCount()
+    {
+        return peerCacheFullCount;
+    }
+
+    /**
+     * @return idle peers closed to make room for another.
+     */
+    public long peerEvictionCount()
+    {
+        return peerEvictionCount;
+    }
+
+    /**
+     * @return batches the library refused to free although every task was polled final.
+     */
+    public long batchFreeFailureCount()
+    {
+        return batchFreeFailureCount;
+    }
+
+    /**
+     * {@inheritDoc} Outstanding tasks are polled for up to {@link #CLOSE_DRAIN_TIMEOUT_NS} so that their batches are
+     * freed, their outcomes are not delivered; then memory is unregistered and the engine destroyed.
+     */
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        final long deadlineNs = System.nanoTime() + CLOSE_DRAIN_TIMEOUT_NS;
+        while (activeCount > 0 && System.nanoTime() - deadlineNs < 0)
+        {
+            drainOnce();
+            if (activeCount > 0)
+            {
+                LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(100));
+            }
+        }
+        if (-1 != currentBatch)
+        {
+            releaseBatchIfDone(currentBatch);
+        }
+        for (int i = 0; i < registeredCount; i++)
+        {
+            te.unregisterLocalMemory(engine, registeredAddresses[i]);
+        }
+        registeredCount = 0;
+        te.destroyTransferEngine(engine);
+        arena.close();
+    }
+
+    private void drainOnce()
+    {
+        int i = 0;
+        while (i < activeCount)
+        {
+            final int slot = activeSlots[i];
+            if (-1 == slotBatch[slot])
+            {
+                release(i, slot);
+                continue;
+            }
+            if (taskFinal(slot))
+            {
+                final int batch = slotBatch[slot];
+                release(i, slot);
+                releaseBatchIfDone(batch);
+                continue;
+            }
+            i++;
+        }
+        readsInFlight = 0;
+    }
+
+    /** Polls the slot's task once; true (and the batch's final count raised) when the library sees it final. */
+    private boolean taskFinal(final int slot)
+    {
+        final int batch = slotBatch[slot];
+        final int rc = te.getTransferStatus(engine, batchId[batch], slotTask[slot], status);
+        final int taskStatus = TransferStatusStruct.status(status);
+        if (TransferEngineC.RC_OK != rc || TransferEngineC.STATUS_COMPLETED == taskStatus ||
+            TransferEngineC.STATUS_FAILED == taskStatus)
+        {
+            batchFinal[batch]++;
+            return true;
+        }
+        return false;
+    }
+
+    private void report(final long requestId, final int peerIndex, final int outcome)
+    {
+        final int slot = freeSlots[--freeSlotCount];
+        slotState[slot] = SLOT_REPORT;
+        slotRequestId[slot] = requestId;
+        slotBatch[slot] = -1;
+        slotTask[slot] = -1;
+        slotPeer[slot] = peerIndex;
+        slotLength[slot] = 0;
+        slotReportStatus[slot] = outcome;
+        activeSlots[activeCount++] = slot;
+        if (-1 != peerIndex)
+        {
+            peerOutstanding[peerIndex]++;
+        }
+        readsInFlight++;
+    }
+
+    private void release(final int activeIndex, final int slot)
+    {
+        final int peerIndex = slotPeer[slot];
+        if (-1 != peerIndex && peerOutstanding[peerIndex] > 0)
+        {
+            peerOutstanding[peerIndex]--;
+        }
+        slotState[slot] = SLOT_FREE;
+        activeSlots[activeIndex] = activeSlots[--activeCount];
+        freeSlots[freeSlotCount++] = slot;
+    }
+
+    private void releaseBatchIfDone(final int batch)
+    {
+        if (batchFinal[batch] < batchSubmitted[batch])
+        {
+            return;
+        }
+        if (batch == currentBatch)
+        {
+            currentBatch = -1;
+        }
+        final int rc = te.freeBatchID(engine, batchId[batch]);
+        if (TransferEngineC.RC_OK != rc)
+        {
+            batchFreeFailureCount++;
+        }
+        batchId[batch] = TransferEngineC.INVALID_BATCH;
+        freeBatches[freeBatchCount++] = batch;
+    }
+
+    private void forgetPeer(final int index)
+    {
+        te.closeSegment(engine, peerSegment[index]);
+        peerSegment[index] = 0;
+        peerEndpoint[index] = null;
+        peerOutstanding[index] = 0;
+        peerGeneration[index] = (peerGeneration[index] + 1) & PEER_GENERATION_MASK;
+        for (int i = 0; i < activeCount; i++)
+        {
+            final int slot = activeSlots[i];
+            if (slotPeer[slot] == index)
+            {
+                slotPeer[slot] = -1;
+            }
+        }
+    }
+
+    private int handle(final int index)
+    {
+        return (peerGeneration[index] << PEER_INDEX_BITS) | index;
+    }
+
+    private int liveIndex(final int peer)
+    {
+        if (peer < 0)
+        {
+            return -1;
+        }
+        final int index = peer & PEER_INDEX_MASK;
+        return 0 != peerSegment[index] && peerGeneration[index] == (peer >>> PEER_INDEX_BITS) ? index : -1;
+    }
+
+    private void ensureOpen()
+    {
+        if (closed)
+        {
+            throw new TransportException("mooncake transport is closed");
+        }
+    }
+
+    private static boolean wellFormedEndpoint(final CharSequence endpoint)
+    {
+        if (null == endpoint || endpoint.isEmpty() || endpoint.length() > MAX_ENDPOINT_BYTES)
+        {
+            return false;
+        }
+        for (int i = 0, length = endpoint.length(); i < length; i++)
+        {
+            final char c = endpoint.charAt(i);
+            if (c <= ' ' || c > '~')
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean contentEquals(final String cached, final CharSequence endpoint)
+    {
+        final int length = cached.length();
+        if (length != endpoint.length())
+        {
+            return false;
+        }
+        for (int i = 0; i < length; i++)
+        {
+            if (cached.charAt(i) != endpoint.charAt(i))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+}
