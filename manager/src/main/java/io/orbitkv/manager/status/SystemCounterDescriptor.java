@@ -176,9 +176,8 @@ public enum SystemCounterDescriptor implements CounterDescriptor
     CHECKSUM_SSD_MISMATCHES(200, "Checksums: SSD reads whose bytes did not match the block's CRC32C (residence dropped)", false),
     CHECKSUM_BLOCKS_PUBLISHED(201, "Checksums: blocks checksummed at publish", false),
     CHECKSUM_BYTES_PUBLISHED(202, "Checksums: bytes checksummed at publish", false),
-    CHECKSUM_BLOCKS_VERIFIED(203, "Checksums: blocks read back and verified (SSD reads, peer transfers)", false),
-    CHECKSUM_BYTES_VERIFIED(204, "Checksums: bytes read back and verified (SSD reads, peer transfers)", false),
-    CHECKSUM_PEER_MISMATCHES(205, "Checksums: peer transfers whose bytes did not match the source's CRC32C", false);
+    CHECKSUM_BLOCKS_VERIFIED(203, "Checksums: blocks read back from SSD and verified", false),
+    CHECKSUM_BYTES_VERIFIED(204, "Checksums: bytes read back from SSD and verified", false);
 
     /** {@link #POOL_TOUCH_STATE}: no touch has begun (also the state of mode off). */
     public static final int POOL_TOUCH_NOT_STARTED = 0;

@@ -46,9 +46,6 @@ public final class TieredStore
     private final AtomicCounter evictions;
     private final AtomicCounter checksumBlocksPublished;
     private final AtomicCounter checksumBytesPublished;
-    private final AtomicCounter checksumBlocksVerified;
-    private final AtomicCounter checksumBytesVerified;
-    private final AtomicCounter checksumPeerMismatches;
 
     /**
      * @param ctx      concluded context: pool and index sizes.
@@ -71,9 +68,6 @@ public final class TieredStore
         evictions = counters.get(SystemCounterDescriptor.EVICTIONS);
         checksumBlocksPublished = counters.get(SystemCounterDescriptor.CHECKSUM_BLOCKS_PUBLISHED);
         checksumBytesPublished = counters.get(SystemCounterDescriptor.CHECKSUM_BYTES_PUBLISHED);
-        checksumBlocksVerified = counters.get(SystemCounterDescriptor.CHECKSUM_BLOCKS_VERIFIED);
-        checksumBytesVerified = counters.get(SystemCounterDescriptor.CHECKSUM_BYTES_VERIFIED);
-        checksumPeerMismatches = counters.get(SystemCounterDescriptor.CHECKSUM_PEER_MISMATCHES);
         poolChecksum = new BlockChecksum(pool);
         stagingChecksum = null == ssd ? null : new BlockChecksum(ssd.staging());
     }
@@ -294,7 +288,7 @@ public final class TieredStore
     }
 
     /**
-     * The CRC32C of a range of the pool, e.g. a block a peer transfer just landed, to compare with the sum its
+     * The CRC32C of a range of the pool, e.g. a block a peer transfer landed there, to compare with the sum its
      * source sealed it with. On the ring agent's thread only.
      *
      * @param poolOffset first byte in the pool.
@@ -307,30 +301,9 @@ public final class TieredStore
     }
 
     /**
-     * Verify a block a peer transfer landed in the pool against the checksum its source sealed it with (the grant
-     * carries it), and count the outcome: verified blocks and bytes, or a peer mismatch. Logging the mismatch,
-     * with the peer it names, is the caller's. On the ring agent's thread only.
-     *
-     * @param poolOffset     first byte of the landed block in the pool.
-     * @param length         its length.
-     * @param expectedCrc32c the source's checksum.
-     * @return true when the bytes match: only then may the block be sealed ({@link #sealFetched}) or delivered.
-     */
-    public boolean verifyPeerTransfer(final long poolOffset, final int length, final int expectedCrc32c)
-    {
-        if (poolChecksum.compute(poolOffset, length) == expectedCrc32c)
-        {
-            checksumBlocksVerified.incrementRelease();
-            checksumBytesVerified.getAndAddRelease(length);
-            return true;
-        }
-        checksumPeerMismatches.incrementRelease();
-        return false;
-    }
-
-    /**
-     * A block fetched from a peer and verified ({@link #verifyPeerTransfer}) is in: make it visible with its source's
-     * checksum, and admit it to SSD when admission is on publish. Not counted as checksummed at publish.
+     * A block fetched from a peer, verified against its source's checksum, was copied into a PREPARING entry: make it
+     * visible with that checksum (so its later SSD copy is verified against the publisher's sum too), and admit it
+     * to SSD when admission is on publish. Not counted as checksummed at publish.
      *
      * @param dramEntryId the PREPARING entry the block landed in.
      * @param crc32c      the checksum it was verified against.
