@@ -1,9 +1,14 @@
 package io.orbitkv.index;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Random;
 import java.util.zip.CRC32C;
 
@@ -45,6 +50,33 @@ class BlockChecksumTest
                 checksum.update(running, offset, Math.min(3001, REGION_BYTES - offset));
             }
             assertEquals(crc(bytes, 0, REGION_BYTES), (int)running.getValue());
+        }
+    }
+
+    @Test
+    void shouldSumARangeAcrossTheOneGibViewBoundaryOfARegionLargerThanABuffer() throws IOException
+    {
+        // A sparse file mapped past 2 GiB: only the pages written and summed are ever touched.
+        final Path dir = Files.createDirectories(Path.of("target", "checksum-tests"));
+        final Path file = Files.createTempFile(dir, "region", ".bin");
+        try (Arena arena = Arena.ofShared();
+            FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE))
+        {
+            final long regionBytes = 3L << 30;
+            channel.truncate(regionBytes);
+            final MemorySegment region = channel.map(FileChannel.MapMode.READ_WRITE, 0, regionBytes, arena);
+            final byte[] bytes = randomBytes(3 * 4096);
+            final long offset = BlockChecksum.WINDOW_BYTES * 2 - 4096 - 17;
+            MemorySegment.copy(bytes, 0, region, ValueLayout.JAVA_BYTE, offset, bytes.length);
+
+            final BlockChecksum checksum = new BlockChecksum(region);
+            assertEquals(regionBytes, checksum.regionBytes());
+            assertEquals(crc(bytes, 0, bytes.length), checksum.compute(offset, bytes.length), "across 2 GiB");
+            assertEquals(crc(bytes, 100, 5000), checksum.compute(offset + 100, 5000));
+        }
+        finally
+        {
+            Files.deleteIfExists(file);
         }
     }
 
