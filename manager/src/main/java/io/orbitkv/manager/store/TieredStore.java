@@ -276,18 +276,6 @@ public final class TieredStore
     }
 
     /**
-     * Add a range of the pool to a running checksum, allocation free. On the ring agent's thread only.
-     *
-     * @param crc        the running sum.
-     * @param poolOffset first byte in the pool.
-     * @param length     bytes to add.
-     */
-    public void checksumPool(final CRC32C crc, final long poolOffset, final long length)
-    {
-        poolChecksum.update(crc, poolOffset, length);
-    }
-
-    /**
      * The CRC32C of a range of the pool, e.g. a block a peer transfer landed there, to compare with the sum its
      * source sealed it with. On the ring agent's thread only.
      *
