@@ -201,7 +201,12 @@ public enum SystemCounterDescriptor implements CounterDescriptor
     TRANSFER_STALE_GRANTS(196, "Transfer requester: grants for no waiting fetch (released at once)", false),
     TRANSFER_FETCH_BUDGET_EXPIRED(197, "Transfer requester: fetches stopped by their time budget", false),
     TRANSFER_FETCHES_ACTIVE(198, "Transfer requester: peer fetches in progress (requester)", true),
-    TRANSFER_READS_IN_FLIGHT(199, "Transfer requester: peer reads in flight (requester)", true);
+    TRANSFER_READS_IN_FLIGHT(199, "Transfer requester: peer reads in flight (requester)", true),
+    CHECKSUM_SSD_MISMATCHES(200, "Checksums: SSD reads whose bytes did not match the block's CRC32C (residence dropped)", false),
+    CHECKSUM_BLOCKS_PUBLISHED(201, "Checksums: blocks checksummed at publish", false),
+    CHECKSUM_BYTES_PUBLISHED(202, "Checksums: bytes checksummed at publish", false),
+    CHECKSUM_BLOCKS_VERIFIED(203, "Checksums: blocks read back from SSD and verified", false),
+    CHECKSUM_BYTES_VERIFIED(204, "Checksums: bytes read back from SSD and verified", false);
 
     /** {@link #POOL_TOUCH_STATE}: no touch has begun (also the state of mode off). */
     public static final int POOL_TOUCH_NOT_STARTED = 0;

@@ -1278,7 +1278,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         final MemorySegment pool = store.pool();
         MemorySegment.copy(MemorySegment.ofAddress(fetch.destinations[k]).reinterpret(length), 0, pool,
             store.offset(entryId), length);
-        store.seal(entryId);
+        store.sealFetched(entryId, fetch.keyCrcs[k]);
         blocksAdmitted.incrementRelease();
     }
 

@@ -121,7 +121,7 @@ class TransferServiceOverPeersTest
         final int namespaceId = namespaces.register(new UnsafeBuffer(NAMESPACE), 0, NAMESPACE.length);
         final UnsafeBuffer hash = new UnsafeBuffer(new byte[]{ 9, 8, 7, 6 });
         final int entry = store.reserve(namespaceId, hash, 0, 4, LENGTH);
-        store.seal(entry);
+        store.seal(entry, store.computePoolCrc32c(store.offset(entry), LENGTH));
         final long sequence = store.dram().insertionSequence(entry);
 
         transport = new RecordingTransport(true);

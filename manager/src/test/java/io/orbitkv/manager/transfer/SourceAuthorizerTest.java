@@ -123,7 +123,7 @@ class SourceAuthorizerTest
         {
             store.pool().set(ValueLayout.JAVA_BYTE, offset + i, (byte)key);
         }
-        store.seal(entry);
+        store.seal(entry, store.computePoolCrc32c(offset, length));
         return store.dram().insertionSequence(entry);
     }
 
