@@ -274,6 +274,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         final int rowCount, final KeyStatus[] localStatuses, final int[] localLengths)
     {
         fetch.kind = PeerFetch.READ;
+        fetch.answered = false;
         fetch.correlationId = correlationId;
         fetch.templateId = io.orbitkv.codecs.engine.ReadRequestDecoder.TEMPLATE_ID;
         fetch.firstRow = firstRow;
