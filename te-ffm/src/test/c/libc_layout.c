@@ -21,9 +21,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -143,6 +145,9 @@ int main(void)
     STRUCT_SIZEOF(Iovec, struct iovec);
     OFFSETOF(Iovec, iov_base, struct iovec);
     OFFSETOF(Iovec, iov_len, struct iovec);
+    STRUCT_SIZEOF(MsgHdr, struct msghdr);
+    OFFSETOF(MsgHdr, msg_iov, struct msghdr);
+    OFFSETOF(MsgHdr, msg_iovlen, struct msghdr);
 
     CONSTANT(PROT_NONE);
     CONSTANT(PROT_READ);
@@ -169,6 +174,15 @@ int main(void)
     CONSTANT(EPOLL_CTL_ADD);
     CONSTANT(EPOLL_CTL_DEL);
     CONSTANT(EPOLLIN);
+    CONSTANT(EPOLL_CTL_MOD);
+    CONSTANT(EPOLLOUT);
+    CONSTANT(EPOLLERR);
+    CONSTANT(EPOLLHUP);
+    CONSTANT(EPOLLRDHUP);
+    CONSTANT(EFD_NONBLOCK);
+    CONSTANT(EFD_CLOEXEC);
+    CONSTANT(MSG_DONTWAIT);
+    CONSTANT(MSG_NOSIGNAL);
     /* Bit 31: Java holds it in an int, so compare it as one. */
     printf("const EPOLLET %lld\n", (long long)(int)EPOLLET);
 

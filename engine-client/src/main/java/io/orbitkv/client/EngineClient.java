@@ -175,11 +175,15 @@ public final class EngineClient implements AutoCloseable
     /**
      * Lookup as {@link #lookup(KeyBatch, boolean, OperationResult)}, optionally asking the Manager to look past its
      * local prefix in the cluster catalog: keys found on other Managers are answered {@code PEER} with candidate
-     * copies (see {@link OperationResult#candidateCount()}); {@code value} stays the local prefix length. A
-     * standalone Manager answers exactly as a local lookup.
+     * copies (see {@link OperationResult#candidateCount()}). Without {@code pin} this is a hint: up to
+     * {@code MAX_CANDIDATES_PER_KEY} candidates per key and {@code value} stays the local prefix length. With
+     * {@code pin} (schema version 3) the leases also hold a source copy on a peer for each {@code PEER} key, whose
+     * one candidate is that source, and {@code value} counts every block the leases cover (local and held); a
+     * {@link #read(KeyBatch, OperationResult, boolean, OperationResult)} with the peers flag restores them all, and
+     * {@link #release(OperationResult)} frees both sides. A standalone Manager answers exactly as a local lookup.
      *
      * @param batch  namespace and hashes.
-     * @param pin    pin the resident (local) prefix under one lease per request.
+     * @param pin    pin the resident prefix (and with {@code peers} the peer sources) under one lease per request.
      * @param peers  set the Lookup {@code peers} flag (schema version 2).
      * @param result per-key tier, {@code MISS} or {@code PEER}, then {@code NOT_ATTEMPTED}, plus peer candidates.
      * @return result, for chaining.
@@ -228,7 +232,27 @@ public final class EngineClient implements AutoCloseable
      */
     public OperationResult read(final KeyBatch batch, final long leaseId, final OperationResult result)
     {
-        return read(batch, null, leaseId, result);
+        return read(batch, null, leaseId, false, result);
+    }
+
+    /**
+     * Restore blocks as {@link #read(KeyBatch, long, OperationResult)}, optionally letting the Manager fetch the keys
+     * after its local prefix from peer Managers that hold them (schema version 3, Read {@code peers} flag). A key
+     * fetched from a peer is answered {@code PEER} with its length, its source is its one candidate (see
+     * {@link OperationResult#candidateCount()}); a key that could not be delivered intact is {@code FAILED} with
+     * {@link OperationResult#reason(int)}, and the read stops there as at a miss. A standalone Manager answers as a
+     * local read.
+     *
+     * @param batch   namespace, hashes and destination ranges.
+     * @param leaseId a lease from a pinned lookup to release once the first request completes, or 0.
+     * @param peers   set the Read {@code peers} flag.
+     * @param result  per-key {@code DRAM}/{@code SSD}/{@code PEER}/{@code MISS}/{@code FAILED}/{@code NOT_ATTEMPTED}
+     *                with lengths; value = blocks restored, local and from peers.
+     * @return result, for chaining.
+     */
+    public OperationResult read(final KeyBatch batch, final long leaseId, final boolean peers, final OperationResult result)
+    {
+        return read(batch, null, leaseId, peers, result);
     }
 
     /**
@@ -243,11 +267,28 @@ public final class EngineClient implements AutoCloseable
      */
     public OperationResult read(final KeyBatch batch, final OperationResult leases, final OperationResult result)
     {
+        return read(batch, leases, false, result);
+    }
+
+    /**
+     * Restore blocks as {@link #read(KeyBatch, OperationResult, OperationResult)}, optionally with the Read
+     * {@code peers} flag (see {@link #read(KeyBatch, long, boolean, OperationResult)}): the leases of a Lookup with
+     * the pin and peers flags also hold the peer copies of its {@code PEER} keys, and this read restores them.
+     *
+     * @param batch  namespace, hashes and destination ranges.
+     * @param leases the result of a pinned {@link #lookup} over the same batch.
+     * @param peers  set the Read {@code peers} flag.
+     * @param result per-key outcome; value = blocks restored, local and from peers.
+     * @return result, for chaining.
+     */
+    public OperationResult read(
+        final KeyBatch batch, final OperationResult leases, final boolean peers, final OperationResult result)
+    {
         if (leases == result)
         {
             throw new IllegalArgumentException("leases and result must be distinct objects");
         }
-        return read(batch, leases, 0, result);
+        return read(batch, leases, 0, peers, result);
     }
 
     /**
@@ -455,7 +496,11 @@ public final class EngineClient implements AutoCloseable
     }
 
     private OperationResult read(
-        final KeyBatch batch, final OperationResult leases, final long leaseId, final OperationResult result)
+        final KeyBatch batch,
+        final OperationResult leases,
+        final long leaseId,
+        final boolean peers,
+        final OperationResult result)
     {
         checkUsable();
         batch.checkReadyToSend();
@@ -473,7 +518,7 @@ public final class EngineClient implements AutoCloseable
                     (request < leases.leaseCount() ? leases.leaseId(request) : 0) :
                     (request == 0 ? leaseId : 0);
                 final long correlationId = requestRing.nextCorrelationId();
-                final int length = encodeRead(batch, start, end, requestLeaseId, correlationId);
+                final int length = encodeRead(batch, start, end, requestLeaseId, peers, correlationId);
                 request++;
                 sendAndAwait(ReadRequestEncoder.TEMPLATE_ID, length, correlationId, result, start, end - start);
                 if (!result.isOk())
@@ -538,8 +583,14 @@ public final class EngineClient implements AutoCloseable
 
     int encodeRead(final KeyBatch batch, final int start, final int end, final long leaseId, final long correlationId)
     {
+        return encodeRead(batch, start, end, leaseId, false, correlationId);
+    }
+
+    int encodeRead(
+        final KeyBatch batch, final int start, final int end, final long leaseId, final boolean peers, final long correlationId)
+    {
         return RequestEncoding.read(
-            readEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end, leaseId);
+            readEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end, leaseId, peers);
     }
 
     private void sendAndAwait(

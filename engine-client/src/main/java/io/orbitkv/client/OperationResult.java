@@ -1,6 +1,7 @@
 package io.orbitkv.client;
 
 import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.StatusCode;
 import java.nio.charset.StandardCharsets;
@@ -11,16 +12,23 @@ import java.nio.charset.StandardCharsets;
  * prefix or an error) are {@link KeyStatus#NOT_ATTEMPTED}.
  *
  * <ul>
- *   <li>{@link #value()}: Publish, blocks stored; Lookup, resident prefix length; Read, blocks restored.</li>
+ *   <li>{@link #value()}: Publish, blocks stored; Lookup, resident prefix length (with the pin and peers flags: the
+ *   blocks the leases cover, local prefix and peer holds); Read, blocks restored (local and, with the peers flag,
+ *   fetched from peers).</li>
+ *   <li>{@link #reason(int)}: why a key was answered {@link KeyStatus#FAILED} (schema version 3); {@code NONE} for
+ *   every other key and for answers of version 1 and 2.</li>
  *   <li>{@link #leaseCount()}/{@link #leaseId(int)}: a pinned Lookup holds one lease per request sent (request
  *   {@code i} covers keys {@code [i * MAX_KEYS_PER_REQUEST, ...)}).</li>
  *   <li>{@link #message()}: the reason of a non-OK code; the String is built only when asked for.</li>
- *   <li>{@link #candidateCount()}/{@link #ownerCount()}: a Lookup with the peers flag (schema version 2) answers keys
- *   after the local prefix with {@link KeyStatus#PEER} and lists candidate copies of them on other Managers (owners).
- *   Candidate key indexes are indexes of the batch; owner indexes are indexes of this result's owners. Up to
- *   {@link EngineRingLimits#MAX_CANDIDATES_PER_LOOKUP} candidates and {@link EngineRingLimits#MAX_PEER_OWNERS_PER_LOOKUP}
- *   owners are kept (what one answer may carry; a batch gets candidates from at most one answer, the one whose prefix
- *   is short, because the client stops there). All accessors are allocation-free but {@link #ownerNodeId(int)}.</li>
+ *   <li>{@link #candidateCount()}/{@link #ownerCount()}: keys after the local prefix answered {@link KeyStatus#PEER}
+ *   and the copies of them on other Managers (owners). A Lookup with the peers flag (schema version 2) lists up to
+ *   {@link EngineRingLimits#MAX_CANDIDATES_PER_KEY} candidates per key as a hint; a pinned Lookup with the peers flag
+ *   and a Read with the peers flag (schema version 3) list exactly one per {@code PEER} key: the source held for the
+ *   lease, or the source the block was fetched from. Candidate key indexes are indexes of the batch; owner indexes
+ *   are indexes of this result's owners, which are distinct across all the answers of the batch (one entry per
+ *   runtime UUID). Capacity: {@link #candidateCapacity(int)} candidates and {@link #ownerCapacity(int)} owners; a
+ *   candidate that does not fit, or names a row or an owner its answer does not have, is dropped and counted in
+ *   {@link #droppedCandidates()}. All accessors are allocation-free but {@link #ownerNodeId(int)}.</li>
  * </ul>
  *
  * <p>Not thread safe.
@@ -29,6 +37,7 @@ public final class OperationResult
 {
     private final KeyStatus[] statuses;
     private final int[] lengths;
+    private final FailureReason[] reasons;
     private final long[] leaseIds;
     private final byte[] messageBytes = new byte[EngineRingLimits.MAX_MESSAGE_LENGTH];
     private int messageLength;
@@ -39,17 +48,18 @@ public final class OperationResult
     private int leaseCount;
     private int requestCount;
 
-    private final int[] candidateKeyIndexes = new int[EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP];
-    private final int[] candidateOwnerIndexes = new int[EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP];
-    private final KeyStatus[] candidateTiers = new KeyStatus[EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP];
-    private final long[] candidateInsertionSequences = new long[EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP];
-    private final int[] candidateLengths = new int[EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP];
-    private final long[] ownerMsbs = new long[EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP];
-    private final long[] ownerLsbs = new long[EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP];
-    private final byte[] ownerNodeIds = new byte[EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP * EngineRingLimits.MAX_NODE_ID_LENGTH];
-    private final int[] ownerNodeIdLengths = new int[EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP];
+    private final int[] candidateKeyIndexes;
+    private final int[] candidateOwnerIndexes;
+    private final KeyStatus[] candidateTiers;
+    private final long[] candidateInsertionSequences;
+    private final int[] candidateLengths;
+    private final long[] ownerMsbs;
+    private final long[] ownerLsbs;
+    private final byte[] ownerNodeIds;
+    private final int[] ownerNodeIdLengths;
     private int candidateCount;
     private int ownerCount;
+    private int droppedCandidates;
 
     /**
      * Create a result able to describe batches of up to {@code maxKeys} keys.
@@ -64,7 +74,48 @@ public final class OperationResult
         }
         statuses = new KeyStatus[maxKeys];
         lengths = new int[maxKeys];
-        leaseIds = new long[(maxKeys + EngineRingLimits.MAX_KEYS_PER_REQUEST - 1) / EngineRingLimits.MAX_KEYS_PER_REQUEST];
+        reasons = new FailureReason[maxKeys];
+        final int maxRequests = (maxKeys + EngineRingLimits.MAX_KEYS_PER_REQUEST - 1) / EngineRingLimits.MAX_KEYS_PER_REQUEST;
+        leaseIds = new long[maxRequests];
+
+        final int maxCandidates = candidateCapacity(maxKeys);
+        candidateKeyIndexes = new int[maxCandidates];
+        candidateOwnerIndexes = new int[maxCandidates];
+        candidateTiers = new KeyStatus[maxCandidates];
+        candidateInsertionSequences = new long[maxCandidates];
+        candidateLengths = new int[maxCandidates];
+
+        final int maxOwners = ownerCapacity(maxKeys);
+        ownerMsbs = new long[maxOwners];
+        ownerLsbs = new long[maxOwners];
+        ownerNodeIds = new byte[maxOwners * EngineRingLimits.MAX_NODE_ID_LENGTH];
+        ownerNodeIdLengths = new int[maxOwners];
+    }
+
+    /**
+     * Candidates a result of {@code maxKeys} keys keeps: a whole hint answer, or one per key of the batch.
+     *
+     * @param maxKeys capacity in keys.
+     * @return candidate capacity.
+     */
+    public static int candidateCapacity(final int maxKeys)
+    {
+        return Math.max(EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP, maxKeys);
+    }
+
+    /**
+     * Distinct owners a result of {@code maxKeys} keys keeps: each answer names at most
+     * {@link EngineRingLimits#MAX_PEER_OWNERS_PER_LOOKUP}, and every owner has a candidate.
+     *
+     * @param maxKeys capacity in keys.
+     * @return owner capacity.
+     */
+    public static int ownerCapacity(final int maxKeys)
+    {
+        final int maxRequests = (maxKeys + EngineRingLimits.MAX_KEYS_PER_REQUEST - 1) / EngineRingLimits.MAX_KEYS_PER_REQUEST;
+        return Math.min(
+            maxRequests * EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP,
+            Math.max(EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP, maxKeys));
     }
 
     public int maxKeys()
@@ -113,6 +164,30 @@ public final class OperationResult
     {
         checkIndex(index);
         return lengths[index];
+    }
+
+    /**
+     * Why a key was answered {@link KeyStatus#FAILED}: {@link FailureReason#NONE} for every other key and for answers
+     * of schema version 1 and 2, {@code NULL_VAL} for a value this client does not know.
+     *
+     * @param index key index.
+     * @return the reason.
+     */
+    public FailureReason reason(final int index)
+    {
+        checkIndex(index);
+        return reasons[index];
+    }
+
+    /**
+     * Candidates (and their owners) that were not kept: over this result's capacity, or naming a row or an owner that
+     * their answer does not have.
+     *
+     * @return candidates dropped since the last reset.
+     */
+    public int droppedCandidates()
+    {
+        return droppedCandidates;
     }
 
     public int leaseCount()
@@ -322,6 +397,7 @@ public final class OperationResult
         {
             statuses[i] = KeyStatus.NOT_ATTEMPTED;
             lengths[i] = 0;
+            reasons[i] = FailureReason.NONE;
         }
         code = StatusCode.OK;
         value = 0;
@@ -331,12 +407,14 @@ public final class OperationResult
         message = "";
         candidateCount = 0;
         ownerCount = 0;
+        droppedCandidates = 0;
     }
 
-    void key(final int index, final KeyStatus status, final int length)
+    void key(final int index, final KeyStatus status, final int length, final FailureReason reason)
     {
         statuses[index] = status;
         lengths[index] = length;
+        reasons[index] = reason;
     }
 
     void addValue(final long delta)
@@ -370,6 +448,21 @@ public final class OperationResult
     {
         messageLength = length;
         message = null;
+    }
+
+    /**
+     * The index of the owner with this runtime UUID, or -1.
+     */
+    int findOwner(final long msb, final long lsb)
+    {
+        for (int i = 0; i < ownerCount; i++)
+        {
+            if (ownerMsbs[i] == msb && ownerLsbs[i] == lsb)
+            {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /**
@@ -414,6 +507,7 @@ public final class OperationResult
     {
         if (candidateCount == candidateKeyIndexes.length)
         {
+            droppedCandidates++;
             return false;
         }
         final int i = candidateCount++;
@@ -423,6 +517,11 @@ public final class OperationResult
         candidateInsertionSequences[i] = insertionSequence;
         candidateLengths[i] = length;
         return true;
+    }
+
+    void candidateDropped()
+    {
+        droppedCandidates++;
     }
 
     private void checkCandidate(final int i)

@@ -154,11 +154,26 @@ final class RequestEncoding
         final int end,
         final long leaseId)
     {
+        return read(encoder, headerEncoder, buffer, clientId, correlationId, batch, start, end, leaseId, false);
+    }
+
+    static int read(
+        final ReadRequestEncoder encoder,
+        final MessageHeaderEncoder headerEncoder,
+        final MutableDirectBuffer buffer,
+        final long clientId,
+        final long correlationId,
+        final KeyBatch batch,
+        final int start,
+        final int end,
+        final long leaseId,
+        final boolean peers)
+    {
         encoder.wrapAndApplyHeader(buffer, 0, headerEncoder)
             .clientId(clientId)
             .correlationId(correlationId)
             .leaseId(leaseId);
-        encoder.flags().clear();
+        encoder.flags().clear().peers(peers);
         final ReadRequestEncoder.KeysEncoder keys = encoder.keysCount(end - start);
         final DirectBuffer hashes = batch.hashBuffer();
         for (int i = start; i < end; i++)

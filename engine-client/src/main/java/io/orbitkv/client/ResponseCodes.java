@@ -1,5 +1,6 @@
 package io.orbitkv.client;
 
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.StatusCode;
 
@@ -12,6 +13,7 @@ final class ResponseCodes
 {
     private static final StatusCode[] STATUS_CODES = new StatusCode[256];
     private static final KeyStatus[] KEY_STATUSES = new KeyStatus[256];
+    private static final FailureReason[] FAILURE_REASONS = new FailureReason[256];
 
     static
     {
@@ -27,6 +29,13 @@ final class ResponseCodes
             if (status != KeyStatus.NULL_VAL)
             {
                 KEY_STATUSES[status.value()] = status;
+            }
+        }
+        for (final FailureReason reason : FailureReason.values())
+        {
+            if (reason != FailureReason.NULL_VAL)
+            {
+                FAILURE_REASONS[reason.value()] = reason;
             }
         }
     }
@@ -45,5 +54,11 @@ final class ResponseCodes
     {
         final KeyStatus status = raw >= 0 && raw < KEY_STATUSES.length ? KEY_STATUSES[raw] : null;
         return status != null ? status : KeyStatus.NULL_VAL;
+    }
+
+    static FailureReason failureReason(final short raw)
+    {
+        final FailureReason reason = raw >= 0 && raw < FAILURE_REASONS.length ? FAILURE_REASONS[raw] : null;
+        return reason != null ? reason : FailureReason.NULL_VAL;
     }
 }

@@ -1,5 +1,7 @@
 package io.orbitkv.client;
 
+import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.MessageHeaderDecoder;
 import io.orbitkv.codecs.engine.ResponseDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
@@ -9,13 +11,17 @@ import org.agrona.concurrent.MessageHandler;
 /**
  * Decodes the one Response a client is waiting for; everything else on the ring is stale and dropped. Rows land in
  * the target {@link OperationResult} at {@code keyBase} onwards; peer owners and candidates (schema version 2) are
- * appended to it with key and owner indexes rebased onto the batch and the result. A version-1 answer reads as having
- * no owners and no candidates. The groups are walked in schema order before the message, as SBE requires.
+ * appended to it with key and owner indexes rebased onto the batch and the result: an owner already named by an
+ * earlier answer of the batch (same runtime UUID) keeps its index. A version-1 answer reads as having no owners and
+ * no candidates, an answer older than version 3 as having no failure reasons ({@code NONE}). The groups are walked in
+ * schema order before the message, as SBE requires.
  */
 final class ResponseHandler implements MessageHandler
 {
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
     private final ResponseDecoder decoder = new ResponseDecoder();
+    /** This answer's owner index to the result's, -1 for an owner not kept; one answer names at most this many. */
+    private final int[] ownerSlots = new int[EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP];
     private long expectedCorrelationId;
     private OperationResult target;
     private int keyBase;
@@ -55,6 +61,7 @@ final class ResponseHandler implements MessageHandler
         code = ResponseCodes.statusCode(decoder.codeRaw());
         value = decoder.value();
         leaseId = decoder.leaseId();
+        final boolean hasReasons = decoder.actingVersion() >= ResponseDecoder.KeysDecoder.reasonSinceVersion();
         final ResponseDecoder.KeysDecoder keys = decoder.keys();
         final int count = keys.count();
         for (int i = 0; i < count; i++)
@@ -62,7 +69,8 @@ final class ResponseHandler implements MessageHandler
             keys.next();
             if (target != null && i < keyCount)
             {
-                target.key(keyBase + i, ResponseCodes.keyStatus(keys.statusRaw()), keys.length());
+                final FailureReason reason = hasReasons ? ResponseCodes.failureReason(keys.reasonRaw()) : FailureReason.NONE;
+                target.key(keyBase + i, ResponseCodes.keyStatus(keys.statusRaw()), keys.length(), reason);
             }
         }
         decodePeers();
@@ -80,21 +88,18 @@ final class ResponseHandler implements MessageHandler
 
     private void decodePeers()
     {
-        final int ownerBase = null == target ? 0 : target.ownerCount();
         final ResponseDecoder.OwnersDecoder owners = decoder.owners();
         final int ownerCount = owners.count();
         for (int i = 0; i < ownerCount; i++)
         {
             owners.next();
-            final int slot = null == target ? -1 : target.addOwner(owners.runtimeUuidMsb(), owners.runtimeUuidLsb());
-            if (slot < 0)
+            if (null == target || i >= ownerSlots.length)
             {
                 owners.skipNodeId();
             }
             else
             {
-                target.ownerNodeIdLength(slot, owners.getNodeId(
-                    target.ownerNodeIdBytes(), target.ownerNodeIdOffset(slot), target.maxOwnerNodeIdLength()));
+                ownerSlots[i] = ownerSlot(owners);
             }
         }
 
@@ -103,18 +108,54 @@ final class ResponseHandler implements MessageHandler
         for (int i = 0; i < candidateCount; i++)
         {
             candidates.next();
+            if (null == target)
+            {
+                continue;
+            }
             final int keyIndex = candidates.keyIndex();
             final int ownerIndex = candidates.ownerIndex();
-            // a candidate naming a row or an owner this answer does not have is not ours to interpret: dropped
-            if (null != target && keyIndex < keyCount && ownerIndex < ownerCount && ownerBase + ownerIndex < target.ownerCount())
+            final int owner = ownerIndex < ownerCount && ownerIndex < ownerSlots.length ? ownerSlots[ownerIndex] : -1;
+            // a candidate naming a row or an owner this answer does not have (or we did not keep) is dropped, counted
+            if (keyIndex < keyCount && owner >= 0)
             {
                 target.addCandidate(
                     keyBase + keyIndex,
-                    ownerBase + ownerIndex,
+                    owner,
                     ResponseCodes.keyStatus(candidates.tierRaw()),
                     candidates.insertionSequence(),
                     candidates.length());
             }
+            else
+            {
+                target.candidateDropped();
+            }
         }
+    }
+
+    /**
+     * The result's index for the owner the decoder is on, adding it when new; -1 when the result is full. Consumes
+     * the entry's node id either way.
+     */
+    private int ownerSlot(final ResponseDecoder.OwnersDecoder owners)
+    {
+        final long msb = owners.runtimeUuidMsb();
+        final long lsb = owners.runtimeUuidLsb();
+        final int known = target.findOwner(msb, lsb);
+        if (known >= 0)
+        {
+            owners.skipNodeId();
+            return known;
+        }
+        final int slot = target.addOwner(msb, lsb);
+        if (slot < 0)
+        {
+            owners.skipNodeId();
+        }
+        else
+        {
+            target.ownerNodeIdLength(slot, owners.getNodeId(
+                target.ownerNodeIdBytes(), OperationResult.ownerNodeIdOffset(slot), target.maxOwnerNodeIdLength()));
+        }
+        return slot;
     }
 }

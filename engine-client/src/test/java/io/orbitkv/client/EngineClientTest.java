@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.StatusCode;
 import java.io.IOException;
@@ -150,6 +151,43 @@ class EngineClientTest
             assertEquals(0, result.ownerCount());
             assertEquals(0, result.count(KeyStatus.PEER));
             assertEquals(0, manager.lookupFlags.get(2));
+        }
+    }
+
+    @Test
+    void shouldSetReadPeersFlagOnEveryRequestAndStopAtTheFailedKey() throws IOException
+    {
+        manager = new FakeManager(dir, TimeUnit.SECONDS.toNanos(5), true);
+        manager.residentKeys = 500;
+        manager.peerKeys = 50;
+        manager.peerFailure = FailureReason.BUDGET;
+        final int keys = 2 * EngineRingLimits.MAX_KEYS_PER_REQUEST;
+        final KeyBatch batch = new KeyBatch(keys).namespace(new byte[]{'n', 's'});
+        for (int i = 0; i < keys; i++)
+        {
+            batch.addKey(new byte[]{(byte)i, (byte)(i >> 8)}, 0, 2, 64L * i, 64);
+        }
+        final OperationResult result = new OperationResult(keys);
+        try (EngineClient client = EngineClient.connect(context()))
+        {
+            client.read(batch, 0, true, result);
+            assertEquals(List.of(1, 1), manager.readFlags, "peers flag on both requests");
+            assertEquals(StatusCode.OK, result.code());
+            assertEquals(550, result.value(), "local and peer blocks restored");
+            assertEquals(500, result.count(KeyStatus.DRAM));
+            assertEquals(50, result.count(KeyStatus.PEER));
+            assertEquals(KeyStatus.FAILED, result.status(550));
+            assertEquals(FailureReason.BUDGET, result.reason(550));
+            assertEquals(FailureReason.NONE, result.reason(549));
+            assertEquals(KeyStatus.NOT_ATTEMPTED, result.status(551));
+            assertEquals(50, result.candidateCount(), "one source per PEER key, from both answers");
+            assertEquals(1, result.ownerCount(), "the source named by both answers is one owner");
+            assertEquals(500, result.candidateKeyIndex(0));
+            assertEquals(549, result.candidateKeyIndex(49), "rebased onto the batch");
+            assertEquals("source", result.ownerNodeId(result.candidateOwnerIndex(49)));
+
+            client.read(batch, 0, result);
+            assertEquals(0, manager.readFlags.get(2), "the overload without peers sends no flag");
         }
     }
 

@@ -2,10 +2,12 @@ package io.orbitkv.client;
 
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.codecs.engine.AttachRequestDecoder;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.LookupRequestDecoder;
 import io.orbitkv.codecs.engine.MessageHeaderDecoder;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
+import io.orbitkv.codecs.engine.ReadRequestDecoder;
 import io.orbitkv.codecs.engine.ResponseEncoder;
 import io.orbitkv.codecs.engine.StatusCode;
 import java.io.IOException;
@@ -24,8 +26,8 @@ import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
 /**
  * Just enough of a Manager to exercise the client against the CnC contract without the server: attach (with a
- * name that is always taken), lookup (resident up to a configurable number of keys over the whole chain) and
- * detach. Runs its duty cycle on its own thread.
+ * name that is always taken), lookup and read (resident up to a configurable number of keys over the whole chain; a
+ * read answers no bytes) and detach. Runs its duty cycle on its own thread.
  */
 final class FakeManager implements AutoCloseable
 {
@@ -42,13 +44,18 @@ final class FakeManager implements AutoCloseable
     /** With the peers flag: keys after the local prefix answered PEER, each with two candidates on two owners. */
     volatile int peerKeys;
     final CopyOnWriteArrayList<Integer> lookupFlags = new CopyOnWriteArrayList<>();
+    /** Read with the peers flag: the key after the peer keys fails with this reason (null: it is a MISS). */
+    volatile FailureReason peerFailure;
+    final CopyOnWriteArrayList<Integer> readFlags = new CopyOnWriteArrayList<>();
     private int lookupKeysSeen;
+    private int readKeysSeen;
     private final Arena arena = Arena.ofShared();
     private final UnsafeBuffer sendBuffer = new UnsafeBuffer(new byte[64 * 1024]);
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
     private final AttachRequestDecoder attachDecoder = new AttachRequestDecoder();
     private final LookupRequestDecoder lookupDecoder = new LookupRequestDecoder();
+    private final ReadRequestDecoder readDecoder = new ReadRequestDecoder();
     private final ResponseEncoder responseEncoder = new ResponseEncoder();
     private final Thread thread;
     private volatile boolean running = true;
@@ -211,6 +218,49 @@ final class FakeManager implements AutoCloseable
                 }
                 encoder.message("");
                 write(slot, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+            }
+            case ReadRequestDecoder.TEMPLATE_ID ->
+            {
+                readDecoder.wrapAndApplyHeader(buffer, index, headerDecoder);
+                final long clientId = readDecoder.clientId();
+                final boolean peers = readDecoder.flags().peers();
+                readFlags.add(readDecoder.flags().getRaw() & 0xFF);
+                final int count = readDecoder.keys().count();
+                final int first = readKeysSeen;
+                readKeysSeen += count;
+                final int prefix = Math.max(0, Math.min(count, residentKeys - first));
+                final int peerEnd = peers ? Math.max(prefix, Math.min(count, residentKeys + peerKeys - first)) : prefix;
+                final FailureReason failure = peers ? peerFailure : null;
+                final ResponseEncoder encoder = responseEncoder.wrapAndApplyHeader(sendBuffer, 0, headerEncoder)
+                    .clientId(clientId)
+                    .correlationId(readDecoder.correlationId())
+                    .requestTemplateId(ReadRequestDecoder.TEMPLATE_ID)
+                    .code(StatusCode.OK)
+                    .value(peerEnd)
+                    .leaseId(0);
+                final ResponseEncoder.KeysEncoder keys = encoder.keysCount(count);
+                for (int i = 0; i < count; i++)
+                {
+                    final boolean stop = i == peerEnd;
+                    keys.next()
+                        .status(i < prefix ? KeyStatus.DRAM : i < peerEnd ? KeyStatus.PEER :
+                            stop ? (null == failure ? KeyStatus.MISS : KeyStatus.FAILED) : KeyStatus.NOT_ATTEMPTED)
+                        .length(i < peerEnd ? 4096 : 0)
+                        .reason(stop && null != failure ? failure : FailureReason.NONE);
+                }
+                final int owners = peerEnd > prefix ? 1 : 0;
+                final ResponseEncoder.OwnersEncoder ownerRows = encoder.ownersCount(owners);
+                for (int o = 0; o < owners; o++)
+                {
+                    ownerRows.next().runtimeUuidMsb(300).runtimeUuidLsb(400).nodeId("source");
+                }
+                final ResponseEncoder.CandidatesEncoder candidates = encoder.candidatesCount(peerEnd - prefix);
+                for (int i = prefix; i < peerEnd; i++)
+                {
+                    candidates.next().keyIndex(i).ownerIndex(0).tier(KeyStatus.DRAM).insertionSequence(first + i).length(4096);
+                }
+                encoder.message("");
+                write((int)clientId, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
             }
             case io.orbitkv.codecs.engine.DetachRequestDecoder.TEMPLATE_ID ->
             {

@@ -114,6 +114,37 @@ class RequestEncodingTest
     }
 
     @Test
+    void shouldEncodeReadAtVersionThreeWithThePeersFlag()
+    {
+        final KeyBatch batch = batch(4, 16);
+        final int length = RequestEncoding.read(
+            new ReadRequestEncoder(), headerEncoder, buffer, 5L, 6L, batch, 0, 4, 0L, true);
+        headerDecoder.wrap(buffer, 0);
+        assertEquals(3, headerDecoder.version());
+        assertEquals(ReadRequestEncoder.BLOCK_LENGTH, headerDecoder.blockLength());
+        final ReadRequestDecoder decoder = new ReadRequestDecoder().wrapAndApplyHeader(buffer, 0, headerDecoder);
+        assertTrue(decoder.flags().peers());
+        assertEquals(1, decoder.flags().getRaw(), "no other bit set");
+        final ReadRequestDecoder.KeysDecoder keys = decoder.keys();
+        assertEquals(4, keys.count());
+        for (int i = 0; i < 4; i++)
+        {
+            keys.next();
+            assertEquals(i * 4096L, keys.dstOffset());
+            keys.skipHash();
+        }
+        decoder.skipKeyNamespace();
+        assertEquals(length, MessageHeaderDecoder.ENCODED_LENGTH + decoder.encodedLength());
+
+        // the overload without the flag, on a buffer the flagged read left dirty, clears it
+        RequestEncoding.read(new ReadRequestEncoder(), headerEncoder, buffer, 5L, 7L, batch, 0, 4, 0L);
+        final ReadRequestDecoder plain = new ReadRequestDecoder().wrapAndApplyHeader(buffer, 0, headerDecoder.wrap(buffer, 0));
+        assertEquals(7L, plain.correlationId());
+        assertFalse(plain.flags().peers());
+        assertEquals(0, plain.flags().getRaw());
+    }
+
+    @Test
     void shouldSplitLongChainsAtTheKeyLimit()
     {
         final int keys = 2 * EngineRingLimits.MAX_KEYS_PER_REQUEST + 276;

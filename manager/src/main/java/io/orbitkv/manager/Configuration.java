@@ -1,6 +1,7 @@
 package io.orbitkv.manager;
 
 import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.manager.idle.WaitingBackoffIdleStrategy;
 import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.manager.transfer.PeerAdmission;
@@ -245,6 +246,33 @@ public final class Configuration
     /** The window in which a second fetch of a block from a peer admits it (second-hit). */
     public static final String PEER_ADMISSION_WINDOW_PROP_NAME = "orbitkv.manager.peer.admission.window";
     public static final long PEER_ADMISSION_WINDOW_NS_DEFAULT = TimeUnit.SECONDS.toNanos(60);
+
+    /**
+     * Bytes a transfer source may hold pinned for peers, counted in whole allocations (the slab size class of each
+     * pinned entry); 0 means half the pool (design: default half the pool).
+     */
+    public static final String TRANSFER_BUDGET_PROP_NAME = "orbitkv.manager.transfer.budget";
+    public static final long TRANSFER_BUDGET_DEFAULT = 0;
+
+    /** Transfer sessions a source holds at once (design: at most 1024). */
+    public static final String TRANSFER_MAX_SESSIONS_PROP_NAME = "orbitkv.manager.transfer.max.sessions";
+    public static final int TRANSFER_MAX_SESSIONS_DEFAULT = TransferLimits.MAX_SESSIONS;
+
+    /** Transfer sessions one requesting peer may hold at this source (the per-peer export limit). */
+    public static final String TRANSFER_SESSIONS_PER_PEER_PROP_NAME = "orbitkv.manager.transfer.sessions.per.peer";
+    public static final int TRANSFER_SESSIONS_PER_PEER_DEFAULT = TransferLimits.DEFAULT_MAX_SESSIONS_PER_PEER;
+
+    /** How long a granted transfer session lives without a release. */
+    public static final String TRANSFER_SESSION_TTL_PROP_NAME = "orbitkv.manager.transfer.session.ttl";
+    public static final long TRANSFER_SESSION_TTL_NS_DEFAULT =
+        TimeUnit.MILLISECONDS.toNanos(TransferLimits.DEFAULT_SESSION_TTL_MS);
+
+    /**
+     * Test hook, never for production: the source flips one byte of the first block it grants (once per process),
+     * after its checksum was sealed, so a requester's checksum verification can be seen to fail.
+     */
+    public static final String TRANSFER_TEST_FLIP_FIRST_BYTE_PROP_NAME = "orbitkv.manager.transfer.test.flipFirstByte";
+    public static final boolean TRANSFER_TEST_FLIP_FIRST_BYTE_DEFAULT = false;
 
     /** Bytes of the owner journals of all 16 shards together (design: 16 MiB). */
     public static final String CATALOG_JOURNAL_BYTES_PROP_NAME = "orbitkv.manager.catalog.journal.bytes";
@@ -724,6 +752,34 @@ public final class Configuration
             case "second-hit", "second_hit" -> PeerAdmission.Policy.SECOND_HIT;
             default -> throw invalid(name, "off, always or second-hit", value);
         };
+    }
+
+    public static long transferBudgetBytes()
+    {
+        return sizeProperty(TRANSFER_BUDGET_PROP_NAME, TRANSFER_BUDGET_DEFAULT);
+    }
+
+    public static int transferMaxSessions()
+    {
+        return intProperty(TRANSFER_MAX_SESSIONS_PROP_NAME, TRANSFER_MAX_SESSIONS_DEFAULT);
+    }
+
+    public static int transferSessionsPerPeer()
+    {
+        return intProperty(TRANSFER_SESSIONS_PER_PEER_PROP_NAME, TRANSFER_SESSIONS_PER_PEER_DEFAULT);
+    }
+
+    public static long transferSessionTtlNs()
+    {
+        return durationProperty(TRANSFER_SESSION_TTL_PROP_NAME, TRANSFER_SESSION_TTL_NS_DEFAULT);
+    }
+
+    /**
+     * @return whether the test hook {@link #TRANSFER_TEST_FLIP_FIRST_BYTE_PROP_NAME} is on (tests only).
+     */
+    public static boolean transferTestFlipFirstByte()
+    {
+        return booleanProperty(TRANSFER_TEST_FLIP_FIRST_BYTE_PROP_NAME, TRANSFER_TEST_FLIP_FIRST_BYTE_DEFAULT);
     }
 
     public static long catalogJournalBytes()

@@ -7,6 +7,8 @@ import io.orbitkv.manager.ring.EngineRing;
 import io.orbitkv.manager.ring.EngineRingAgent;
 import io.orbitkv.manager.transfer.PeerAdmission;
 import io.orbitkv.manager.transfer.PeerFetcher;
+import io.orbitkv.manager.transfer.TransferService;
+import io.orbitkv.manager.transfer.TransferSettings;
 import io.orbitkv.manager.transfer.Transports;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.manager.status.CncReader;
@@ -76,6 +78,7 @@ public final class Manager implements AutoCloseable
     private Membership membership;
     private CatalogService catalog;
     private Transport transport;
+    private TransferService transfers;
     private Doorbell doorbell;
     private AgentSleep agentSleep;
     private volatile boolean closed;
@@ -195,7 +198,14 @@ public final class Manager implements AutoCloseable
         {
             // The catalog shares the ring agent's thread: inventory transitions happen inside the stores that thread
             // owns, and the journal they append to is streamed from the same thread.
+            // The transfer transport is bound first: the member record advertises where it listens, and the pool is
+            // what peers read from (a source exports only registered memory).
+            transport = Transports.open(ctx);
+            transport.registerMemory(poolRegion.segment().address(), poolRegion.segment().byteSize());
+            transfers = new TransferService(
+                TransferSettings.of(ctx), store, namespaces, transport, systemCounters, ctx.nanoClock(), null, null);
             final CatalogContext catalogContext = new CatalogContext()
+                .transfers(transfers)
                 .nodeId(ctx.nodeId())
                 .placement(ctx.placement())
                 .runtimeUuid(runtimeUuid)
@@ -213,9 +223,6 @@ public final class Manager implements AutoCloseable
                 .conclude();
             try
             {
-                // The pool is what peers read from; a source exports only registered memory.
-                transport = Transports.open(ctx);
-                transport.registerMemory(poolRegion.segment().address(), poolRegion.segment().byteSize());
                 // Joining runs on the membership threads; the catalog follows it (no remote work until registered).
                 // The record advertises the endpoints the peer transport and the transfer transport bound.
                 membership = Membership.start(
@@ -257,6 +264,10 @@ public final class Manager implements AutoCloseable
         }
         ringAgent = ring.newAgent(catalog, transport, new PeerAdmission(
             ctx.peerAdmission(), java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(ctx.peerAdmissionWindowNs())));
+        if (null != transfers && null != ring.fetcher())
+        {
+            transfers.requester(ring.fetcher().answers(), ring.fetcher());
+        }
 
         if (ctx.idleSleep() && ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy waiting)
         {

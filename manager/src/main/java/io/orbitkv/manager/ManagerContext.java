@@ -88,6 +88,11 @@ public final class ManagerContext
     private int transferStreams = Configuration.transferStreams();
     private PeerAdmission.Policy peerAdmission = Configuration.peerAdmission();
     private long peerAdmissionWindowNs = Configuration.peerAdmissionWindowNs();
+    private long transferBudgetBytes = Configuration.transferBudgetBytes();
+    private int transferMaxSessions = Configuration.transferMaxSessions();
+    private int transferSessionsPerPeer = Configuration.transferSessionsPerPeer();
+    private long transferSessionTtlNs = Configuration.transferSessionTtlNs();
+    private boolean transferTestFlipFirstByte = Configuration.transferTestFlipFirstByte();
     private PrintStream membershipLog = System.out;
 
     /**
@@ -103,6 +108,7 @@ public final class ManagerContext
             throw new IllegalStateException("ManagerContext already concluded: use one context per Manager");
         }
 
+        checkTransfer();
         if (null == name || name.isEmpty() || !name.matches("[A-Za-z0-9._-]{1,64}"))
         {
             throw new IllegalArgumentException("--name must be 1..64 characters of [A-Za-z0-9._-]: '" + name + "'");
@@ -242,6 +248,20 @@ public final class ManagerContext
         // The record must fit 1 KiB with the longest runtime values; encoding a worst case checks it now.
         new MemberRecord(nodeId, Long.MAX_VALUE, new java.util.UUID(-1, -1), Long.MIN_VALUE, peerEndpoint,
             transferEndpoint, MembershipConfiguration.PROTOCOL_VERSION, Long.MAX_VALUE).encode();
+    }
+
+    private void checkTransfer()
+    {
+        check(transferBudgetBytes >= 0 && transferBudgetBytes <= poolBytes,
+            "--transfer-budget must be 0 (half the pool) or at most the pool (" + poolBytes + "): " + transferBudgetBytes);
+        check(transferMaxSessions >= 1 && transferMaxSessions <= io.orbitkv.codecs.TransferLimits.MAX_SESSIONS,
+            "--transfer-max-sessions must be 1.." + io.orbitkv.codecs.TransferLimits.MAX_SESSIONS + ": " +
+            transferMaxSessions);
+        check(transferSessionsPerPeer >= 1 && transferSessionsPerPeer <= io.orbitkv.codecs.TransferLimits.MAX_SESSIONS,
+            "--transfer-sessions-per-peer must be 1.." + io.orbitkv.codecs.TransferLimits.MAX_SESSIONS + " (at most " +
+            "--transfer-max-sessions takes effect): " + transferSessionsPerPeer);
+        check(transferSessionTtlNs >= 1_000_000L && transferSessionTtlNs / 1_000_000L <= Integer.MAX_VALUE,
+            "--transfer-session-ttl must be at least 1ms and below 2^31 ms: " + transferSessionTtlNs + " ns");
     }
 
     private static void check(final boolean condition, final String message)
@@ -981,6 +1001,87 @@ public final class ManagerContext
     public ManagerContext transferEndpoint(final String transferEndpoint)
     {
         this.transferEndpoint = transferEndpoint;
+        return this;
+    }
+
+    /**
+     * @return the transfer budget as configured; 0 means half the pool (see {@link #effectiveTransferBudgetBytes()}).
+     */
+    public long transferBudgetBytes()
+    {
+        return transferBudgetBytes;
+    }
+
+    public ManagerContext transferBudgetBytes(final long transferBudgetBytes)
+    {
+        this.transferBudgetBytes = transferBudgetBytes;
+        return this;
+    }
+
+    /**
+     * @return bytes of whole allocations a transfer source may hold pinned: the flag, or half the pool for 0.
+     */
+    public long effectiveTransferBudgetBytes()
+    {
+        return 0 == transferBudgetBytes ? poolBytes / 2 : transferBudgetBytes;
+    }
+
+    public int transferMaxSessions()
+    {
+        return transferMaxSessions;
+    }
+
+    public ManagerContext transferMaxSessions(final int transferMaxSessions)
+    {
+        this.transferMaxSessions = transferMaxSessions;
+        return this;
+    }
+
+    /**
+     * @return sessions one requesting peer may hold as configured (no more than {@link #transferMaxSessions()} take
+     * effect, see {@link #effectiveTransferSessionsPerPeer()}).
+     */
+    public int transferSessionsPerPeer()
+    {
+        return transferSessionsPerPeer;
+    }
+
+    /**
+     * @return the per-peer session limit in force: the flag, at most the session limit.
+     */
+    public int effectiveTransferSessionsPerPeer()
+    {
+        return Math.min(transferSessionsPerPeer, transferMaxSessions);
+    }
+
+    public ManagerContext transferSessionsPerPeer(final int transferSessionsPerPeer)
+    {
+        this.transferSessionsPerPeer = transferSessionsPerPeer;
+        return this;
+    }
+
+    public long transferSessionTtlNs()
+    {
+        return transferSessionTtlNs;
+    }
+
+    public ManagerContext transferSessionTtlNs(final long transferSessionTtlNs)
+    {
+        this.transferSessionTtlNs = transferSessionTtlNs;
+        return this;
+    }
+
+    /**
+     * @return whether the test hook {@link Configuration#TRANSFER_TEST_FLIP_FIRST_BYTE_PROP_NAME} is on.
+     */
+    public boolean transferTestFlipFirstByte()
+    {
+        return transferTestFlipFirstByte;
+    }
+
+    public ManagerContext transferTestFlipFirstByte(final boolean transferTestFlipFirstByte)
+    {
+        this.transferTestFlipFirstByte = transferTestFlipFirstByte;
         return this;
     }
 

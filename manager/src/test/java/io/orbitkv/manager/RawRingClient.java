@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.codecs.engine.HeartbeatRequestEncoder;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.MessageHeaderDecoder;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
@@ -91,7 +92,8 @@ final class RawRingClient implements AutoCloseable
     /** A decoded response; {@code version} is the schema version in its header, then the peer group sizes. */
     record Reply(
         long clientId, long correlationId, int requestTemplateId, StatusCode code, long value, long leaseId,
-        List<KeyStatus> statuses, List<Integer> lengths, String message, int version, int owners, int candidates)
+        List<KeyStatus> statuses, List<Integer> lengths, String message, int version, int owners, int candidates,
+        List<FailureReason> reasons)
     {
     }
 
@@ -350,10 +352,12 @@ final class RawRingClient implements AutoCloseable
         final long leaseId = responseDecoder.leaseId();
         final List<KeyStatus> statuses = new ArrayList<>();
         final List<Integer> lengths = new ArrayList<>();
+        final List<FailureReason> reasons = new ArrayList<>();
         for (final ResponseDecoder.KeysDecoder keys : responseDecoder.keys())
         {
             statuses.add(keys.status());
             lengths.add(keys.length());
+            reasons.add(keys.reason());
         }
         // the peer groups (schema version 2) come before the message; a version-1 answer reads them as empty
         int owners = 0;
@@ -369,7 +373,7 @@ final class RawRingClient implements AutoCloseable
         }
         final String message = responseDecoder.message();
         return new Reply(cid, correlationId, templateId, code, value, leaseId, statuses, lengths, message,
-            headerDecoder.version(), owners, candidates);
+            headerDecoder.version(), owners, candidates, reasons);
     }
 
     public void close()

@@ -1,11 +1,20 @@
 package io.orbitkv.manager;
 
 import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.StatusCode;
 import java.io.File;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -252,12 +261,13 @@ class SsdTierTest
             final RawRingClient.Reply both = client.awaitReply(client.lookup(NS, false, hashes(1, 2)));
             assertEquals(List.of(KeyStatus.SSD, KeyStatus.SSD), both.statuses());
 
-            // A failed read reports a miss, ends the prefix and drops the residence.
+            // A failed read reports a failure (reason IO), ends the prefix and drops the residence.
             manager.ssdTier().injectFaults(1);
             final RawRingClient.Reply read = readAll(client, 1, 2);
             assertEquals(StatusCode.OK, read.code());
             assertEquals(0, read.value(), read::toString);
-            assertEquals(List.of(KeyStatus.MISS, KeyStatus.NOT_ATTEMPTED), read.statuses());
+            assertEquals(List.of(KeyStatus.FAILED, KeyStatus.NOT_ATTEMPTED), read.statuses());
+            assertEquals(List.of(FailureReason.IO, FailureReason.NONE), read.reasons());
             awaitCounter(manager, SystemCounterDescriptor.SSD_IO_ERRORS, 2);
             final RawRingClient.Reply after = client.awaitReply(client.lookup(NS, false, hashes(1, 2)));
             assertEquals(List.of(KeyStatus.MISS, KeyStatus.NOT_ATTEMPTED), after.statuses());
@@ -267,6 +277,104 @@ class SsdTierTest
             awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, 0);
             assertEquals(0, manager.ssdTier().stagingBytesInUse());
         }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Configuration.SsdBackendChoice.class, names = {"IO_URING", "FILECHANNEL"})
+    void shouldAnswerFailedChecksumAndStopTheReadWhenTheBytesOnDiskAreNotTheBlocks(
+        final Configuration.SsdBackendChoice backend) throws IOException
+    {
+        internalErrorsExpected = true;
+        manager = Manager.launch(context(backend).ssdPromote(true));
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine", 48L * MB);
+            publish(client, 0, 16);
+            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 8);
+            awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
+
+            // Garbage in the middle of block 1's extent, written to the real file behind the Manager's back.
+            final Path file = ssdFile();
+            final long extent = extentOf(file, 1000 + 1);
+            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE))
+            {
+                final ByteBuffer garbage = ByteBuffer.allocate(16);
+                for (int i = 0; i < 16; i++)
+                {
+                    garbage.put((byte)(0x5A ^ i));
+                }
+                channel.write(garbage.flip(), extent + MB / 2 + 3);
+                channel.force(true);
+            }
+            // The destinations of the corrupt block and the one after it hold bytes the read must not overwrite.
+            client.fill(17L * MB, MB, 7);
+            client.fill(18L * MB, MB, 8);
+
+            final RawRingClient.Reply read = readAll(client, 0, 3);
+            assertEquals(StatusCode.OK, read.code(), read::toString);
+            assertEquals(List.of(KeyStatus.SSD, KeyStatus.FAILED, KeyStatus.NOT_ATTEMPTED), read.statuses(),
+                read::toString);
+            assertEquals(List.of(FailureReason.NONE, FailureReason.CHECKSUM, FailureReason.NONE), read.reasons());
+            assertEquals(1, read.value(), "only the block before the corrupt one was restored");
+            assertEquals(3, read.version(), "FAILED is written at the schema version that has it");
+            assertTrue(client.matches(16L * MB, MB, 1000), "the intact block is byte-exact");
+            assertTrue(client.matches(17L * MB, MB, 7), "no byte of the corrupt block reached the client");
+            assertTrue(client.matches(18L * MB, MB, 8), "the key after it was not attempted");
+
+            assertEquals(1, manager.counter(SystemCounterDescriptor.CHECKSUM_SSD_MISMATCHES));
+            assertEquals(1, manager.counter(SystemCounterDescriptor.CHECKSUM_BLOCKS_VERIFIED));
+            assertTrue(ManagerTestSupport.errorLog(manager).contains("SSD read checksum mismatch"),
+                ManagerTestSupport.errorLog(manager));
+            assertEquals(1, manager.counter(SystemCounterDescriptor.SSD_PROMOTIONS), "only the intact block promoted");
+            final RawRingClient.Reply lookup = client.awaitReply(client.lookup(NS, false, hashes(0, 3)));
+            assertEquals(List.of(KeyStatus.DRAM, KeyStatus.MISS, KeyStatus.NOT_ATTEMPTED), lookup.statuses(),
+                "the corrupt residence is dropped and nothing of it was admitted to DRAM");
+            // The read of the key after the corrupt one may still be in flight: its completion releases staging.
+            awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
+            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, 0);
+            awaitTrue(() -> 0 == manager.ssdTier().stagingBytesInUse(), () -> "staging leaked: " +
+                manager.ssdTier().stagingBytesInUse());
+
+            final RawRingClient.Reply next = client.awaitReply(client.read(
+                NS, 0, new long[]{16L * MB}, new int[]{MB}, hashes(2, 1)));
+            assertEquals(List.of(KeyStatus.SSD), next.statuses(), "the Manager keeps serving the other residences");
+            assertTrue(client.matches(16L * MB, MB, 1002));
+        }
+    }
+
+    private Path ssdFile() throws IOException
+    {
+        try (Stream<Path> files = Files.list(ssdDir.toPath()))
+        {
+            return files.filter((path) -> path.toString().endsWith(".ssd")).findFirst().orElseThrow();
+        }
+    }
+
+    /**
+     * The file offset of the SSD extent holding a block published from {@code seed}: the lowest 4 KiB aligned
+     * offset whose first bytes are the block's (the pattern repeats inside a block, never before its start).
+     */
+    private static long extentOf(final Path file, final long seed) throws IOException
+    {
+        final byte[] expected = new byte[256];
+        for (int i = 0; i < expected.length; i++)
+        {
+            expected[i] = (byte)((seed * 31 + i * 7 + (i >>> 8)) & 0xFF);
+        }
+        final ByteBuffer head = ByteBuffer.allocate(expected.length);
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ))
+        {
+            for (long offset = 0; offset < channel.size(); offset += Configuration.SSD_BLOCK_BYTES)
+            {
+                head.clear();
+                channel.read(head, offset);
+                if (Arrays.equals(expected, head.array()))
+                {
+                    return offset;
+                }
+            }
+        }
+        throw new AssertionError("block " + seed + " not found in " + file);
     }
 
     @Test

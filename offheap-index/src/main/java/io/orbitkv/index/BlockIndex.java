@@ -87,6 +87,7 @@ public final class BlockIndex
     private static final int SIZE_CLASS_OFFSET = 48;
     private static final int HASH_LENGTH_OFFSET = 52;
     private static final int STATE_OFFSET = 53;
+    private static final int CRC32C_OFFSET = 56;
     private static final int HASH_OFFSET = 64;
 
     private static final int SLOT_LOAD_NUMERATOR = 4;
@@ -316,6 +317,7 @@ public final class BlockIndex
         entries.putInt(base + SIZE_CLASS_OFFSET, 0);
         entries.putByte(base + HASH_LENGTH_OFFSET, (byte)hashLength);
         entries.putByte(base + STATE_OFFSET, STATE_PREPARING);
+        entries.putInt(base + CRC32C_OFFSET, 0);
         entries.putBytes(base + HASH_OFFSET, hash, hashOffset, hashLength);
 
         int slot = homeSlot(hashCode);
@@ -527,6 +529,24 @@ public final class BlockIndex
     public void insertionSequence(final int id, final long insertionSequence)
     {
         entries.putLong(entryBase(id) + INSERTION_SEQUENCE_OFFSET, insertionSequence);
+    }
+
+    /**
+     * @param id entry id.
+     * @return CRC32C of the block's bytes as recorded for the entry, 0 until one is set.
+     */
+    public int crc32c(final int id)
+    {
+        return entries.getInt(entryBase(id) + CRC32C_OFFSET);
+    }
+
+    /**
+     * @param id     entry id.
+     * @param crc32c CRC32C of the block's bytes ({@link java.util.zip.CRC32C} value, low 32 bits).
+     */
+    public void crc32c(final int id, final int crc32c)
+    {
+        entries.putInt(entryBase(id) + CRC32C_OFFSET, crc32c);
     }
 
     /**

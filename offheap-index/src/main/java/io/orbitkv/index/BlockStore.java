@@ -258,13 +258,28 @@ public final class BlockStore
     }
 
     /**
-     * Publish a PREPARING entry: it becomes READY, takes the next insertion sequence and goes to the MRU end.
+     * Publish a PREPARING entry with the checksum recorded so far ({@link #crc32c(int, int)}, else 0).
      *
      * @param entryId a PREPARING entry.
+     * @see #seal(int, int)
      */
     public void seal(final int entryId)
     {
+        seal(entryId, index.crc32c(entryId));
+    }
+
+    /**
+     * Publish a PREPARING entry: it becomes READY with the CRC32C of its bytes, takes the next insertion sequence
+     * and goes to the MRU end. design: every sealed block carries its checksum, so a copy of it read back from any
+     * tier or peer can be verified before it is delivered.
+     *
+     * @param entryId a PREPARING entry.
+     * @param crc32c  CRC32C of the block's bytes as they are in the store.
+     */
+    public void seal(final int entryId, final int crc32c)
+    {
         checkState(entryId, BlockIndex.STATE_PREPARING);
+        index.crc32c(entryId, crc32c);
         index.state(entryId, BlockIndex.STATE_READY);
         index.insertionSequence(entryId, ++sequence);
         index.accessStamp(entryId, ++accessClock);
@@ -446,6 +461,28 @@ public final class BlockStore
     public long insertionSequence(final int entryId)
     {
         return index.insertionSequence(entryId);
+    }
+
+    /**
+     * @param entryId entry id.
+     * @return CRC32C of the block's bytes: given at {@link #seal(int, int)} or recorded before it; 0 until then.
+     */
+    public int crc32c(final int entryId)
+    {
+        return index.crc32c(entryId);
+    }
+
+    /**
+     * Record the checksum of a PREPARING entry whose bytes are known before they land, e.g. a copy of a block
+     * already sealed elsewhere; {@link #seal(int)} keeps it.
+     *
+     * @param entryId a PREPARING entry.
+     * @param crc32c  CRC32C of the block's bytes.
+     */
+    public void crc32c(final int entryId, final int crc32c)
+    {
+        checkState(entryId, BlockIndex.STATE_PREPARING);
+        index.crc32c(entryId, crc32c);
     }
 
     /**

@@ -1,9 +1,13 @@
 package io.orbitkv.index;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.zip.CRC32C;
 
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
@@ -478,6 +482,57 @@ class BlockStoreTest
         }
         assertEquals("gone 2", events.get(events.size() - 2), events::toString);
         assertEquals(1, events.stream().filter((e) -> e.startsWith("gone")).count());
+    }
+
+    @Test
+    void shouldSealEachBlockWithTheCrc32cOfTheBytesItsOffsetHolds()
+    {
+        final BlockStore store = new BlockStore(4L * PAGE_BYTES, 8 * MIB, INDEX_BUDGET, NO_OP_LISTENER);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment pool = arena.allocate(store.poolBytes(), 4096);
+            final BlockChecksum checksum = new BlockChecksum(pool);
+            final int[] ids = new int[3];
+            final byte[][] published = new byte[3][];
+            final Random random = new Random(11);
+            for (int k = 0; k < ids.length; k++)
+            {
+                final int length = (k + 1) * 300 * KIB + k;
+                published[k] = new byte[length];
+                random.nextBytes(published[k]);
+                ids[k] = reserve(store, 40 + k, length);
+                MemorySegment.copy(published[k], 0, pool, ValueLayout.JAVA_BYTE, store.offset(ids[k]), length);
+                assertEquals(0, store.crc32c(ids[k]), "no checksum before seal");
+                store.seal(ids[k], checksum.compute(store.offset(ids[k]), length));
+            }
+            for (int k = 0; k < ids.length; k++)
+            {
+                final byte[] read = new byte[store.length(ids[k])];
+                MemorySegment.copy(pool, ValueLayout.JAVA_BYTE, store.offset(ids[k]), read, 0, read.length);
+                assertArrayEquals(published[k], read, "byte-exact");
+                final CRC32C expected = new CRC32C();
+                expected.update(published[k]);
+                assertEquals((int)expected.getValue(), store.crc32c(ids[k]), "sealed sum is the CRC32C of the bytes");
+            }
+        }
+    }
+
+    @Test
+    void shouldKeepAChecksumRecordedWhilePreparingAndForgetItWhenTheEntryIsReused()
+    {
+        final BlockStore store = new BlockStore(4L * PAGE_BYTES, 8 * MIB, INDEX_BUDGET, NO_OP_LISTENER);
+        final int id = reserve(store, 1, 10 * KIB);
+        store.crc32c(id, 0xCAFEBABE);
+        store.seal(id);
+        assertEquals(0xCAFEBABE, store.crc32c(id), "seal without a sum keeps the recorded one");
+        assertThrows(IllegalStateException.class, () -> store.crc32c(id, 1), "a sealed block's sum never changes");
+
+        assertTrue(store.remove(id));
+        final int reused = reserve(store, 2, 10 * KIB);
+        assertEquals(id, reused, "the freed entry is reused");
+        assertEquals(0, store.crc32c(reused), "a new entry starts without the old block's sum");
+        store.seal(reused, 0x12345678);
+        assertEquals(0x12345678, store.crc32c(reused));
     }
 
     private int reserve(final BlockStore store, final int seed, final int length)

@@ -90,6 +90,17 @@ public final class LibC
     public static final int EPOLL_CTL_DEL = 2;
     public static final int EPOLLIN = 0x001;
     public static final int EPOLLET = 1 << 31;
+    public static final int EPOLL_CTL_MOD = 3;
+    public static final int EPOLLOUT = 0x004;
+    public static final int EPOLLERR = 0x008;
+    public static final int EPOLLHUP = 0x010;
+    public static final int EPOLLRDHUP = 0x2000;
+
+    // <sys/eventfd.h> and <sys/socket.h>: identical on x86_64 and aarch64.
+    public static final int EFD_NONBLOCK = 04000;
+    public static final int EFD_CLOEXEC = 02000000;
+    public static final int MSG_DONTWAIT = 0x40;
+    public static final int MSG_NOSIGNAL = 0x4000;
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup SYMBOL_LOOKUP = LINKER.defaultLookup();
@@ -604,6 +615,124 @@ public final class LibC
         try
         {
             return (long)write.HANDLE.invokeExact(state.segment(), fd, buf, count);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class send
+    {
+        // The buffer is passed as a raw address (a long in an integer register, as a pointer is on LP64) so that a
+        // caller sending from an absolute address builds no segment per call.
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_LONG, C_INT, C_LONG, C_SIZE_T, C_INT);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("send");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code ssize_t send(int sockfd, const void *buf, size_t len, int flags)} with the buffer given as an address.
+     * The caller keeps the memory alive for the duration of the call.
+     *
+     * @param state   receives {@code errno} on failure.
+     * @param fd      a connected socket.
+     * @param address of the first byte to send.
+     * @param length  bytes to send.
+     * @param flags   {@code MSG_*} bits, e.g. {@link #MSG_NOSIGNAL}.
+     * @return bytes sent, -1 on failure ({@code EAGAIN} when a non-blocking socket's buffer is full).
+     */
+    public static long send(final CallState state, final int fd, final long address, final long length, final int flags)
+    {
+        try
+        {
+            return (long)send.HANDLE.invokeExact(state.segment(), fd, address, length, flags);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class recv
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_LONG, C_INT, C_LONG, C_SIZE_T, C_INT);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("recv");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code ssize_t recv(int sockfd, void *buf, size_t len, int flags)} with the buffer given as an address.
+     * The caller keeps the memory alive for the duration of the call.
+     *
+     * @param state   receives {@code errno} on failure.
+     * @param fd      a connected socket.
+     * @param address of the first byte to fill.
+     * @param length  most bytes to receive.
+     * @param flags   {@code MSG_*} bits.
+     * @return bytes received, 0 when the peer has shut down, -1 on failure ({@code EAGAIN} when nothing is there).
+     */
+    public static long recv(final CallState state, final int fd, final long address, final long length, final int flags)
+    {
+        try
+        {
+            return (long)recv.HANDLE.invokeExact(state.segment(), fd, address, length, flags);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class sendmsg
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_LONG, C_INT, C_POINTER, C_INT);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("sendmsg");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code ssize_t sendmsg(int sockfd, const struct msghdr *msg, int flags)}: a gathering send of the
+     * {@link Iovec}s a {@link MsgHdr} names.
+     *
+     * @param state receives {@code errno} on failure.
+     * @param fd    a connected socket.
+     * @param msg   a {@link MsgHdr}.
+     * @param flags {@code MSG_*} bits, e.g. {@link #MSG_NOSIGNAL}.
+     * @return bytes sent, -1 on failure ({@code EAGAIN} when a non-blocking socket's buffer is full).
+     */
+    public static long sendmsg(final CallState state, final int fd, final MemorySegment msg, final int flags)
+    {
+        try
+        {
+            return (long)sendmsg.HANDLE.invokeExact(state.segment(), fd, msg, flags);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    private static final class eventfd
+    {
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_INT, C_INT);
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("eventfd");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int eventfd(unsigned int initval, int flags)}.
+     *
+     * @param state   receives {@code errno} on failure.
+     * @param initval the counter's first value.
+     * @param flags   {@link #EFD_NONBLOCK}, {@link #EFD_CLOEXEC}.
+     * @return the descriptor, -1 on failure.
+     */
+    public static int eventfd(final CallState state, final int initval, final int flags)
+    {
+        try
+        {
+            return (int)eventfd.HANDLE.invokeExact(state.segment(), initval, flags);
         }
         catch (final Throwable ex)
         {

@@ -37,7 +37,7 @@ class CLayoutHarnessTest
     private static final List<Class<?>> CONSTANT_CLASSES = List.of(LibC.class, Errno.class, IoUringConstants.class);
     private static final List<Class<?>> STRUCT_CLASSES = List.of(
         IoSqringOffsets.class, IoCqringOffsets.class, IoUringParams.class, IoUringSqe.class, IoUringCqe.class, Iovec.class,
-        IoUringGeteventsArg.class, KernelTimespec.class, EpollEvent.class);
+        IoUringGeteventsArg.class, KernelTimespec.class, EpollEvent.class, MsgHdr.class);
     private static final String OFFSET_METHOD_SUFFIX = "$offset";
 
     private static Map<String, Long> constants;

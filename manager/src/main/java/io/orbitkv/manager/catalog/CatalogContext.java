@@ -40,6 +40,7 @@ public final class CatalogContext implements AutoCloseable
     private CountersManager countersManager;
     private ErrorHandler errorHandler;
     private NanoClock nanoClock = SystemNanoClock.INSTANCE;
+    private TransferPart transfers;
 
     private boolean concluded;
     private CatalogHost host;
@@ -95,6 +96,7 @@ public final class CatalogContext implements AutoCloseable
             .validator(host.validator())
             .coldQueryHandler(host.coldQueryHandler())
             .handler(new CatalogPeerHandler(members, streams, discovery, systemCounters, nanoClock))
+            .transferHandler(transfers)
             .countersManager(countersManager)
             .errorHandler(errorHandler)
             .nanoClock(nanoClock));
@@ -341,5 +343,21 @@ public final class CatalogContext implements AutoCloseable
     public NanoClock nanoClock()
     {
         return nanoClock;
+    }
+
+    /**
+     * @param transfers the transfer control the peer transport delivers transfer frames to and the service's duty
+     *                  cycle drives, or null (default) for a Manager without peer transfers.
+     * @return this.
+     */
+    public CatalogContext transfers(final TransferPart transfers)
+    {
+        this.transfers = transfers;
+        return this;
+    }
+
+    TransferPart transfers()
+    {
+        return transfers;
     }
 }

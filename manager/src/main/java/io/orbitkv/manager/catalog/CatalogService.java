@@ -60,6 +60,7 @@ public final class CatalogService implements Agent, AutoCloseable
     private final PeerTransport transport;
     private final PeerAgent agent;
     private final SourceLinks sourceLinks = new SourceLinks();
+    private final TransferPart transfers;
     private long gaugesAtNs;
 
     /**
@@ -92,6 +93,7 @@ public final class CatalogService implements Agent, AutoCloseable
         this.members = ctx.members();
         this.candidates = ctx.candidates();
         this.discovery = ctx.discovery();
+        this.transfers = ctx.transfers();
     }
 
     /**
@@ -121,7 +123,9 @@ public final class CatalogService implements Agent, AutoCloseable
     {
         final long nowNs = clock.nanoTime();
         final long nowMs = nowNs / 1_000_000L;
-        int work = transport.doWork();
+        // Transfers first: the answers to frames the transport delivers in this cycle go through this cycle's agent.
+        int work = null == transfers ? 0 : transfers.doWork(agent, membership, nowNs);
+        work += transport.doWork();
         work += members.syncIncarnation(membership, agent);
         work += members.syncView(membership, agent);
         work += streams.doWork(agent, nowNs, nowMs);

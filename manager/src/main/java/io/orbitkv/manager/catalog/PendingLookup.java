@@ -112,16 +112,11 @@ public final class PendingLookup
     }
 
     /**
-     * @return this lookup's slot; with {@link #generation()} it names one use of the slot.
+     * @return this lookup's slot, in use by one lookup from {@code startLookup} until its sink is answered.
      */
     public int index()
     {
         return index;
-    }
-
-    public long generation()
-    {
-        return generation;
     }
 
     public long clientId()

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.EngineClientException;
+import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.StatusCode;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -15,7 +16,8 @@ import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code orbitkv client}: an engine on the command line. Attaches to a Manager like any engine, runs one
- * operation over a deterministic {@link BlockChain} and prints one JSON object on stdout.
+ * operation over a deterministic {@link BlockChain} and prints one JSON object on stdout, as its last line. With
+ * {@code read --peers} and {@code lookup --pin --peers} a per-key report comes first (see {@link #SOURCES_HELP}).
  *
  * <p>Exit codes: 0 done, 1 verification failed (mismatched bytes, short smoke round), 2 usage, 3 could not talk
  * to the Manager.
@@ -35,6 +37,17 @@ public final class ClientCommand implements Callable<Integer>
     static final int EXIT_OK = 0;
     static final int EXIT_VERIFY_FAILED = 1;
     static final int EXIT_MANAGER_FAILURE = 3;
+
+    /** The per-key report of {@code read --peers} and {@code lookup --pin --peers}, for their help. */
+    static final String SOURCES_HELP = "Before the JSON line, prints where each key came from, one line per run of " +
+        "consecutive keys with the same source and request: 'keys 0-31: LOCAL DRAM, 2097152 bytes, request 1 " +
+        "0.412 ms' ('key 7: ...' for one key). Sources: LOCAL DRAM, LOCAL SSD, PEER <nodeId> <DRAM|SSD> (the peer " +
+        "and the tier of its copy), MISS, FAILED <reason> (CHECKSUM, TRANSFER, REJECTED, NO_STAGING, BUDGET, IO), " +
+        "NOT_ATTEMPTED (keys after the first miss or failure, one run whatever request carried them); a restored " +
+        "block whose bytes differ from the chain is marked MISMATCH. Each request carries up to the Manager's keys " +
+        "per request; its time is how long it took, requests counted from 1. Then one summary line. --no-keys " +
+        "prints the summary only. The JSON gets the same runs under 'sources' (from, to, source, bytes, request, " +
+        "requestMs) and the counts localBlocks, peerBlocks, restoredBytes.";
 
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
@@ -183,6 +196,35 @@ public final class ClientCommand implements Callable<Integer>
             }
         }
 
+        /**
+         * The per-key report ({@link #SOURCES_HELP}): the runs of keys (with {@code --keys}) and the summary line on
+         * stdout, the same runs and the counts in the JSON.
+         */
+        void report(final ClientChainRunner.KeySources sources, final String summary, final ObjectNode json)
+        {
+            json.put("localBlocks", sources.count(KeyStatus.DRAM) + sources.count(KeyStatus.SSD));
+            json.put("peerBlocks", sources.count(KeyStatus.PEER));
+            json.put("restoredBytes", sources.restoredBytes());
+            if (chainOptions.keys)
+            {
+                final ArrayNode runs = json.putArray("sources");
+                for (final ClientChainRunner.Range range : sources.ranges())
+                {
+                    System.out.println(range.line());
+                    final ObjectNode run = runs.addObject()
+                        .put("from", range.from())
+                        .put("to", range.to())
+                        .put("source", range.label())
+                        .put("bytes", range.bytes());
+                    if (range.request() != ClientChainRunner.KeySources.NOT_SENT)
+                    {
+                        run.put("request", range.request() + 1).put("requestMs", millis(range.requestNs()));
+                    }
+                }
+            }
+            System.out.println(summary);
+        }
+
         static void putError(final ObjectNode json, final StatusCode errorCode, final String errorMessage)
         {
             if (errorCode != null)
@@ -260,14 +302,17 @@ public final class ClientCommand implements Callable<Integer>
     }
 
     @Command(name = "lookup", mixinStandardHelpOptions = true,
-        description = "Look up the longest resident prefix of the chain; prints the tier of each key.")
+        description = {"Look up the longest resident prefix of the chain; prints the tier of each key.",
+            "With --pin --peers the leases also hold a source copy on a peer for each key answered PEER. " +
+                SOURCES_HELP + " Summary: 'lookup: H of N blocks held (L local, P peer), B bytes, T ms'."})
     static final class Lookup extends ClientSubcommand
     {
         @Option(names = "--pin", description = "Pin the resident prefix under leases and print their ids.")
         boolean pin;
 
         @Option(names = "--peers", description = "Past the local prefix, ask the cluster catalog for copies on other " +
-            "Managers; prints peerKeys and candidates (a standalone Manager answers as a local lookup).")
+            "Managers; prints peerKeys and candidates (a standalone Manager answers as a local lookup). With --pin, " +
+            "hold one source per PEER key and print the per-key report.")
         boolean peers;
 
         @Option(names = "--hold-ms", description = "With --pin: keep the leases (and stay attached) this long after " +
@@ -310,6 +355,10 @@ public final class ClientCommand implements Callable<Integer>
                 }
             }
             putKeyStatuses(json, "tiers", runner);
+            if (pin && peers)
+            {
+                report(runner.sources(), runner.sources().lookupSummary(), json);
+            }
             if (pin && holdMs > 0)
             {
                 // the JSON line is the signal that the leases are held; print it before holding them
@@ -328,9 +377,17 @@ public final class ClientCommand implements Callable<Integer>
     }
 
     @Command(name = "read", mixinStandardHelpOptions = true,
-        description = "Read the chain's leading resident blocks back and verify every byte; exit 1 on a mismatch.")
+        description = {"Read the chain's leading resident blocks back and verify every byte; exit 1 on a mismatch.",
+            "With --peers, keys after the local prefix that other Managers hold are fetched from them and verified " +
+                "too; a key that cannot be delivered intact is FAILED and the read stops there (exit 0: the blocks " +
+                "before it are good). " + SOURCES_HELP +
+                " Summary: 'read: R of N blocks restored (L local, P peer), B bytes, T ms, mismatches: M'."})
     static final class Read extends ClientSubcommand
     {
+        @Option(names = "--peers", description = "Fetch the blocks after the local prefix from peers that hold them " +
+            "and print the per-key report (a standalone Manager reads locally only).")
+        boolean peers;
+
         String name()
         {
             return "read";
@@ -339,7 +396,7 @@ public final class ClientCommand implements Callable<Integer>
         int run(final EngineClient client, final ClientChainRunner runner, final ObjectNode json)
         {
             final long t0 = System.nanoTime();
-            final ClientChainRunner.ReadSummary read = runner.read();
+            final ClientChainRunner.ReadSummary read = runner.read(peers);
             json.put("prefixLength", read.restored());
             json.put("restored", read.restored());
             json.put("verifiedBytes", read.verifiedBytes());
@@ -347,6 +404,10 @@ public final class ClientCommand implements Callable<Integer>
             json.put("readMs", millis(System.nanoTime() - t0));
             putError(json, read.errorCode(), read.errorMessage());
             putKeyStatuses(json, "tiers", runner);
+            if (peers)
+            {
+                report(runner.sources(), runner.sources().readSummary(read.mismatches()), json);
+            }
             return read.mismatches() == 0 && read.errorCode() == null ? EXIT_OK : EXIT_VERIFY_FAILED;
         }
     }

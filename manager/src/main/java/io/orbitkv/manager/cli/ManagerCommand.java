@@ -186,7 +186,19 @@ public final class ManagerCommand implements Callable<Integer>
             (c, ctx, flag) -> ctx.catalogJournalBytes(Configuration.parseSize(flag, c.catalogJournalBytes))),
         new Setting("--catalog-inventory-bytes", Configuration.CATALOG_INVENTORY_BYTES_PROP_NAME,
             Configuration.sizeText(Configuration.CATALOG_INVENTORY_BYTES_DEFAULT), Configuration::catalogInventoryBytes,
-            (c, ctx, flag) -> ctx.catalogInventoryBytes(Configuration.parseSize(flag, c.catalogInventoryBytes))));
+            (c, ctx, flag) -> ctx.catalogInventoryBytes(Configuration.parseSize(flag, c.catalogInventoryBytes))),
+        new Setting("--transfer-budget", Configuration.TRANSFER_BUDGET_PROP_NAME,
+            Configuration.sizeText(Configuration.TRANSFER_BUDGET_DEFAULT), Configuration::transferBudgetBytes,
+            (c, ctx, flag) -> ctx.transferBudgetBytes(Configuration.parseSize(flag, c.transferBudget))),
+        new Setting("--transfer-max-sessions", Configuration.TRANSFER_MAX_SESSIONS_PROP_NAME,
+            Integer.toString(Configuration.TRANSFER_MAX_SESSIONS_DEFAULT), Configuration::transferMaxSessions,
+            (c, ctx, flag) -> ctx.transferMaxSessions(Configuration.parseInt(flag, c.transferMaxSessions))),
+        new Setting("--transfer-sessions-per-peer", Configuration.TRANSFER_SESSIONS_PER_PEER_PROP_NAME,
+            Integer.toString(Configuration.TRANSFER_SESSIONS_PER_PEER_DEFAULT), Configuration::transferSessionsPerPeer,
+            (c, ctx, flag) -> ctx.transferSessionsPerPeer(Configuration.parseInt(flag, c.transferSessionsPerPeer))),
+        new Setting("--transfer-session-ttl", Configuration.TRANSFER_SESSION_TTL_PROP_NAME,
+            Configuration.durationText(Configuration.TRANSFER_SESSION_TTL_NS_DEFAULT), Configuration::transferSessionTtlNs,
+            (c, ctx, flag) -> ctx.transferSessionTtlNs(Configuration.parseDurationNs(flag, c.transferSessionTtl))));
 
     /**
      * Properties with no flag: tuning and diagnostics a deployment sets with {@code -D} (their getters' javadoc
@@ -196,7 +208,8 @@ public final class ManagerCommand implements Callable<Integer>
         Configuration.AGENT_TIMER_SLACK_NS_PROP_NAME,
         Configuration.IDLE_PEER_WAIT_PROP_NAME,
         Configuration.COUNTERS_VALUES_BYTES_PROP_NAME,
-        Configuration.ERROR_LOG_BYTES_PROP_NAME);
+        Configuration.ERROR_LOG_BYTES_PROP_NAME,
+        Configuration.TRANSFER_TEST_FLIP_FIRST_BYTE_PROP_NAME);
 
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
@@ -379,6 +392,22 @@ public final class ManagerCommand implements Callable<Integer>
     @Option(names = "--catalog-inventory-bytes", description = "Ceiling of the owner inventory (all shards, about 144 " +
         "bytes per announced residence); sized from the index capacity up to it (default: ${DEFAULT-VALUE}).")
     String catalogInventoryBytes;
+
+    @Option(names = "--transfer-budget", description = "Bytes a transfer source may hold pinned for peers, in whole " +
+        "allocations; 0 means half the pool (default: ${DEFAULT-VALUE}).")
+    String transferBudget;
+
+    @Option(names = "--transfer-max-sessions", description = "Transfer sessions a source holds at once, 1-1024 " +
+        "(default: ${DEFAULT-VALUE}).")
+    String transferMaxSessions;
+
+    @Option(names = "--transfer-sessions-per-peer", description = "Transfer sessions one requesting peer may hold at " +
+        "this source (default: ${DEFAULT-VALUE}).")
+    String transferSessionsPerPeer;
+
+    @Option(names = "--transfer-session-ttl", description = "How long a granted transfer session lives without a " +
+        "release, e.g. 30s (default: ${DEFAULT-VALUE}).")
+    String transferSessionTtl;
 
     /**
      * The context this invocation launches: the properties' values and defaults, with the flags given on the command

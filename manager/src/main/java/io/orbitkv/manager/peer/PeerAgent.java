@@ -130,7 +130,7 @@ public final class PeerAgent implements Agent
             ctx.incarnationMsb(), ctx.incarnationLsb(), ctx.placementFingerprint(), counters, ctx.maxMessageBytes());
         this.publications = new PublicationLru(aeron, streamId, ctx.publicationLruCapacity(), counters);
         this.adapter = new PeerAdapter(this, ctx.handler(), ctx.coldQueryHandler(), ctx.validator(), proxy, counters,
-            ctx.errorHandler(), streamId);
+            ctx.errorHandler(), streamId, ctx.transferHandler());
         this.assembler = new FragmentAssembler(adapter);
         // Session ids start at a random point so ids of a restarted peer do not alias an old session's.
         this.nextSessionId = (System.nanoTime() & 0x7FFF_FFFFL) << 20;
@@ -335,14 +335,6 @@ public final class PeerAgent implements Agent
     }
 
     /**
-     * Requester: send an encoded transfer frame to the client's remote peer.
-     */
-    public boolean offer(final PeerClient client, final DirectBuffer buffer, final int offset, final int length)
-    {
-        return client.isActive() && proxy.offer(publications.publication(client.channel()), buffer, offset, length);
-    }
-
-    /**
      * Owner: answer a host with a status (e.g. RESYNC_REQUIRED when a repair asks for history already dropped).
      */
     public boolean sendResponse(
@@ -361,6 +353,72 @@ public final class PeerAgent implements Agent
     public PeerSnapshotSender snapshotSender(final PeerClient client, final int shard)
     {
         return new PeerSnapshotSender(this, proxy, client, shard);
+    }
+
+    /**
+     * Requester: send an encoded transfer message (schema {@code io.orbitkv.codecs.transfer}) to the peer behind an
+     * active client, with the same bounded retry and counting as every other send.
+     *
+     * @return false when the client is not active or the offer failed (counted): the caller's retry or deadline
+     * recovers.
+     */
+    public boolean offer(final PeerClient client, final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (!client.isActive())
+        {
+            counters.increment(PeerCounter.OFFERS_FAILED);
+            return false;
+        }
+        final boolean sent = proxy.offer(publicationOrNull(client.channel()), buffer, offset, length);
+        if (sent)
+        {
+            counters.increment(PeerCounter.TRANSFER_MESSAGES_SENT);
+        }
+        return sent;
+    }
+
+    /**
+     * Source: answer a requester with an encoded transfer message on its session's response channel.
+     *
+     * @return false when the session is not active or the offer failed (counted).
+     */
+    public boolean offer(final PeerSession session, final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (!session.isActive())
+        {
+            counters.increment(PeerCounter.OFFERS_FAILED);
+            return false;
+        }
+        final boolean sent = proxy.offer(publicationOrNull(session.responseChannel()), buffer, offset, length);
+        if (sent)
+        {
+            counters.increment(PeerCounter.TRANSFER_MESSAGES_SENT);
+        }
+        return sent;
+    }
+
+    /**
+     * @return most significant half of the incarnation this agent sends as (routes name it as sender).
+     */
+    public long localIncarnationMsb()
+    {
+        return proxy.localIncarnationMsb();
+    }
+
+    /**
+     * @return least significant half of the incarnation this agent sends as.
+     */
+    public long localIncarnationLsb()
+    {
+        return proxy.localIncarnationLsb();
+    }
+
+    /**
+     * @return the peer transport's counters.
+     */
+    public PeerCounters counters()
+    {
+        return counters;
     }
 
     ExclusivePublication publication(final PeerClient client)

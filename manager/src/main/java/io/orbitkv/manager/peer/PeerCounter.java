@@ -42,7 +42,19 @@ public enum PeerCounter implements CounterDescriptor
     IMAGES_UNAVAILABLE(39, "peer: images unavailable"),
     SESSIONS_REFUSED(40, "peer: sessions refused (session limit)"),
     IDLE_SOCKET_WAITS(41, "peer: idle sleeps spent waiting on the peer socket"),
-    IDLE_SOCKET_WAKEUPS(42, "peer: idle sleeps a datagram ended");
+    IDLE_SOCKET_WAKEUPS(42, "peer: idle sleeps a datagram ended"),
+
+    FRAMES_TRANSFER_AUTHORIZE(43, "peer: transfer authorize frames received"),
+    FRAMES_TRANSFER_GRANT(44, "peer: transfer grant frames received"),
+    FRAMES_TRANSFER_RELEASE(45, "peer: transfer release frames received"),
+    FRAMES_TRANSFER_RELEASE_ACK(46, "peer: transfer release ack frames received"),
+    TRANSFER_REJECTED_MALFORMED(47, "peer: transfer frames rejected malformed (length, block, groups, version)"),
+    TRANSFER_REJECTED_UNKNOWN_TEMPLATE(48, "peer: transfer frames rejected with an unknown template"),
+    TRANSFER_REJECTED_STALE_INCARNATION(49, "peer: transfer frames addressed to another incarnation of this peer"),
+    TRANSFER_REJECTED_WRONG_SENDER(50, "peer: transfer frames whose sender did not open the session"),
+    TRANSFER_REJECTED_UNKNOWN_SESSION(51, "peer: transfer frames of an unknown or closed peer session"),
+    TRANSFER_REJECTED_NO_HANDLER(52, "peer: transfer frames dropped, no transfer handler on this peer"),
+    TRANSFER_MESSAGES_SENT(53, "peer: transfer messages sent");
 
     /**
      * Counter type ids of the peer transport start here (the Manager's system counters use lower ids).

@@ -17,6 +17,10 @@ import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
 import io.orbitkv.codecs.catalog.PeerConnectEncoder;
 import io.orbitkv.codecs.catalog.ResidenceTier;
 import io.orbitkv.codecs.catalog.RouteEncoder;
+import io.orbitkv.codecs.transfer.TransferGrantEncoder;
+import io.orbitkv.codecs.transfer.TransferReleaseAckEncoder;
+import io.orbitkv.codecs.transfer.TransferRouteEncoder;
+import io.orbitkv.codecs.transfer.TransferStatus;
 import org.agrona.BufferUtil;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -68,6 +72,10 @@ final class PeerProxy
     private final CatalogDeltaBatchEncoder batchEncoder = new CatalogDeltaBatchEncoder();
     private final ColdQueryEncoder queryEncoder = new ColdQueryEncoder();
     private final BatchRecordWriter batchRecordWriter = new BatchRecordWriter();
+    private final io.orbitkv.codecs.transfer.MessageHeaderEncoder transferHeaderEncoder =
+        new io.orbitkv.codecs.transfer.MessageHeaderEncoder();
+    private final TransferGrantEncoder grantEncoder = new TransferGrantEncoder();
+    private final TransferReleaseAckEncoder releaseAckEncoder = new TransferReleaseAckEncoder();
 
     PeerProxy(
         final long localIncarnationMsb,
@@ -100,6 +108,74 @@ final class PeerProxy
     {
         localIncarnationMsb = msb;
         localIncarnationLsb = lsb;
+    }
+
+    long localIncarnationMsb()
+    {
+        return localIncarnationMsb;
+    }
+
+    long localIncarnationLsb()
+    {
+        return localIncarnationLsb;
+    }
+
+    /**
+     * A TransferGrant refusing an authorization the adapter rejected before any handler saw it (a wrong destination
+     * incarnation): no session, no keys, no endpoint.
+     */
+    boolean transferRefusal(
+        final ExclusivePublication publication,
+        final PeerSession session,
+        final long correlationId,
+        final long requesterSessionId,
+        final TransferStatus status)
+    {
+        grantEncoder.wrapAndApplyHeader(buffer, 0, transferHeaderEncoder);
+        transferRoute(grantEncoder.route(), session);
+        grantEncoder
+            .peerSessionId(session.sessionId())
+            .correlationId(correlationId)
+            .requesterSessionId(requesterSessionId)
+            .status(status)
+            .transferSessionId(0)
+            .token(0)
+            .ttlMs(0)
+            .grantedKeys(0);
+        grantEncoder.keysCount(0);
+        grantEncoder.putTransportEndpoint(empty, 0, 0);
+        grantEncoder.putMessage(empty, 0, 0);
+        return offer(publication, buffer, 0,
+            io.orbitkv.codecs.transfer.MessageHeaderEncoder.ENCODED_LENGTH + grantEncoder.encodedLength());
+    }
+
+    /**
+     * A TransferReleaseAck the adapter answers by itself (a release addressed to another incarnation).
+     */
+    boolean transferReleaseAck(
+        final ExclusivePublication publication,
+        final PeerSession session,
+        final long correlationId,
+        final long transferSessionId,
+        final TransferStatus status)
+    {
+        releaseAckEncoder.wrapAndApplyHeader(buffer, 0, transferHeaderEncoder);
+        transferRoute(releaseAckEncoder.route(), session);
+        releaseAckEncoder
+            .peerSessionId(session.sessionId())
+            .correlationId(correlationId)
+            .transferSessionId(transferSessionId)
+            .status(status);
+        return offer(publication, buffer, 0,
+            io.orbitkv.codecs.transfer.MessageHeaderEncoder.ENCODED_LENGTH + releaseAckEncoder.encodedLength());
+    }
+
+    private void transferRoute(final TransferRouteEncoder route, final PeerSession session)
+    {
+        route.destinationIncarnation()
+            .msb(session.requesterIncarnationMsb())
+            .lsb(session.requesterIncarnationLsb());
+        route.senderIncarnation().msb(localIncarnationMsb).lsb(localIncarnationLsb);
     }
 
     boolean connect(

@@ -319,6 +319,7 @@ public final class PeerTransport implements AutoCloseable
         private CatalogRequestValidator validator;
         private ColdQueryHandler coldQueryHandler;
         private PeerHandler handler;
+        private TransferHandler transferHandler;
         private CountersManager countersManager;
         private ErrorHandler errorHandler;
         private NanoClock nanoClock = SystemNanoClock.INSTANCE;
@@ -516,6 +517,21 @@ public final class PeerTransport implements AutoCloseable
         public PeerHandler handler()
         {
             return handler;
+        }
+
+        /**
+         * Where transfer control frames (schema {@code io.orbitkv.codecs.transfer}) go, set once before launch;
+         * without one (default null) they are counted and dropped.
+         */
+        public Context transferHandler(final TransferHandler transferHandler)
+        {
+            this.transferHandler = transferHandler;
+            return this;
+        }
+
+        public TransferHandler transferHandler()
+        {
+            return transferHandler;
         }
 
         public Context countersManager(final CountersManager countersManager)

@@ -10,7 +10,11 @@ import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
  * on the peer agent's thread. The adapter has checked the frame's header, its peer session (or client), that the
  * route's destination is this incarnation and that the sender is the incarnation that opened the session; judging
  * the sender against the member view and everything in the body is the handler's. Decoders are wrapped at the
- * message and valid only during the call.
+ * message and valid only during the call; a group or length running past the frame throws out of the decoder while
+ * the handler reads it, and the adapter counts the frame as malformed. Answers leave through
+ * {@link PeerAgent#offer(PeerSession, org.agrona.DirectBuffer, int, int)} (source) and requests through
+ * {@link PeerAgent#offer(PeerClient, org.agrona.DirectBuffer, int, int)} (requester). Registered with
+ * {@link PeerTransport.Context#transferHandler(TransferHandler)} before the transport launches.
  */
 public interface TransferHandler
 {

@@ -1,11 +1,14 @@
 package io.orbitkv.manager.ring;
 
 import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.SsdReadListener;
 import io.orbitkv.manager.transfer.PeerFetch;
+import java.util.Arrays;
+import java.util.zip.CRC32C;
 
 /**
  * A Publish or Read whose bytes are being copied between a client's data region and the pool, possibly across
@@ -14,6 +17,8 @@ import io.orbitkv.manager.transfer.PeerFetch;
  * <p>Keys {@code [0, nextKey)} are finished. Keys from {@code nextKey} on with a residence hold either a PREPARING
  * DRAM reservation (publish) or a pin of either tier (read) until they are copied, or until the client goes away and
  * the operation is cancelled. An SSD key's bytes come through staging: its phase says how far its read got.
+ * {@link #crc} is the running CRC32C of the key being copied: of the bytes landed in the pool (publish), or of the
+ * staged bytes verified so far (SSD read, {@link #verifiedInKey}).
  */
 final class CopyOperation implements SsdReadListener
 {
@@ -34,9 +39,11 @@ final class CopyOperation implements SsdReadListener
     final long[] regionOffsets = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final int[] lengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final KeyStatus[] statuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    final FailureReason[] reasons = new FailureReason[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final byte[] ssdPhases = new byte[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final long[] stagingOffsets = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final int[] commands = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    final CRC32C crc = new CRC32C();
 
     int kind;
     int templateId;
@@ -45,6 +52,7 @@ final class CopyOperation implements SsdReadListener
     int keyCount;
     int nextKey;
     long copiedInKey;
+    long verifiedInKey;
     long completedCount;
     int ssdKeys;
     int nextSsdKey;
@@ -63,6 +71,9 @@ final class CopyOperation implements SsdReadListener
         this.keyCount = keyCount;
         this.nextKey = 0;
         this.copiedInKey = 0;
+        this.verifiedInKey = 0;
+        this.crc.reset();
+        Arrays.fill(reasons, 0, keyCount, FailureReason.NONE);
         this.completedCount = 0;
         this.ssdKeys = 0;
         this.nextSsdKey = 0;

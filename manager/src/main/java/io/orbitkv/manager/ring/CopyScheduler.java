@@ -1,5 +1,6 @@
 package io.orbitkv.manager.ring;
 
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
@@ -208,7 +209,7 @@ final class CopyScheduler
                 final byte phase = op.ssdPhases[i];
                 if (CopyOperation.SSD_FAILED == phase)
                 {
-                    failSsdKey(op, i);
+                    failSsdKey(op, i, KeyStatus.FAILED, FailureReason.IO);
                     return true;
                 }
                 if (CopyOperation.SSD_STAGED != phase)
@@ -216,6 +217,22 @@ final class CopyScheduler
                     return false;
                 }
                 final int length = op.lengths[i];
+                if (op.verifiedInKey < length)
+                {
+                    // design: SSD bytes are verified against the block's checksum before any is copied on.
+                    final long verified = op.verifiedInKey;
+                    final long bytes = Math.min(length - verified, copyBudget);
+                    store.checksumStaging(op.crc, op.stagingOffsets[i] + verified, bytes);
+                    copyBudget -= bytes;
+                    op.verifiedInKey = verified + bytes;
+                    if (op.verifiedInKey == length &&
+                        !store.verifySsdRead(residence, op.stagingOffsets[i], length, (int)op.crc.getValue()))
+                    {
+                        failSsdKey(op, i, KeyStatus.FAILED, FailureReason.CHECKSUM);
+                        return true;
+                    }
+                    continue;
+                }
                 final long copied = op.copiedInKey;
                 final long bytes = Math.min(length - copied, copyBudget);
                 MemorySegment.copy(
@@ -240,7 +257,7 @@ final class CopyScheduler
             final long regionOffset = op.regionOffsets[i] + copied;
             if (CopyOperation.PUBLISH == op.kind)
             {
-                MemorySegment.copy(region, regionOffset, store.pool(), poolOffset, bytes);
+                store.copyIntoPool(region, regionOffset, poolOffset, bytes, op.crc);
             }
             else
             {
@@ -253,7 +270,7 @@ final class CopyScheduler
             {
                 if (CopyOperation.PUBLISH == op.kind)
                 {
-                    store.seal(entryId);
+                    store.seal(entryId, (int)op.crc.getValue());
                     blocksPublished.incrementRelease();
                     bytesPublished.getAndAddRelease(length);
                 }
@@ -274,6 +291,8 @@ final class CopyScheduler
         op.residences[key] = Residence.NONE;
         op.completedCount++;
         op.copiedInKey = 0;
+        op.verifiedInKey = 0;
+        op.crc.reset();
         op.nextKey++;
     }
 
@@ -302,12 +321,14 @@ final class CopyScheduler
     }
 
     /**
-     * An SSD read failed (the residence is already dropped): the key reports a miss, and like any miss it ends the
-     * restored prefix, so the keys after it are released and not attempted.
+     * An SSD read failed or its bytes did not match the block's checksum (either way staging, the pin and the
+     * residence are already released): the key is answered FAILED with the reason, which ends the restored prefix,
+     * so the keys after it are released and not attempted.
      */
-    private void failSsdKey(final CopyOperation op, final int key)
+    private void failSsdKey(final CopyOperation op, final int key, final KeyStatus status, final FailureReason reason)
     {
-        op.statuses[key] = KeyStatus.MISS;
+        op.statuses[key] = status;
+        op.reasons[key] = reason;
         op.lengths[key] = 0;
         op.residences[key] = Residence.NONE;
         op.copiedInKey = 0;
@@ -386,7 +407,9 @@ final class CopyScheduler
             0L,
             op.statuses,
             op.lengths,
-            op.keyCount);
+            op.reasons,
+            op.keyCount,
+            null);
     }
 
     /**

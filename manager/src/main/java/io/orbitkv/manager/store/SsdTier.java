@@ -31,6 +31,9 @@ import org.agrona.concurrent.status.AtomicCounter;
  * the write has completed successfully). DRAM and SSD residences of one key are independent entries in two
  * indexes: evicting one never touches the other.
  *
+ * <p>Checksums: a residence is reserved with the CRC32C of the DRAM entry it copies, and keeps it. A read is verified
+ * by its reader against {@link #crc32c(int)} ({@link #verifyRead}); a mismatch drops the residence like an I/O error.
+ *
  * <p>Back-pressure: staging, commands and the queue depth are fixed at start. An admission that finds no staging,
  * no command or no SSD room is skipped and counted (never blocks a Publish); a Read that finds none waits in its
  * operation queue and retries on the next duty cycle.
@@ -94,6 +97,9 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private final AtomicCounter evictions;
     private final AtomicCounter promotions;
     private final AtomicCounter lookupHits;
+    private final AtomicCounter checksumMismatches;
+    private final AtomicCounter checksumBlocksVerified;
+    private final AtomicCounter checksumBytesVerified;
 
     private final MemorySegment pool;
     private SsdBackend backend;
@@ -160,6 +166,9 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         evictions = counters.get(SystemCounterDescriptor.SSD_EVICTIONS);
         promotions = counters.get(SystemCounterDescriptor.SSD_PROMOTIONS);
         lookupHits = counters.get(SystemCounterDescriptor.SSD_LOOKUP_HITS);
+        checksumMismatches = counters.get(SystemCounterDescriptor.CHECKSUM_SSD_MISMATCHES);
+        checksumBlocksVerified = counters.get(SystemCounterDescriptor.CHECKSUM_BLOCKS_VERIFIED);
+        checksumBytesVerified = counters.get(SystemCounterDescriptor.CHECKSUM_BYTES_VERIFIED);
         fallbackGauge.setRelease(SsdBackend.KIND_FILECHANNEL == backend.kind() ? 1 : 0);
         updateGauges();
     }
@@ -370,6 +379,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         }
         final long stagingOffset = admitStagingOffset;
         final int entry = admitEntry;
+        residences.crc32c(entry, dram.crc32c(dramEntryId));
         // design: the victim's bytes are copied out before its DRAM space is reused.
         MemorySegment.copy(pool, dram.offset(dramEntryId), staging, stagingOffset, length);
         final int cmd = takeCommand();
@@ -450,6 +460,11 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         return residences.length(entry);
     }
 
+    int crc32c(final int entry)
+    {
+        return residences.crc32c(entry);
+    }
+
     void pin(final int entry)
     {
         residences.pin(entry);
@@ -503,6 +518,32 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     }
 
     /**
+     * A staged read was summed by its reader: keep it when the sum is the residence's, else release it as corrupt.
+     *
+     * @return true when the bytes match.
+     */
+    boolean verifyRead(final int entry, final long stagingOffset, final int length, final int crc32c)
+    {
+        final int expected = residences.crc32c(entry);
+        if (expected == crc32c)
+        {
+            checksumBlocksVerified.incrementRelease();
+            checksumBytesVerified.getAndAddRelease(length);
+            return true;
+        }
+        checksumMismatches.incrementRelease();
+        final long fileOffset = residences.offset(entry);
+        stagingAllocator.free(stagingOffset);
+        residences.unpin(entry);
+        // design: a residence whose bytes are corrupt is dropped; a concurrent reader's pin keeps it until then.
+        residences.remove(entry);
+        errorHandler.onError(new SsdChecksumException(
+            "SSD read checksum mismatch at file offset " + fileOffset + " length " + length + ": expected crc32c " +
+            Integer.toHexString(expected) + ", read " + Integer.toHexString(crc32c) + "; residence dropped"));
+        return false;
+    }
+
+    /**
      * Every byte of a staged read reached its reader: release staging and the pin, promote if asked.
      */
     void finishRead(final BlockStore dram, final int entry, final long stagingOffset, final int length)
@@ -525,7 +566,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         if (dramEntry >= 0)
         {
             MemorySegment.copy(staging, stagingOffset, pool, dram.offset(dramEntry), length);
-            dram.seal(dramEntry);
+            dram.seal(dramEntry, residences.crc32c(entry));
             promotions.incrementRelease();
         }
     }
@@ -618,6 +659,19 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         // Never overflows: every queued command was taken from the free list, whose size is the queue's capacity.
         pendingCommands[(int)pendingTail & (pendingCommands.length - 1)] = cmd;
         pendingTail++;
+    }
+
+    /**
+     * Bytes read back from the SSD that are not the block that was written; recorded in the distinct error log.
+     */
+    static final class SsdChecksumException extends RuntimeException
+    {
+        private static final long serialVersionUID = 1L;
+
+        SsdChecksumException(final String message)
+        {
+            super(message, null, false, false);
+        }
     }
 
     /**

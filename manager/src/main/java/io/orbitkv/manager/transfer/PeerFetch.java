@@ -106,7 +106,6 @@ public final class PeerFetch
     boolean clientGone;
     AutoCloseable orphanedRegion;
     int lookupIndex = -1;
-    long lookupGeneration;
     long regionAddress;
     java.nio.ByteBuffer regionView;
 

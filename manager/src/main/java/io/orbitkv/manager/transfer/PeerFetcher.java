@@ -6,9 +6,11 @@ import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.transfer.MessageHeaderEncoder;
 import io.orbitkv.codecs.transfer.ReleaseReason;
+import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
 import io.orbitkv.codecs.transfer.TransferAuthorizeEncoder;
 import io.orbitkv.codecs.transfer.TransferGrantDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
+import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseEncoder;
 import io.orbitkv.codecs.transfer.TransferStatus;
 import io.orbitkv.codecs.transfer.TransferTier;
@@ -20,6 +22,8 @@ import io.orbitkv.manager.catalog.PendingLookup;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.peer.PeerSession;
+import io.orbitkv.manager.peer.TransferHandler;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
@@ -96,6 +100,28 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     private final AtomicCounter budgetExpired;
     private final AtomicCounter fetchesActiveGauge;
     private final AtomicCounter readsInFlightGauge;
+    private final TransferHandler answers = new TransferHandler()
+    {
+        public void onAuthorize(final PeerSession session, final TransferAuthorizeDecoder request)
+        {
+            // Authorizations are the source side's.
+        }
+
+        public void onRelease(final PeerSession session, final TransferReleaseDecoder request)
+        {
+            // Releases are the source side's.
+        }
+
+        public void onGrant(final PeerClient client, final TransferGrantDecoder grant)
+        {
+            PeerFetcher.this.onGrant(client, grant);
+        }
+
+        public void onReleaseAck(final PeerClient client, final TransferReleaseAckDecoder ack)
+        {
+            PeerFetcher.this.onReleaseAck(client, ack);
+        }
+    };
     private long nextRequesterSessionId;
     private int activeFetches;
     private int readsInFlight;
@@ -172,6 +198,8 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
                     fetch.orphanedRegion = null;
                     fetch.regionView = null;
                     fetch.regionAddress = 0;
+                    fetch.answered = false;
+                    fetch.lookupIndex = -1;
                     activeFetches++;
                     return fetch;
                 }
@@ -217,8 +245,8 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         {
             lookup.addPeerKey(fetch.hashes, fetch.hashOffset(k), fetch.hashLengths[k]);
         }
+        // The slot is this fetch's until discovery answers it (possibly from within startLookup).
         fetch.lookupIndex = lookup.index();
-        fetch.lookupGeneration = lookup.generation();
         catalog.startLookup(lookup, this);
     }
 
@@ -246,6 +274,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         final int rowCount, final KeyStatus[] localStatuses, final int[] localLengths)
     {
         fetch.kind = PeerFetch.READ;
+        fetch.answered = false;
         fetch.correlationId = correlationId;
         fetch.templateId = io.orbitkv.codecs.engine.ReadRequestDecoder.TEMPLATE_ID;
         fetch.firstRow = firstRow;
@@ -334,6 +363,14 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         transport.unregisterMemory(address);
     }
 
+    /**
+     * @return the handler of the sources' answers (grants, release acks) addressed to this requester.
+     */
+    public TransferHandler answers()
+    {
+        return answers;
+    }
+
     public int activeFetches()
     {
         return activeFetches;
@@ -357,7 +394,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         {
             return 0;
         }
-        int work = transport.poll(this, 64);
+        int work = 0;
         for (final PeerFetch fetch : fetches)
         {
             if (!fetch.active)
@@ -456,8 +493,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     {
         for (final PeerFetch fetch : fetches)
         {
-            if (fetch.active && PeerFetch.DISCOVERING == fetch.phase && fetch.lookupIndex == lookup.index() &&
-                fetch.lookupGeneration == lookup.generation())
+            if (fetch.active && PeerFetch.DISCOVERING == fetch.phase && fetch.lookupIndex == lookup.index())
             {
                 copyCandidates(fetch, lookup.answer(), 0);
                 fetch.phase = PeerFetch.AUTHORIZING;
@@ -711,7 +747,12 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
                     reason = keys.status();
                 }
             }
-            skipRest(grant);
+            while (keys.hasNext())
+            {
+                keys.next();
+            }
+            grant.skipTransportEndpoint();
+            grant.skipMessage();
             refused(fetch, attempt, reason, true);
             return;
         }
@@ -733,6 +774,13 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
                 fetch.keyLengths[i] = keys.length();
                 fetch.keyCrcs[i] = keys.crc32c();
                 fetch.keyStates[i] = PeerFetch.KEY_GRANTED;
+                if (0 == keys.address() || keys.length() <= 0)
+                {
+                    // A grant without a usable range: nothing can be read for this key.
+                    fetch.keyStates[i] = PeerFetch.KEY_FAILED;
+                    fetch.keyReasons[i] = FailureReason.TRANSFER;
+                    fetch.stopKey = Math.min(fetch.stopKey, i);
+                }
             }
             else if (k == granted && k < attempt.keyCount)
             {
@@ -850,17 +898,6 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         plan(fetch);
     }
 
-    private static void skipRest(final TransferGrantDecoder grant)
-    {
-        final TransferGrantDecoder.KeysDecoder keys = grant.keys();
-        while (keys.hasNext())
-        {
-            keys.next();
-        }
-        grant.skipTransportEndpoint();
-        grant.skipMessage();
-    }
-
     // ---------------------------------------------------------------------------------------------------------------
     // Reads.
 
@@ -952,7 +989,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
 
     public void onRevoked(final long sessionId)
     {
-        // Source side: the transfer service routes revocations there.
+        // Revocations are the source side's; the transfer service routes them there.
     }
 
     private void fail(final PeerFetch fetch, final int k, final FailureReason reason)
@@ -1242,7 +1279,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         final MemorySegment pool = store.pool();
         MemorySegment.copy(MemorySegment.ofAddress(fetch.destinations[k]).reinterpret(length), 0, pool,
             store.offset(entryId), length);
-        store.seal(entryId);
+        store.sealFetched(entryId, fetch.keyCrcs[k]);
         blocksAdmitted.incrementRelease();
     }
 

@@ -2,6 +2,7 @@ package io.orbitkv.manager.transfer;
 
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
+import io.orbitkv.transport.BuiltinTransport;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.transport.TransportException;
 import io.orbitkv.transport.mooncake.MooncakeTransport;
@@ -50,6 +51,10 @@ public final class Transports
                 .host(host)
                 .rpcPort(port));
         }
-        throw new TransportException("the built-in transport is not available in this build");
+        return new BuiltinTransport(new BuiltinTransport.Context()
+            .bindHost(host)
+            .port(port)
+            .streamsPerPeer(ctx.transferStreams())
+            .maxSessions(ctx.transferMaxSessions()));
     }
 }

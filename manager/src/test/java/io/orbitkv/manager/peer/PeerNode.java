@@ -98,6 +98,23 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
         final boolean driverThread,
         final org.agrona.concurrent.NanoClock clock)
     {
+        this(dir, nodeIndex, incarnationMsb, incarnationLsb, fingerprint, mtuLength, driverThread, clock, null);
+    }
+
+    /**
+     * @param transferHandler where transfer frames go, or null.
+     */
+    PeerNode(
+        final Path dir,
+        final int nodeIndex,
+        final long incarnationMsb,
+        final long incarnationLsb,
+        final long fingerprint,
+        final int mtuLength,
+        final boolean driverThread,
+        final org.agrona.concurrent.NanoClock clock,
+        final TransferHandler transferHandler)
+    {
         this.nodeIndex = nodeIndex;
         this.incarnationMsb = incarnationMsb;
         this.incarnationLsb = incarnationLsb;
@@ -120,6 +137,7 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
             .validator(validator)
             .coldQueryHandler(new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, fingerprint))
             .handler(this)
+            .transferHandler(transferHandler)
             .countersManager(countersManager)
             .nanoClock(clock)
             .errorHandler(errors::add));

@@ -67,6 +67,8 @@ final class RingAgentFixture implements AutoCloseable
     private final DistinctErrorLog errorLog;
     private final List<Throwable> errors = new ArrayList<>();
     private final EngineRingAgent agent;
+    private final TieredStore store;
+    private final NamespaceTable namespaces;
     private MappedRegion stagingRegion;
     private boolean closed;
 
@@ -124,9 +126,9 @@ final class RingAgentFixture implements AutoCloseable
 
         final MemorySegment pool = arena.allocate(ctx.poolBytes(), 4096);
         final SsdTier ssd = null == ssdAdmission ? null : openSsdTier(pool);
-        final TieredStore store = new TieredStore(ctx, pool, ssd, counters);
-        agent = new EngineRing(
-            ctx, sections, store, new NamespaceTable(ctx.maxNamespaces()), counters, errors::add, errorLog).newAgent(null);
+        store = new TieredStore(ctx, pool, ssd, counters);
+        namespaces = new NamespaceTable(ctx.maxNamespaces());
+        agent = new EngineRing(ctx, sections, store, namespaces, counters, errors::add, errorLog).newAgent(null);
         agent.onStart();
     }
 
@@ -155,6 +157,25 @@ final class RingAgentFixture implements AutoCloseable
     EngineRingAgent agent()
     {
         return agent;
+    }
+
+    /** The agent's store; the test thread drives the agent, so reading it between duty cycles is safe. */
+    TieredStore store()
+    {
+        return store;
+    }
+
+    /** The id the agent registered a namespace under, negative if it has not seen it. */
+    int namespaceId(final String namespace)
+    {
+        final UnsafeBuffer name = new UnsafeBuffer(namespace.getBytes(StandardCharsets.US_ASCII));
+        return namespaces.lookup(name, 0, name.capacity());
+    }
+
+    /** The READY residence of a key as the agent's store has it, DRAM first. */
+    long residence(final String namespace, final byte[] hash)
+    {
+        return store.findReady(namespaceId(namespace), new UnsafeBuffer(hash), 0, hash.length);
     }
 
     CncFileDescriptor.Sections sections()
@@ -443,7 +464,7 @@ final class RingAgentFixture implements AutoCloseable
             return replies;
         }
 
-        private Reply poll(final long correlationId)
+        Reply poll(final long correlationId)
         {
             responseRing.read((msgTypeId, buffer, index, length) -> pending.add(decode(buffer, index)));
             for (int i = 0; i < pending.size(); i++)
@@ -496,7 +517,7 @@ final class RingAgentFixture implements AutoCloseable
         }
     }
 
-    private static byte pattern(final long seed, final int i)
+    static byte pattern(final long seed, final int i)
     {
         return (byte)((seed * 31 + i * 7 + (i >>> 8)) & 0xFF);
     }

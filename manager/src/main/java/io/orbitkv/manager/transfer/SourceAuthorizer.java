@@ -1,0 +1,700 @@
+package io.orbitkv.manager.transfer;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.SplittableRandom;
+
+import io.orbitkv.codecs.StateKey;
+import io.orbitkv.codecs.TransferLimits;
+import io.orbitkv.codecs.transfer.MessageHeaderEncoder;
+import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
+import io.orbitkv.codecs.transfer.TransferGrantEncoder;
+import io.orbitkv.codecs.transfer.TransferReleaseAckEncoder;
+import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
+import io.orbitkv.codecs.transfer.TransferStatus;
+import io.orbitkv.codecs.transfer.TransferTier;
+import io.orbitkv.index.BlockStore;
+import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.peer.PeerSession;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.store.Residence;
+import io.orbitkv.manager.store.TieredStore;
+import io.orbitkv.transport.Transport;
+import org.agrona.BufferUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+
+/**
+ * The source half of a peer transfer: validates an authorization, pins the leading run of valid keys under the
+ * store's single owner (this thread), exports their ranges through the {@link Transport} and answers with a grant;
+ * ends sessions on release, expiry, requester loss or revocation. See docs/transfer.md for the order of checks and
+ * the lifetime rules; in short:
+ * <ol>
+ *     <li>frame sanity (1..{@link TransferLimits#MAX_KEYS_PER_AUTHORIZE} keys, lengths, positive expected bytes,
+ *     maxBytes their sum): MALFORMED;</li>
+ *     <li>a duplicate (same requester incarnation and requester session id as a held grant) gets that grant again;</li>
+ *     <li>own registration: FENCED; requester in the member view: UNKNOWN_REQUESTER; session limit:
+ *     TOO_MANY_SESSIONS; per-peer limit: PEER_LIMIT;</li>
+ *     <li>per key in order: DRAM residence (MISSING), insertion sequence (STALE_SEQUENCE), length
+ *     (LENGTH_MISMATCH), budget (OVER_BUDGET). The grant covers the keys before the first refused one; when the
+ *     first key is refused nothing is pinned and no session exists.</li>
+ * </ol>
+ * Single threaded (the agent that owns the store); allocation free on every path once constructed.
+ */
+final class SourceAuthorizer
+{
+    /**
+     * Largest grant: header, block, every key's entry and the longest endpoint and message the schema allows.
+     */
+    static final int MAX_ANSWER_BYTES = 16 * 1024;
+
+    private static final byte[] EXPORT_REFUSED = "the transport would not export the session".getBytes(
+        StandardCharsets.US_ASCII);
+    private static final byte[] NOTHING = new byte[0];
+
+    private final TransferSettings settings;
+    private final TieredStore store;
+    private final BlockStore dram;
+    private final long poolAddress;
+    private final MemorySegment pool;
+    private final NamespaceTable namespaces;
+    private final Transport transport;
+    private final SourceMembers members;
+    private final AnswerChannel channel;
+    private final SourceHolds holds;
+    private final SplittableRandom tokens;
+
+    private final UnsafeBuffer answer = new UnsafeBuffer(BufferUtil.allocateDirectAligned(MAX_ANSWER_BYTES, 64));
+    private final UnsafeBuffer endpoint;
+    private final UnsafeBuffer exportRefused = new UnsafeBuffer(EXPORT_REFUSED);
+    private final UnsafeBuffer nothing = new UnsafeBuffer(NOTHING);
+    private final UnsafeBuffer namespace = new UnsafeBuffer(new byte[StateKey.MAX_NAMESPACE_LENGTH]);
+    private final UnsafeBuffer hashView = new UnsafeBuffer(0, 0);
+    private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
+    private final TransferGrantEncoder grantEncoder = new TransferGrantEncoder();
+    private final TransferReleaseAckEncoder ackEncoder = new TransferReleaseAckEncoder();
+    private final long[] exportAddresses = new long[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
+    private final int[] exportLengths = new int[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
+    private final long[] candidateResidences = new long[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
+    private final long[] candidateCharges = new long[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
+
+    private final AtomicCounter rejectedFenced;
+    private final AtomicCounter rejectedUnknownRequester;
+    private final AtomicCounter rejectedMissing;
+    private final AtomicCounter rejectedStaleSequence;
+    private final AtomicCounter rejectedLengthMismatch;
+    private final AtomicCounter rejectedOverBudget;
+    private final AtomicCounter rejectedTooManySessions;
+    private final AtomicCounter rejectedPeerLimit;
+    private final AtomicCounter rejectedMalformed;
+    private final AtomicCounter rejectedExport;
+    private final AtomicCounter grants;
+    private final AtomicCounter grantedKeys;
+    private final AtomicCounter partialGrants;
+    private final AtomicCounter sessionsActive;
+    private final AtomicCounter pinnedBytes;
+    private final AtomicCounter releases;
+    private final AtomicCounter duplicateAuthorizes;
+    private final AtomicCounter duplicateReleases;
+    private final AtomicCounter unknownSessionReleases;
+    private final AtomicCounter expiries;
+    private final AtomicCounter revocationsCompleted;
+    private final AtomicCounter quarantinedSessions;
+    private final AtomicCounter quarantinedBytes;
+    private final AtomicCounter requestersLost;
+    private final AtomicCounter answersFailed;
+
+    private int namespaceLength;
+    private long nextDeadlineNs = Long.MAX_VALUE;
+    private long appliedViewVersion;
+    private boolean flipped;
+
+    SourceAuthorizer(
+        final TransferSettings settings,
+        final TieredStore store,
+        final NamespaceTable namespaces,
+        final Transport transport,
+        final SourceMembers members,
+        final AnswerChannel channel,
+        final SystemCounters counters)
+    {
+        this.settings = settings;
+        this.store = store;
+        this.dram = store.dram();
+        this.pool = store.pool();
+        this.poolAddress = pool.address();
+        this.namespaces = namespaces;
+        this.transport = transport;
+        this.members = members;
+        this.channel = channel;
+        final SecureRandom seed = new SecureRandom();
+        this.tokens = new SplittableRandom(seed.nextLong());
+        this.holds = new SourceHolds(settings.maxSessions(), settings.budgetBytes(), seed.nextLong() >>> 24);
+        final byte[] endpointBytes = transport.localEndpoint().getBytes(StandardCharsets.US_ASCII);
+        this.endpoint = new UnsafeBuffer(endpointBytes);
+        this.appliedViewVersion = members.viewVersion();
+
+        rejectedFenced = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_FENCED);
+        rejectedUnknownRequester = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_UNKNOWN_REQUESTER);
+        rejectedMissing = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_MISSING);
+        rejectedStaleSequence = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_STALE_SEQUENCE);
+        rejectedLengthMismatch = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_LENGTH_MISMATCH);
+        rejectedOverBudget = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_OVER_BUDGET);
+        rejectedTooManySessions = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_TOO_MANY_SESSIONS);
+        rejectedPeerLimit = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_PEER_LIMIT);
+        rejectedMalformed = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_MALFORMED);
+        rejectedExport = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_EXPORT);
+        grants = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_GRANTS);
+        grantedKeys = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_GRANTED_KEYS);
+        partialGrants = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_PARTIAL_GRANTS);
+        sessionsActive = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_SESSIONS_ACTIVE);
+        pinnedBytes = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_PINNED_BYTES);
+        releases = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_RELEASES);
+        duplicateAuthorizes = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_DUPLICATE_AUTHORIZES);
+        duplicateReleases = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_DUPLICATE_RELEASES);
+        unknownSessionReleases = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_UNKNOWN_SESSION_RELEASES);
+        expiries = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_EXPIRIES);
+        revocationsCompleted = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REVOCATIONS_COMPLETED);
+        quarantinedSessions = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_QUARANTINED_SESSIONS);
+        quarantinedBytes = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_QUARANTINED_BYTES);
+        requestersLost = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REQUESTERS_LOST);
+        answersFailed = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_ANSWERS_FAILED);
+    }
+
+    SourceHolds holds()
+    {
+        return holds;
+    }
+
+    /**
+     * @return when the next granted session expires ({@link Long#MAX_VALUE} when none is held).
+     */
+    long nextDeadlineNs()
+    {
+        return nextDeadlineNs;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Authorization.
+
+    void onAuthorize(final PeerSession session, final TransferAuthorizeDecoder request, final long nowNs)
+    {
+        final long correlationId = request.correlationId();
+        final long requesterSessionId = request.requesterSessionId();
+        final long requesterMsb = session.requesterIncarnationMsb();
+        final long requesterLsb = session.requesterIncarnationLsb();
+
+        final int keyCount = checkFrame(request);
+        if (keyCount < 0)
+        {
+            rejectedMalformed.incrementRelease();
+            refuse(session, correlationId, requesterSessionId, TransferStatus.MALFORMED, 0);
+            return;
+        }
+        final TransferSession held = holds.granted(requesterMsb, requesterLsb, requesterSessionId);
+        if (null != held)
+        {
+            // design: duplicate requests are idempotent; the same grant again, nothing pinned twice.
+            duplicateAuthorizes.incrementRelease();
+            sendGrant(session, held, correlationId);
+            return;
+        }
+        if (!members.grantsAllowed(nowNs))
+        {
+            rejectedFenced.incrementRelease();
+            refuse(session, correlationId, requesterSessionId, TransferStatus.FENCED, 0);
+            return;
+        }
+        if (!members.isMember(requesterMsb, requesterLsb))
+        {
+            rejectedUnknownRequester.incrementRelease();
+            refuse(session, correlationId, requesterSessionId, TransferStatus.UNKNOWN_REQUESTER, 0);
+            return;
+        }
+        if (holds.activeCount() >= holds.capacity())
+        {
+            rejectedTooManySessions.incrementRelease();
+            refuse(session, correlationId, requesterSessionId, TransferStatus.TOO_MANY_SESSIONS, 0);
+            return;
+        }
+        if (holds.countOf(requesterMsb, requesterLsb) >= settings.sessionsPerPeer())
+        {
+            rejectedPeerLimit.incrementRelease();
+            refuse(session, correlationId, requesterSessionId, TransferStatus.PEER_LIMIT, 0);
+            return;
+        }
+
+        final int namespaceId = namespaces.lookup(namespace, 0, namespaceLength);
+        request.sbeRewind();
+        final TransferAuthorizeDecoder.KeysDecoder keys = request.keys();
+        long pendingCharge = 0;
+        int valid = 0;
+        TransferStatus refused = TransferStatus.NOT_ATTEMPTED;
+        while (keys.hasNext())
+        {
+            keys.next();
+            final TransferTier tier = keys.tier();
+            final long insertionSequence = keys.insertionSequence();
+            final int expectedBytes = keys.expectedBytes();
+            final int hashLength = keys.keyHashLength();
+            keys.wrapKeyHash(hashView);
+            final long residence = TransferTier.DRAM == tier && namespaceId >= 0 ?
+                store.findReady(namespaceId, hashView, 0, hashLength) : Residence.NONE;
+            if (!Residence.isDram(residence))
+            {
+                // Remote SSD is not served: an SSD-only residence is MISSING here.
+                refused = TransferStatus.MISSING;
+                break;
+            }
+            final int entryId = Residence.entryId(residence);
+            if (dram.insertionSequence(entryId) != insertionSequence)
+            {
+                refused = TransferStatus.STALE_SEQUENCE;
+                break;
+            }
+            if (dram.length(entryId) != expectedBytes)
+            {
+                refused = TransferStatus.LENGTH_MISMATCH;
+                break;
+            }
+            // design: whole allocations are charged against --transfer-budget, not payload lengths.
+            final long charge = dram.allocator().classBytes(dram.sizeClass(entryId));
+            if (!holds.fits(pendingCharge, charge))
+            {
+                refused = TransferStatus.OVER_BUDGET;
+                break;
+            }
+            pendingCharge += charge;
+            candidateResidences[valid] = residence;
+            candidateCharges[valid] = charge;
+            valid++;
+        }
+        if (TransferStatus.NOT_ATTEMPTED != refused)
+        {
+            countRefusal(refused);
+        }
+        if (0 == valid)
+        {
+            // design: rejection grants no addresses and creates no transfer session.
+            refuse(session, correlationId, requesterSessionId, refused, keyCount);
+            return;
+        }
+        grant(session, correlationId, requesterSessionId, keyCount, valid, refused, pendingCharge, nowNs);
+    }
+
+    /**
+     * Validate the whole frame before anything is touched, and copy its namespace.
+     *
+     * @return the number of keys, or -1 when the frame is malformed.
+     */
+    private int checkFrame(final TransferAuthorizeDecoder request)
+    {
+        try
+        {
+            final TransferAuthorizeDecoder.KeysDecoder keys = request.keys();
+            final int count = keys.count();
+            if (count < 1 || count > TransferLimits.MAX_KEYS_PER_AUTHORIZE)
+            {
+                return -1;
+            }
+            long sum = 0;
+            while (keys.hasNext())
+            {
+                keys.next();
+                final short tier = keys.tierRaw();
+                final int expectedBytes = keys.expectedBytes();
+                final int hashLength = keys.keyHashLength();
+                if ((TransferTier.DRAM.value() != tier && TransferTier.SSD.value() != tier) || expectedBytes <= 0 ||
+                    hashLength < 1 || hashLength > StateKey.MAX_HASH_LENGTH)
+                {
+                    return -1;
+                }
+                keys.skipKeyHash();
+                sum += expectedBytes;
+            }
+            final int length = request.keyNamespaceLength();
+            if (length < 1 || length > StateKey.MAX_NAMESPACE_LENGTH || request.maxBytes() != sum)
+            {
+                return -1;
+            }
+            request.getKeyNamespace(namespace, 0, length);
+            namespaceLength = length;
+            return count;
+        }
+        catch (final IndexOutOfBoundsException ex)
+        {
+            // A group count or a length that runs past the frame.
+            return -1;
+        }
+    }
+
+    private void grant(
+        final PeerSession session,
+        final long correlationId,
+        final long requesterSessionId,
+        final int keyCount,
+        final int valid,
+        final TransferStatus refused,
+        final long charge,
+        final long nowNs)
+    {
+        final TransferSession hold = holds.acquire();
+        hold.requesterMsb = session.requesterIncarnationMsb();
+        hold.requesterLsb = session.requesterIncarnationLsb();
+        hold.requesterSessionId = requesterSessionId;
+        hold.requestedKeys = keyCount;
+        hold.grantedKeys = valid;
+        hold.refusedStatus = refused;
+        hold.token = tokens.nextLong();
+        hold.chargedBytes = charge;
+        for (int i = 0; i < valid; i++)
+        {
+            final long residence = candidateResidences[i];
+            final int entryId = Residence.entryId(residence);
+            store.pin(residence);
+            hold.residences[i] = residence;
+            hold.addresses[i] = poolAddress + dram.offset(entryId);
+            hold.lengths[i] = dram.length(entryId);
+            hold.crcs[i] = store.crc32c(residence);
+            exportAddresses[i] = hold.addresses[i];
+            exportLengths[i] = hold.lengths[i];
+        }
+        if (!transport.export(hold.transferSessionId, hold.token, exportAddresses, exportLengths, valid))
+        {
+            for (int i = 0; i < valid; i++)
+            {
+                store.unpin(hold.residences[i]);
+            }
+            hold.chargedBytes = 0;
+            holds.abandon(hold);
+            rejectedExport.incrementRelease();
+            refuse(session, correlationId, requesterSessionId, TransferStatus.ERROR, 0);
+            return;
+        }
+        if (settings.flipFirstByte() && !flipped)
+        {
+            // Test hook (orbitkv.manager.transfer.test.flipFirstByte): the sealed checksum no longer matches.
+            flipped = true;
+            final long offset = dram.offset(Residence.entryId(hold.residences[0]));
+            pool.set(ValueLayout.JAVA_BYTE, offset, (byte)(pool.get(ValueLayout.JAVA_BYTE, offset) ^ 0x01));
+        }
+        hold.deadlineNs = nowNs + settings.sessionTtlNs();
+        nextDeadlineNs = Math.min(nextDeadlineNs, hold.deadlineNs);
+        holds.granted(hold);
+        grants.incrementRelease();
+        grantedKeys.getAndAddRelease(valid);
+        if (valid < keyCount)
+        {
+            partialGrants.incrementRelease();
+        }
+        updateGauges();
+        sendGrant(session, hold, correlationId);
+    }
+
+    private void countRefusal(final TransferStatus status)
+    {
+        switch (status)
+        {
+            case MISSING -> rejectedMissing.incrementRelease();
+            case STALE_SEQUENCE -> rejectedStaleSequence.incrementRelease();
+            case LENGTH_MISMATCH -> rejectedLengthMismatch.incrementRelease();
+            case OVER_BUDGET -> rejectedOverBudget.incrementRelease();
+            default ->
+            {
+                // Frame-level refusals are counted where they are decided.
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Release, expiry, requester loss, revocation.
+
+    void onRelease(final PeerSession session, final TransferReleaseDecoder request)
+    {
+        final long transferSessionId = request.transferSessionId();
+        final long correlationId = request.correlationId();
+        final TransferSession hold = holds.byId(transferSessionId);
+        if (null == hold || !hold.isFrom(session.requesterIncarnationMsb(), session.requesterIncarnationLsb()) ||
+            hold.requesterSessionId != request.requesterSessionId())
+        {
+            if (holds.wasFreed(transferSessionId))
+            {
+                duplicateReleases.incrementRelease();
+            }
+            else
+            {
+                unknownSessionReleases.incrementRelease();
+            }
+            sendAck(session, correlationId, transferSessionId, TransferStatus.UNKNOWN_SESSION);
+            return;
+        }
+        switch (hold.state)
+        {
+            case TransferSession.GRANTED ->
+            {
+                releases.incrementRelease();
+                endSession(hold);
+                sendAck(session, correlationId, transferSessionId, TransferStatus.OK);
+            }
+            case TransferSession.QUARANTINED ->
+            {
+                // The requester says its reads ended: what the quarantine waited for.
+                releases.incrementRelease();
+                unpinAndFree(hold);
+                sendAck(session, correlationId, transferSessionId, TransferStatus.OK);
+            }
+            default ->
+            {
+                // Revoking: released (or expired) already; the pins go when the transport says so.
+                duplicateReleases.incrementRelease();
+                sendAck(session, correlationId, transferSessionId, TransferStatus.UNKNOWN_SESSION);
+            }
+        }
+    }
+
+    /**
+     * The transport completed a revocation: no read of the session is in progress, its bytes may be reused.
+     */
+    void onRevoked(final long transferSessionId)
+    {
+        final TransferSession hold = holds.byId(transferSessionId);
+        if (null != hold && TransferSession.REVOKING == hold.state)
+        {
+            revocationsCompleted.incrementRelease();
+            unpinAndFree(hold);
+        }
+    }
+
+    /**
+     * Expire sessions past their lifetime and end those whose requester left the member view.
+     *
+     * @return work done.
+     */
+    int doWork(final long nowNs)
+    {
+        int work = 0;
+        if (nowNs - nextDeadlineNs >= 0)
+        {
+            work += expire(nowNs);
+        }
+        final long viewVersion = members.viewVersion();
+        if (viewVersion != appliedViewVersion)
+        {
+            appliedViewVersion = viewVersion;
+            work += dropLostRequesters();
+        }
+        return work;
+    }
+
+    private int expire(final long nowNs)
+    {
+        int expired = 0;
+        long next = Long.MAX_VALUE;
+        for (int i = 0, n = holds.capacity(); i < n; i++)
+        {
+            final TransferSession hold = holds.at(i);
+            if (TransferSession.GRANTED != hold.state)
+            {
+                continue;
+            }
+            if (nowNs - hold.deadlineNs >= 0)
+            {
+                expiries.incrementRelease();
+                expired++;
+                if (transport.canRevoke())
+                {
+                    hold.state = TransferSession.REVOKING;
+                    transport.revoke(hold.transferSessionId);
+                }
+                else
+                {
+                    // design: no timeout-only reclamation. New reads are refused; reads already submitted by the
+                    // requester cannot be proven over, so the memory stays pinned and charged.
+                    transport.revoke(hold.transferSessionId);
+                    holds.quarantine(hold);
+                }
+            }
+            else
+            {
+                next = Math.min(next, hold.deadlineNs);
+            }
+        }
+        nextDeadlineNs = next;
+        updateGauges();
+        return expired;
+    }
+
+    private int dropLostRequesters()
+    {
+        int dropped = 0;
+        for (int i = 0, n = holds.capacity(); i < n; i++)
+        {
+            final TransferSession hold = holds.at(i);
+            if ((TransferSession.GRANTED != hold.state && TransferSession.QUARANTINED != hold.state) ||
+                members.isMember(hold.requesterMsb, hold.requesterLsb))
+            {
+                continue;
+            }
+            requestersLost.incrementRelease();
+            dropped++;
+            if (TransferSession.GRANTED == hold.state && transport.canRevoke())
+            {
+                hold.state = TransferSession.REVOKING;
+                transport.revoke(hold.transferSessionId);
+            }
+            else
+            {
+                // The requester's incarnation is gone: no read of it can still be in progress.
+                unpinAndFree(hold);
+            }
+        }
+        updateGauges();
+        return dropped;
+    }
+
+    private void endSession(final TransferSession hold)
+    {
+        if (transport.canRevoke())
+        {
+            hold.state = TransferSession.REVOKING;
+            transport.revoke(hold.transferSessionId);
+        }
+        else
+        {
+            // One-sided reads: the requester's release says its reads ended, so the bytes are free now.
+            unpinAndFree(hold);
+        }
+    }
+
+    private void unpinAndFree(final TransferSession hold)
+    {
+        if (!transport.canRevoke() && TransferSession.QUARANTINED != hold.state)
+        {
+            // Withdraw the export; a one-sided transport delivers no revocation to wait for.
+            transport.revoke(hold.transferSessionId);
+        }
+        for (int i = 0, n = hold.grantedKeys; i < n; i++)
+        {
+            store.unpin(hold.residences[i]);
+        }
+        holds.free(hold);
+        updateGauges();
+    }
+
+    private void updateGauges()
+    {
+        sessionsActive.setRelease(holds.activeCount());
+        pinnedBytes.setRelease(holds.chargedBytes());
+        quarantinedSessions.setRelease(holds.quarantinedSessions());
+        quarantinedBytes.setRelease(holds.quarantinedBytes());
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Answers.
+
+    private void sendGrant(final PeerSession session, final TransferSession hold, final long correlationId)
+    {
+        grantEncoder.wrapAndApplyHeader(answer, 0, headerEncoder);
+        route(grantEncoder, session);
+        grantEncoder
+            .peerSessionId(session.sessionId())
+            .correlationId(correlationId)
+            .requesterSessionId(hold.requesterSessionId)
+            .status(TransferStatus.OK)
+            .transferSessionId(hold.transferSessionId)
+            .token(hold.token)
+            .ttlMs(settings.sessionTtlMs())
+            .grantedKeys(hold.grantedKeys);
+        final TransferGrantEncoder.KeysEncoder keys = grantEncoder.keysCount(hold.requestedKeys);
+        for (int i = 0; i < hold.requestedKeys; i++)
+        {
+            keys.next();
+            if (i < hold.grantedKeys)
+            {
+                keys.status(TransferStatus.OK).address(hold.addresses[i]).length(hold.lengths[i]).crc32c(hold.crcs[i]);
+            }
+            else
+            {
+                keys.status(i == hold.grantedKeys ? hold.refusedStatus : TransferStatus.NOT_ATTEMPTED)
+                    .address(0).length(0).crc32c(0);
+            }
+        }
+        grantEncoder.putTransportEndpoint(endpoint, 0, endpoint.capacity());
+        grantEncoder.putMessage(nothing, 0, 0);
+        send(session, MessageHeaderEncoder.ENCODED_LENGTH + grantEncoder.encodedLength());
+    }
+
+    /**
+     * A rejection: no session, no address, no endpoint. With {@code keyCount} keys (a refusal decided on the first
+     * key) the first carries the reason and the rest NOT_ATTEMPTED; a refusal of the whole frame carries none.
+     */
+    private void refuse(
+        final PeerSession session,
+        final long correlationId,
+        final long requesterSessionId,
+        final TransferStatus status,
+        final int keyCount)
+    {
+        grantEncoder.wrapAndApplyHeader(answer, 0, headerEncoder);
+        route(grantEncoder, session);
+        grantEncoder
+            .peerSessionId(session.sessionId())
+            .correlationId(correlationId)
+            .requesterSessionId(requesterSessionId)
+            .status(status)
+            .transferSessionId(0)
+            .token(0)
+            .ttlMs(0)
+            .grantedKeys(0);
+        final TransferGrantEncoder.KeysEncoder keys = grantEncoder.keysCount(keyCount);
+        for (int i = 0; i < keyCount; i++)
+        {
+            keys.next().status(0 == i ? status : TransferStatus.NOT_ATTEMPTED).address(0).length(0).crc32c(0);
+        }
+        grantEncoder.putTransportEndpoint(nothing, 0, 0);
+        if (TransferStatus.ERROR == status)
+        {
+            grantEncoder.putMessage(exportRefused, 0, exportRefused.capacity());
+        }
+        else
+        {
+            grantEncoder.putMessage(nothing, 0, 0);
+        }
+        send(session, MessageHeaderEncoder.ENCODED_LENGTH + grantEncoder.encodedLength());
+    }
+
+    private void sendAck(
+        final PeerSession session, final long correlationId, final long transferSessionId, final TransferStatus status)
+    {
+        ackEncoder.wrapAndApplyHeader(answer, 0, headerEncoder);
+        ackEncoder.route().destinationIncarnation()
+            .msb(session.requesterIncarnationMsb())
+            .lsb(session.requesterIncarnationLsb());
+        ackEncoder.route().senderIncarnation().msb(channel.localIncarnationMsb()).lsb(channel.localIncarnationLsb());
+        ackEncoder
+            .peerSessionId(session.sessionId())
+            .correlationId(correlationId)
+            .transferSessionId(transferSessionId)
+            .status(status);
+        send(session, MessageHeaderEncoder.ENCODED_LENGTH + ackEncoder.encodedLength());
+    }
+
+    private void route(final TransferGrantEncoder encoder, final PeerSession session)
+    {
+        encoder.route().destinationIncarnation()
+            .msb(session.requesterIncarnationMsb())
+            .lsb(session.requesterIncarnationLsb());
+        encoder.route().senderIncarnation().msb(channel.localIncarnationMsb()).lsb(channel.localIncarnationLsb());
+    }
+
+    private void send(final PeerSession session, final int length)
+    {
+        if (!channel.offer(session, answer, 0, length))
+        {
+            answersFailed.incrementRelease();
+        }
+    }
+}

@@ -1,0 +1,411 @@
+package io.orbitkv.manager.e2e;
+
+import io.orbitkv.client.EngineClient;
+import io.orbitkv.client.KeyBatch;
+import io.orbitkv.client.OperationResult;
+import io.orbitkv.codecs.engine.FailureReason;
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.codecs.engine.StatusCode;
+import io.orbitkv.manager.CatalogTestKeys;
+import io.orbitkv.manager.membership.EtcdCluster;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import org.agrona.CloseHelper;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Peer transfers between Manager processes on a real etcd, with engines in this JVM: a Read with the peers flag
+ * restores blocks published on another Manager byte-exact and releases the source's pins; a pinned peer Lookup holds
+ * the sources under its lease until a Read or a Release; a payload byte flipped at the source fails its CRC32C check
+ * and stops the prefix there; admission keeps fetched blocks locally only when asked.
+ */
+class TransferEndToEndTest
+{
+    private static final String NS = "model=e2e-transfer;dtype=bf16";
+    private static final int BLOCK = 64 * 1024;
+    private static final int REGION_BLOCKS = 64;
+    private static final long DEADLINE_NS = TimeUnit.SECONDS.toNanos(40);
+    private static final String[] NODES = {"a", "b", "c"};
+
+    private EtcdCluster etcd;
+    private final List<OrbitKvProcesses> managers = new ArrayList<>();
+    private final List<EngineClient> clients = new ArrayList<>();
+    private String cluster;
+    private String catalogNodes;
+
+    @AfterEach
+    void tearDown()
+    {
+        CloseHelper.quietCloseAll(clients);
+        CloseHelper.quietCloseAll(managers);
+        CloseHelper.quietClose(etcd);
+    }
+
+    private void startCluster(final String[] sourceJvmArgs, final String... requesterArgs) throws IOException
+    {
+        startCluster(2, sourceJvmArgs, new String[0], requesterArgs);
+    }
+
+    private void startCluster(
+        final int nodes, final String[] sourceJvmArgs, final String[] sourceArgs, final String... requesterArgs)
+        throws IOException
+    {
+        etcd = EtcdCluster.start(1);
+        cluster = "e2e-" + UUID.randomUUID().toString().substring(0, 8);
+        catalogNodes = String.join(",", java.util.Arrays.copyOf(NODES, nodes));
+        managers.add(startManager(0, sourceJvmArgs, sourceArgs));
+        managers.add(startManager(1, new String[0], requesterArgs));
+        for (int i = 2; i < nodes; i++)
+        {
+            managers.add(startManager(i, sourceJvmArgs, sourceArgs));
+        }
+        for (final OrbitKvProcesses m : managers)
+        {
+            awaitCounter(m, SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, 0);
+        }
+    }
+
+    private OrbitKvProcesses startManager(final int node, final String[] jvmArgs, final String[] extra)
+        throws IOException
+    {
+        final OrbitKvProcesses processes = new OrbitKvProcesses().jvmArgs(jvmArgs);
+        final List<String> args = new ArrayList<>(List.of(
+            "--pool-bytes", "32m",
+            "--max-block-bytes", "64k",
+            "--etcd-endpoints", etcd.endpoints(),
+            "--cluster-name", cluster,
+            "--node-id", NODES[node],
+            "--catalog-nodes", catalogNodes,
+            "--membership-ttl-secs", "30",
+            "--transfer-endpoint", "127.0.0.1:0"));
+        args.addAll(List.of(extra));
+        processes.startManager(args.toArray(new String[0]));
+        return processes;
+    }
+
+    private EngineClient engine(final int node)
+    {
+        final EngineClient client = EngineClient.connect(new EngineClient.Context()
+            .dir(managers.get(node).dir.toString())
+            .clientName("engine-" + clients.size())
+            .dataRegionBytes((long)REGION_BLOCKS * BLOCK));
+        clients.add(client);
+        return client;
+    }
+
+    private static KeyBatch batch(final int first, final int count)
+    {
+        return CatalogTestKeys.batch(NS, first, count, BLOCK, REGION_BLOCKS);
+    }
+
+    /**
+     * Fill the engine's data region with the bytes of keys {@code first ..} in their slots (seeded per key).
+     */
+    private static void fill(final EngineClient client, final int first, final int count)
+    {
+        final UnsafeBuffer region = client.dataBuffer();
+        final byte[] bytes = new byte[BLOCK];
+        for (int i = 0; i < count; i++)
+        {
+            new Random(first + i).nextBytes(bytes);
+            region.putBytes((i % REGION_BLOCKS) * BLOCK, bytes);
+        }
+    }
+
+    private static void wipe(final EngineClient client)
+    {
+        client.dataBuffer().setMemory(0, REGION_BLOCKS * BLOCK, (byte)0);
+    }
+
+    private static int mismatches(final EngineClient client, final int first, final int count)
+    {
+        final UnsafeBuffer region = client.dataBuffer();
+        final byte[] expected = new byte[BLOCK];
+        final byte[] actual = new byte[BLOCK];
+        int bad = 0;
+        for (int i = 0; i < count; i++)
+        {
+            new Random(first + i).nextBytes(expected);
+            region.getBytes((i % REGION_BLOCKS) * BLOCK, actual);
+            if (!java.util.Arrays.equals(expected, actual))
+            {
+                bad++;
+            }
+        }
+        return bad;
+    }
+
+    /**
+     * Publish keys {@code first ..} from the source engine and wait until the requester's Manager sees them all as
+     * peer keys.
+     */
+    private static KeyBatch publishAndDiscover(
+        final EngineClient source, final EngineClient requester, final int first, final int count,
+        final OperationResult result)
+    {
+        final KeyBatch prefix = batch(first, count);
+        fill(source, first, count);
+        source.publish(prefix, result);
+        assertEquals(count, result.value(), "published");
+        CatalogTestKeys.awaitPeerKeys(requester, prefix, count, result, DEADLINE_NS);
+        return prefix;
+    }
+
+    private static long value(final OrbitKvProcesses m, final SystemCounterDescriptor d)
+    {
+        return m.counter(d.label());
+    }
+
+    private static void awaitCounter(final OrbitKvProcesses m, final SystemCounterDescriptor d, final long expected)
+    {
+        final long seen = m.awaitCounter(d.label(), expected, DEADLINE_NS);
+        assertEquals(expected, seen, () -> d.label() + "\n" + m.dump());
+    }
+
+    private static long etcdCalls(final OrbitKvProcesses m)
+    {
+        return value(m, SystemCounterDescriptor.ETCD_CALLS_GET) + value(m, SystemCounterDescriptor.ETCD_CALLS_TXN) +
+            value(m, SystemCounterDescriptor.ETCD_CALLS_LEASE_GRANT) + value(m, SystemCounterDescriptor.ETCD_CALLS_WATCH);
+    }
+
+    @Test
+    @Timeout(180)
+    void shouldRestoreRemoteBlocksByteExactHoldThemUnderAPinnedLookupAndReleaseTheSource() throws Exception
+    {
+        startCluster(new String[0], "--peer-admission", "off");
+        final OrbitKvProcesses a = managers.get(0);
+        final OrbitKvProcesses b = managers.get(1);
+        final EngineClient engineA = engine(0);
+        final EngineClient engineB = engine(1);
+        final OperationResult result = new OperationResult(512);
+
+        final KeyBatch prefix = publishAndDiscover(engineA, engineB, 0, 32, result);
+
+        // 1. Read with peers: every block from A, byte-exact, no etcd call, A's pins back to 0.
+        final long etcdBefore = etcdCalls(b);
+        wipe(engineB);
+        engineB.read(prefix, 0L, true, result);
+        assertEquals(StatusCode.OK, result.code(), result::message);
+        assertEquals(32, result.value(), () -> describe(result));
+        assertEquals(32, result.count(KeyStatus.PEER));
+        assertEquals("a", result.ownerNodeId(result.candidateOwnerIndex(0)));
+        assertEquals(0, mismatches(engineB, 0, 32));
+        assertEquals(etcdBefore, etcdCalls(b), "a transfer called etcd");
+        assertEquals(32, value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED));
+        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+        assertEquals(0, value(b, SystemCounterDescriptor.BLOCKS_RESIDENT), "admission off kept a block");
+
+        // 2. Lookup with pin and peers: the lease covers the blocks held at A; Read on it restores them.
+        engineB.lookup(prefix, true, true, result);
+        assertEquals(32, result.value(), () -> describe(result));
+        assertEquals(32, result.count(KeyStatus.PEER));
+        final long leaseId = result.leaseId();
+        assertTrue(0 != leaseId, "a pinned peer lookup holds its sources under a lease");
+        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 32);
+        wipe(engineB);
+        engineB.read(prefix, leaseId, false, result);
+        assertEquals(32, result.value(), () -> describe(result));
+        assertEquals(0, mismatches(engineB, 0, 32));
+        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+
+        // 3. Lookup with pin and peers, then Release: both sides let go.
+        engineB.lookup(prefix, true, true, result);
+        assertEquals(32, result.value(), () -> describe(result));
+        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 32);
+        assertEquals(StatusCode.OK, engineB.release(result.leaseId()));
+        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+
+        // 4. A key nobody holds after the prefix: the restored run stops there with a MISS.
+        final KeyBatch longer = batch(0, 40);
+        wipe(engineB);
+        engineB.read(longer, 0L, true, result);
+        assertEquals(32, result.value(), () -> describe(result));
+        assertEquals(KeyStatus.MISS, result.status(32));
+        assertEquals(0, mismatches(engineB, 0, 32));
+    }
+
+    @Test
+    @Timeout(180)
+    void shouldFailAFlippedPayloadByteAtItsChecksumAndAdmitNothing() throws Exception
+    {
+        startCluster(new String[]{"-Dorbitkv.manager.transfer.test.flipFirstByte=true"}, "--peer-admission", "always");
+        final OrbitKvProcesses b = managers.get(1);
+        final EngineClient engineA = engine(0);
+        final EngineClient engineB = engine(1);
+        final OperationResult result = new OperationResult(512);
+
+        final KeyBatch prefix = publishAndDiscover(engineA, engineB, 1_000, 8, result);
+
+        engineB.read(prefix, 0L, true, result);
+        assertEquals(0, result.value(), () -> describe(result));
+        assertEquals(KeyStatus.FAILED, result.status(0));
+        assertEquals(FailureReason.CHECKSUM, result.reason(0));
+        assertEquals(KeyStatus.NOT_ATTEMPTED, result.status(1));
+        assertEquals(1, value(b, SystemCounterDescriptor.TRANSFER_CHECKSUM_MISMATCHES));
+        assertEquals(0, value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_ADMITTED));
+        assertEquals(0, value(b, SystemCounterDescriptor.BLOCKS_RESIDENT), "a block that failed its check was kept");
+    }
+
+    @Test
+    @Timeout(180)
+    void shouldAdmitFetchedBlocksWhenAlwaysSoALaterLookupHitsLocalDram() throws Exception
+    {
+        startCluster(new String[0], "--peer-admission", "always");
+        final OrbitKvProcesses b = managers.get(1);
+        final EngineClient engineA = engine(0);
+        final EngineClient engineB = engine(1);
+        final OperationResult result = new OperationResult(512);
+
+        final KeyBatch prefix = publishAndDiscover(engineA, engineB, 2_000, 16, result);
+        engineB.read(prefix, 0L, true, result);
+        assertEquals(16, result.value(), () -> describe(result));
+        assertEquals(16, value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_ADMITTED));
+
+        engineB.lookup(prefix, false, false, result);
+        assertEquals(16, result.value(), "admitted blocks are local now");
+        assertEquals(KeyStatus.DRAM, result.status(0));
+        wipe(engineB);
+        engineB.read(prefix, 0L, false, result);
+        assertEquals(16, result.value());
+        assertEquals(0, mismatches(engineB, 2_000, 16));
+    }
+
+    @Test
+    @Timeout(240)
+    void shouldUseTheOtherSourceWhenTheFirstEvictedAndFetchNothingFromARestartedSource() throws Exception
+    {
+        startCluster(3, new String[0], new String[0], "--peer-admission", "off");
+        final OrbitKvProcesses b = managers.get(1);
+        final EngineClient engineA = engine(0);
+        final EngineClient engineB = engine(1);
+        final EngineClient engineC = engine(2);
+        final OperationResult result = new OperationResult(512);
+
+        // A holds keys 0-31, C keys 0-15: the longest run is A's, so the planner asks A for the whole span.
+        final KeyBatch prefix = batch(3_000, 32);
+        fill(engineA, 3_000, 32);
+        engineA.publish(prefix, result);
+        fill(engineC, 3_000, 16);
+        engineC.publish(batch(3_000, 16), result);
+        awaitCandidates(engineB, batch(3_000, 16), 2, result);
+        CatalogTestKeys.awaitPeerKeys(engineB, prefix, 32, result, DEADLINE_NS);
+
+        // One request fills A's 32 MiB pool, quickly: B's index must still hold A's candidates when it reads.
+        engineA.publish(CatalogTestKeys.batch(NS, 900_000, 512, BLOCK, REGION_BLOCKS), result);
+        engineA.lookup(prefix, false, false, result);
+        assertEquals(0, result.value(), "A still holds the prefix");
+
+        // A refuses (MISSING): only its candidate of key 0 is dropped, and C serves what it holds, 0-15.
+        wipe(engineB);
+        engineB.read(prefix, 0L, true, result);
+        assertEquals(16, result.value(), () -> describe(result));
+        assertEquals("c", result.ownerNodeId(result.candidateOwnerIndex(0)));
+        assertEquals(0, mismatches(engineB, 3_000, 16));
+        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_REFUSALS_RECEIVED) >= 1);
+        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED) >= 1);
+        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_CANDIDATES_REMOVED) >= 1);
+
+        // C restarts: its old incarnation's candidates serve nothing, and no wrong byte arrives.
+        final int other = 2;
+        CloseHelper.quietClose(engineC);
+        managers.get(other).close();
+        // B may still hold the old incarnation's candidates (the index keeps them up to its TTL): whatever B asks,
+        // the old incarnation is gone and the new one holds nothing, so no byte comes from either.
+        managers.set(other, startManager(other, new String[0], new String[0]));
+        final long fetched = value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED);
+        wipe(engineB);
+        engineB.read(prefix, 0L, true, result);
+        assertEquals(0, result.value(), () -> describe(result));
+        assertEquals(fetched, value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED));
+    }
+
+    @Test
+    @Timeout(240)
+    void shouldStopAtAKilledSourceAndLetGoOfEverythingOnTheRequester() throws Exception
+    {
+        startCluster(new String[0], "--peer-admission", "off");
+        final OrbitKvProcesses a = managers.get(0);
+        final OrbitKvProcesses b = managers.get(1);
+        final EngineClient engineA = engine(0);
+        final EngineClient engineB = engine(1);
+        final OperationResult result = new OperationResult(512);
+
+        final KeyBatch prefix = publishAndDiscover(engineA, engineB, 4_000, 32, result);
+        engineB.lookup(prefix, true, true, result);
+        assertEquals(32, result.value(), () -> describe(result));
+        final long leaseId = result.leaseId();
+
+        a.managerProcess().destroyForcibly().waitFor();
+        final long startNs = System.nanoTime();
+        wipe(engineB);
+        engineB.read(prefix, leaseId, false, result);
+        final long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+        assertEquals(0, result.value(), () -> describe(result));
+        assertEquals(KeyStatus.FAILED, result.status(0), () -> describe(result));
+        assertTrue(tookMs < io.orbitkv.codecs.TransferLimits.FETCH_BUDGET_MS + 2_000, "took " + tookMs + " ms");
+        awaitCounter(b, SystemCounterDescriptor.LEASES_ACTIVE, 0);
+        awaitCounter(b, SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE, 0);
+        awaitCounter(b, SystemCounterDescriptor.TRANSFER_READS_IN_FLIGHT, 0);
+    }
+
+    @Test
+    @Timeout(240)
+    void shouldRevokeAndUnpinAtTheSourceWhenTheRequesterIsKilled() throws Exception
+    {
+        startCluster(2, new String[0], new String[]{"--transfer-session-ttl", "2s"}, "--peer-admission", "off");
+        final OrbitKvProcesses a = managers.get(0);
+        final OrbitKvProcesses b = managers.get(1);
+        final EngineClient engineA = engine(0);
+        final EngineClient engineB = engine(1);
+        final OperationResult result = new OperationResult(512);
+
+        final KeyBatch prefix = publishAndDiscover(engineA, engineB, 5_000, 32, result);
+        engineB.lookup(prefix, true, true, result);
+        assertEquals(32, result.value(), () -> describe(result));
+        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 32);
+
+        b.managerProcess().destroyForcibly().waitFor();
+        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+    }
+
+    private static void awaitCandidates(
+        final EngineClient client, final KeyBatch batch, final int perKey, final OperationResult result)
+    {
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (true)
+        {
+            client.lookup(batch, false, true, result);
+            if (result.count(KeyStatus.PEER) == batch.keyCount() && result.candidateCount() == perKey * batch.keyCount())
+            {
+                return;
+            }
+            assertTrue(System.nanoTime() - deadline < 0, () -> "candidates: " + result.candidateCount());
+        }
+    }
+
+    private static String describe(final OperationResult result)
+    {
+        final StringBuilder text = new StringBuilder("value ").append(result.value()).append(':');
+        for (int i = 0; i < result.keyCount(); i++)
+        {
+            text.append(' ').append(result.status(i));
+            if (KeyStatus.FAILED == result.status(i))
+            {
+                text.append('(').append(result.reason(i)).append(')');
+            }
+        }
+        return text.toString();
+    }
+}

@@ -1,0 +1,260 @@
+package io.orbitkv.manager.peer;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import io.orbitkv.codecs.transfer.MessageHeaderEncoder;
+import io.orbitkv.codecs.transfer.ReleaseReason;
+import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
+import io.orbitkv.codecs.transfer.TransferAuthorizeEncoder;
+import io.orbitkv.codecs.transfer.TransferGrantDecoder;
+import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
+import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
+import io.orbitkv.codecs.transfer.TransferReleaseEncoder;
+import io.orbitkv.codecs.transfer.TransferStatus;
+import io.orbitkv.codecs.transfer.TransferTier;
+import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.ManagerContext;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.store.TieredStore;
+import io.orbitkv.manager.transfer.RecordingTransport;
+import io.orbitkv.manager.transfer.SourceMembers;
+import io.orbitkv.manager.transfer.TransferService;
+import io.orbitkv.manager.transfer.TransferSettings;
+import org.agrona.concurrent.SystemNanoClock;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The transfer service as the source's transfer handler on a real peer transport: a requester peer's authorization
+ * crosses loopback UDP, is granted from a real DRAM store and answered on the peer session; its release is
+ * acknowledged and the pins go once the transport revoked the session. Polls with deadlines, no sleeps.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class TransferServiceOverPeersTest
+{
+    private static final long AWAIT_NS = TimeUnit.SECONDS.toNanos(10);
+    private static final long SOURCE_MSB = 0x5151;
+    private static final long SOURCE_LSB = 0x5252;
+    private static final long REQUESTER_MSB = 0x7171;
+    private static final long REQUESTER_LSB = 0x7272;
+    private static final byte[] NAMESPACE = "model=peer-test".getBytes(StandardCharsets.US_ASCII);
+    private static final int LENGTH = 10_000;
+
+    @TempDir
+    Path dir;
+
+    private final Arena arena = Arena.ofConfined();
+    private final SystemCounters counters = SystemCounters.inMemory();
+    private final UnsafeBuffer raw = new UnsafeBuffer(new byte[4096]);
+    private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
+    private final Answers answers = new Answers();
+    private final SourceMembers members = new SourceMembers()
+    {
+        public boolean grantsAllowed(final long nowNs)
+        {
+            return true;
+        }
+
+        public boolean isMember(final long incarnationMsb, final long incarnationLsb)
+        {
+            return REQUESTER_MSB == incarnationMsb && REQUESTER_LSB == incarnationLsb;
+        }
+
+        public long viewVersion()
+        {
+            return 1;
+        }
+    };
+    private PeerNode source;
+    private PeerNode requester;
+    private TransferService transfers;
+    private RecordingTransport transport;
+
+    @AfterEach
+    void tearDown()
+    {
+        try
+        {
+            for (final PeerNode node : new PeerNode[]{ source, requester })
+            {
+                if (null != node && !node.errors.isEmpty())
+                {
+                    fail("unexpected error logged by node " + node.nodeIndex + ": " + node.errors.get(0));
+                }
+            }
+        }
+        finally
+        {
+            if (null != requester)
+            {
+                requester.close();
+            }
+            if (null != source)
+            {
+                source.close();
+            }
+            arena.close();
+        }
+    }
+
+    @Test
+    void shouldGrantAcrossThePeerChannelAndUnpinAfterReleaseAndRevocation()
+    {
+        final ManagerContext ctx = new ManagerContext().name("transfer-peers").dir(dir.resolve("m").toFile())
+            .poolBytes(4L << 20).conclude();
+        final MemorySegment pool = arena.allocate(ctx.poolBytes(), 4096);
+        final TieredStore store = new TieredStore(ctx, pool, null, counters);
+        final NamespaceTable namespaces = new NamespaceTable();
+        final int namespaceId = namespaces.register(new UnsafeBuffer(NAMESPACE), 0, NAMESPACE.length);
+        final UnsafeBuffer hash = new UnsafeBuffer(new byte[]{ 9, 8, 7, 6 });
+        final int entry = store.reserve(namespaceId, hash, 0, 4, LENGTH);
+        store.seal(entry, store.computePoolCrc32c(store.offset(entry), LENGTH));
+        final long sequence = store.dram().insertionSequence(entry);
+
+        transport = new RecordingTransport(true);
+        transfers = new TransferService(new TransferSettings(1L << 20, 8, 4, TimeUnit.SECONDS.toNanos(30), false),
+            store, namespaces, transport, counters, SystemNanoClock.INSTANCE, answers, null);
+        source = new PeerNode(dir, 1, SOURCE_MSB, SOURCE_LSB, PeerNode.FINGERPRINT, PeerTransport.AUTO_MTU, false,
+            SystemNanoClock.INSTANCE, transfers);
+        requester = new PeerNode(dir, 2, REQUESTER_MSB, REQUESTER_LSB, PeerNode.FINGERPRINT, PeerTransport.AUTO_MTU,
+            false, SystemNanoClock.INSTANCE, answers);
+        final PeerClient client = requester.agent().connect(source.transport.endpoint(), 1, SOURCE_MSB, SOURCE_LSB);
+        await(client::isActive, "peer session");
+
+        send(client, authorize(client.sessionId(), sequence, hash));
+        await(() -> 1 == answers.grants, "grant");
+        assertEquals(TransferStatus.OK, answers.grantStatus);
+        assertEquals(1, answers.grantedKeys);
+        assertEquals(pool.address() + store.offset(entry), answers.address);
+        assertEquals(LENGTH, answers.length);
+        assertEquals(1, store.dram().pinCount(entry));
+
+        send(client, release(client.sessionId(), answers.transferSessionId));
+        await(() -> 1 == answers.acks, "release ack");
+        assertEquals(TransferStatus.OK, answers.ackStatus);
+        await(() -> 0 == store.dram().pinCount(entry), "unpinned once the transport revoked");
+        assertEquals(1, transport.revokes);
+        assertEquals(1, counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REVOCATIONS_COMPLETED).get());
+        assertEquals(0, counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_PINNED_BYTES).get());
+        assertTrue(transport.exported.isEmpty());
+    }
+
+    private int authorize(final long peerSessionId, final long sequence, final UnsafeBuffer hash)
+    {
+        final TransferAuthorizeEncoder encoder = new TransferAuthorizeEncoder().wrapAndApplyHeader(raw, 0, headerEncoder);
+        encoder.route().destinationIncarnation().msb(SOURCE_MSB).lsb(SOURCE_LSB);
+        encoder.route().senderIncarnation().msb(REQUESTER_MSB).lsb(REQUESTER_LSB);
+        encoder.peerSessionId(peerSessionId).correlationId(1).requesterSessionId(1).operationId(1).maxBytes(LENGTH)
+            .requesterNodeIndex(2);
+        encoder.keysCount(1).next().tier(TransferTier.DRAM).insertionSequence(sequence).expectedBytes(LENGTH)
+            .putKeyHash(hash, 0, 4);
+        encoder.putKeyNamespace(new UnsafeBuffer(NAMESPACE), 0, NAMESPACE.length);
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+    }
+
+    private int release(final long peerSessionId, final long transferSessionId)
+    {
+        final TransferReleaseEncoder encoder = new TransferReleaseEncoder().wrapAndApplyHeader(raw, 0, headerEncoder);
+        encoder.route().destinationIncarnation().msb(SOURCE_MSB).lsb(SOURCE_LSB);
+        encoder.route().senderIncarnation().msb(REQUESTER_MSB).lsb(REQUESTER_LSB);
+        encoder.peerSessionId(peerSessionId).correlationId(2).transferSessionId(transferSessionId)
+            .requesterSessionId(1).reason(ReleaseReason.COMPLETED);
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+    }
+
+    private void send(final PeerClient client, final int length)
+    {
+        final long deadlineNs = System.nanoTime() + AWAIT_NS;
+        while (!requester.agent().offer(client, raw, 0, length))
+        {
+            duty();
+            if (System.nanoTime() - deadlineNs > 0)
+            {
+                fail("offer timed out");
+            }
+        }
+    }
+
+    private void await(final BooleanSupplier condition, final String what)
+    {
+        final long deadlineNs = System.nanoTime() + AWAIT_NS;
+        while (!condition.getAsBoolean())
+        {
+            duty();
+            if (System.nanoTime() - deadlineNs > 0)
+            {
+                fail("timed out awaiting " + what);
+            }
+        }
+    }
+
+    private void duty()
+    {
+        // As the catalog service runs it: transfers first, then the transport that delivers this cycle's frames.
+        int work = transfers.doWork(source.agent(), members, System.nanoTime());
+        work += source.transport.doWork() + requester.transport.doWork();
+        if (0 == work)
+        {
+            Thread.yield();
+        }
+    }
+
+    /**
+     * The requester side: what came back.
+     */
+    private static final class Answers implements TransferHandler
+    {
+        int grants;
+        int acks;
+        TransferStatus grantStatus;
+        TransferStatus ackStatus;
+        int grantedKeys;
+        long transferSessionId;
+        long address;
+        int length;
+
+        public void onAuthorize(final PeerSession session, final TransferAuthorizeDecoder request)
+        {
+            fail("the requester is not asked to authorize");
+        }
+
+        public void onRelease(final PeerSession session, final TransferReleaseDecoder request)
+        {
+            fail("the requester is not asked to release");
+        }
+
+        public void onGrant(final PeerClient client, final TransferGrantDecoder grant)
+        {
+            grantStatus = grant.status();
+            grantedKeys = grant.grantedKeys();
+            transferSessionId = grant.transferSessionId();
+            final TransferGrantDecoder.KeysDecoder keys = grant.keys();
+            if (keys.hasNext())
+            {
+                keys.next();
+                address = keys.address();
+                length = keys.length();
+            }
+            grants++;
+        }
+
+        public void onReleaseAck(final PeerClient client, final TransferReleaseAckDecoder ack)
+        {
+            ackStatus = ack.status();
+            acks++;
+        }
+    }
+}
