@@ -2,9 +2,6 @@ package io.orbitkv.bench;
 
 import java.io.File;
 import java.io.PrintWriter;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -54,8 +51,6 @@ final class TransferBench
     private static final String BLOCK_NS = "bench/transfer/2m";
     private static final String RESTORE_NS = "bench/transfer/restore-256k";
     private static final long PATTERN = 0x9E3779B97F4A7C15L;
-    /** {@code EngineClient.read(batch, leaseId, peers, result)}, or null in a build whose client has no peers Read. */
-    private static final MethodHandle READ_WITH_PEERS = findReadWithPeers();
 
     private final Options options;
     private final PrintWriter out;
@@ -103,14 +98,6 @@ final class TransferBench
     {
         this.options = options;
         this.out = out;
-    }
-
-    /**
-     * @return whether this build's engine client can Read with the peers flag.
-     */
-    static boolean clientReadsPeers()
-    {
-        return null != READ_WITH_PEERS;
     }
 
     Map<String, Object> run() throws Exception
@@ -291,18 +278,8 @@ final class TransferBench
                     options.restoreBlocks());
                 countersA = new TransferCounters("a (source)", managers.get(0).counters());
                 countersB = new TransferCounters("b (requester)", managers.get(1).counters());
-                if (clientReadsPeers())
-                {
-                    measureThroughput(engineB, big, streams, managers, pair);
-                    measureRestore(engineB, restore.get(0), bigBytes, streams, managers, pair);
-                }
-                else
-                {
-                    final String why = "this build's EngineClient has no read(batch, leaseId, peers, result)";
-                    pair.put("reason", why);
-                    out.println("[2][3] skipped: " + why);
-                    out.flush();
-                }
+                measureThroughput(engineB, big, streams, managers, pair);
+                measureRestore(engineB, restore.get(0), bigBytes, streams, managers, pair);
             }
             countersA.close();
             countersB.close();
@@ -416,21 +393,23 @@ final class TransferBench
 
     private void reportCounters(final TransferCounters a, final TransferCounters b, final Map<String, Object> pair)
     {
-        final Long pinned = a.maxOf("pinned", "bytes");
-        final Long staging = b.maxOf("staging", "bytes");
-        final Long waitsA = a.deltaOf("budget", "wait");
-        final Long waitsB = b.deltaOf("budget", "wait");
-        final Long waits = null == waitsA && null == waitsB ? null :
-            (null == waitsA ? 0 : waitsA) + (null == waitsB ? 0 : waitsB);
+        // Found by the words of their labels, so the figures follow the counters the build has.
+        final Long pinned = firstOf(a.maxOf("source", "bytes charged"), a.maxOf("pinned", "bytes"));
+        final Long staging = firstOf(b.maxOf("requester", "staging", "bytes"), b.maxOf("staging", "bytes"));
+        final Long waits = sum(firstOf(a.deltaOf("budget", "wait"), a.deltaOf("budget", "waits")),
+            firstOf(b.deltaOf("budget", "wait"), b.deltaOf("budget", "waits")));
+        final Long refusals = a.deltaOf("refused", "budget");
         pair.put("sender_pinned_bytes_max", pinned);
         pair.put("receiver_staging_bytes_max", staging);
         pair.put("budget_waits", waits);
+        pair.put("source_budget_refusals", refusals);
         final Map<String, Object> all = new LinkedHashMap<>();
         all.put("a", a.snapshot());
         all.put("b", b.snapshot());
         pair.put("transfer_counters", all);
         out.printf(Locale.ROOT, "[4] counters: sender pinned bytes (max seen) %s; receiver staging bytes (max seen) %s; " +
-            "budget waits %s%n", text(pinned), text(staging), null == waits ? "n/a" : Long.toString(waits));
+            "budget waits %s; source refusals at a full budget %s%n", text(pinned), text(staging), text(waits),
+            text(refusals));
         out.println("    " + a.describe());
         out.println("    " + b.describe());
         out.flush();
@@ -480,19 +459,7 @@ final class TransferBench
     private void readWithPeers(
         final EngineClient engine, final KeyBatch batch, final OperationResult result, final List<TransferManager> managers)
     {
-        final OperationResult answered;
-        try
-        {
-            answered = (OperationResult)READ_WITH_PEERS.invokeExact(engine, batch, 0L, true, result);
-        }
-        catch (final RuntimeException | Error ex)
-        {
-            throw ex;
-        }
-        catch (final Throwable ex)
-        {
-            throw new IllegalStateException(ex);
-        }
+        final OperationResult answered = engine.read(batch, 0L, true, result);
         if (!answered.isOk() || answered.count(KeyStatus.PEER) != batch.keyCount())
         {
             for (final TransferManager m : managers)
@@ -502,7 +469,7 @@ final class TransferBench
             final int peer = answered.count(KeyStatus.PEER);
             throw new IllegalStateException("Read with peers on b: " + answered.code() + " " + answered.message() +
                 ", " + peer + " of " + batch.keyCount() + " keys PEER" + (peer < batch.keyCount() ?
-                ", key " + peer + " " + answered.status(peer) : ""));
+                ", key " + peer + " " + answered.status(peer) + " (reason " + answered.reason(peer) + ")" : ""));
         }
     }
 
@@ -623,6 +590,16 @@ final class TransferBench
         return Math.max(5, options.restoreReps() / 10);
     }
 
+    private static Long firstOf(final Long first, final Long second)
+    {
+        return null != first ? first : second;
+    }
+
+    private static Long sum(final Long first, final Long second)
+    {
+        return null == first && null == second ? null : (null == first ? 0 : first) + (null == second ? 0 : second);
+    }
+
     private static String text(final Long value)
     {
         return null == value ? "n/a" : Long.toString(value);
@@ -646,20 +623,6 @@ final class TransferBench
             max = Math.max(max, v);
         }
         return max;
-    }
-
-    private static MethodHandle findReadWithPeers()
-    {
-        try
-        {
-            return MethodHandles.publicLookup().findVirtual(EngineClient.class, "read",
-                MethodType.methodType(OperationResult.class, KeyBatch.class, long.class, boolean.class,
-                OperationResult.class));
-        }
-        catch (final NoSuchMethodException | IllegalAccessException ex)
-        {
-            return null;
-        }
     }
 
     static File defaultWorkParent()

@@ -18,8 +18,8 @@ import org.agrona.concurrent.status.CountersReader;
  */
 final class TransferCounters implements AutoCloseable
 {
-    /** The label prefix of the transfer counters (system counter ids 150-199). */
-    static final String LABEL_PREFIX = "Transfer:";
+    /** The label prefix of the transfer counters ("Transfer source: ...", "Transfer requester: ...", ids 150-199). */
+    static final String LABEL_PREFIX = "Transfer";
 
     /** Time between two samples of the sampler. */
     static final long SAMPLE_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
@@ -50,7 +50,7 @@ final class TransferCounters implements AutoCloseable
             if (label.startsWith(LABEL_PREFIX))
             {
                 foundIds.add(counterId);
-                foundLabels.add(label.substring(LABEL_PREFIX.length()).trim());
+                foundLabels.add(label);
             }
         });
         ids = foundIds.stream().mapToInt(Integer::intValue).toArray();
@@ -100,7 +100,7 @@ final class TransferCounters implements AutoCloseable
     Long maxOf(final String... words)
     {
         final int i = find(words);
-        return i < 0 ? null : max[i];
+        return i < 0 ? null : Math.max(max[i], counters.getCounterValue(ids[i]));
     }
 
     /**
@@ -167,7 +167,9 @@ final class TransferCounters implements AutoCloseable
             final long now = counters.getCounterValue(ids[i]);
             if (0 != now || 0 != max[i])
             {
-                line.append(0 == shown++ ? " " : "; ").append(labels[i]).append('=').append(now);
+                // "Transfer source: sessions granted" -> "source: sessions granted"
+                line.append(0 == shown++ ? " " : "; ").append(labels[i], LABEL_PREFIX.length(), labels[i].length())
+                    .append('=').append(now);
                 if (max[i] > now)
                 {
                     line.append(" (max ").append(max[i]).append(')');
