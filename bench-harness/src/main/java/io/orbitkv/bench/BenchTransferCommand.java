@@ -122,10 +122,11 @@ public final class BenchTransferCommand implements Callable<Integer>
         final TransferBench.Options options = new TransferBench.Options(blocks, rounds, warmupRounds, blocksPerRead,
             restoreBlocks, restoreReps, List.copyOf(streams), iperfSecs, skipIperf, skipTe, library.toAbsolutePath(),
             transport, etcdEndpoints, dir);
+        final TransferBench bench = new TransferBench(options, spec.commandLine().getOut());
         final Map<String, Object> results;
         try
         {
-            results = new TransferBench(options, spec.commandLine().getOut()).run();
+            results = bench.run();
         }
         catch (final Exception ex)
         {
@@ -137,6 +138,11 @@ public final class BenchTransferCommand implements Callable<Integer>
         {
             new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(jsonFile, results);
             spec.commandLine().getOut().println("results written to " + jsonFile);
+        }
+        if (bench.failed())
+        {
+            spec.commandLine().getOut().println("bench transfer: a phase FAILED (see above); logs kept in " + dir);
+            return 1;
         }
         if (ownDir)
         {

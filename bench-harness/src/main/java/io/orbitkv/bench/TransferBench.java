@@ -260,7 +260,7 @@ final class TransferBench
             managers.get(0).awaitCounter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, (v) -> 0 == v,
                 TransferManager.START_TIMEOUT_NS);
             out.printf(Locale.ROOT, "%n--transfer-streams %d: Managers a (pid %d) and b (pid %d) in one cluster after %.1f s, " +
-                "pools of %d MiB%n", streams, managers.get(0).pid(), managers.get(1).pid(),
+                "pools and transfer budgets of %d MiB%n", streams, managers.get(0).pid(), managers.get(1).pid(),
                 (System.nanoTime() - startNs) / 1e9, poolBytes >> 20);
             out.flush();
             try (EngineClient engineA = engine(managers.get(0), "bench-transfer-a", regionBytes);
@@ -278,8 +278,23 @@ final class TransferBench
                     options.restoreBlocks());
                 countersA = new TransferCounters("a (source)", managers.get(0).counters());
                 countersB = new TransferCounters("b (requester)", managers.get(1).counters());
-                measureThroughput(engineB, big, streams, managers, pair);
-                measureRestore(engineB, restore.get(0), bigBytes, streams, managers, pair);
+                // A phase that fails is recorded and the run goes on, so the other figures of the run survive it.
+                try
+                {
+                    measureThroughput(engineB, big, streams, managers, pair);
+                }
+                catch (final IllegalStateException ex)
+                {
+                    phaseFailed("[2]", "throughput_error", ex, pair);
+                }
+                try
+                {
+                    measureRestore(engineB, restore.get(0), bigBytes, streams, managers, pair);
+                }
+                catch (final IllegalStateException ex)
+                {
+                    phaseFailed("[3]", "restore_error", ex, pair);
+                }
             }
             countersA.close();
             countersB.close();
@@ -415,6 +430,23 @@ final class TransferBench
         out.flush();
     }
 
+    private void phaseFailed(final String part, final String key, final IllegalStateException ex,
+        final Map<String, Object> pair)
+    {
+        pair.put(key, ex.getMessage());
+        results.put("failed", true);
+        out.println(part + " FAILED: " + ex.getMessage());
+        out.flush();
+    }
+
+    /**
+     * @return whether a measured phase failed (its error is in the results).
+     */
+    boolean failed()
+    {
+        return Boolean.TRUE.equals(results.get("failed"));
+    }
+
     private void summary()
     {
         out.println();
@@ -426,22 +458,41 @@ final class TransferBench
         {
             @SuppressWarnings("unchecked")
             final Map<String, Object> pair = (Map<String, Object>)managers.get("streams_" + streams);
-            if (null == pair || !pair.containsKey("gbps_median"))
+            if (null == pair)
             {
                 continue;
             }
-            final double gbps = (double)pair.get("gbps_median");
+            final String plural = 1 == streams ? "" : "s";
             final Double anchor = iperfGbps.get(streams);
-            out.printf(Locale.ROOT, "| peer Read 2 MiB blocks, %d stream%s (Gb/s) | %.2f | %s | %s | >= 0.9x |%n", streams,
-                1 == streams ? "" : "s", gbps, null == anchor ? "iperf3: n/a" :
-                String.format(Locale.ROOT, "iperf3 -P %d: %.2f", streams, anchor),
-                null == anchor ? "-" : String.format(Locale.ROOT, "%.2fx", gbps / anchor));
+            final String anchorText = null == anchor ? "iperf3: n/a" :
+                String.format(Locale.ROOT, "iperf3 -P %d: %.2f", streams, anchor);
+            if (pair.containsKey("gbps_median"))
+            {
+                final double gbps = (double)pair.get("gbps_median");
+                out.printf(Locale.ROOT, "| peer Read 2 MiB blocks, %d stream%s (Gb/s) | %.2f | %s | %s | >= 0.9x |%n",
+                    streams, plural, gbps, anchorText,
+                    null == anchor ? "-" : String.format(Locale.ROOT, "%.2fx", gbps / anchor));
+            }
+            else
+            {
+                out.printf(Locale.ROOT, "| peer Read 2 MiB blocks, %d stream%s (Gb/s) | FAILED | %s | - | >= 0.9x |%n",
+                    streams, plural, anchorText);
+            }
             final double rawP50 = rawTcp.getValueAtPercentile(50) / 1e3;
             final double rawP99 = rawTcp.getValueAtPercentile(99) / 1e3;
-            out.printf(Locale.ROOT, "| remote restore %d x 256 KiB, %d stream%s, p50 / p99 (us) | %.1f / %.1f | " +
-                "raw TCP: %.1f / %.1f | %.2fx / %.2fx | report |%n", options.restoreBlocks(), streams,
-                1 == streams ? "" : "s", (double)pair.get("restore_p50_us"), (double)pair.get("restore_p99_us"), rawP50,
-                rawP99, (double)pair.get("restore_p50_us") / rawP50, (double)pair.get("restore_p99_us") / rawP99);
+            if (pair.containsKey("restore_p50_us"))
+            {
+                final double p50 = (double)pair.get("restore_p50_us");
+                final double p99 = (double)pair.get("restore_p99_us");
+                out.printf(Locale.ROOT, "| remote restore %d x 256 KiB, %d stream%s, p50 / p99 (us) | %.1f / %.1f | " +
+                    "raw TCP: %.1f / %.1f | %.2fx / %.2fx | report |%n", options.restoreBlocks(), streams, plural, p50, p99,
+                    rawP50, rawP99, p50 / rawP50, p99 / rawP99);
+            }
+            else
+            {
+                out.printf(Locale.ROOT, "| remote restore %d x 256 KiB, %d stream%s, p50 / p99 (us) | FAILED | " +
+                    "raw TCP: %.1f / %.1f | - | report |%n", options.restoreBlocks(), streams, plural, rawP50, rawP99);
+            }
         }
         @SuppressWarnings("unchecked")
         final Map<String, Object> te = (Map<String, Object>)results.get("te_standin");
@@ -469,7 +520,33 @@ final class TransferBench
             final int peer = answered.count(KeyStatus.PEER);
             throw new IllegalStateException("Read with peers on b: " + answered.code() + " " + answered.message() +
                 ", " + peer + " of " + batch.keyCount() + " keys PEER" + (peer < batch.keyCount() ?
-                ", key " + peer + " " + answered.status(peer) + " (reason " + answered.reason(peer) + ")" : ""));
+                ", key " + peer + " " + answered.status(peer) + " (reason " + answered.reason(peer) + ")" : "") +
+                "; " + dumpCounters(managers));
+        }
+    }
+
+    /**
+     * Write every non-zero counter of the Managers next to their logs.
+     *
+     * @return where, for the failure's message.
+     */
+    private String dumpCounters(final List<TransferManager> managers)
+    {
+        final Path file = options.workDir().resolve("counters-at-failure.txt");
+        final StringBuilder text = new StringBuilder();
+        for (final TransferManager m : managers)
+        {
+            text.append("Manager ").append(m.nodeId()).append(" (pid ").append(m.pid()).append("):")
+                .append(System.lineSeparator()).append(m.nonZeroCounters());
+        }
+        try
+        {
+            Files.writeString(file, text);
+            return "the Managers' counters are in " + file;
+        }
+        catch (final java.io.IOException ex)
+        {
+            return "counters not written (" + ex.getMessage() + ")";
         }
     }
 

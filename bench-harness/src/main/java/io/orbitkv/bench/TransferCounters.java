@@ -168,7 +168,7 @@ final class TransferCounters implements AutoCloseable
             if (0 != now || 0 != max[i])
             {
                 // "Transfer source: sessions granted" -> "source: sessions granted"
-                line.append(0 == shown++ ? " " : "; ").append(labels[i], LABEL_PREFIX.length(), labels[i].length())
+                line.append(0 == shown++ ? " " : "; ").append(labels[i].substring(LABEL_PREFIX.length()).trim())
                     .append('=').append(now);
                 if (max[i] > now)
                 {

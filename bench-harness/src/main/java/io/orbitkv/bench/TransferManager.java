@@ -85,6 +85,8 @@ final class TransferManager implements AutoCloseable
             "manager",
             "--dir", dir.toString(),
             "--pool-bytes", Long.toString(settings.poolBytes()),
+            // The whole pool: a Read's span is granted while the previous span's release may still be on its way.
+            "--transfer-budget", Long.toString(settings.poolBytes()),
             "--max-block-bytes", Integer.toString(settings.maxBlockBytes()),
             "--max-data-region-bytes", Long.toString(settings.regionBytes()),
             "--pool-pretouch", "off",
@@ -159,6 +161,31 @@ final class TransferManager implements AutoCloseable
     CountersReader counters()
     {
         return cnc.countersReader();
+    }
+
+    /**
+     * Every counter of this Manager that is not zero, one per line, for a failure's evidence.
+     *
+     * @return the lines, or a note when the CnC file is not mapped.
+     */
+    String nonZeroCounters()
+    {
+        if (null == cnc)
+        {
+            return "  (no CnC file mapped)" + System.lineSeparator();
+        }
+        final StringBuilder text = new StringBuilder();
+        final CountersReader counters = cnc.countersReader();
+        counters.forEach((counterId, typeId, keyBuffer, label) ->
+        {
+            final long value = counters.getCounterValue(counterId);
+            if (0 != value)
+            {
+                text.append("  ").append(counterId).append(' ').append(label).append(" = ").append(value)
+                    .append(System.lineSeparator());
+            }
+        });
+        return text.toString();
     }
 
     String nodeId()
