@@ -21,19 +21,25 @@ import picocli.CommandLine.Option;
     name = "transfer",
     mixinStandardHelpOptions = true,
     description = {
-        "Peer transfers between two Manager processes (a publishes, b reads with the peers flag) in one cluster with",
-        "an etcd of the bench's own, all on loopback:",
-        "  [1] anchor: iperf3 over loopback, 1 and 4 streams (skipped, and the ratios with it, without iperf3);",
-        "  [2] b reads --blocks 2 MiB blocks from a, --rounds times, for each --streams value (--transfer-streams):",
-        "      Gb/s and the ratio to iperf3 with the same stream count (goal >= 0.9x);",
-        "  [3] remote restore of --restore-blocks x 256 KiB in one Read with peers, p50/p99, against the same bytes",
-        "      asked for and received over one raw TCP socket between two threads;",
-        "  [4] the Managers' 'Transfer:' counters: sender pinned bytes, receiver staging bytes, budget waits (n/a when",
-        "      the build has no such counter);",
-        "  [5] the Mooncake TE binding over the C stand-in te-ffm's build compiles, labelled TE stand-in (not Mooncake).",
-        "Defaults fit a 2-core box and take a few minutes. A quick check:",
-        "  scripts/orbitkv bench transfer --blocks 32 --rounds 2 --restore-reps 20 --json /tmp/transfer.json",
-        "Needs etcd on PATH (or --etcd-endpoints) and the te-ffm build for [5]; scripts/deps installs etcd and iperf3."
+        "Peer transfers between two Manager processes on loopback: a publishes,",
+        "b reads with the peers flag; one cluster, with an etcd of the bench's own.",
+        "  [1] anchor: iperf3 over loopback, 1 and 4 streams (without iperf3: said,",
+        "      and no ratios);",
+        "  [2] b reads --blocks 2 MiB blocks from a, --rounds times, for each",
+        "      --streams value (the Managers' --transfer-streams): Gb/s and the",
+        "      ratio to iperf3 with as many streams (goal >= 0.9x);",
+        "  [3] remote restore of --restore-blocks x 256 KiB in one Read with peers,",
+        "      p50/p99, against the same bytes asked for and received over one raw",
+        "      TCP socket between two threads of the bench;",
+        "  [4] the Managers' transfer counters: sender pinned bytes, receiver",
+        "      staging bytes, budget waits (n/a where the build has none);",
+        "  [5] the Mooncake TE binding over the C stand-in te-ffm's build compiles,",
+        "      labelled \"TE stand-in (not Mooncake)\".",
+        "The defaults fit a 2-core box and take about a minute. A quick check:",
+        "  scripts/orbitkv bench transfer --blocks 32 --rounds 2 --restore-reps 20",
+        "A failed phase is printed and recorded in --json, the rest still runs, and",
+        "the exit code is 1. Needs etcd (or --etcd-endpoints); scripts/deps",
+        "installs etcd and iperf3."
     })
 public final class BenchTransferCommand implements Callable<Integer>
 {
