@@ -284,10 +284,11 @@ public final class Manager implements AutoCloseable
                 agentSleep.peerWakeup(catalog.transport().wakeup());
             }
             final PeerFetcher fetcher = ring.fetcher();
-            if (null != fetcher)
+            final TransferService sourceSide = transfers;
+            if (null != fetcher && null != sourceSide)
             {
-                // A transport's completions are polled: no deep sleep while peer reads are in flight.
-                agentSleep.awakeWhile(fetcher::readsInFlight);
+                // A transport's completions are polled: no deep sleep while peer reads or revocations are in flight.
+                agentSleep.awakeWhile(() -> fetcher.readsInFlight() + sourceSide.revocationsPending());
             }
             waiting.idleSleep(agentSleep, ctx.idleSleepAfterNs());
         }

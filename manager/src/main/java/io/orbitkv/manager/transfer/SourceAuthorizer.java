@@ -109,6 +109,7 @@ final class SourceAuthorizer
 
     private int namespaceLength;
     private long nextDeadlineNs = Long.MAX_VALUE;
+    private int revoking;
     private long appliedViewVersion;
     private boolean flipped;
 
@@ -175,6 +176,14 @@ final class SourceAuthorizer
     long nextDeadlineNs()
     {
         return nextDeadlineNs;
+    }
+
+    /**
+     * @return sessions whose revocation the transport has not confirmed yet (their pins wait for it).
+     */
+    int revocationsPending()
+    {
+        return revoking;
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -507,6 +516,7 @@ final class SourceAuthorizer
                 if (transport.canRevoke())
                 {
                     hold.state = TransferSession.REVOKING;
+                    revoking++;
                     transport.revoke(hold.transferSessionId);
                 }
                 else
@@ -543,6 +553,7 @@ final class SourceAuthorizer
             if (TransferSession.GRANTED == hold.state && transport.canRevoke())
             {
                 hold.state = TransferSession.REVOKING;
+                revoking++;
                 transport.revoke(hold.transferSessionId);
             }
             else
@@ -560,6 +571,7 @@ final class SourceAuthorizer
         if (transport.canRevoke())
         {
             hold.state = TransferSession.REVOKING;
+            revoking++;
             transport.revoke(hold.transferSessionId);
         }
         else
@@ -571,6 +583,10 @@ final class SourceAuthorizer
 
     private void unpinAndFree(final TransferSession hold)
     {
+        if (TransferSession.REVOKING == hold.state)
+        {
+            revoking--;
+        }
         if (!transport.canRevoke() && TransferSession.QUARANTINED != hold.state)
         {
             // Withdraw the export; a one-sided transport delivers no revocation to wait for.

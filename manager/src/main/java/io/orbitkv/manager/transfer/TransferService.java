@@ -122,6 +122,15 @@ public final class TransferService implements TransferPart, TransportListener
         return source.nextDeadlineNs();
     }
 
+    /**
+     * @return revocations the transport has still to confirm: an agent with some must not sleep deep, as the
+     * confirmation is polled, not signalled.
+     */
+    public int revocationsPending()
+    {
+        return source.revocationsPending();
+    }
+
     public Transport transport()
     {
         return transport;
