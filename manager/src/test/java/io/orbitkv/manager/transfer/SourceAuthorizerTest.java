@@ -1,8 +1,14 @@
 package io.orbitkv.manager.transfer;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,6 +50,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -76,6 +83,11 @@ class SourceAuthorizerTest
     private static final long AWAIT_NS = TimeUnit.SECONDS.toNanos(10);
     /** Set by the manager's surefire configuration to the TE stand-in te-ffm's build compiles. */
     private static final String FAKE_TE_LIBRARY_PROPERTY = "orbitkv.te.fakeLibrary";
+    /** The built-in transport's wire format (docs/transport-builtin.md), for a requester that stops reading. */
+    private static final int HELLO_MAGIC = 0x42564B4F;
+    private static final int HELLO_BYTES = 8;
+    private static final int REQUEST_BYTES = 40;
+    private static final int RESPONSE_HEADER_BYTES = 16;
 
     @TempDir
     Path dir;
@@ -111,8 +123,10 @@ class SourceAuthorizerTest
     private SourceAuthorizer source;
     private long nowNs = 1_000_000_000L;
     private long nextRequestId = 1;
-    /** Sessions the source's built-in transport may hold; the default unless a test narrows it. */
-    private int transportSessions = BuiltinTransport.Context.MAX_SESSIONS_DEFAULT;
+    /** Probe sessions are negative: the source's transfer session ids are positive. */
+    private long lastProbeSessionId;
+    /** Settings of the next source built-in transport {@link #start} opens; defaults unless a test changes them. */
+    private BuiltinTransport.Context sourceContext = new BuiltinTransport.Context();
 
     @AfterEach
     void tearDown()
@@ -143,7 +157,8 @@ class SourceAuthorizerTest
         namespaceId = namespaces.register(ns, 0, NAMESPACE.length);
         if (canRevoke)
         {
-            builtin = open(new BuiltinTransport(new BuiltinTransport.Context().maxSessions(transportSessions)));
+            builtin = open(new BuiltinTransport(sourceContext));
+            sourceContext = new BuiltinTransport.Context();
             mooncake = null;
             transport = builtin;
             reader = open(new BuiltinTransport(new BuiltinTransport.Context().streamsPerPeer(1)));
@@ -178,7 +193,7 @@ class SourceAuthorizerTest
     private static MooncakeTransport.Context mooncakeContext()
     {
         final String configured = System.getProperty(FAKE_TE_LIBRARY_PROPERTY);
-        assertNotEquals(null, configured, "surefire sets " + FAKE_TE_LIBRARY_PROPERTY);
+        assertNotNull(configured, "surefire sets " + FAKE_TE_LIBRARY_PROPERTY);
         final Path library = Path.of(configured);
         assertTrue(Files.isRegularFile(library), () -> "te-ffm's build did not compile the TE stand-in: " + library);
         return new MooncakeTransport.Context().libraryPath(library).host("127.0.0.1");
@@ -193,6 +208,7 @@ class SourceAuthorizerTest
     private int read(final long sessionId, final long token, final long address, final int length)
     {
         final long requestId = nextRequestId++;
+        awaitCommandsApplied();
         staging.asSlice(0, length).fill((byte)0x5A);
         assertTrue(reader.submitRead(readerPeer, sessionId, token, address, staging.address(), length, requestId));
         final long deadlineNs = System.nanoTime() + AWAIT_NS;
@@ -203,7 +219,7 @@ class SourceAuthorizerTest
             {
                 fail("read " + requestId + " did not complete");
             }
-            Thread.onSpinWait();
+            Thread.yield();
         }
         if (TransportStatus.OK == reads.lastStatus)
         {
@@ -215,10 +231,42 @@ class SourceAuthorizerTest
     }
 
     /**
+     * Make sure the source's built-in transport has applied every export and revoke published so far before the
+     * requester's next request reaches it: the I/O thread takes its commands after each wait, and a request that
+     * arrives while it is still serving the events of that wait is judged before commands published meanwhile. A
+     * probe session exported and revoked after them completes only once they were applied, commands being taken in
+     * order. Revocations of granted sessions that arrive meanwhile are held back for {@link #awaitRevocations}, so
+     * the source learns of them only where a test waits for them.
+     */
+    private void awaitCommandsApplied()
+    {
+        if (null == builtin)
+        {
+            return;
+        }
+        final long probeId = --lastProbeSessionId;
+        assertTrue(builtin.export(probeId, 0, new long[]{store.pool().address()}, new int[]{1}, 1), "probe export");
+        builtin.revoke(probeId);
+        revocations.holdingBack = true;
+        final long deadlineNs = System.nanoTime() + AWAIT_NS;
+        while (revocations.lastProbeRevoked != probeId)
+        {
+            builtin.poll(revocations, 16);
+            if (System.nanoTime() - deadlineNs > 0)
+            {
+                fail("the probe session was not revoked; " + builtin.stats());
+            }
+            Thread.yield();
+        }
+        revocations.holdingBack = false;
+    }
+
+    /**
      * Poll the source's transport, as the agent does, until it delivered {@code count} revocations in all.
      */
     private void awaitRevocations(final int count)
     {
+        revocations.forwardHeldBack();
         final long deadlineNs = System.nanoTime() + AWAIT_NS;
         while (revocations.delivered < count)
         {
@@ -227,13 +275,26 @@ class SourceAuthorizerTest
             {
                 fail("revocations " + revocations.delivered + " of " + count + "; " + builtin.stats());
             }
-            Thread.onSpinWait();
+            Thread.yield();
         }
     }
 
     private long stat(final int id)
     {
         return builtin.stats().get(id);
+    }
+
+    private void awaitStat(final int id, final long value)
+    {
+        final long deadlineNs = System.nanoTime() + AWAIT_NS;
+        while (stat(id) != value)
+        {
+            if (System.nanoTime() - deadlineNs > 0)
+            {
+                fail(BuiltinTransportStats.label(id) + " never reached " + value + "; " + builtin.stats());
+            }
+            Thread.yield();
+        }
     }
 
     /**
@@ -693,6 +754,68 @@ class SourceAuthorizerTest
     }
 
     @Test
+    void shouldKeepThePinsOfAReleasedSessionWhileTheTransportIsStillSendingIt() throws IOException
+    {
+        // Small socket buffers and a requester that does not read: the source's send of the block cannot finish.
+        sourceContext.socketSendBufferBytes(4096).sendStallTimeoutNs(TimeUnit.SECONDS.toNanos(50));
+        start(true, 4L << 20, 16, 4);
+        final int length = 1 << 20;
+        final long seq0 = publish(7, length);
+        source.onAuthorize(session, authorize(1, 7, seq0, length), nowNs);
+        final TransferGrantDecoder grant = channel.grant();
+        assertEquals(TransferStatus.OK, grant.status());
+        final long sessionId = grant.transferSessionId();
+        final long token = grant.token();
+        final long address = addressOf(7);
+        revocations.watchedEntry = entryOf(7);
+
+        try (SocketChannel stalled = SocketChannel.open())
+        {
+            stalled.setOption(StandardSocketOptions.SO_RCVBUF, 4096);
+            final String endpoint = transport.localEndpoint();
+            final int colon = endpoint.lastIndexOf(':');
+            stalled.connect(new InetSocketAddress(endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1))));
+            final ByteBuffer request = ByteBuffer.allocate(HELLO_BYTES + REQUEST_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            request.putInt(HELLO_MAGIC).putShort((short)1).putShort((short)0);
+            request.putInt(1).putInt(length).putLong(1).putLong(sessionId).putLong(token).putLong(address).flip();
+            while (request.hasRemaining())
+            {
+                stalled.write(request);
+            }
+            awaitStat(BuiltinTransportStats.SENDS_IN_PROGRESS, 1);
+
+            source.onRelease(session, release(sessionId, 1));
+            assertEquals(TransferStatus.OK, channel.ack().status());
+            assertEquals(TransportStatus.REJECTED, read(sessionId, token, address, BLOCK_LENGTH));
+            assertEquals(1, stat(BuiltinTransportStats.REJECTED_REVOKED),
+                "judged after the revocation, while the session's send still runs");
+            transport.poll(revocations, 16);
+            assertEquals(0, revocations.delivered + revocations.heldBackCount, "no revocation while a send of it runs");
+            assertEquals(1, store.dram().pinCount(entryOf(7)), "the bytes being sent stay pinned");
+            assertEquals(1, source.holds().activeCount());
+
+            // The requester reads on: the send ends, the revocation completes, the pins go.
+            final ByteBuffer response = ByteBuffer.allocate(RESPONSE_HEADER_BYTES + length).order(ByteOrder.LITTLE_ENDIAN);
+            while (response.hasRemaining())
+            {
+                if (stalled.read(response) < 0)
+                {
+                    fail("the source closed the stalled connection");
+                }
+            }
+            assertEquals(TransportStatus.OK, response.getInt(8));
+            assertEquals(length, response.getInt(12));
+            assertEquals(-1, MemorySegment.ofBuffer(response.position(RESPONSE_HEADER_BYTES).slice())
+                .mismatch(MemorySegment.ofAddress(address).reinterpret(length)), "the whole block, byte for byte");
+        }
+        awaitRevocations(1);
+        assertEquals(1, revocations.pinsAtLastRevocation, "still pinned when onRevoked arrived");
+        assertEquals(0, store.dram().pinCount(entryOf(7)));
+        assertEquals(0, source.holds().activeCount());
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REVOCATIONS_COMPLETED));
+    }
+
+    @Test
     void shouldUnpinAtReleaseWhenTheTransportCannotRevoke()
     {
         start(false, 1L << 20, 16, 4);
@@ -837,11 +960,12 @@ class SourceAuthorizerTest
     @Test
     void shouldUndoThePinsWhenTheTransportRefusesTheExport()
     {
-        transportSessions = 1;
+        sourceContext.maxSessions(2);
         start(true, 1L << 20, 16, 4);
         final long seq0 = publish(0, BLOCK_LENGTH);
         final long seq1 = publish(1, BLOCK_LENGTH);
-        // The transport's one session is taken, so it refuses the next export.
+        // The transport's sessions are taken, so it refuses the next export.
+        assertTrue(transport.export(998, 1, new long[]{addressOf(1)}, new int[]{BLOCK_LENGTH}, 1));
         assertTrue(transport.export(999, 1, new long[]{addressOf(1)}, new int[]{BLOCK_LENGTH}, 1));
 
         source.onAuthorize(session, authorize(1, 0, seq0, BLOCK_LENGTH, 1, seq1, BLOCK_LENGTH), nowNs);
@@ -864,6 +988,9 @@ class SourceAuthorizerTest
         source.onAuthorize(session, authorize(2, 0, seq0, BLOCK_LENGTH, 1, seq1, BLOCK_LENGTH), nowNs);
         final TransferGrantDecoder grant = channel.grant();
         assertEquals(TransferStatus.OK, grant.status());
+        // Full again (998 and the grant): free a slot for the probe session a read starts with.
+        transport.revoke(998);
+        awaitRevocations(2);
         assertEquals(TransportStatus.OK, read(grant.transferSessionId(), grant.token(), addressOf(1), BLOCK_LENGTH));
     }
 
@@ -997,6 +1124,10 @@ class SourceAuthorizerTest
     private final class Revocations implements TransportListener
     {
         private final SourceAuthorizer authorizer;
+        private final long[] heldBack = new long[64];
+        int heldBackCount;
+        boolean holdingBack;
+        long lastProbeRevoked;
         int watchedEntry = -1;
         int pinsAtLastRevocation = -1;
         int delivered;
@@ -1012,6 +1143,31 @@ class SourceAuthorizerTest
         }
 
         public void onRevoked(final long sessionId)
+        {
+            if (sessionId < 0)
+            {
+                lastProbeRevoked = sessionId;
+            }
+            else if (holdingBack)
+            {
+                heldBack[heldBackCount++] = sessionId;
+            }
+            else
+            {
+                forward(sessionId);
+            }
+        }
+
+        void forwardHeldBack()
+        {
+            for (int i = 0; i < heldBackCount; i++)
+            {
+                forward(heldBack[i]);
+            }
+            heldBackCount = 0;
+        }
+
+        private void forward(final long sessionId)
         {
             if (watchedEntry >= 0)
             {
