@@ -23,6 +23,7 @@ import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.transport.Transport;
+import io.orbitkv.transport.TransportException;
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -371,7 +372,17 @@ final class SourceAuthorizer
             exportAddresses[i] = hold.addresses[i];
             exportLengths[i] = hold.lengths[i];
         }
-        if (!transport.export(hold.transferSessionId, hold.token, exportAddresses, exportLengths, valid))
+        boolean exported;
+        try
+        {
+            exported = transport.export(hold.transferSessionId, hold.token, exportAddresses, exportLengths, valid);
+        }
+        catch (final TransportException ex)
+        {
+            // A range the transport cannot serve (not registered, too many): refused like a full transport.
+            exported = false;
+        }
+        if (!exported)
         {
             for (int i = 0; i < valid; i++)
             {

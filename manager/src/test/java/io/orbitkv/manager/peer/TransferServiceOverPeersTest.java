@@ -170,11 +170,6 @@ class TransferServiceOverPeersTest
         // The requester reads the granted range from the endpoint the grant names.
         final int peer = readerTransport.peer(answers.endpoint);
         assertTrue(peer >= 0);
-        // A probe session exported and revoked after the grant's export: once the service polled its revocation,
-        // the transport's I/O thread has applied the export too (it takes commands in order).
-        assertTrue(transport.export(-1, 0, new long[]{pool.address()}, new int[]{1}, 1));
-        transport.revoke(-1);
-        await(() -> 1 == transport.sessionsHeld(), "the probe session revoked");
         assertEquals(TransportStatus.OK, read(peer, staging, 1));
         assertEquals(-1, staging.mismatch(pool.asSlice(store.offset(entry), LENGTH)), "byte for byte");
 

@@ -124,7 +124,6 @@ class SourceAuthorizerTest
     private long nowNs = 1_000_000_000L;
     private long nextRequestId = 1;
     /** Probe sessions are negative: the source's transfer session ids are positive. */
-    private long lastProbeSessionId;
     /** Settings of the next source built-in transport {@link #start} opens; defaults unless a test changes them. */
     private BuiltinTransport.Context sourceContext = new BuiltinTransport.Context();
 
@@ -208,7 +207,6 @@ class SourceAuthorizerTest
     private int read(final long sessionId, final long token, final long address, final int length)
     {
         final long requestId = nextRequestId++;
-        awaitCommandsApplied();
         staging.asSlice(0, length).fill((byte)0x5A);
         assertTrue(reader.submitRead(readerPeer, sessionId, token, address, staging.address(), length, requestId));
         final long deadlineNs = System.nanoTime() + AWAIT_NS;
@@ -228,37 +226,6 @@ class SourceAuthorizerTest
                 "the bytes read are the source's, byte for byte");
         }
         return reads.lastStatus;
-    }
-
-    /**
-     * Make sure the source's built-in transport has applied every export and revoke published so far before the
-     * requester's next request reaches it: the I/O thread takes its commands after each wait, and a request that
-     * arrives while it is still serving the events of that wait is judged before commands published meanwhile. A
-     * probe session exported and revoked after them completes only once they were applied, commands being taken in
-     * order. Revocations of granted sessions that arrive meanwhile are held back for {@link #awaitRevocations}, so
-     * the source learns of them only where a test waits for them.
-     */
-    private void awaitCommandsApplied()
-    {
-        if (null == builtin)
-        {
-            return;
-        }
-        final long probeId = --lastProbeSessionId;
-        assertTrue(builtin.export(probeId, 0, new long[]{store.pool().address()}, new int[]{1}, 1), "probe export");
-        builtin.revoke(probeId);
-        revocations.holdingBack = true;
-        final long deadlineNs = System.nanoTime() + AWAIT_NS;
-        while (revocations.lastProbeRevoked != probeId)
-        {
-            builtin.poll(revocations, 16);
-            if (System.nanoTime() - deadlineNs > 0)
-            {
-                fail("the probe session was not revoked; " + builtin.stats());
-            }
-            Thread.yield();
-        }
-        revocations.holdingBack = false;
     }
 
     /**
@@ -988,9 +955,7 @@ class SourceAuthorizerTest
         source.onAuthorize(session, authorize(2, 0, seq0, BLOCK_LENGTH, 1, seq1, BLOCK_LENGTH), nowNs);
         final TransferGrantDecoder grant = channel.grant();
         assertEquals(TransferStatus.OK, grant.status());
-        // Full again (998 and the grant): free a slot for the probe session a read starts with.
-        transport.revoke(998);
-        awaitRevocations(2);
+        // The grant's bytes are readable.
         assertEquals(TransportStatus.OK, read(grant.transferSessionId(), grant.token(), addressOf(1), BLOCK_LENGTH));
     }
 
@@ -1127,7 +1092,6 @@ class SourceAuthorizerTest
         private final long[] heldBack = new long[64];
         int heldBackCount;
         boolean holdingBack;
-        long lastProbeRevoked;
         int watchedEntry = -1;
         int pinsAtLastRevocation = -1;
         int delivered;
@@ -1144,11 +1108,7 @@ class SourceAuthorizerTest
 
         public void onRevoked(final long sessionId)
         {
-            if (sessionId < 0)
-            {
-                lastProbeRevoked = sessionId;
-            }
-            else if (holdingBack)
+            if (holdingBack)
             {
                 heldBack[heldBackCount++] = sessionId;
             }
