@@ -9,6 +9,7 @@ import io.orbitkv.manager.transfer.PeerAdmission;
 import io.orbitkv.manager.transfer.PeerFetcher;
 import io.orbitkv.manager.transfer.TransferService;
 import io.orbitkv.manager.transfer.TransferSettings;
+import io.orbitkv.manager.transfer.TransportCounters;
 import io.orbitkv.manager.transfer.Transports;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.manager.status.CncReader;
@@ -204,6 +205,10 @@ public final class Manager implements AutoCloseable
             transport.registerMemory(poolRegion.segment().address(), poolRegion.segment().byteSize());
             transfers = new TransferService(
                 TransferSettings.of(ctx), store, namespaces, transport, systemCounters, ctx.nanoClock(), null, null);
+            if (transport instanceof io.orbitkv.transport.BuiltinTransport)
+            {
+                transfers.transportCounters(new TransportCounters(countersManager));
+            }
             final CatalogContext catalogContext = new CatalogContext()
                 .transfers(transfers)
                 .nodeId(ctx.nodeId())
@@ -284,10 +289,11 @@ public final class Manager implements AutoCloseable
                 agentSleep.peerWakeup(catalog.transport().wakeup());
             }
             final PeerFetcher fetcher = ring.fetcher();
-            if (null != fetcher)
+            final TransferService sourceSide = transfers;
+            if (null != fetcher && null != sourceSide)
             {
-                // A transport's completions are polled: no deep sleep while peer reads are in flight.
-                agentSleep.awakeWhile(fetcher::readsInFlight);
+                // A transport's completions are polled: no deep sleep while peer reads or revocations are in flight.
+                agentSleep.awakeWhile(() -> fetcher.readsInFlight() + sourceSide.revocationsPending());
             }
             waiting.idleSleep(agentSleep, ctx.idleSleepAfterNs());
         }

@@ -256,9 +256,20 @@ final class RawRingClient implements AutoCloseable
     long read(
         final String namespace, final long leaseId, final long[] dstOffsets, final int[] capacities, final byte[][] hashes)
     {
+        return read(namespace, leaseId, 0, dstOffsets, capacities, hashes);
+    }
+
+    long read(
+        final String namespace,
+        final long leaseId,
+        final int rawFlags,
+        final long[] dstOffsets,
+        final int[] capacities,
+        final byte[][] hashes)
+    {
         final long correlationId = nextCorrelationId();
         send(RequestFrames.read(
-            frame, headerEncoder, clientId, correlationId, namespace, leaseId, dstOffsets, capacities, hashes));
+            frame, headerEncoder, clientId, correlationId, namespace, leaseId, rawFlags, dstOffsets, capacities, hashes));
         return correlationId;
     }
 

@@ -96,10 +96,25 @@ public final class RequestFrames
         final int[] capacities,
         final byte[][] hashes)
     {
+        return read(frame, headerEncoder, clientId, correlationId, namespace, leaseId, 0, dstOffsets, capacities, hashes);
+    }
+
+    public static int read(
+        final MutableDirectBuffer frame,
+        final MessageHeaderEncoder headerEncoder,
+        final long clientId,
+        final long correlationId,
+        final String namespace,
+        final long leaseId,
+        final int rawFlags,
+        final long[] dstOffsets,
+        final int[] capacities,
+        final byte[][] hashes)
+    {
         final ReadRequestEncoder encoder = new ReadRequestEncoder();
         encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
             .clientId(clientId).correlationId(correlationId).leaseId(leaseId);
-        encoder.flags().clear();
+        frame.putByte(MessageHeaderEncoder.ENCODED_LENGTH + ReadRequestEncoder.flagsEncodingOffset(), (byte)rawFlags);
         final ReadRequestEncoder.KeysEncoder keys = encoder.keysCount(hashes.length);
         for (int i = 0; i < hashes.length; i++)
         {

@@ -4,6 +4,7 @@ import io.orbitkv.manager.status.SystemCounterDescriptor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.File;
 import java.lang.management.ManagementFactory;
@@ -188,6 +189,141 @@ class SteadyStateAllocationTest
             }
             ManagerTestSupport.deleteDir(hostDir);
         }
+    }
+
+    @Test
+    void shouldNotAllocateOnTheAgentThreadsWhileFetchingBlocksFromAPeer() throws Exception
+    {
+        final File sourceDir = ManagerTestSupport.newDir();
+        Manager source = null;
+        try (io.orbitkv.manager.membership.EtcdCluster etcd = io.orbitkv.manager.membership.EtcdCluster.start(1))
+        {
+            // A publishes a prefix once; every Read with peers on B restores it from A: discovery (warm index or
+            // a cold query), authorization and grant, transport reads into B's engine region, CRC32C checks and the
+            // release. Both agent threads are measured against the budgets of the catalog test.
+            final String cluster = newCluster();
+            source = Manager.launch(catalogContext(sourceDir, etcd, cluster, "a", "a,b"));
+            manager = Manager.launch(catalogContext(dir, etcd, cluster, "b", "a,b")
+                .peerAdmission(io.orbitkv.manager.transfer.PeerAdmission.Policy.OFF));
+            awaitCatalogReady(source, 2);
+            awaitCatalogReady(manager, 2);
+
+            final byte[][] hashes = new byte[KEYS][];
+            final long[] offsets = new long[KEYS];
+            final int[] lengths = new int[KEYS];
+            for (int i = 0; i < KEYS; i++)
+            {
+                hashes[i] = RawRingClient.hash(7_000_000 + i);
+                offsets[i] = (long)i * BLOCK;
+                lengths[i] = BLOCK;
+            }
+            final com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+            threads.setThreadAllocatedMemoryEnabled(true);
+            try (RawRingClient publisher = new RawRingClient(source.cncFile());
+                RawRingClient reader = new RawRingClient(manager.cncFile()))
+            {
+                publisher.attachOrFail("alloc-source-engine", 8L << 20);
+                for (int i = 0; i < KEYS; i++)
+                {
+                    publisher.fill(offsets[i], BLOCK, i);
+                }
+                assertEquals(KEYS, publisher.awaitReply(publisher.publish(NS, offsets, lengths, hashes)).value());
+                reader.attachOrFail("alloc-fetch-engine", 8L << 20);
+                final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+                while (fetch(reader, hashes, offsets, lengths) < KEYS)
+                {
+                    assertTrue(System.nanoTime() - deadline < 0, "B never restored the prefix from A");
+                }
+                for (int i = 0; i < ROUNDS; i++)
+                {
+                    assertFetched(reader, hashes, offsets, lengths, source);
+                }
+                for (int i = 0; i < KEYS; i++)
+                {
+                    assertTrue(reader.matches(offsets[i], BLOCK, i), "block " + i + " restored byte-exact");
+                }
+
+                final long[] window = new long[3];
+                for (int w = 1; w <= WINDOWS; w++)
+                {
+                    final long requesterBefore = threads.getThreadAllocatedBytes(manager.agentThread().threadId());
+                    final long sourceBefore = threads.getThreadAllocatedBytes(source.agentThread().threadId());
+                    final long start = System.nanoTime();
+                    for (int i = 0; i < ROUNDS; i++)
+                    {
+                        assertFetched(reader, hashes, offsets, lengths, source);
+                    }
+                    window[2] = System.nanoTime() - start;
+                    window[0] = threads.getThreadAllocatedBytes(manager.agentThread().threadId()) - requesterBefore;
+                    window[1] = threads.getThreadAllocatedBytes(source.agentThread().threadId()) - sourceBefore;
+                    if (window[0] < hostBudget(window[2]) && window[1] < hostBudget(window[2]))
+                    {
+                        break;
+                    }
+                }
+                assertEquals(0, manager.counter(SystemCounterDescriptor.ERRORS));
+                assertEquals(0, source.counter(SystemCounterDescriptor.ERRORS));
+                assertTrue(manager.counter(SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED) >= 2L * ROUNDS * KEYS);
+                assertTrue(window[0] < hostBudget(window[2]) && window[1] < hostBudget(window[2]),
+                    "over " + ROUNDS + " peer reads of " + KEYS + " blocks in " + window[2] / 1_000_000 + " ms B's " +
+                    "agent thread allocated " + window[0] + " bytes and A's " + window[1] + " (budget " +
+                    hostBudget(window[2]) + " each)");
+            }
+        }
+        finally
+        {
+            if (null != source)
+            {
+                source.close();
+            }
+            ManagerTestSupport.deleteDir(sourceDir);
+        }
+    }
+
+    /**
+     * One Read with the peers flag of the whole prefix.
+     *
+     * @return blocks restored.
+     */
+    private static long fetch(
+        final RawRingClient reader, final byte[][] hashes, final long[] offsets, final int[] lengths)
+    {
+        return reader.awaitReply(
+            reader.read(NS, 0L, Configuration.READ_FLAG_PEERS, offsets, lengths, hashes)).value();
+    }
+
+    private void assertFetched(
+        final RawRingClient reader, final byte[][] hashes, final long[] offsets, final int[] lengths,
+        final Manager source)
+    {
+        final RawRingClient.Reply reply =
+            reader.awaitReply(reader.read(NS, 0L, Configuration.READ_FLAG_PEERS, offsets, lengths, hashes));
+        if (KEYS != reply.value())
+        {
+            final int at = (int)reply.value();
+            fail("fetch restored " + at + " of " + KEYS + ": " + reply.statuses().get(at) + " " +
+                reply.reasons().get(at) + "\n" + counters(source, "Transfer") + counters(manager, "Transfer") +
+                counters(manager, "Catalog"));
+        }
+    }
+
+    private static String counters(final Manager m, final String prefix)
+    {
+        final StringBuilder text = new StringBuilder();
+        try (io.orbitkv.manager.status.CncReader cnc = io.orbitkv.manager.status.CncReader.map(m.cncFile()))
+        {
+            cnc.readErrors((count, first, last, encoded) -> text.append(count).append("x ").append(encoded, 0,
+                Math.min(300, encoded.length())).append('\n'));
+        }
+        for (final SystemCounterDescriptor d : SystemCounterDescriptor.values())
+        {
+            if (d.label().startsWith(prefix) && 0 != m.counter(d))
+            {
+                text.append(d.label()).append(" = ").append(m.counter(d)).append('\n');
+            }
+        }
+        return text.toString();
     }
 
     private static String newCluster()

@@ -622,6 +622,33 @@ public final class LibC
         }
     }
 
+    private static final class writeNoErrno
+    {
+        static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("write");
+        static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, write.DESC);
+    }
+
+    /**
+     * {@code write(2)} without capturing {@code errno}, for callers that only need to know whether it wrote (waking a
+     * thread through an eventfd or a pipe): no call state is touched, so nothing can be left to allocate on the path.
+     *
+     * @param fd    to write to.
+     * @param buf   at least {@code count} bytes.
+     * @param count bytes to write.
+     * @return bytes written, or -1 on failure (the reason is not kept).
+     */
+    public static long writeNoErrno(final int fd, final MemorySegment buf, final long count)
+    {
+        try
+        {
+            return (long)writeNoErrno.HANDLE.invokeExact(fd, buf, count);
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
     private static final class send
     {
         // The buffer is passed as a raw address (a long in an integer register, as a pointer is on LP64) so that a

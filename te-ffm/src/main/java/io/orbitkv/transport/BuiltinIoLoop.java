@@ -525,6 +525,12 @@ final class BuiltinIoLoop implements Runnable
         }
         connection.inStart += REQUEST_BYTES;
 
+        // An export or revoke the owner published while this pass served earlier events must judge this request:
+        // the commands taken after the wait are not all there is.
+        if (!owner.commands.isEmpty())
+        {
+            drainCommands();
+        }
         final int slot = liveSessions.get(sessionId);
         int refusal = -1;
         if (LongIntMap.MISSING == slot)

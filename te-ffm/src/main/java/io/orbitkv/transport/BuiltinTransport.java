@@ -731,7 +731,8 @@ public final class BuiltinTransport implements Transport
         VarHandle.fullFence();
         if (0 != ioSleeping.get() && 0 != ioSleeping.getAndSet(0))
         {
-            LibC.write(callState, wakeFd, wakeValue, Long.BYTES);
+            // No errno: a failed wake (the counter saturated) still leaves the I/O thread readable.
+            LibC.writeNoErrno(wakeFd, wakeValue, Long.BYTES);
         }
     }
 

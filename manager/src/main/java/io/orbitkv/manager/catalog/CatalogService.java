@@ -230,7 +230,15 @@ public final class CatalogService implements Agent, AutoCloseable
     public PeerClient sourceClient(final long msb, final long lsb, final long nowMs)
     {
         final MemberRecord record = member(msb, lsb);
-        return null == record ? null : sourceLinks.client(record, agent, nowMs);
+        if (null == record)
+        {
+            return null;
+        }
+        // One session per remote incarnation: a second connect would replace the first at the remote, so a catalog
+        // host's link carries the transfers too.
+        final HostLink hostLink = members.linkForNode(record.nodeId());
+        return null != hostLink && hostLink.isFor(record) ?
+            hostLink.poll(agent, nowMs) : sourceLinks.client(record, agent, nowMs);
     }
 
     /**

@@ -86,6 +86,14 @@ final class MemberViewSync
         return slotNodes.size();
     }
 
+    /**
+     * @return the session to a catalog host node, or null when the node hosts no shard.
+     */
+    HostLink linkForNode(final String nodeId)
+    {
+        return links.get(nodeId);
+    }
+
     HostLink linkForShard(final int shard)
     {
         return links.get(placement.hostOf(shard));

@@ -6,7 +6,8 @@ import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerClient;
 
 /**
- * This Manager's sessions to the sources it fetches from, one per source incarnation, at most
+ * This Manager's sessions to the sources it fetches from that host no catalog shard (a catalog host's link serves
+ * its transfers: a remote keeps one session per requester), one per source incarnation, at most
  * {@link CatalogLimits#SOURCE_CHANNEL_CLIENTS}: the least recently used is closed to make room for a new one. A link
  * to an incarnation that left the member view is closed when next asked for. Runs on the agent thread; opening a link
  * allocates (first contact with a source), using one does not.

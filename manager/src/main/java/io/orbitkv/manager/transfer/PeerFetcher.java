@@ -965,6 +965,8 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         if (TransportStatus.OK != status || bytes != length)
         {
             readFailures.incrementRelease();
+            errorHandler.onError(new IllegalStateException("peer read " + TransportStatus.name(status) + ": key " + k +
+                " of fetch " + fetch.correlationId + ", " + bytes + " of " + length + " bytes"));
             fail(fetch, k, FailureReason.TRANSFER);
         }
         else if (fetch.clientGone)

@@ -23,6 +23,7 @@ import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.transport.Transport;
+import io.orbitkv.transport.TransportException;
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -109,6 +110,7 @@ final class SourceAuthorizer
 
     private int namespaceLength;
     private long nextDeadlineNs = Long.MAX_VALUE;
+    private int revoking;
     private long appliedViewVersion;
     private boolean flipped;
 
@@ -175,6 +177,14 @@ final class SourceAuthorizer
     long nextDeadlineNs()
     {
         return nextDeadlineNs;
+    }
+
+    /**
+     * @return sessions whose revocation the transport has not confirmed yet (their pins wait for it).
+     */
+    int revocationsPending()
+    {
+        return revoking;
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -362,7 +372,17 @@ final class SourceAuthorizer
             exportAddresses[i] = hold.addresses[i];
             exportLengths[i] = hold.lengths[i];
         }
-        if (!transport.export(hold.transferSessionId, hold.token, exportAddresses, exportLengths, valid))
+        boolean exported;
+        try
+        {
+            exported = transport.export(hold.transferSessionId, hold.token, exportAddresses, exportLengths, valid);
+        }
+        catch (final TransportException ex)
+        {
+            // A range the transport cannot serve (not registered, too many): refused like a full transport.
+            exported = false;
+        }
+        if (!exported)
         {
             for (int i = 0; i < valid; i++)
             {
@@ -507,6 +527,7 @@ final class SourceAuthorizer
                 if (transport.canRevoke())
                 {
                     hold.state = TransferSession.REVOKING;
+                    revoking++;
                     transport.revoke(hold.transferSessionId);
                 }
                 else
@@ -543,6 +564,7 @@ final class SourceAuthorizer
             if (TransferSession.GRANTED == hold.state && transport.canRevoke())
             {
                 hold.state = TransferSession.REVOKING;
+                revoking++;
                 transport.revoke(hold.transferSessionId);
             }
             else
@@ -560,6 +582,7 @@ final class SourceAuthorizer
         if (transport.canRevoke())
         {
             hold.state = TransferSession.REVOKING;
+            revoking++;
             transport.revoke(hold.transferSessionId);
         }
         else
@@ -571,6 +594,10 @@ final class SourceAuthorizer
 
     private void unpinAndFree(final TransferSession hold)
     {
+        if (TransferSession.REVOKING == hold.state)
+        {
+            revoking--;
+        }
         if (!transport.canRevoke() && TransferSession.QUARANTINED != hold.state)
         {
             // Withdraw the export; a one-sided transport delivers no revocation to wait for.

@@ -15,6 +15,7 @@ import io.orbitkv.manager.peer.TransferHandler;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
+import io.orbitkv.transport.BuiltinTransport;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.transport.TransportListener;
 import org.agrona.DirectBuffer;
@@ -41,7 +42,14 @@ public final class TransferService implements TransferPart, TransportListener
     static final int POLL_LIMIT = 64;
 
     private final Transport transport;
+    /**
+     * How often the transport's statistics are copied into its counters.
+     */
+    static final long STATS_INTERVAL_NS = 100_000_000L;
+
     private TransferHandler requester;
+    private TransportCounters transportCounters;
+    private long statsAtNs;
     private TransportListener requesterListener;
     private final NanoClock clock;
     private final SourceAuthorizer source;
@@ -110,6 +118,11 @@ public final class TransferService implements TransferPart, TransportListener
         {
             staleIncarnations.setRelease(stale);
         }
+        if (null != transportCounters && nowNs - statsAtNs >= 0 && transport instanceof BuiltinTransport builtin)
+        {
+            statsAtNs = nowNs + STATS_INTERVAL_NS;
+            transportCounters.update(builtin.stats());
+        }
         return source.doWork(nowNs) + transport.poll(this, POLL_LIMIT);
     }
 
@@ -122,9 +135,27 @@ public final class TransferService implements TransferPart, TransportListener
         return source.nextDeadlineNs();
     }
 
+    /**
+     * @return revocations the transport has still to confirm: an agent with some must not sleep deep, as the
+     * confirmation is polled, not signalled.
+     */
+    public int revocationsPending()
+    {
+        return source.revocationsPending();
+    }
+
     public Transport transport()
     {
         return transport;
+    }
+
+    /**
+     * Mirror the built-in transport's statistics into {@code counters} on a 100 ms tick. Set once, before the agent
+     * runs; ignored for another transport.
+     */
+    public void transportCounters(final TransportCounters counters)
+    {
+        this.transportCounters = counters;
     }
 
     /**

@@ -2,6 +2,7 @@ package io.orbitkv.manager.peer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -22,10 +23,13 @@ import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
-import io.orbitkv.manager.transfer.RecordingTransport;
 import io.orbitkv.manager.transfer.SourceMembers;
 import io.orbitkv.manager.transfer.TransferService;
 import io.orbitkv.manager.transfer.TransferSettings;
+import io.orbitkv.transport.BuiltinTransport;
+import io.orbitkv.transport.BuiltinTransportStats;
+import io.orbitkv.transport.TransportListener;
+import io.orbitkv.transport.TransportStatus;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -40,7 +44,9 @@ import static org.junit.jupiter.api.Assertions.fail;
 /**
  * The transfer service as the source's transfer handler on a real peer transport: a requester peer's authorization
  * crosses loopback UDP, is granted from a real DRAM store and answered on the peer session; its release is
- * acknowledged and the pins go once the transport revoked the session. Polls with deadlines, no sleeps.
+ * acknowledged and the pins go once the transport revoked the session. The source's transport is the built-in one;
+ * a second built-in transport plays the requester's and reads the granted range over loopback before and after the
+ * release. Polls with deadlines, no sleeps.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class TransferServiceOverPeersTest
@@ -56,7 +62,7 @@ class TransferServiceOverPeersTest
     @TempDir
     Path dir;
 
-    private final Arena arena = Arena.ofConfined();
+    private final Arena arena = Arena.ofShared();
     private final SystemCounters counters = SystemCounters.inMemory();
     private final UnsafeBuffer raw = new UnsafeBuffer(new byte[4096]);
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
@@ -81,7 +87,9 @@ class TransferServiceOverPeersTest
     private PeerNode source;
     private PeerNode requester;
     private TransferService transfers;
-    private RecordingTransport transport;
+    private BuiltinTransport transport;
+    private BuiltinTransport readerTransport;
+    private final Reads reads = new Reads();
 
     @AfterEach
     void tearDown()
@@ -106,6 +114,14 @@ class TransferServiceOverPeersTest
             {
                 source.close();
             }
+            if (null != readerTransport)
+            {
+                readerTransport.close();
+            }
+            if (null != transport)
+            {
+                transport.close();
+            }
             arena.close();
         }
     }
@@ -121,10 +137,18 @@ class TransferServiceOverPeersTest
         final int namespaceId = namespaces.register(new UnsafeBuffer(NAMESPACE), 0, NAMESPACE.length);
         final UnsafeBuffer hash = new UnsafeBuffer(new byte[]{ 9, 8, 7, 6 });
         final int entry = store.reserve(namespaceId, hash, 0, 4, LENGTH);
+        for (int i = 0; i < LENGTH; i++)
+        {
+            pool.set(ValueLayout.JAVA_BYTE, store.offset(entry) + i, (byte)(i * 31 + 7));
+        }
         store.seal(entry, store.computePoolCrc32c(store.offset(entry), LENGTH));
         final long sequence = store.dram().insertionSequence(entry);
 
-        transport = new RecordingTransport(true);
+        transport = new BuiltinTransport(new BuiltinTransport.Context());
+        transport.registerMemory(pool.address(), pool.byteSize());
+        readerTransport = new BuiltinTransport(new BuiltinTransport.Context().streamsPerPeer(1));
+        final MemorySegment staging = arena.allocate(LENGTH, 4096);
+        readerTransport.registerMemory(staging.address(), LENGTH);
         transfers = new TransferService(new TransferSettings(1L << 20, 8, 4, TimeUnit.SECONDS.toNanos(30), false),
             store, namespaces, transport, counters, SystemNanoClock.INSTANCE, answers, null);
         source = new PeerNode(dir, 1, SOURCE_MSB, SOURCE_LSB, PeerNode.FINGERPRINT, PeerTransport.AUTO_MTU, false,
@@ -140,16 +164,48 @@ class TransferServiceOverPeersTest
         assertEquals(1, answers.grantedKeys);
         assertEquals(pool.address() + store.offset(entry), answers.address);
         assertEquals(LENGTH, answers.length);
+        assertEquals(transport.localEndpoint(), answers.endpoint);
         assertEquals(1, store.dram().pinCount(entry));
+
+        // The requester reads the granted range from the endpoint the grant names.
+        final int peer = readerTransport.peer(answers.endpoint);
+        assertTrue(peer >= 0);
+        assertEquals(TransportStatus.OK, read(peer, staging, 1));
+        assertEquals(-1, staging.mismatch(pool.asSlice(store.offset(entry), LENGTH)), "byte for byte");
 
         send(client, release(client.sessionId(), answers.transferSessionId));
         await(() -> 1 == answers.acks, "release ack");
         assertEquals(TransferStatus.OK, answers.ackStatus);
         await(() -> 0 == store.dram().pinCount(entry), "unpinned once the transport revoked");
-        assertEquals(1, transport.revokes);
-        assertEquals(1, counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REVOCATIONS_COMPLETED).get());
+        assertEquals(1, counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REVOCATIONS_COMPLETED).get(),
+            "the pins went on the transport's onRevoked");
         assertEquals(0, counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_PINNED_BYTES).get());
-        assertTrue(transport.exported.isEmpty());
+        assertEquals(0, transport.sessionsHeld(), "the export is gone");
+        assertEquals(TransportStatus.REJECTED, read(peer, staging, 2), "the released session is no longer served");
+        assertEquals(1, transport.stats().get(BuiltinTransportStats.REJECTED_UNKNOWN_SESSION));
+    }
+
+    /**
+     * Read the granted range into {@code staging} through the requester's transport and wait for the outcome.
+     *
+     * @return the transport status.
+     */
+    private int read(final int peer, final MemorySegment staging, final long requestId)
+    {
+        staging.fill((byte)0);
+        assertTrue(readerTransport.submitRead(
+            peer, answers.transferSessionId, answers.token, answers.address, staging.address(), LENGTH, requestId));
+        final long deadlineNs = System.nanoTime() + AWAIT_NS;
+        while (reads.lastRequestId != requestId)
+        {
+            readerTransport.poll(reads, 16);
+            duty();
+            if (System.nanoTime() - deadlineNs > 0)
+            {
+                fail("read " + requestId + " did not complete");
+            }
+        }
+        return reads.lastStatus;
     }
 
     private int authorize(final long peerSessionId, final long sequence, final UnsafeBuffer hash)
@@ -223,8 +279,10 @@ class TransferServiceOverPeersTest
         TransferStatus ackStatus;
         int grantedKeys;
         long transferSessionId;
+        long token;
         long address;
         int length;
+        String endpoint;
 
         public void onAuthorize(final PeerSession session, final TransferAuthorizeDecoder request)
         {
@@ -241,13 +299,18 @@ class TransferServiceOverPeersTest
             grantStatus = grant.status();
             grantedKeys = grant.grantedKeys();
             transferSessionId = grant.transferSessionId();
+            token = grant.token();
             final TransferGrantDecoder.KeysDecoder keys = grant.keys();
-            if (keys.hasNext())
+            while (keys.hasNext())
             {
                 keys.next();
-                address = keys.address();
-                length = keys.length();
+                if (0 == address)
+                {
+                    address = keys.address();
+                    length = keys.length();
+                }
             }
+            endpoint = grant.transportEndpoint();
             grants++;
         }
 
@@ -255,6 +318,26 @@ class TransferServiceOverPeersTest
         {
             ackStatus = ack.status();
             acks++;
+        }
+    }
+
+    /**
+     * The requester's transport listener: the last read completion.
+     */
+    private static final class Reads implements TransportListener
+    {
+        long lastRequestId;
+        int lastStatus = -1;
+
+        public void onReadComplete(final long requestId, final int status, final long bytes)
+        {
+            lastRequestId = requestId;
+            lastStatus = status;
+        }
+
+        public void onRevoked(final long sessionId)
+        {
+            fail("the requester exports nothing");
         }
     }
 }
