@@ -411,8 +411,7 @@ final class TransferBench
         // Found by the words of their labels, so the figures follow the counters the build has.
         final Long pinned = firstOf(a.maxOf("source", "bytes charged"), a.maxOf("pinned", "bytes"));
         final Long staging = firstOf(b.maxOf("requester", "staging", "bytes"), b.maxOf("staging", "bytes"));
-        final Long waits = sum(firstOf(a.deltaOf("budget", "wait"), a.deltaOf("budget", "waits")),
-            firstOf(b.deltaOf("budget", "wait"), b.deltaOf("budget", "waits")));
+        final Long waits = sum(a.deltaOf("budget", "wait"), b.deltaOf("budget", "wait"));
         final Long refusals = a.deltaOf("refused", "budget");
         pair.put("sender_pinned_bytes_max", pinned);
         pair.put("receiver_staging_bytes_max", staging);

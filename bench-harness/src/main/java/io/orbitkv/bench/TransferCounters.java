@@ -12,14 +12,17 @@ import org.agrona.concurrent.status.CountersReader;
 
 /**
  * The transfer counters of a Manager read from its CnC file by label: every allocated counter whose label starts with
- * {@value #LABEL_PREFIX}, found once and then sampled by id, so the figures a bench prints follow whatever transfer
- * counters the running build has. A background sampler keeps the largest value each one showed, for gauges such as
- * pinned or staging bytes that fall back to zero when the work is done.
+ * {@value #LABEL_PREFIX} or {@value #TRANSPORT_LABEL_PREFIX}, found once and then sampled by id, so the figures a bench
+ * prints follow whatever transfer counters the running build has. A background sampler keeps the largest value each
+ * one showed, for gauges such as pinned or staging bytes that fall back to zero when the work is done.
  */
 final class TransferCounters implements AutoCloseable
 {
     /** The label prefix of the transfer counters ("Transfer source: ...", "Transfer requester: ...", ids 150-199). */
     static final String LABEL_PREFIX = "Transfer";
+
+    /** The label prefix of the built-in transport's statistics (type ids 6000+, copied every 100 ms). */
+    static final String TRANSPORT_LABEL_PREFIX = "transport:";
 
     /** Time between two samples of the sampler. */
     static final long SAMPLE_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
@@ -47,7 +50,7 @@ final class TransferCounters implements AutoCloseable
         final List<String> foundLabels = new ArrayList<>();
         counters.forEach((counterId, typeId, keyBuffer, label) ->
         {
-            if (label.startsWith(LABEL_PREFIX))
+            if (label.startsWith(LABEL_PREFIX) || label.startsWith(TRANSPORT_LABEL_PREFIX))
             {
                 foundIds.add(counterId);
                 foundLabels.add(label);
@@ -160,7 +163,8 @@ final class TransferCounters implements AutoCloseable
      */
     String describe()
     {
-        final StringBuilder line = new StringBuilder(name).append(" (").append(ids.length).append(" transfer counters):");
+        final StringBuilder line = new StringBuilder(name).append(" (").append(ids.length)
+            .append(" transfer and transport counters):");
         int shown = 0;
         for (int i = 0; i < ids.length; i++)
         {
@@ -168,8 +172,9 @@ final class TransferCounters implements AutoCloseable
             if (0 != now || 0 != max[i])
             {
                 // "Transfer source: sessions granted" -> "source: sessions granted"
-                line.append(0 == shown++ ? " " : "; ").append(labels[i].substring(LABEL_PREFIX.length()).trim())
-                    .append('=').append(now);
+                final String label = labels[i].startsWith(LABEL_PREFIX) ?
+                    labels[i].substring(LABEL_PREFIX.length()).trim() : labels[i];
+                line.append(0 == shown++ ? " " : "; ").append(label).append('=').append(now);
                 if (max[i] > now)
                 {
                     line.append(" (max ").append(max[i]).append(')');
