@@ -238,6 +238,31 @@ class TransferEndToEndTest
 
     @Test
     @Timeout(180)
+    void shouldRestoreThroughTheMooncakeBindingOverTheBuildsTeStandIn() throws Exception
+    {
+        // The real Transfer Engine cannot be installed here: the build compiles a C stand-in of its ABI, and both
+        // Managers load it through --te-library exactly as they would load libtransfer_engine.so.
+        final String library = System.getProperty("orbitkv.te.fakeLibrary");
+        assertTrue(null != library && new java.io.File(library).isFile(), "the TE stand-in library: " + library);
+        final String[] mooncake = {"--transport", "mooncake", "--te-library", library};
+        final String[] requester = {"--transport", "mooncake", "--te-library", library, "--peer-admission", "off"};
+        startCluster(2, new String[0], mooncake, requester);
+        final OrbitKvProcesses a = managers.get(0);
+        final EngineClient engineA = engine(0);
+        final EngineClient engineB = engine(1);
+        final OperationResult result = new OperationResult(512);
+
+        final KeyBatch prefix = publishAndDiscover(engineA, engineB, 6_000, 16, result);
+        wipe(engineB);
+        engineB.read(prefix, 0L, true, result);
+        assertEquals(16, result.value(), () -> describe(result));
+        assertEquals(0, mismatches(engineB, 6_000, 16));
+        // One-sided reads: the source unpins at the requester's release (it cannot revoke).
+        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+    }
+
+    @Test
+    @Timeout(180)
     void shouldFailAFlippedPayloadByteAtItsChecksumAndAdmitNothing() throws Exception
     {
         startCluster(new String[]{"-Dorbitkv.manager.transfer.test.flipFirstByte=true"}, "--peer-admission", "always");
