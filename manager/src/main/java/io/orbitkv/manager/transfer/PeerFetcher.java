@@ -392,6 +392,11 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         this.nowMs = nowMs;
         if (0 == activeFetches)
         {
+            if (0 != fetchesActiveGauge.getPlain() || 0 != readsInFlightGauge.getPlain())
+            {
+                fetchesActiveGauge.setRelease(0);
+                readsInFlightGauge.setRelease(0);
+            }
             return 0;
         }
         int work = 0;
@@ -869,9 +874,11 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
             return;
         }
         fetch.candidateRefused[k] |= (byte)(1 << c);
-        // design: a rejection removes only the attempted candidate version from the index.
-        if (catalog.removeCandidate(fetch.key(k, key), attempt.ownerMsb, attempt.ownerLsb,
-            fetch.candidateSequences[k * PeerFetch.MAX_CANDIDATES + c]))
+        // design: a rejection removes only the attempted candidate version from the index. Only a verdict on the
+        // evidence does: a source out of budget or sessions still holds the block, and is only not asked again
+        // within this fetch.
+        if (isStaleEvidence(reason) && catalog.removeCandidate(fetch.key(k, key), attempt.ownerMsb,
+            attempt.ownerLsb, fetch.candidateSequences[k * PeerFetch.MAX_CANDIDATES + c]))
         {
             candidatesRemoved.incrementRelease();
         }
@@ -879,6 +886,16 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         {
             fetch.keyReasons[k] = FailureReason.REJECTED;
         }
+    }
+
+    /**
+     * Whether a source's refusal says the candidate version itself is wrong (gone, another episode, another size, a
+     * dead incarnation), rather than that the source cannot take the transfer now.
+     */
+    static boolean isStaleEvidence(final TransferStatus reason)
+    {
+        return TransferStatus.MISSING == reason || TransferStatus.STALE_SEQUENCE == reason ||
+            TransferStatus.LENGTH_MISMATCH == reason || TransferStatus.STALE_INCARNATION == reason;
     }
 
     /**

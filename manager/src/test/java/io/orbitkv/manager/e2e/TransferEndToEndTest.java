@@ -263,6 +263,35 @@ class TransferEndToEndTest
 
     @Test
     @Timeout(180)
+    void shouldKeepTheCandidatesOfASourceOutOfBudget() throws Exception
+    {
+        // A's transfer budget holds one 64 KiB block: a 4-key span is granted its first key only.
+        startCluster(2, new String[0], new String[]{"--transfer-budget", "64k"}, "--peer-admission", "off");
+        final OrbitKvProcesses a = managers.get(0);
+        final OrbitKvProcesses b = managers.get(1);
+        final EngineClient engineA = engine(0);
+        final EngineClient engineB = engine(1);
+        final OperationResult result = new OperationResult(512);
+
+        final KeyBatch prefix = publishAndDiscover(engineA, engineB, 7_000, 4, result);
+        wipe(engineB);
+        engineB.read(prefix, 0L, true, result);
+        assertEquals(1, result.value(), () -> describe(result));
+        assertEquals(KeyStatus.FAILED, result.status(1));
+        assertEquals(FailureReason.REJECTED, result.reason(1));
+        assertEquals(0, mismatches(engineB, 7_000, 1));
+        assertTrue(value(a, SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_OVER_BUDGET) >= 1);
+        // The source still holds the blocks: its candidates stay in B's index, and the next Read is granted again.
+        assertEquals(0, value(b, SystemCounterDescriptor.TRANSFER_CANDIDATES_REMOVED));
+        engineB.lookup(prefix, false, true, result);
+        assertEquals(4, result.count(KeyStatus.PEER), () -> describe(result));
+        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+        engineB.read(prefix, 0L, true, result);
+        assertEquals(1, result.value(), () -> describe(result));
+    }
+
+    @Test
+    @Timeout(180)
     void shouldFailAFlippedPayloadByteAtItsChecksumAndAdmitNothing() throws Exception
     {
         startCluster(new String[]{"-Dorbitkv.manager.transfer.test.flipFirstByte=true"}, "--peer-admission", "always");

@@ -12,6 +12,7 @@ import io.orbitkv.codecs.engine.PublishRequestDecoder;
 import io.orbitkv.codecs.engine.ReadRequestDecoder;
 import io.orbitkv.codecs.engine.ReleaseRequestDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
+import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import java.io.File;
 import java.nio.file.Path;
@@ -125,6 +126,30 @@ class EngineRingAgentTest
         assertTrue(engine.matches(6 * BLOCK_BYTES, BLOCK_BYTES, 12));
         fixture.housekeeping();
         assertEquals(0, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE), "a finished read holds no pin");
+    }
+
+    @Test
+    void shouldRefuseUnknownReadFlagsAndServeThePeersFlagLocallyWithoutACluster()
+    {
+        engine.attachOrFail("engine-a", 1 << 20);
+        final byte[][] hashes = {RingAgentFixture.hash(1), RingAgentFixture.hash(2)};
+        final long[] offsets = {0, BLOCK_BYTES};
+        final int[] capacities = {BLOCK_BYTES, BLOCK_BYTES};
+
+        final long refusedId = engine.sendRead(NAMESPACE, 0L, 0x80 | Configuration.READ_FLAG_PEERS, offsets,
+            capacities, hashes);
+        fixture.doWork();
+        final RingAgentFixture.Reply refused = engine.takeReply(refusedId);
+        assertEquals(StatusCode.BAD_FLAGS, refused.code());
+        assertEquals(1, fixture.counter(SystemCounterDescriptor.rejection(Rejection.UNKNOWN_FLAGS.code())));
+
+        // A standalone Manager has no peers to fetch from: the flag is accepted and the read stays local.
+        final long localId = engine.sendRead(NAMESPACE, 0L, Configuration.READ_FLAG_PEERS, offsets, capacities, hashes);
+        fixture.doWork();
+        final RingAgentFixture.Reply local = engine.takeReply(localId);
+        assertEquals(StatusCode.OK, local.code());
+        assertEquals(0, local.value());
+        assertArrayEquals(new KeyStatus[]{KeyStatus.MISS, KeyStatus.NOT_ATTEMPTED}, local.statuses());
     }
 
     @Test

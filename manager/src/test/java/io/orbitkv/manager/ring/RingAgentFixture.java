@@ -395,9 +395,20 @@ final class RingAgentFixture implements AutoCloseable
             final int[] capacities,
             final byte[][] hashes)
         {
+            return sendRead(namespace, leaseId, 0, dstOffsets, capacities, hashes);
+        }
+
+        long sendRead(
+            final String namespace,
+            final long leaseId,
+            final int rawFlags,
+            final long[] dstOffsets,
+            final int[] capacities,
+            final byte[][] hashes)
+        {
             final long correlationId = nextCorrelationId++;
-            send(RequestFrames.read(
-                frame, headerEncoder, clientId, correlationId, namespace, leaseId, dstOffsets, capacities, hashes));
+            send(RequestFrames.read(frame, headerEncoder, clientId, correlationId, namespace, leaseId, rawFlags,
+                dstOffsets, capacities, hashes));
             return correlationId;
         }
 
