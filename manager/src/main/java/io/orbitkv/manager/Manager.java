@@ -204,7 +204,7 @@ public final class Manager implements AutoCloseable
             transport = Transports.open(ctx);
             transport.registerMemory(poolRegion.segment().address(), poolRegion.segment().byteSize());
             transfers = new TransferService(
-                TransferSettings.of(ctx), store, namespaces, transport, systemCounters, ctx.nanoClock(), null, null);
+                TransferSettings.of(ctx), store, namespaces, transport, systemCounters, ctx.nanoClock());
             if (transport instanceof io.orbitkv.transport.BuiltinTransport)
             {
                 transfers.transportCounters(new TransportCounters(countersManager));

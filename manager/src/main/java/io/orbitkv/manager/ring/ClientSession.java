@@ -1,6 +1,7 @@
 package io.orbitkv.manager.ring;
 
 import io.orbitkv.codecs.EngineRingLimits;
+import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.manager.transfer.PeerFetch;
@@ -47,7 +48,7 @@ final class ClientSession
     private File regionFile;
     private byte[] regionPath;
 
-    private java.nio.ByteBuffer regionView;
+    private BlockChecksum regionChecksum;
 
     private final long[] leaseIds = new long[Configuration.MAX_LEASES_PER_CLIENT];
     private final PeerFetch[] leaseFetches = new PeerFetch[Configuration.MAX_LEASES_PER_CLIENT];
@@ -137,7 +138,7 @@ final class ClientSession
             throw ex;
         }
         regionArena = arena;
-        regionView = bytes <= Integer.MAX_VALUE ? region.asByteBuffer() : null;
+        regionChecksum = new BlockChecksum(region);
         regionBytes = bytes;
         regionFile = file;
         regionPath = file.getAbsolutePath().getBytes(StandardCharsets.US_ASCII);
@@ -153,7 +154,7 @@ final class ClientSession
             regionArena.close();
             regionArena = null;
             region = null;
-            regionView = null;
+            regionChecksum = null;
             regionBytes = 0;
         }
         if (null != regionFile)
@@ -173,11 +174,11 @@ final class ClientSession
     }
 
     /**
-     * The data region as one buffer, for checking restored bytes without a view per block; null above 2 GiB.
+     * Checksums ranges of the data region (restored peer blocks) without a view per block, whatever its size.
      */
-    java.nio.ByteBuffer regionView()
+    BlockChecksum regionChecksum()
     {
-        return regionView;
+        return regionChecksum;
     }
 
     /**
@@ -191,7 +192,7 @@ final class ClientSession
         final Arena arena = regionArena;
         regionArena = null;
         region = null;
-        regionView = null;
+        regionChecksum = null;
         regionBytes = 0;
         return arena;
     }

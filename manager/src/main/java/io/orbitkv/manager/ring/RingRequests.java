@@ -601,7 +601,7 @@ final class RingRequests implements LookupAnswerSink, FetchListener
             if (matched > 0 && held.firstRow() == first)
             {
                 session.leaseFetch(leaseIndex, null);
-                fetcher.destinationRegion(held, regionAddress, session.regionView());
+                fetcher.destinationRegion(held, regionAddress, session.regionChecksum());
                 op.peerFetch = held;
                 op.peerHeld = true;
                 op.peerKeys = matched;
@@ -627,7 +627,7 @@ final class RingRequests implements LookupAnswerSink, FetchListener
                 break;
             }
         }
-        fetcher.destinationRegion(fetch, regionAddress, session.regionView());
+        fetcher.destinationRegion(fetch, regionAddress, session.regionChecksum());
         op.peerFetch = fetch;
     }
 

@@ -39,15 +39,13 @@ public final class PeerFetch
     static final byte KEY_READING = 3;
     static final byte KEY_DONE = 4;
     static final byte KEY_FAILED = 5;
-    static final byte KEY_MISS = 6;
-    static final byte KEY_TOO_SMALL = 7;
+    static final byte KEY_TOO_SMALL = 6;
 
     // Phases.
     static final int IDLE = 0;
     static final int DISCOVERING = 1;
     static final int AUTHORIZING = 2;
-    static final int HELD = 3;
-    static final int READING = 4;
+    static final int READING = 3;
 
     final int index;
     int generation;
@@ -107,7 +105,7 @@ public final class PeerFetch
     AutoCloseable orphanedRegion;
     int lookupIndex = -1;
     long regionAddress;
-    java.nio.ByteBuffer regionView;
+    io.orbitkv.index.BlockChecksum regionChecksum;
 
     // Answer part, read by the engine ring.
     final KeyStatus[] statuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];

@@ -14,6 +14,7 @@ import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseEncoder;
 import io.orbitkv.codecs.transfer.TransferStatus;
 import io.orbitkv.codecs.transfer.TransferTier;
+import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.catalog.CatalogService;
 import io.orbitkv.manager.catalog.LookupAnswerSink;
@@ -36,7 +37,6 @@ import org.agrona.concurrent.status.AtomicCounter;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.util.zip.CRC32C;
 
 /**
  * The requester side of peer transfers, on the agent thread. For the keys after an engine request's local prefix it
@@ -76,7 +76,6 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     private final TransferAuthorizeEncoder authorizeEncoder = new TransferAuthorizeEncoder();
     private final TransferReleaseEncoder releaseEncoder = new TransferReleaseEncoder();
     private final StateKeyFlyweight key = new StateKeyFlyweight();
-    private final CRC32C crc = new CRC32C();
     private final byte[] endpointBytes = new byte[1024];
     private final org.agrona.AsciiSequenceView endpointView = new org.agrona.AsciiSequenceView();
     private final UnsafeBuffer endpointBuffer = new UnsafeBuffer(endpointBytes);
@@ -196,7 +195,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
                     fetch.localDone = false;
                     fetch.clientGone = false;
                     fetch.orphanedRegion = null;
-                    fetch.regionView = null;
+                    fetch.regionChecksum = null;
                     fetch.regionAddress = 0;
                     fetch.answered = false;
                     fetch.lookupIndex = -1;
@@ -341,13 +340,12 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     }
 
     /**
-     * Give the destinations of a READ a view for checking their bytes: the client's data region at
-     * {@code address}, as one buffer when it fits one (else null: each check then makes its own view).
+     * Give the destinations of a READ the checksum of the client's data region at {@code address} they lie in.
      */
-    public void destinationRegion(final PeerFetch fetch, final long address, final ByteBuffer view)
+    public void destinationRegion(final PeerFetch fetch, final long address, final BlockChecksum regionChecksum)
     {
         fetch.regionAddress = address;
-        fetch.regionView = view;
+        fetch.regionChecksum = regionChecksum;
     }
 
     /**
@@ -1019,22 +1017,9 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         fetch.stopKey = Math.min(fetch.stopKey, k);
     }
 
-    private int checksum(final PeerFetch fetch, final int k, final int length)
+    private static int checksum(final PeerFetch fetch, final int k, final int length)
     {
-        crc.reset();
-        final ByteBuffer view = fetch.regionView;
-        final long offset = fetch.destinations[k] - fetch.regionAddress;
-        if (null != view && offset >= 0 && offset + length <= view.capacity())
-        {
-            view.limit((int)offset + length).position((int)offset);
-            crc.update(view);
-            view.clear();
-        }
-        else
-        {
-            crc.update(MemorySegment.ofAddress(fetch.destinations[k]).reinterpret(length).asByteBuffer());
-        }
-        return (int)crc.getValue();
+        return fetch.regionChecksum.compute(fetch.destinations[k] - fetch.regionAddress, length);
     }
 
     // ---------------------------------------------------------------------------------------------------------------

@@ -66,8 +66,6 @@ public final class TransferService implements TransferPart, TransportListener
      * @param transport         the transport grants are exported through.
      * @param counters          the system counters.
      * @param clock             the Manager's nano clock.
-     * @param requester         where grants and release acks go (the requester side), or null.
-     * @param requesterListener where read completions go (the requester side), or null.
      */
     public TransferService(
         final TransferSettings settings,
@@ -75,13 +73,9 @@ public final class TransferService implements TransferPart, TransportListener
         final NamespaceTable namespaces,
         final Transport transport,
         final SystemCounters counters,
-        final NanoClock clock,
-        final TransferHandler requester,
-        final TransportListener requesterListener)
+        final NanoClock clock)
     {
         this.transport = transport;
-        this.requester = requester;
-        this.requesterListener = requesterListener;
         this.clock = clock;
         this.staleIncarnations = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_STALE_INCARNATION);
         this.source = new SourceAuthorizer(settings, store, namespaces, transport, members, channel, counters);

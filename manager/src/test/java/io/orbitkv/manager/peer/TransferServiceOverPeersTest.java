@@ -150,7 +150,8 @@ class TransferServiceOverPeersTest
         final MemorySegment staging = arena.allocate(LENGTH, 4096);
         readerTransport.registerMemory(staging.address(), LENGTH);
         transfers = new TransferService(new TransferSettings(1L << 20, 8, 4, TimeUnit.SECONDS.toNanos(30), false),
-            store, namespaces, transport, counters, SystemNanoClock.INSTANCE, answers, null);
+            store, namespaces, transport, counters, SystemNanoClock.INSTANCE);
+        transfers.requester(answers, null);
         source = new PeerNode(dir, 1, SOURCE_MSB, SOURCE_LSB, PeerNode.FINGERPRINT, PeerTransport.AUTO_MTU, false,
             SystemNanoClock.INSTANCE, transfers);
         requester = new PeerNode(dir, 2, REQUESTER_MSB, REQUESTER_LSB, PeerNode.FINGERPRINT, PeerTransport.AUTO_MTU,
