@@ -59,6 +59,29 @@ public final class TransferLimits
      */
     public static final long FETCH_BUDGET_MS = 5_000;
 
+    /**
+     * Time a requester waits before it asks a source again that answered PENDING (SSD residences being read into
+     * export staging): about one SSD read of a large block.
+     */
+    public static final long PREPARE_RETRY_INTERVAL_MS = 2;
+
+    /**
+     * Time a requester waits before it asks a source again that answered BACKPRESSURE (no export staging credit):
+     * long enough for another transfer of the source to end and free its staging.
+     */
+    public static final long BACKPRESSURE_RETRY_INTERVAL_MS = 10;
+
+    /**
+     * How long a source keeps an SSD block prepared in export staging for the requester to ask again: the requester's
+     * whole fetch budget, after which nobody will.
+     */
+    public static final long STAGED_UNCLAIMED_TTL_MS = FETCH_BUDGET_MS;
+
+    /**
+     * Most blocks export staging holds at once, whatever its size (bounds its slot table).
+     */
+    public static final int MAX_STAGED_BLOCKS = 64 * 1024;
+
     private TransferLimits()
     {
     }

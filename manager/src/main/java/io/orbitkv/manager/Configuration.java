@@ -268,6 +268,13 @@ public final class Configuration
         TimeUnit.MILLISECONDS.toNanos(TransferLimits.DEFAULT_SESSION_TTL_MS);
 
     /**
+     * Export staging of a transfer source: DRAM, registered with the transfer transport, in which SSD-only residences
+     * are prepared for peers (separate from --transfer-budget and from --ssd-staging-bytes); 0 serves DRAM only.
+     */
+    public static final String TRANSFER_SSD_STAGING_BYTES_PROP_NAME = "orbitkv.manager.transfer.ssd.staging.bytes";
+    public static final long TRANSFER_SSD_STAGING_BYTES_DEFAULT = 32L << 20;
+
+    /**
      * Test hook, never for production: the source flips one byte of the first block it grants (once per process),
      * after its checksum was sealed, so a requester's checksum verification can be seen to fail.
      */
@@ -772,6 +779,11 @@ public final class Configuration
     public static long transferSessionTtlNs()
     {
         return durationProperty(TRANSFER_SESSION_TTL_PROP_NAME, TRANSFER_SESSION_TTL_NS_DEFAULT);
+    }
+
+    public static long transferSsdStagingBytes()
+    {
+        return sizeProperty(TRANSFER_SSD_STAGING_BYTES_PROP_NAME, TRANSFER_SSD_STAGING_BYTES_DEFAULT);
     }
 
     /**

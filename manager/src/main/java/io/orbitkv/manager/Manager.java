@@ -74,6 +74,7 @@ public final class Manager implements AutoCloseable
     private MetricsServer metricsServer;
     private SsdTier ssdTier;
     private MappedRegion stagingRegion;
+    private MappedRegion exportStagingRegion;
     private int ssdFd = -1;
     private java.nio.file.Path ssdFile;
     private Membership membership;
@@ -203,8 +204,15 @@ public final class Manager implements AutoCloseable
             // what peers read from (a source exports only registered memory).
             transport = Transports.open(ctx);
             transport.registerMemory(poolRegion.segment().address(), poolRegion.segment().byteSize());
-            transfers = new TransferService(
-                TransferSettings.of(ctx), store, namespaces, transport, systemCounters, ctx.nanoClock());
+            if (null != ssdTier && ctx.transferSsdStagingBytes() > 0)
+            {
+                // SSD-only residences are prepared here for peers; small pages, touched only when first used.
+                exportStagingRegion = HugePageMemory.mapAnonymous(ctx.transferSsdStagingBytes(), false);
+                transport.registerMemory(
+                    exportStagingRegion.segment().address(), exportStagingRegion.segment().byteSize());
+            }
+            transfers = new TransferService(TransferSettings.of(ctx), store, namespaces, transport,
+                null == exportStagingRegion ? null : exportStagingRegion.segment(), systemCounters, ctx.nanoClock());
             if (transport instanceof io.orbitkv.transport.BuiltinTransport)
             {
                 transfers.transportCounters(new TransportCounters(countersManager));
@@ -292,8 +300,10 @@ public final class Manager implements AutoCloseable
             final TransferService sourceSide = transfers;
             if (null != fetcher && null != sourceSide)
             {
-                // A transport's completions are polled: no deep sleep while peer reads or revocations are in flight.
-                agentSleep.awakeWhile(() -> fetcher.readsInFlight() + sourceSide.revocationsPending());
+                // A transport's completions are polled and a source asked again later is asked on a timer: no deep
+                // sleep while peer reads, revocations or such asks are outstanding.
+                agentSleep.awakeWhile(
+                    () -> fetcher.readsInFlight() + sourceSide.revocationsPending() + fetcher.waitingToAsk());
             }
             waiting.idleSleep(agentSleep, ctx.idleSleepAfterNs());
         }
@@ -625,6 +635,7 @@ public final class Manager implements AutoCloseable
         CloseHelper.quietClose(catalog);
         CloseHelper.quietClose(poolRegion);
         CloseHelper.quietClose(stagingRegion);
+        CloseHelper.quietClose(exportStagingRegion);
         if (ssdFd >= 0)
         {
             io.orbitkv.ffm.LibC.close(new io.orbitkv.ffm.CallState(), ssdFd);

@@ -92,6 +92,7 @@ public final class ManagerContext
     private int transferMaxSessions = Configuration.transferMaxSessions();
     private int transferSessionsPerPeer = Configuration.transferSessionsPerPeer();
     private long transferSessionTtlNs = Configuration.transferSessionTtlNs();
+    private long transferSsdStagingBytes = Configuration.transferSsdStagingBytes();
     private boolean transferTestFlipFirstByte = Configuration.transferTestFlipFirstByte();
     private PrintStream membershipLog = System.out;
 
@@ -262,6 +263,15 @@ public final class ManagerContext
             "--transfer-max-sessions takes effect): " + transferSessionsPerPeer);
         check(transferSessionTtlNs >= 1_000_000L && transferSessionTtlNs / 1_000_000L <= Integer.MAX_VALUE,
             "--transfer-session-ttl must be at least 1ms and below 2^31 ms: " + transferSessionTtlNs + " ns");
+        check(transferSsdStagingBytes >= 0 && transferSsdStagingBytes <= (1L << 30),
+            "--transfer-ssd-staging-bytes must be 0 (DRAM only) or at most 1g: " + transferSsdStagingBytes);
+        if (transferSsdStagingBytes > 0)
+        {
+            // Whole 2 MiB pages, and room for at least one block of the largest size.
+            final long minStaging = BitUtil.align((long)maxBlockBytes, (int)Configuration.POOL_BYTES_ALIGNMENT);
+            transferSsdStagingBytes = BitUtil.align(
+                Math.max(transferSsdStagingBytes, minStaging), (int)Configuration.POOL_BYTES_ALIGNMENT);
+        }
     }
 
     private static void check(final boolean condition, final String message)
@@ -1068,6 +1078,21 @@ public final class ManagerContext
     public ManagerContext transferSessionTtlNs(final long transferSessionTtlNs)
     {
         this.transferSessionTtlNs = transferSessionTtlNs;
+        return this;
+    }
+
+    /**
+     * @return bytes of export staging for SSD-only residences (rounded up to whole 2 MiB pages when concluded), 0 for
+     * none.
+     */
+    public long transferSsdStagingBytes()
+    {
+        return transferSsdStagingBytes;
+    }
+
+    public ManagerContext transferSsdStagingBytes(final long transferSsdStagingBytes)
+    {
+        this.transferSsdStagingBytes = transferSsdStagingBytes;
         return this;
     }
 

@@ -198,7 +198,10 @@ public final class ManagerCommand implements Callable<Integer>
             (c, ctx, flag) -> ctx.transferSessionsPerPeer(Configuration.parseInt(flag, c.transferSessionsPerPeer))),
         new Setting("--transfer-session-ttl", Configuration.TRANSFER_SESSION_TTL_PROP_NAME,
             Configuration.durationText(Configuration.TRANSFER_SESSION_TTL_NS_DEFAULT), Configuration::transferSessionTtlNs,
-            (c, ctx, flag) -> ctx.transferSessionTtlNs(Configuration.parseDurationNs(flag, c.transferSessionTtl))));
+            (c, ctx, flag) -> ctx.transferSessionTtlNs(Configuration.parseDurationNs(flag, c.transferSessionTtl))),
+        new Setting("--transfer-ssd-staging-bytes", Configuration.TRANSFER_SSD_STAGING_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.TRANSFER_SSD_STAGING_BYTES_DEFAULT), Configuration::transferSsdStagingBytes,
+            (c, ctx, flag) -> ctx.transferSsdStagingBytes(Configuration.parseSize(flag, c.transferSsdStagingBytes))));
 
     /**
      * Properties with no flag: tuning and diagnostics a deployment sets with {@code -D} (their getters' javadoc
@@ -408,6 +411,10 @@ public final class ManagerCommand implements Callable<Integer>
     @Option(names = "--transfer-session-ttl", description = "How long a granted transfer session lives without a " +
         "release, e.g. 30s (default: ${DEFAULT-VALUE}).")
     String transferSessionTtl;
+
+    @Option(names = "--transfer-ssd-staging-bytes", description = "DRAM in which a transfer source prepares SSD-only " +
+        "blocks for peers, separate from --transfer-budget; 0 serves peers from DRAM only (default: ${DEFAULT-VALUE}).")
+    String transferSsdStagingBytes;
 
     /**
      * The context this invocation launches: the properties' values and defaults, with the flags given on the command

@@ -182,6 +182,10 @@ public enum SystemCounterDescriptor implements CounterDescriptor
     TRANSFER_SOURCE_REQUESTERS_LOST(173, "Transfer source: sessions whose requester left the member view", false),
     TRANSFER_SOURCE_ANSWERS_FAILED(174, "Transfer source: grants and release acks not sent (offer failed)", false),
     TRANSFER_SOURCE_PARTIAL_GRANTS(175, "Transfer source: grants covering only a leading run of the keys", false),
+    TRANSFER_SOURCE_PENDING(176, "Transfer source: authorizations answered PENDING (SSD residences being prepared)", false),
+    TRANSFER_SOURCE_BACKPRESSURE(177, "Transfer source: authorizations answered BACKPRESSURE (no export staging credit)", false),
+    TRANSFER_SOURCE_SSD_PREPARES(178, "Transfer source: SSD residences read into export staging for peers", false),
+    TRANSFER_SOURCE_SSD_STAGED_BYTES(179, "Transfer source: export staging bytes in use (SSD blocks prepared or being read)", true),
     TRANSFER_FETCHES_STARTED(180, "Transfer requester: peer fetches started (requester)", false),
     TRANSFER_FETCHES_SKIPPED(181, "Transfer requester: peer fetches not started (no free fetch or remote work disabled)", false),
     TRANSFER_AUTHORIZE_SENT(182, "Transfer requester: authorizations sent to sources", false),
@@ -206,7 +210,12 @@ public enum SystemCounterDescriptor implements CounterDescriptor
     CHECKSUM_BLOCKS_PUBLISHED(201, "Checksums: blocks checksummed at publish", false),
     CHECKSUM_BYTES_PUBLISHED(202, "Checksums: bytes checksummed at publish", false),
     CHECKSUM_BLOCKS_VERIFIED(203, "Checksums: blocks read back from SSD and verified", false),
-    CHECKSUM_BYTES_VERIFIED(204, "Checksums: bytes read back from SSD and verified", false);
+    CHECKSUM_BYTES_VERIFIED(204, "Checksums: bytes read back from SSD and verified", false),
+    TRANSFER_SOURCE_SSD_PREPARE_FAILURES(205, "Transfer source: failed SSD reads for peers (I/O or checksum; residence dropped)", false),
+    TRANSFER_SOURCE_SSD_GRANTED_KEYS(206, "Transfer source: keys granted from export staging (SSD residences)", false),
+    TRANSFER_SOURCE_SSD_UNCLAIMED_EXPIRED(207, "Transfer source: prepared SSD blocks freed unclaimed by any grant in time", false),
+    TRANSFER_PREPARE_WAITS(208, "Transfer requester: authorizations asked again after a PENDING answer", false),
+    TRANSFER_BUDGET_WAITS(209, "Transfer requester: budget waits (asked again after a BACKPRESSURE answer)", false);
 
     /** {@link #POOL_TOUCH_STATE}: no touch has begun (also the state of mode off). */
     public static final int POOL_TOUCH_NOT_STARTED = 0;

@@ -465,6 +465,11 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         return residences.crc32c(entry);
     }
 
+    long insertionSequence(final int entry)
+    {
+        return residences.insertionSequence(entry);
+    }
+
     void pin(final int entry)
     {
         residences.pin(entry);

@@ -171,6 +171,30 @@ public final class TieredStore
         return Residence.NONE;
     }
 
+    /**
+     * The READY SSD residence of a key, whether or not DRAM holds it too: a peer names the residence it was told of.
+     *
+     * @return the residence, or {@link Residence#NONE} (also without an SSD tier).
+     */
+    public long findReadySsd(final int namespaceId, final DirectBuffer hash, final int hashOffset, final int hashLength)
+    {
+        if (null == ssd || namespaceId < 0)
+        {
+            return Residence.NONE;
+        }
+        final int ssdEntryId = ssd.findReady(namespaceId, hash, hashOffset, hashLength);
+        return BlockStore.NOT_FOUND == ssdEntryId ? Residence.NONE : Residence.ssd(ssdEntryId);
+    }
+
+    /**
+     * The residency episode of a live residence, as the catalog announced it.
+     */
+    public long insertionSequence(final long residence)
+    {
+        return Residence.isSsd(residence) ?
+            ssd.insertionSequence(Residence.entryId(residence)) : dram.insertionSequence(Residence.entryId(residence));
+    }
+
     public int length(final long residence)
     {
         return Residence.isSsd(residence) ?

@@ -389,6 +389,8 @@ public final class PeerFetch
         int releaseAttempts;
         io.orbitkv.manager.peer.PeerClient client;
         long deadlineMs;
+        /** A TO_SEND attempt is not sent before this time (a source asked to be asked again later). */
+        long notBeforeMs;
         boolean abandoned;
 
         SourceAttempt(final int index)

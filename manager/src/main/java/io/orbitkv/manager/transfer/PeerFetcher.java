@@ -99,6 +99,8 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     private final AtomicCounter budgetExpired;
     private final AtomicCounter fetchesActiveGauge;
     private final AtomicCounter readsInFlightGauge;
+    private final AtomicCounter prepareWaits;
+    private final AtomicCounter budgetWaits;
     private final TransferHandler answers = new TransferHandler()
     {
         public void onAuthorize(final PeerSession session, final TransferAuthorizeDecoder request)
@@ -167,6 +169,8 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         budgetExpired = counters.get(SystemCounterDescriptor.TRANSFER_FETCH_BUDGET_EXPIRED);
         fetchesActiveGauge = counters.get(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE);
         readsInFlightGauge = counters.get(SystemCounterDescriptor.TRANSFER_READS_IN_FLIGHT);
+        prepareWaits = counters.get(SystemCounterDescriptor.TRANSFER_PREPARE_WAITS);
+        budgetWaits = counters.get(SystemCounterDescriptor.TRANSFER_BUDGET_WAITS);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -572,27 +576,9 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
                 fetch.stopKey = Math.min(fetch.stopKey, k);
                 break;
             }
-            final PeerFetch.SourceAttempt attempt = fetch.attempt(fetch.attemptCount++);
-            attempt.state = PeerFetch.SourceAttempt.TO_SEND;
-            attempt.ownerMsb = bestMsb;
-            attempt.ownerLsb = bestLsb;
-            attempt.firstKey = k;
-            attempt.keyCount = bestRun;
-            attempt.grantedKeys = 0;
-            attempt.correlationId = 0;
-            attempt.requesterSessionId = ++nextRequesterSessionId;
-            attempt.transferSessionId = 0;
-            attempt.token = 0;
-            attempt.peer = -1;
-            attempt.readsOutstanding = 0;
-            attempt.readsSubmitted = 0;
-            attempt.releaseAttempts = 0;
-            attempt.deadlineMs = nowMs + TransferLimits.AUTHORIZE_TIMEOUT_MS;
-            attempt.client = null;
+            final PeerFetch.SourceAttempt attempt = newAttempt(fetch, bestMsb, bestLsb, k, bestRun, nowMs);
             for (int i = k; i < k + bestRun; i++)
             {
-                fetch.keyStates[i] = PeerFetch.KEY_AUTHORIZING;
-                fetch.keyAttempts[i] = attempt.index;
                 fetch.keyCandidates[i] = fetch.candidateOf(i, bestMsb, bestLsb);
             }
             k += bestRun;
@@ -606,6 +592,39 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
                 sendAuthorize(fetch, attempt);
             }
         }
+    }
+
+    /**
+     * A new attempt, TO_SEND from {@code notBeforeMs} on, for keys [firstKey, firstKey + keyCount) at one source.
+     */
+    private PeerFetch.SourceAttempt newAttempt(
+        final PeerFetch fetch, final long ownerMsb, final long ownerLsb, final int firstKey, final int keyCount,
+        final long notBeforeMs)
+    {
+        final PeerFetch.SourceAttempt attempt = fetch.attempt(fetch.attemptCount++);
+        attempt.state = PeerFetch.SourceAttempt.TO_SEND;
+        attempt.ownerMsb = ownerMsb;
+        attempt.ownerLsb = ownerLsb;
+        attempt.firstKey = firstKey;
+        attempt.keyCount = keyCount;
+        attempt.grantedKeys = 0;
+        attempt.correlationId = 0;
+        attempt.requesterSessionId = ++nextRequesterSessionId;
+        attempt.transferSessionId = 0;
+        attempt.token = 0;
+        attempt.peer = -1;
+        attempt.readsOutstanding = 0;
+        attempt.readsSubmitted = 0;
+        attempt.releaseAttempts = 0;
+        attempt.deadlineMs = notBeforeMs + TransferLimits.AUTHORIZE_TIMEOUT_MS;
+        attempt.notBeforeMs = notBeforeMs;
+        attempt.client = null;
+        for (int i = firstKey; i < firstKey + keyCount; i++)
+        {
+            fetch.keyStates[i] = PeerFetch.KEY_AUTHORIZING;
+            fetch.keyAttempts[i] = attempt.index;
+        }
+        return attempt;
     }
 
     private static int inFlightSources(final PeerFetch fetch)
@@ -643,7 +662,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
 
     private boolean sendAuthorize(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
     {
-        if (inFlightSources(fetch) >= TransferLimits.MAX_CONCURRENT_SOURCES)
+        if (nowMs - attempt.notBeforeMs < 0 || inFlightSources(fetch) >= TransferLimits.MAX_CONCURRENT_SOURCES)
         {
             return false;
         }
@@ -756,6 +775,17 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
             }
             grant.skipTransportEndpoint();
             grant.skipMessage();
+            if (isWait(reason) && askAgainLater(fetch, reason))
+            {
+                // The source prepares the span (or waits for staging credit): the same keys, the same source, later.
+                attempt.state = PeerFetch.SourceAttempt.TO_SEND;
+                attempt.requesterSessionId = ++nextRequesterSessionId;
+                attempt.correlationId = 0;
+                attempt.client = null;
+                attempt.notBeforeMs = nowMs + retryIntervalMs(reason);
+                attempt.deadlineMs = attempt.notBeforeMs + TransferLimits.AUTHORIZE_TIMEOUT_MS;
+                return;
+            }
             refused(fetch, attempt, reason, true);
             return;
         }
@@ -809,8 +839,20 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         }
         if (granted < attempt.keyCount)
         {
-            // The source granted the leading run only: the keys after it go back to planning, from other sources.
-            splitRefused(fetch, attempt, attempt.firstKey + granted, firstRefusal);
+            final int end = attempt.firstKey + attempt.keyCount;
+            final int next = attempt.firstKey + granted;
+            if (isWait(firstRefusal) && fetch.attemptCount < PeerFetch.MAX_ATTEMPTS && askAgainLater(fetch, firstRefusal))
+            {
+                // The keys after the granted run are being prepared at this source: ask it for them again later.
+                attempt.keyCount = granted;
+                newAttempt(fetch, attempt.ownerMsb, attempt.ownerLsb, next, end - next,
+                    nowMs + retryIntervalMs(firstRefusal));
+            }
+            else
+            {
+                // The source granted the leading run only: the keys after it go back to planning, from other sources.
+                splitRefused(fetch, attempt, next, firstRefusal);
+            }
         }
         if (PeerFetch.READ == fetch.kind)
         {
@@ -884,6 +926,71 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         {
             fetch.keyReasons[k] = FailureReason.REJECTED;
         }
+    }
+
+    /**
+     * Whether a source answered "not yet" rather than "no": its SSD residences are being prepared (PENDING) or wait for
+     * export staging credit (BACKPRESSURE).
+     */
+    static boolean isWait(final TransferStatus reason)
+    {
+        return TransferStatus.PENDING == reason || TransferStatus.BACKPRESSURE == reason;
+    }
+
+    private static long retryIntervalMs(final TransferStatus reason)
+    {
+        return TransferStatus.PENDING == reason ?
+            TransferLimits.PREPARE_RETRY_INTERVAL_MS : TransferLimits.BACKPRESSURE_RETRY_INTERVAL_MS;
+    }
+
+    /**
+     * Count a wait for a source that answered {@link #isWait}, if the fetch's budget leaves room to ask again; the
+     * budget bounds the waits (design: no unbounded retry while destinations are held).
+     *
+     * @return whether to ask again.
+     */
+    private boolean askAgainLater(final PeerFetch fetch, final TransferStatus reason)
+    {
+        if (nowMs + retryIntervalMs(reason) - fetch.deadlineMs >= 0)
+        {
+            return false;
+        }
+        if (TransferStatus.PENDING == reason)
+        {
+            prepareWaits.incrementRelease();
+        }
+        else
+        {
+            budgetWaits.incrementRelease();
+        }
+        return true;
+    }
+
+    /**
+     * @return attempts waiting to ask a source again: the agent must wake for them, no descriptor will.
+     */
+    public int waitingToAsk()
+    {
+        if (0 == activeFetches)
+        {
+            return 0;
+        }
+        int waiting = 0;
+        for (final PeerFetch fetch : fetches)
+        {
+            if (!fetch.active)
+            {
+                continue;
+            }
+            for (int a = 0; a < fetch.attemptCount; a++)
+            {
+                if (PeerFetch.SourceAttempt.TO_SEND == fetch.attempt(a).state)
+                {
+                    waiting++;
+                }
+            }
+        }
+        return waiting;
     }
 
     /**

@@ -39,9 +39,11 @@ import org.agrona.concurrent.status.AtomicCounter;
  *     <li>a duplicate (same requester incarnation and requester session id as a held grant) gets that grant again;</li>
  *     <li>own registration: FENCED; requester in the member view: UNKNOWN_REQUESTER; session limit:
  *     TOO_MANY_SESSIONS; per-peer limit: PEER_LIMIT;</li>
- *     <li>per key in order: DRAM residence (MISSING), insertion sequence (STALE_SEQUENCE), length
- *     (LENGTH_MISMATCH), budget (OVER_BUDGET). The grant covers the keys before the first refused one; when the
- *     first key is refused nothing is pinned and no session exists.</li>
+ *     <li>per key in order: the residence of the named tier (MISSING), insertion sequence (STALE_SEQUENCE), length
+ *     (LENGTH_MISMATCH); for DRAM the budget (OVER_BUDGET); for SSD a copy prepared in {@link SsdExports}, else its
+ *     preparation starts (PENDING) or finds no staging credit (BACKPRESSURE). The grant covers the keys before the
+ *     first refused one; when the first key is refused nothing is pinned and no session exists. SSD keys behind a
+ *     PENDING one are prepared too, so the requester's next ask can take them all.</li>
  * </ol>
  * Single threaded (the agent that owns the store); allocation free on every path once constructed.
  */
@@ -80,7 +82,8 @@ final class SourceAuthorizer
     private final long[] exportAddresses = new long[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
     private final int[] exportLengths = new int[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
     private final long[] candidateResidences = new long[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
-    private final long[] candidateCharges = new long[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
+    private final int[] candidateSlots = new int[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
+    private final SsdExports exports;
 
     private final AtomicCounter rejectedFenced;
     private final AtomicCounter rejectedUnknownRequester;
@@ -107,6 +110,9 @@ final class SourceAuthorizer
     private final AtomicCounter quarantinedBytes;
     private final AtomicCounter requestersLost;
     private final AtomicCounter answersFailed;
+    private final AtomicCounter pendingAnswers;
+    private final AtomicCounter backpressureAnswers;
+    private final AtomicCounter ssdGrantedKeys;
 
     private int namespaceLength;
     private long nextDeadlineNs = Long.MAX_VALUE;
@@ -121,9 +127,11 @@ final class SourceAuthorizer
         final Transport transport,
         final SourceMembers members,
         final AnswerChannel channel,
+        final SsdExports exports,
         final SystemCounters counters)
     {
         this.settings = settings;
+        this.exports = exports;
         this.store = store;
         this.dram = store.dram();
         this.pool = store.pool();
@@ -164,6 +172,9 @@ final class SourceAuthorizer
         quarantinedBytes = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_QUARANTINED_BYTES);
         requestersLost = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REQUESTERS_LOST);
         answersFailed = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_ANSWERS_FAILED);
+        pendingAnswers = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_PENDING);
+        backpressureAnswers = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_BACKPRESSURE);
+        ssdGrantedKeys = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_SSD_GRANTED_KEYS);
     }
 
     SourceHolds holds()
@@ -251,11 +262,34 @@ final class SourceAuthorizer
             final int expectedBytes = keys.expectedBytes();
             final int hashLength = keys.keyHashLength();
             keys.wrapKeyHash(hashView);
-            final long residence = TransferTier.DRAM == tier && namespaceId >= 0 ?
+            if (TransferStatus.NOT_ATTEMPTED != refused)
+            {
+                // After a PENDING key: only prepare the SSD keys behind it, so the next ask finds them ready.
+                if (TransferTier.SSD != tier || !prepareAhead(namespaceId, hashLength, insertionSequence, expectedBytes))
+                {
+                    break;
+                }
+                continue;
+            }
+            if (TransferTier.SSD == tier)
+            {
+                final TransferStatus verdict = checkSsd(namespaceId, hashLength, insertionSequence, expectedBytes, valid);
+                if (TransferStatus.OK == verdict)
+                {
+                    valid++;
+                    continue;
+                }
+                refused = verdict;
+                if (TransferStatus.PENDING == verdict)
+                {
+                    continue;
+                }
+                break;
+            }
+            final long residence = namespaceId >= 0 ?
                 store.findReady(namespaceId, hashView, 0, hashLength) : Residence.NONE;
             if (!Residence.isDram(residence))
             {
-                // Remote SSD is not served: an SSD-only residence is MISSING here.
                 refused = TransferStatus.MISSING;
                 break;
             }
@@ -279,7 +313,7 @@ final class SourceAuthorizer
             }
             pendingCharge += charge;
             candidateResidences[valid] = residence;
-            candidateCharges[valid] = charge;
+            candidateSlots[valid] = -1;
             valid++;
         }
         if (TransferStatus.NOT_ATTEMPTED != refused)
@@ -341,6 +375,64 @@ final class SourceAuthorizer
         }
     }
 
+    /**
+     * Judge a key named with its SSD residence: the residence must be live with the named episode and length; its
+     * bytes are granted from export staging once prepared there. design: SSD residency is not readable memory, so a
+     * residence not prepared yet is prepared now and answered PENDING, or BACKPRESSURE without staging credit; an
+     * SSD tier or export staging that is absent makes it MISSING (the source never asks another peer).
+     *
+     * @return OK (candidate {@code valid} filled), PENDING, BACKPRESSURE, MISSING, STALE_SEQUENCE or LENGTH_MISMATCH.
+     */
+    private TransferStatus checkSsd(
+        final int namespaceId, final int hashLength, final long insertionSequence, final int expectedBytes,
+        final int valid)
+    {
+        final long residence = store.findReadySsd(namespaceId, hashView, 0, hashLength);
+        if (Residence.isNone(residence) || null == exports)
+        {
+            return TransferStatus.MISSING;
+        }
+        if (store.insertionSequence(residence) != insertionSequence)
+        {
+            return TransferStatus.STALE_SEQUENCE;
+        }
+        if (store.length(residence) != expectedBytes)
+        {
+            return TransferStatus.LENGTH_MISMATCH;
+        }
+        final int slot = exports.find(residence, insertionSequence);
+        if (slot >= 0)
+        {
+            if (SsdExports.READY != exports.state(slot))
+            {
+                return TransferStatus.PENDING;
+            }
+            candidateResidences[valid] = residence;
+            candidateSlots[valid] = slot;
+            return TransferStatus.OK;
+        }
+        return exports.prepare(residence, insertionSequence, expectedBytes) >= 0 ?
+            TransferStatus.PENDING : TransferStatus.BACKPRESSURE;
+    }
+
+    /**
+     * Start preparing an SSD key behind a PENDING one when it is valid and not prepared yet.
+     *
+     * @return whether to go on with the keys after it.
+     */
+    private boolean prepareAhead(
+        final int namespaceId, final int hashLength, final long insertionSequence, final int expectedBytes)
+    {
+        final long residence = store.findReadySsd(namespaceId, hashView, 0, hashLength);
+        if (Residence.isNone(residence) || store.insertionSequence(residence) != insertionSequence ||
+            store.length(residence) != expectedBytes)
+        {
+            return false;
+        }
+        return exports.find(residence, insertionSequence) >= 0 ||
+            exports.prepare(residence, insertionSequence, expectedBytes) >= 0;
+    }
+
     private void grant(
         final PeerSession session,
         final long correlationId,
@@ -360,15 +452,29 @@ final class SourceAuthorizer
         hold.refusedStatus = refused;
         hold.token = tokens.nextLong();
         hold.chargedBytes = charge;
+        int staged = 0;
         for (int i = 0; i < valid; i++)
         {
             final long residence = candidateResidences[i];
-            final int entryId = Residence.entryId(residence);
-            store.pin(residence);
+            final int slot = candidateSlots[i];
             hold.residences[i] = residence;
-            hold.addresses[i] = poolAddress + dram.offset(entryId);
-            hold.lengths[i] = dram.length(entryId);
-            hold.crcs[i] = store.crc32c(residence);
+            hold.stagedSlots[i] = slot;
+            if (slot >= 0)
+            {
+                exports.claim(slot);
+                hold.addresses[i] = exports.address(slot);
+                hold.lengths[i] = exports.length(slot);
+                hold.crcs[i] = exports.crc32c(slot);
+                staged++;
+            }
+            else
+            {
+                final int entryId = Residence.entryId(residence);
+                store.pin(residence);
+                hold.addresses[i] = poolAddress + dram.offset(entryId);
+                hold.lengths[i] = dram.length(entryId);
+                hold.crcs[i] = store.crc32c(residence);
+            }
             exportAddresses[i] = hold.addresses[i];
             exportLengths[i] = hold.lengths[i];
         }
@@ -384,17 +490,14 @@ final class SourceAuthorizer
         }
         if (!exported)
         {
-            for (int i = 0; i < valid; i++)
-            {
-                store.unpin(hold.residences[i]);
-            }
+            letGo(hold, valid);
             hold.chargedBytes = 0;
             holds.abandon(hold);
             rejectedExport.incrementRelease();
             refuse(session, correlationId, requesterSessionId, TransferStatus.ERROR, 0);
             return;
         }
-        if (settings.flipFirstByte() && !flipped)
+        if (settings.flipFirstByte() && !flipped && hold.stagedSlots[0] < 0)
         {
             // Test hook (orbitkv.manager.transfer.test.flipFirstByte): the sealed checksum no longer matches.
             flipped = true;
@@ -406,6 +509,10 @@ final class SourceAuthorizer
         holds.granted(hold);
         grants.incrementRelease();
         grantedKeys.getAndAddRelease(valid);
+        if (staged > 0)
+        {
+            ssdGrantedKeys.getAndAddRelease(staged);
+        }
         if (valid < keyCount)
         {
             partialGrants.incrementRelease();
@@ -422,6 +529,8 @@ final class SourceAuthorizer
             case STALE_SEQUENCE -> rejectedStaleSequence.incrementRelease();
             case LENGTH_MISMATCH -> rejectedLengthMismatch.incrementRelease();
             case OVER_BUDGET -> rejectedOverBudget.incrementRelease();
+            case PENDING -> pendingAnswers.incrementRelease();
+            case BACKPRESSURE -> backpressureAnswers.incrementRelease();
             default ->
             {
                 // Frame-level refusals are counted where they are decided.
@@ -495,7 +604,7 @@ final class SourceAuthorizer
      */
     int doWork(final long nowNs)
     {
-        int work = 0;
+        int work = null == exports ? 0 : exports.doWork(nowNs);
         if (nowNs - nextDeadlineNs >= 0)
         {
             work += expire(nowNs);
@@ -603,12 +712,28 @@ final class SourceAuthorizer
             // Withdraw the export; a one-sided transport delivers no revocation to wait for.
             transport.revoke(hold.transferSessionId);
         }
-        for (int i = 0, n = hold.grantedKeys; i < n; i++)
-        {
-            store.unpin(hold.residences[i]);
-        }
+        letGo(hold, hold.grantedKeys);
         holds.free(hold);
         updateGauges();
+    }
+
+    /**
+     * Drop what a session's keys hold: the DRAM pins, or the claims on export staging.
+     */
+    private void letGo(final TransferSession hold, final int keys)
+    {
+        for (int i = 0; i < keys; i++)
+        {
+            final int slot = hold.stagedSlots[i];
+            if (slot >= 0)
+            {
+                exports.release(slot);
+            }
+            else
+            {
+                store.unpin(hold.residences[i]);
+            }
+        }
     }
 
     private void updateGauges()

@@ -1,5 +1,9 @@
 package io.orbitkv.manager.transfer;
 
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
+
+import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
 import io.orbitkv.codecs.transfer.TransferGrantDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
@@ -75,10 +79,35 @@ public final class TransferService implements TransferPart, TransportListener
         final SystemCounters counters,
         final NanoClock clock)
     {
+        this(settings, store, namespaces, transport, null, counters, clock);
+    }
+
+    /**
+     * @param settings          the source's limits.
+     * @param store             the tiered store this thread owns.
+     * @param namespaces        the Manager's namespace table.
+     * @param transport         the transport grants are exported through.
+     * @param ssdExportStaging  where SSD-only residences are prepared for peers, registered with {@code transport} by
+     *                          the caller (a multiple of 2 MiB); null, or a store without SSD tier, serves DRAM only.
+     * @param counters          the system counters.
+     * @param clock             the Manager's nano clock.
+     */
+    public TransferService(
+        final TransferSettings settings,
+        final TieredStore store,
+        final NamespaceTable namespaces,
+        final Transport transport,
+        final MemorySegment ssdExportStaging,
+        final SystemCounters counters,
+        final NanoClock clock)
+    {
         this.transport = transport;
         this.clock = clock;
         this.staleIncarnations = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_STALE_INCARNATION);
-        this.source = new SourceAuthorizer(settings, store, namespaces, transport, members, channel, counters);
+        final SsdExports exports = null == ssdExportStaging || !store.hasSsd() ? null : new SsdExports(
+            store, ssdExportStaging, store.dram().allocator().maxBlockBytes(),
+            TimeUnit.MILLISECONDS.toNanos(TransferLimits.STAGED_UNCLAIMED_TTL_MS), counters);
+        this.source = new SourceAuthorizer(settings, store, namespaces, transport, members, channel, exports, counters);
     }
 
     /**

@@ -25,6 +25,11 @@ final class TransferSession
     final long[] addresses = new long[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
     final int[] lengths = new int[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
     final int[] crcs = new int[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
+    /**
+     * Per key, the export staging slot it was granted from (an SSD residence prepared there), or -1 for a pinned
+     * DRAM residence.
+     */
+    final int[] stagedSlots = new int[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
 
     int state = FREE;
     long transferSessionId;

@@ -16,6 +16,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -82,7 +85,7 @@ class TransferEndToEndTest
     {
         final OrbitKvProcesses processes = new OrbitKvProcesses().jvmArgs(jvmArgs);
         final List<String> args = new ArrayList<>(List.of(
-            "--pool-bytes", "32m",
+            "--pool-bytes", List.of(extra).contains("--pool-bytes") ? extra[List.of(extra).indexOf("--pool-bytes") + 1] : "32m",
             "--max-block-bytes", "64k",
             "--etcd-endpoints", etcd.endpoints(),
             "--cluster-name", cluster,
@@ -90,7 +93,15 @@ class TransferEndToEndTest
             "--catalog-nodes", catalogNodes,
             "--membership-ttl-secs", "30",
             "--transfer-endpoint", "127.0.0.1:0"));
-        args.addAll(List.of(extra));
+        for (int i = 0; i < extra.length; i++)
+        {
+            if ("--pool-bytes".equals(extra[i]))
+            {
+                i++;
+                continue;
+            }
+            args.add(extra[i]);
+        }
         processes.startManager(args.toArray(new String[0]));
         return processes;
     }
@@ -288,6 +299,80 @@ class TransferEndToEndTest
         awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
         engineB.read(prefix, 0L, true, result);
         assertEquals(1, result.value(), () -> describe(result));
+    }
+
+    @Test
+    @Timeout(180)
+    void shouldRestoreSsdOnlyResidencesThroughTheSourcesExportStagingWithinItsCredits() throws Exception
+    {
+        // A's pool holds 64 blocks and evicts to its SSD tier; its export staging (2 MiB) holds 32 of them at once.
+        final Path ssdDir = Files.createDirectories(
+            Paths.get("target", "transfer-ssd-e2e", UUID.randomUUID().toString()).toAbsolutePath());
+        startCluster(2, new String[0], new String[]{"--pool-bytes", "4m", "--ssd-dir", ssdDir.toString(),
+            "--ssd-bytes", "64m", "--ssd-staging-bytes", "4m", "--transfer-ssd-staging-bytes", "2m"},
+            "--peer-admission", "off");
+        final OrbitKvProcesses a = managers.get(0);
+        final OrbitKvProcesses b = managers.get(1);
+        final EngineClient engineA = engine(0);
+        final EngineClient engineB = engine(1);
+        final OperationResult result = new OperationResult(512);
+
+        // 48 blocks, then 64 others: the 48 leave A's DRAM for its SSD, and B's candidates for them say SSD.
+        final KeyBatch prefix = batch(8_000, 48);
+        fill(engineA, 8_000, 48);
+        engineA.publish(prefix, result);
+        assertEquals(48, result.value(), "published");
+        fill(engineA, 9_000, 64);
+        engineA.publish(batch(9_000, 64), result);
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (true)
+        {
+            engineB.lookup(prefix, false, true, result);
+            if (result.count(KeyStatus.PEER) == 48 && onlySsdCandidates(result))
+            {
+                break;
+            }
+            assertTrue(System.nanoTime() - deadline < 0, () -> "SSD candidates: " + describe(result) + "\n" + a.dump());
+        }
+
+        // Read with peers: every block from A's SSD, byte-exact; staging runs out once (BACKPRESSURE) and B waits.
+        wipe(engineB);
+        engineB.read(prefix, 0L, true, result);
+        assertEquals(StatusCode.OK, result.code(), result::message);
+        assertEquals(48, result.value(), () -> describe(result) + "\n" + a.dump());
+        assertEquals(48, result.count(KeyStatus.PEER));
+        assertEquals(0, mismatches(engineB, 8_000, 48));
+        assertEquals(48, value(a, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_PREPARES));
+        assertEquals(48, value(a, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_GRANTED_KEYS));
+        assertTrue(value(a, SystemCounterDescriptor.TRANSFER_SOURCE_PENDING) >= 1);
+        assertTrue(value(a, SystemCounterDescriptor.TRANSFER_SOURCE_BACKPRESSURE) >= 1, a::dump);
+        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_PREPARE_WAITS) >= 1);
+        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_BUDGET_WAITS) >= 1, b::dump);
+        assertEquals(0, value(a, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_PREPARE_FAILURES));
+        awaitCounter(a, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_STAGED_BYTES, 0);
+        awaitCounter(a, SystemCounterDescriptor.TRANSFER_SOURCE_SESSIONS_ACTIVE, 0);
+
+        // Lookup with pin and peers: the lease holds A's prepared copies, so the count is loadable; Release frees them.
+        final KeyBatch held = batch(8_000, 16);
+        engineB.lookup(held, true, true, result);
+        assertEquals(16, result.value(), () -> describe(result));
+        assertTrue(0 != result.leaseId());
+        assertEquals(16L * BLOCK, value(a, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_STAGED_BYTES));
+        assertEquals(StatusCode.OK, engineB.release(result.leaseId()));
+        awaitCounter(a, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_STAGED_BYTES, 0);
+        awaitCounter(a, SystemCounterDescriptor.TRANSFER_SOURCE_SESSIONS_ACTIVE, 0);
+    }
+
+    private static boolean onlySsdCandidates(final OperationResult result)
+    {
+        for (int i = 0; i < result.candidateCount(); i++)
+        {
+            if (KeyStatus.SSD != result.candidateTier(i))
+            {
+                return false;
+            }
+        }
+        return result.candidateCount() > 0;
     }
 
     @Test

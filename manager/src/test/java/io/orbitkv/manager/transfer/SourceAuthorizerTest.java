@@ -179,7 +179,7 @@ class SourceAuthorizerTest
         members.add(REQUESTER_MSB, REQUESTER_LSB);
         members.add(OTHER_MSB, OTHER_LSB);
         source = new SourceAuthorizer(new TransferSettings(budgetBytes, maxSessions, perPeer, TTL_NS, flip), store,
-            namespaces, transport, members, channel, counters);
+            namespaces, transport, members, channel, null, counters);
         revocations = new Revocations(source);
     }
 
