@@ -122,6 +122,8 @@ class SourceAuthorizerTest
     private Revocations revocations;
     private SourceAuthorizer source;
     private long nowNs = 1_000_000_000L;
+    /** The tier the next authorizations name for every key. */
+    private TransferTier tier = TransferTier.DRAM;
     private long nextRequestId = 1;
     /** Probe sessions are negative: the source's transfer session ids are positive. */
     /** Settings of the next source built-in transport {@link #start} opens; defaults unless a test changes them. */
@@ -334,7 +336,7 @@ class SourceAuthorizerTest
         for (int i = 0; i < keys; i++)
         {
             group.next()
-                .tier(TransferTier.DRAM)
+                .tier(tier)
                 .insertionSequence(triples[3 * i + 1])
                 .expectedBytes((int)triples[3 * i + 2])
                 .putKeyHash(hash((int)triples[3 * i]), 0, hashLength);
@@ -475,12 +477,18 @@ class SourceAuthorizerTest
         assertRejected(TransferStatus.STALE_SEQUENCE, 1);
         source.onAuthorize(session, authorize(3, 0, seq0, BLOCK_LENGTH - 1), nowNs);
         assertRejected(TransferStatus.LENGTH_MISMATCH, 1);
+        // The key is in DRAM, but the requester names an SSD residence: this source has no SSD tier, so it is
+        // MISSING here, whatever DRAM holds (a source serves the residence it was asked for, never another's).
+        tier = TransferTier.SSD;
+        source.onAuthorize(session, authorize(4, 0, seq0, BLOCK_LENGTH), nowNs);
+        assertRejected(TransferStatus.MISSING, 1);
+        tier = TransferTier.DRAM;
 
         assertEquals(0, store.dram().pinCount(entryOf(0)));
         assertEquals(0, store.dram().pinCount(entryOf(1)));
         assertEquals(0, builtin.sessionsHeld(), "a rejection exports nothing");
         assertEquals(0, source.holds().activeCount());
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_MISSING));
+        assertEquals(2, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_MISSING));
         assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_STALE_SEQUENCE));
         assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_LENGTH_MISMATCH));
     }
