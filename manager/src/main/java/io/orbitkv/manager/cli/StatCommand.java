@@ -149,6 +149,7 @@ public final class StatCommand implements Callable<Integer>
         renderPoolTouch(reader.countersReader(), reader.poolBytes(), text);
         renderMembership(reader.countersReader(), text);
         renderCatalog(reader.countersReader(), text, rate);
+        renderTransfers(reader.countersReader(), text);
         text.append("==========================\n");
         reader.countersReader().forEach((value, counterId, label) ->
             text.append(String.format("%3d: %,20d - %s%n", counterId, value, label)));
@@ -307,6 +308,37 @@ public final class StatCommand implements Callable<Integer>
             .append(" (keys ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_KEYS))
             .append("), keys from own shards ").append(value(counters, SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS))
             .append(", candidate hits ").append(value(counters, SystemCounterDescriptor.CATALOG_CANDIDATE_HITS))
+            .append('\n');
+    }
+
+    /**
+     * One line per side of peer transfers, once the Manager has done any: what it served and what it holds for peers,
+     * what it restored from them and how often it failed or waited.
+     */
+    private static void renderTransfers(final CountersReader counters, final StringBuilder text)
+    {
+        final int lastId = SystemCounterDescriptor.TRANSFER_BUDGET_WAITS.id();
+        if (counters.maxCounterId() < lastId || CountersReader.RECORD_ALLOCATED != counters.getCounterState(lastId) ||
+            0 == value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_GRANTS) +
+            value(counters, SystemCounterDescriptor.TRANSFER_AUTHORIZE_SENT))
+        {
+            return;
+        }
+        text.append("  transfers served: sessions ").append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_GRANTS))
+            .append(" (keys ").append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_GRANTED_KEYS))
+            .append(", from SSD ").append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_GRANTED_KEYS))
+            .append("), held now ").append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_SESSIONS_ACTIVE))
+            .append(", pinned ").append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_PINNED_BYTES))
+            .append(" bytes, SSD export staging ")
+            .append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_STAGED_BYTES))
+            .append(" bytes, quarantined ").append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_QUARANTINED_SESSIONS))
+            .append("\n  transfers fetched: blocks ").append(value(counters, SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED))
+            .append(" (").append(value(counters, SystemCounterDescriptor.TRANSFER_BYTES_FETCHED))
+            .append(" bytes), refusals ").append(value(counters, SystemCounterDescriptor.TRANSFER_REFUSALS_RECEIVED))
+            .append(", checksum mismatches ").append(value(counters, SystemCounterDescriptor.TRANSFER_CHECKSUM_MISMATCHES))
+            .append(", read failures ").append(value(counters, SystemCounterDescriptor.TRANSFER_READ_FAILURES))
+            .append(", budget waits ").append(value(counters, SystemCounterDescriptor.TRANSFER_BUDGET_WAITS))
+            .append(", over budget ").append(value(counters, SystemCounterDescriptor.TRANSFER_FETCH_BUDGET_EXPIRED))
             .append('\n');
     }
 

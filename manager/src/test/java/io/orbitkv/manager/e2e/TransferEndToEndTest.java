@@ -361,6 +361,12 @@ class TransferEndToEndTest
         assertEquals(StatusCode.OK, engineB.release(result.leaseId()));
         awaitCounter(a, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_STAGED_BYTES, 0);
         awaitCounter(a, SystemCounterDescriptor.TRANSFER_SOURCE_SESSIONS_ACTIVE, 0);
+
+        // stat shows both sides: what A served from SSD, what B fetched and how often it waited.
+        final String statA = a.runStatOnce(30_000);
+        assertTrue(statA.contains("transfers served: sessions ") && statA.contains("from SSD 64)"), statA);
+        final String statB = b.runStatOnce(30_000);
+        assertTrue(statB.contains("transfers fetched: blocks 48 (" + 48L * BLOCK + " bytes)"), statB);
     }
 
     private static boolean onlySsdCandidates(final OperationResult result)
