@@ -16,6 +16,7 @@ C library serialises its calls. See docs/clients.md.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import threading
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -31,6 +32,9 @@ __all__ = [
     "ReadResult",
     "Ticket",
     "hash_from_int",
+    "state_key_bytes",
+    "state_key_digest",
+    "state_key_shard",
     "KEY_STATUS_NAMES",
 ]
 
@@ -58,6 +62,27 @@ def hash_from_int(block_hash: int) -> bytes:
     vLLM's hash() values) are taken modulo 2**64.
     """
     return (block_hash & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "little")
+
+
+STATE_KEY_SHARD_COUNT = 16
+STATE_KEY_SHARD_TAG = b"orbitkv/v1/state-key-shard"
+
+
+def state_key_bytes(namespace: bytes, block_hash: bytes) -> bytes:
+    """The canonical encoding of a StateKey: u16le(len(namespace)) || namespace || u8(len(hash)) || hash."""
+    if not 1 <= len(namespace) <= _native.MAX_NAMESPACE_LENGTH or not 1 <= len(block_hash) <= _native.MAX_HASH_LENGTH:
+        raise OrbitKVError(7, f"namespace of {len(namespace)} bytes (1..256) or hash of {len(block_hash)} (1..64)")
+    return len(namespace).to_bytes(2, "little") + namespace + bytes([len(block_hash)]) + block_hash
+
+
+def state_key_digest(namespace: bytes, block_hash: bytes) -> bytes:
+    """SHA-256 over the shard domain tag, a zero byte and the canonical StateKey bytes."""
+    return hashlib.sha256(STATE_KEY_SHARD_TAG + b"\x00" + state_key_bytes(namespace, block_hash)).digest()
+
+
+def state_key_shard(namespace: bytes, block_hash: bytes) -> int:
+    """The logical shard of a StateKey: the digest's first 8 bytes, big-endian, modulo 16 (as the Manager)."""
+    return int.from_bytes(state_key_digest(namespace, block_hash)[:8], "big") % STATE_KEY_SHARD_COUNT
 
 
 class OrbitKVError(Exception):
