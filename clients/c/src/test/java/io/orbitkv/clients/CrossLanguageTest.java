@@ -1,0 +1,281 @@
+package io.orbitkv.clients;
+
+import io.orbitkv.client.BlockHashes;
+import io.orbitkv.client.EngineClient;
+import io.orbitkv.client.KeyBatch;
+import io.orbitkv.client.OperationResult;
+import io.orbitkv.codecs.engine.KeyStatus;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.CountersReader;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Engines in C (okv-tool over liborbitkv.so), Python (the orbitkv package) and Java (EngineClient, in this JVM)
+ * against one real Manager process: each publishes a chain the others restore byte-exact; bad input from C and
+ * Python gets its statuses while the Manager keeps serving; a Python engine killed with SIGKILL while it holds pins
+ * has them released; and the Python unittest suite runs against the same Manager.
+ */
+final class CrossLanguageTest
+{
+    private static final int BLOCK_BYTES = 8192;
+    private static final int BLOCKS = 16;
+    private static final long PROCESS_TIMEOUT_MS = 30_000;
+
+    private static ManagerProcess manager;
+    private static EngineClient java;
+
+    private static final String TOOL = System.getProperty("orbitkv.c.tool", "target/bin/okv-tool");
+    private static final String LIB = System.getProperty("orbitkv.c.lib", "target/lib/liborbitkv.so");
+    private static final Path PYTHON_DIR = Paths.get(System.getProperty("orbitkv.python.dir", "../python"));
+
+    @BeforeAll
+    static void startManager() throws IOException
+    {
+        manager = ManagerProcess.start("--pool-bytes", "64m", "--client-timeout", "1s");
+        java = EngineClient.connect(new EngineClient.Context()
+            .dir(manager.dir())
+            .clientName("java-driver")
+            .dataRegionBytes((long)BLOCKS * BLOCK_BYTES)
+            .attachTimeoutNs(TimeUnit.SECONDS.toNanos(30)));
+    }
+
+    @AfterAll
+    static void stopManager() throws Exception
+    {
+        if (java != null)
+        {
+            java.close();
+        }
+        if (manager != null)
+        {
+            manager.close();
+        }
+    }
+
+    @Test
+    void cRestoresWhatJavaPublishedAndJavaRestoresWhatCPublished() throws Exception
+    {
+        final String ns = "cross-c";
+        javaPublish(ns, 11);
+        final Run read = run(List.of(TOOL, manager.dir(), "read", ns, "11", "" + BLOCKS, "" + BLOCK_BYTES));
+        assertEquals(0, read.exit, read.output);
+        assertTrue(read.output.contains("restored=" + BLOCKS + " mismatches=0"), read.output);
+
+        final Run publish = run(List.of(TOOL, manager.dir(), "publish", ns, "12", "" + BLOCKS, "" + BLOCK_BYTES));
+        assertEquals(0, publish.exit, publish.output);
+        assertTrue(publish.output.contains("stored=" + BLOCKS), publish.output);
+        javaReadAndCheck(ns, 12);
+    }
+
+    @Test
+    void pythonRestoresWhatJavaPublishedAndJavaRestoresWhatPythonPublished() throws Exception
+    {
+        final String ns = "cross-python";
+        javaPublish(ns, 21);
+        final Run read = run(python("read", ns, "21", "" + BLOCKS, "" + BLOCK_BYTES));
+        assertEquals(0, read.exit, read.output);
+        assertTrue(read.output.contains("restored=" + BLOCKS + " mismatches=0"), read.output);
+
+        final Run publish = run(python("publish", ns, "22", "" + BLOCKS, "" + BLOCK_BYTES));
+        assertEquals(0, publish.exit, publish.output);
+        javaReadAndCheck(ns, 22);
+
+        // and C restores what Python published
+        final Run c = run(List.of(TOOL, manager.dir(), "read", ns, "22", "" + BLOCKS, "" + BLOCK_BYTES));
+        assertEquals(0, c.exit, c.output);
+    }
+
+    @Test
+    void integerHashesHaveTheSameBytesInEveryLanguage() throws Exception
+    {
+        // Java publishes a block under an integer hash; Python finds it under orbitkv.hash_from_int of the same value
+        final KeyBatch batch = new KeyBatch(1).namespace("cross-int".getBytes(StandardCharsets.US_ASCII));
+        final byte[] hash = BlockHashes.fromLong(-1234567890123L);
+        batch.addKey(hash, 0, hash.length, 0, 64);
+        java.dataBuffer().setMemory(0, 64, (byte)7);
+        assertTrue(java.publish(batch, new OperationResult(1)).isOk());
+        final Run found = run(List.of("python3", "-c",
+            "import orbitkv,sys\n" +
+            "with orbitkv.Client(dir=sys.argv[1], data_region_bytes=4096) as c:\n" +
+            "    print(c.get(b'cross-int', [orbitkv.hash_from_int(-1234567890123)]) == [bytes([7]) * 64])\n",
+            manager.dir()));
+        assertTrue(found.output.contains("True"), found.output);
+    }
+
+    @Test
+    void badInputFromCGetsStatusesAndTheManagerKeepsServing() throws Exception
+    {
+        final Run bad = run(List.of(TOOL, manager.dir(), "badargs"));
+        assertEquals(0, bad.exit, bad.output);
+        assertTrue(bad.output.contains("oversized=6 long_hash=7 out_of_range=8 unknown_lease=15 good=0"), bad.output);
+        javaPublish("after-bad-c", 31);
+        javaReadAndCheck("after-bad-c", 31);
+        assertTrue(manager.isAlive());
+    }
+
+    @Test
+    void cAnswersEightConcurrentTickets() throws Exception
+    {
+        run(List.of(TOOL, manager.dir(), "publish", "cross-async", "41", "8", "1024"));
+        final Run async = run(List.of(TOOL, manager.dir(), "async", "cross-async", "41", "8"));
+        assertEquals(0, async.exit, async.output);
+        assertTrue(async.output.contains("tickets=8 answered=8"), async.output);
+    }
+
+    @Test
+    void pythonEngineKilledWhileHoldingPinsHasThemReleased() throws Exception
+    {
+        final String ns = "cross-kill";
+        javaPublish(ns, 51);
+        final long before = counter("Pins active");
+        final ProcessBuilder builder = new ProcessBuilder(python("pin-and-hold", ns, "51", "" + BLOCKS))
+            .redirectErrorStream(true);
+        pythonEnv(builder.environment());
+        final Process holder = builder.start();
+        try
+        {
+            final BufferedReader lines = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
+            final String line = lines.readLine();
+            assertEquals("pinned " + BLOCKS, line);
+            assertEquals(before + BLOCKS, counter("Pins active"));
+        }
+        finally
+        {
+            holder.destroyForcibly(); // SIGKILL: no detach, the Manager finds it silent
+            holder.waitFor(5, TimeUnit.SECONDS);
+        }
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (counter("Pins active") != before && System.nanoTime() - deadline < 0)
+        {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
+        assertEquals(before, counter("Pins active"), "pins of the killed engine");
+        javaReadAndCheck(ns, 51);
+    }
+
+    @Test
+    void pythonUnittestSuite() throws Exception
+    {
+        final Run suite = run(List.of("python3", "-m", "unittest", "discover", "-s", PYTHON_DIR.resolve("tests").toString(),
+            "-t", PYTHON_DIR.resolve("tests").toString(), "-v"));
+        System.out.println(suite.output);
+        assertEquals(0, suite.exit, suite.output);
+        assertTrue(suite.output.contains("OK"), suite.output);
+        assertTrue(!suite.output.contains("skipped"), suite.output);
+    }
+
+    private static List<String> python(final String... args)
+    {
+        final List<String> command = new ArrayList<>(List.of("python3",
+            PYTHON_DIR.resolve("tests").resolve("chain_tool.py").toString(), manager.dir()));
+        command.addAll(List.of(args));
+        return command;
+    }
+
+    private static void pythonEnv(final Map<String, String> env)
+    {
+        env.put("ORBITKV_LIB", Paths.get(LIB).toAbsolutePath().toString());
+        env.put("ORBITKV_TEST_DIR", manager.dir());
+        env.put("PYTHONPATH", PYTHON_DIR.toAbsolutePath().toString());
+        env.put("PYTHONDONTWRITEBYTECODE", "1");
+    }
+
+    private record Run(int exit, String output)
+    {
+    }
+
+    private static Run run(final List<String> command) throws IOException, InterruptedException
+    {
+        final Path out = Files.createTempFile("okv-client-run", ".log");
+        try
+        {
+            final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile());
+            pythonEnv(builder.environment());
+            final Process process = builder.start();
+            if (!process.waitFor(PROCESS_TIMEOUT_MS, TimeUnit.MILLISECONDS))
+            {
+                process.destroyForcibly();
+                throw new AssertionError("did not finish in " + PROCESS_TIMEOUT_MS + " ms: " + command + "\n" +
+                    Files.readString(out));
+            }
+            return new Run(process.exitValue(), Files.readString(out));
+        }
+        finally
+        {
+            Files.deleteIfExists(out);
+        }
+    }
+
+    private static KeyBatch chainBatch(final String ns, final long seed)
+    {
+        final KeyBatch batch = new KeyBatch(BLOCKS).namespace(ns.getBytes(StandardCharsets.US_ASCII));
+        for (int i = 0; i < BLOCKS; i++)
+        {
+            final byte[] hash = Chain.hash(seed, i);
+            batch.addKey(hash, 0, hash.length, (long)i * BLOCK_BYTES, BLOCK_BYTES);
+        }
+        return batch;
+    }
+
+    private static void javaPublish(final String ns, final long seed)
+    {
+        final UnsafeBuffer region = java.dataBuffer();
+        for (int i = 0; i < BLOCKS; i++)
+        {
+            Chain.fill(Chain.hash(seed, i), region, i * BLOCK_BYTES, BLOCK_BYTES);
+        }
+        final OperationResult result = java.publish(chainBatch(ns, seed), new OperationResult(BLOCKS));
+        assertTrue(result.isOk(), result.code() + " " + result.message());
+        assertEquals(BLOCKS, result.keyCount());
+    }
+
+    private static void javaReadAndCheck(final String ns, final long seed)
+    {
+        final UnsafeBuffer region = java.dataBuffer();
+        region.setMemory(0, BLOCKS * BLOCK_BYTES, (byte)0);
+        final OperationResult result = java.read(chainBatch(ns, seed), 0, new OperationResult(BLOCKS));
+        assertTrue(result.isOk(), result.code() + " " + result.message());
+        assertEquals(BLOCKS, result.value());
+        final byte[] actual = new byte[BLOCK_BYTES];
+        for (int i = 0; i < BLOCKS; i++)
+        {
+            assertEquals(KeyStatus.DRAM, result.status(i));
+            region.getBytes(i * BLOCK_BYTES, actual);
+            assertArrayEquals(Chain.content(Chain.hash(seed, i), BLOCK_BYTES), actual, "block " + i);
+        }
+    }
+
+    private static long counter(final String label)
+    {
+        final CountersReader counters = java.countersReader();
+        final long[] value = {Long.MIN_VALUE};
+        counters.forEach((id, label2) ->
+        {
+            if (label.equals(label2))
+            {
+                value[0] = counters.getCounterValue(id);
+            }
+        });
+        assertTrue(value[0] != Long.MIN_VALUE, "no counter " + label);
+        return value[0];
+    }
+}
