@@ -152,6 +152,18 @@ int okv_do_work(okv_client *client);
 /* The canonical bytes of an engine's integer block hash: 8 bytes, little-endian (same in Java and Python). */
 void okv_hash_from_u64(uint64_t hash, uint8_t out[8]);
 
+/* StateKey identity, as the Manager computes it (codecs: StateKey, StateKeyShard). */
+#define OKV_STATE_KEY_SHARD_COUNT 16
+/* Canonical bytes u16le(ns_length) || ns || u8(hash_length) || hash into out (capacity bytes); returns the
+ * length written, or OKV_E_INVALID_ARGUMENT (lengths outside 1..256 / 1..64, or it does not fit). */
+int okv_state_key_encode(const uint8_t *ns, uint32_t ns_length, const uint8_t *hash, uint32_t hash_length,
+    uint8_t *out, size_t capacity);
+/* SHA-256 over the shard domain tag, a zero byte and the canonical bytes, into digest; returns 0 or a status. */
+int okv_state_key_digest(const uint8_t *ns, uint32_t ns_length, const uint8_t *hash, uint32_t hash_length,
+    uint8_t digest[32]);
+/* The key's logical shard 0..15 (first 8 digest bytes big-endian mod 16), or a negative status. */
+int okv_state_key_shard(const uint8_t *ns, uint32_t ns_length, const uint8_t *hash, uint32_t hash_length);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
  *   okv-tool DIR badargs                         bad inputs return their statuses, then one good lookup
  *   okv-tool DIR async NS SEED COUNT             8 concurrent lookup tickets, each checked
  *   okv-tool DIR bench NS KEYS ITERATIONS        lookup round trips: prints median and mean ns
+ *   okv-tool - shard NSHEX HASHHEX               StateKey canonical bytes, shard digest and shard (no Manager)
  *
  * Output: one line of key=value pairs; exit status 0 when everything checked out.
  */
@@ -56,6 +57,35 @@ static void chain_fill(const uint8_t hash[HASH_BYTES], uint8_t *dst, uint32_t le
     }
 }
 
+static int unhex(const char *text, uint8_t *out, size_t capacity)
+{
+    const size_t length = strlen(text);
+    if (length % 2 != 0 || length / 2 > capacity)
+    {
+        return -1;
+    }
+    for (size_t i = 0; i < length / 2; i++)
+    {
+        unsigned int byte;
+        if (sscanf(text + 2 * i, "%2x", &byte) != 1)
+        {
+            return -1;
+        }
+        out[i] = (uint8_t)byte;
+    }
+    return (int)(length / 2);
+}
+
+static void print_hex(const char *name, const uint8_t *bytes, int length)
+{
+    printf("%s=", name);
+    for (int i = 0; i < length; i++)
+    {
+        printf("%02x", bytes[i]);
+    }
+    printf(" ");
+}
+
 static int open_client(const char *dir, const char *name, uint64_t region, okv_client **client)
 {
     okv_options options;
@@ -99,6 +129,30 @@ int main(int argc, char **argv)
     static okv_result result;
     okv_client *client = NULL;
 
+    if (strcmp(cmd, "shard") == 0)
+    {
+        uint8_t ns[OKV_MAX_NAMESPACE_LENGTH + 1];
+        uint8_t hash[OKV_MAX_HASH_LENGTH + 1];
+        uint8_t canonical[512];
+        uint8_t digest[32];
+        const int ns_length = argc > 4 ? unhex(argv[3], ns, sizeof(ns)) : -1;
+        const int hash_length = argc > 4 ? unhex(argv[4], hash, sizeof(hash)) : -1;
+        if (ns_length < 0 || hash_length < 0)
+        {
+            return 2;
+        }
+        const int length = okv_state_key_encode(ns, (uint32_t)ns_length, hash, (uint32_t)hash_length, canonical,
+            sizeof(canonical));
+        if (length < 0 || okv_state_key_digest(ns, (uint32_t)ns_length, hash, (uint32_t)hash_length, digest) != OKV_OK)
+        {
+            printf("status=%d\n", length);
+            return 1;
+        }
+        print_hex("canonical", canonical, length);
+        print_hex("digest", digest, 32);
+        printf("shard=%d\n", okv_state_key_shard(ns, (uint32_t)ns_length, hash, (uint32_t)hash_length));
+        return 0;
+    }
     if (strcmp(cmd, "publish") == 0 || strcmp(cmd, "read") == 0)
     {
         if (argc < 7)

@@ -1,5 +1,7 @@
 package io.orbitkv.clients;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.orbitkv.client.BlockHashes;
 import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.KeyBatch;
@@ -119,6 +121,23 @@ final class CrossLanguageTest
             "    print(c.get(b'cross-int', [orbitkv.hash_from_int(-1234567890123)]) == [bytes([7]) * 64])\n",
             manager.dir()));
         assertTrue(found.output.contains("True"), found.output);
+    }
+
+    @Test
+    void cComputesTheCommittedStateKeyShardVectors() throws Exception
+    {
+        final JsonNode vectors = new ObjectMapper().readTree(
+            Paths.get("..", "..", "codecs", "src", "test", "resources", "state-key-shard-vectors.json").toFile());
+        int checked = 0;
+        for (final JsonNode vector : vectors.get("vectors"))
+        {
+            final Run shard = run(List.of(TOOL, "-", "shard", vector.get("namespaceHex").asText(), vector.get("hashHex").asText()));
+            assertEquals(0, shard.exit, shard.output);
+            assertEquals("canonical=" + vector.get("canonicalHex").asText() + " digest=" + vector.get("digestHex").asText() +
+                " shard=" + vector.get("shard").asInt(), shard.output.trim());
+            checked++;
+        }
+        assertTrue(checked > 0);
     }
 
     @Test
