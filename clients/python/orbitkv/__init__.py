@@ -98,8 +98,9 @@ def _status_name(code: int) -> str:
     return _library().okv_strerror(code).decode("ascii", "replace")
 
 
-def _key_status(value: int) -> str:
-    return KEY_STATUS_NAMES[value] if value < len(KEY_STATUS_NAMES) else f"UNKNOWN({value})"
+def _statuses(result: _native.Result, count: int) -> list[str]:
+    names = KEY_STATUS_NAMES
+    return [names[s] if s < len(names) else f"UNKNOWN({s})" for s in bytes(result.status)[:count]]
 
 
 def _as_bytes(value: bytes | bytearray | memoryview | str) -> bytes:
@@ -278,17 +279,27 @@ class Client:
             status = self._lib.okv_publish(self._live(), ns, len(ns), keys, len(hashes), ctypes.byref(result))
             if status != 0:
                 self._raise(status, result)
-            return PublishResult(result.value, [_key_status(result.status[i]) for i in range(result.key_count)])
+            return PublishResult(result.value, _statuses(result, result.key_count))
 
     def lookup(self, namespace: bytes | str, hashes: Sequence[bytes], pin: bool = False,
                peers: bool = False) -> LookupResult:
         """Longest resident prefix of the chain; with `pin` the prefix stays resident under `result.lease`."""
         ns = _as_bytes(namespace)
-        keys = self._keys(hashes, None, None)
+        count = len(hashes)
+        first = len(hashes[0]) if count else 0
+        packed = None
+        if 0 < first <= _native.MAX_HASH_LENGTH and all(type(h) is bytes and len(h) == first for h in hashes):
+            # one buffer of equal-length hashes: no per-key ctypes structs to build
+            packed = b"".join(hashes)
         with self._result_lock:
             result = self._result
-            status = self._lib.okv_lookup(self._live(), ns, len(ns), keys, len(hashes), int(pin), int(peers),
-                                          ctypes.byref(result))
+            if packed is not None:
+                status = self._lib.okv_lookup_packed(self._live(), ns, len(ns), packed, first, count, int(pin),
+                                                     int(peers), ctypes.byref(result))
+            else:
+                keys = self._keys(hashes, None, None)
+                status = self._lib.okv_lookup(self._live(), ns, len(ns), keys, count, int(pin), int(peers),
+                                              ctypes.byref(result))
             if status != 0:
                 self._raise(status, result)
             return self._lookup_result(result, ns, hashes, pin)
@@ -301,8 +312,8 @@ class Client:
         count = result.key_count
         return LookupResult(
             result.value,
-            [_key_status(result.status[i]) for i in range(count)],
-            list(result.length[:count]),
+            _statuses(result, count),
+            result.length[:count],
             lease,
             result.candidate_count,
         )
@@ -321,7 +332,7 @@ class Client:
             if status != 0:
                 self._raise(status, result)
             count = result.key_count
-            return ReadResult(result.value, [_key_status(result.status[i]) for i in range(count)],
+            return ReadResult(result.value, _statuses(result, count),
                               list(result.length[:count]))
 
     def read_lease(self, lease: Lease, offsets: Sequence[int], capacities: Sequence[int] | None = None) -> ReadResult:
@@ -432,5 +443,5 @@ class Client:
         if ticket.kind == "lookup":
             return self._lookup_result(result, ticket.namespace, ticket.hashes, ticket.pin)
         count = result.key_count
-        return ReadResult(result.value, [_key_status(result.status[i]) for i in range(count)],
+        return ReadResult(result.value, _statuses(result, count),
                           list(result.length[:count]))

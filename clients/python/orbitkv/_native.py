@@ -96,6 +96,9 @@ def load() -> ctypes.CDLL:
     lib.okv_publish.restype = ctypes.c_int
     lib.okv_lookup.argtypes = [client, *keys, ctypes.c_int, ctypes.c_int, p(Result)]
     lib.okv_lookup.restype = ctypes.c_int
+    lib.okv_lookup_packed.argtypes = [client, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_char_p, ctypes.c_uint32,
+                                      ctypes.c_uint32, ctypes.c_int, ctypes.c_int, p(Result)]
+    lib.okv_lookup_packed.restype = ctypes.c_int
     lib.okv_read.argtypes = [client, *keys, ctypes.c_int64, p(Result)]
     lib.okv_read.restype = ctypes.c_int
     lib.okv_release.argtypes = [client, ctypes.c_int64, p(Result)]

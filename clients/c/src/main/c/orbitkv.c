@@ -1037,6 +1037,33 @@ int okv_lookup(okv_client *client, const uint8_t *ns, uint32_t ns_length, const 
     return call(client, OP_LOOKUP, ns, ns_length, keys, key_count, pin, peers, 0, result);
 }
 
+int okv_lookup_packed(okv_client *client, const uint8_t *ns, uint32_t ns_length, const uint8_t *hashes,
+    uint32_t hash_length, uint32_t key_count, int pin, int peers, okv_result *result)
+{
+    if (client == NULL || hashes == NULL)
+    {
+        return OKV_E_INVALID_ARGUMENT;
+    }
+    if (key_count > OKV_MAX_KEYS)
+    {
+        if (result != NULL)
+        {
+            okv_result_init(result);
+            result->code = OKV_S_BATCH_TOO_LARGE;
+        }
+        return fail(client, OKV_S_BATCH_TOO_LARGE, "%u keys, one request takes 1..%d", key_count, client->max_keys);
+    }
+    okv_key keys[OKV_MAX_KEYS];
+    for (uint32_t i = 0; i < key_count; i++)
+    {
+        keys[i].hash = hashes + (size_t)i * hash_length;
+        keys[i].hash_length = hash_length;
+        keys[i].length = 0;
+        keys[i].offset = 0;
+    }
+    return call(client, OP_LOOKUP, ns, ns_length, keys, key_count, pin, peers, 0, result);
+}
+
 int okv_read(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys, uint32_t key_count,
     int64_t lease_id, okv_result *result)
 {

@@ -135,6 +135,10 @@ int okv_lookup(okv_client *client, const uint8_t *ns, uint32_t ns_length,
 int okv_read(okv_client *client, const uint8_t *ns, uint32_t ns_length,
     const okv_key *keys, uint32_t key_count, int64_t lease_id, okv_result *result);
 int okv_release(okv_client *client, int64_t lease_id, okv_result *result);
+/* okv_lookup with the hashes packed back to back, all hash_length bytes long (no okv_key array to build: the
+ * fast path of language bindings). */
+int okv_lookup_packed(okv_client *client, const uint8_t *ns, uint32_t ns_length, const uint8_t *hashes,
+    uint32_t hash_length, uint32_t key_count, int pin, int peers, okv_result *result);
 
 /* Asynchronous lookups and reads: submit returns a ticket (>= 1) in *ticket; poll returns OKV_E_PENDING
  * until the answer is in, then its status and fills result; wait blocks up to timeout_ms. At most
