@@ -192,6 +192,37 @@ final class CrossLanguageTest
     }
 
     @Test
+    void pipInstallsThePackageOfflineAndItAttaches() throws Exception
+    {
+        final Path venv = Files.createTempDirectory("orbitkv-venv");
+        try
+        {
+            final Run created = run(List.of("python3", "-m", "venv", venv.toString()));
+            assertEquals(0, created.exit, created.output);
+            final Run installed = run(List.of(venv.resolve("bin/pip").toString(), "install", "--no-index", "--no-cache-dir",
+                "--disable-pip-version-check", PYTHON_DIR.toAbsolutePath().toString()));
+            assertEquals(0, installed.exit, installed.output);
+            final ProcessBuilder builder = new ProcessBuilder(venv.resolve("bin/python").toString(), "-c",
+                "import orbitkv,sys\n" +
+                "assert '/site-packages/orbitkv/' in orbitkv.__file__, orbitkv.__file__\n" +
+                "with orbitkv.Client(dir=sys.argv[1], name='pip-installed', data_region_bytes=4096) as c:\n" +
+                "    print('prefix', c.lookup(b'cross-c', [orbitkv.hash_from_int(1)]).prefix_len)\n",
+                manager.dir()).directory(venv.toFile()).redirectErrorStream(true);
+            builder.environment().remove("PYTHONPATH");
+            builder.environment().remove("ORBITKV_LIB");
+            final Process process = builder.start();
+            final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(process.waitFor(PROCESS_TIMEOUT_MS, TimeUnit.MILLISECONDS));
+            assertEquals(0, process.exitValue(), output);
+            assertTrue(output.contains("prefix 0"), output);
+        }
+        finally
+        {
+            run(List.of("rm", "-rf", venv.toString()));
+        }
+    }
+
+    @Test
     void pythonUnittestSuite() throws Exception
     {
         final Run suite = run(List.of("python3", "-m", "unittest", "discover", "-s", PYTHON_DIR.resolve("tests").toString(),
