@@ -223,6 +223,45 @@ final class CrossLanguageTest
     }
 
     @Test
+    void aManagerThatDiesIsReportedToPythonAsAStatus() throws Exception
+    {
+        try (ManagerProcess doomed = ManagerProcess.start("--pool-bytes", "16m", "--client-timeout", "1s"))
+        {
+            final ProcessBuilder builder = new ProcessBuilder("python3", "-c",
+                "import orbitkv,sys\n" +
+                "c = orbitkv.Client(dir=sys.argv[1], name='survivor', data_region_bytes=4096, attach_timeout_ms=30000)\n" +
+                "print('attached', flush=True)\n" +
+                "sys.stdin.readline()\n" +
+                "try:\n" +
+                "    c.lookup(b'ns', [b'h'])\n" +
+                "    print('no error')\n" +
+                "except orbitkv.OrbitKVError as e:\n" +
+                "    print('code', e.code, flush=True)\n" +
+                "c.close()\n" +
+                "print('closed')\n",
+                doomed.dir()).redirectErrorStream(true);
+            pythonEnv(builder.environment());
+            final Process engine = builder.start();
+            try
+            {
+                final BufferedReader lines = new BufferedReader(new InputStreamReader(engine.getInputStream(), StandardCharsets.UTF_8));
+                assertEquals("attached", lines.readLine());
+                doomed.kill();
+                engine.getOutputStream().write('\n');
+                engine.getOutputStream().flush();
+                assertEquals("code -7", lines.readLine()); // OKV_E_MANAGER_DIED
+                assertEquals("closed", lines.readLine());
+                assertTrue(engine.waitFor(PROCESS_TIMEOUT_MS, TimeUnit.MILLISECONDS));
+                assertEquals(0, engine.exitValue());
+            }
+            finally
+            {
+                engine.destroyForcibly();
+            }
+        }
+    }
+
+    @Test
     void pythonUnittestSuite() throws Exception
     {
         final Run suite = run(List.of("python3", "-m", "unittest", "discover", "-s", PYTHON_DIR.resolve("tests").toString(),

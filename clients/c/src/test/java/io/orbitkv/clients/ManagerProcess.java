@@ -69,6 +69,11 @@ final class ManagerProcess implements AutoCloseable
         return process.isAlive();
     }
 
+    void kill() throws InterruptedException
+    {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+
     String output() throws IOException
     {
         return Files.readString(log);
