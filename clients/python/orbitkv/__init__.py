@@ -16,6 +16,7 @@ C library serialises its calls. See docs/clients.md.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import threading
 from dataclasses import dataclass, field
@@ -98,9 +99,12 @@ def _status_name(code: int) -> str:
     return _library().okv_strerror(code).decode("ascii", "replace")
 
 
+def _status_names(raw: bytes) -> list[str]:
+    return [KEY_STATUS_NAMES[s] if s < len(KEY_STATUS_NAMES) else f"UNKNOWN({s})" for s in raw]
+
+
 def _statuses(result: _native.Result, count: int) -> list[str]:
-    names = KEY_STATUS_NAMES
-    return [names[s] if s < len(names) else f"UNKNOWN({s})" for s in bytes(result.status)[:count]]
+    return _status_names(bytes(result.status)[:count])
 
 
 def _as_bytes(value: bytes | bytearray | memoryview | str) -> bytes:
@@ -126,11 +130,17 @@ class PublishResult:
 
 @dataclass(frozen=True)
 class LookupResult:
+    """`prefix_len` resident keys; per key its tier (`tiers`: DRAM, SSD, PEER, MISS, NOT_ATTEMPTED) and length."""
+
     prefix_len: int
-    tiers: list[str]
     lengths: list[int]
     lease: Lease | None = None
     candidates: int = 0
+    status_bytes: bytes = b""
+
+    @functools.cached_property
+    def tiers(self) -> list[str]:
+        return _status_names(self.status_bytes)
 
 
 @dataclass(frozen=True)
@@ -288,9 +298,12 @@ class Client:
         count = len(hashes)
         first = len(hashes[0]) if count else 0
         packed = None
-        if 0 < first <= _native.MAX_HASH_LENGTH and all(type(h) is bytes and len(h) == first for h in hashes):
-            # one buffer of equal-length hashes: no per-key ctypes structs to build
-            packed = b"".join(hashes)
+        if 0 < first <= _native.MAX_HASH_LENGTH and len(set(map(len, hashes))) == 1:
+            # one buffer of equal-length hashes: no per-key ctypes structs to build (join refuses non-bytes)
+            try:
+                packed = b"".join(hashes)
+            except TypeError:
+                raise TypeError("hashes must be bytes") from None
         with self._result_lock:
             result = self._result
             if packed is not None:
@@ -310,13 +323,8 @@ class Client:
         if pin and result.lease_id != 0:
             lease = Lease(result.lease_id, ns, tuple(bytes(h) for h in hashes))
         count = result.key_count
-        return LookupResult(
-            result.value,
-            _statuses(result, count),
-            result.length[:count],
-            lease,
-            result.candidate_count,
-        )
+        return LookupResult(result.value, result.length[:count], lease, result.candidate_count,
+                            bytes(result.status)[:count])
 
     def read(self, namespace: bytes | str, hashes: Sequence[bytes], offsets: Sequence[int],
              capacities: Sequence[int] | None = None, *, lease_id: int = 0) -> ReadResult:

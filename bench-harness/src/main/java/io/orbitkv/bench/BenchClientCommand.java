@@ -50,7 +50,7 @@ public final class BenchClientCommand implements Callable<Integer>
     @Option(names = "--iterations", defaultValue = "20000", description = "Lookups per client and round (${DEFAULT-VALUE}).")
     private int iterations;
 
-    @Option(names = "--rounds", defaultValue = "3", description = "Interleaved rounds; medians reported (${DEFAULT-VALUE}).")
+    @Option(names = "--rounds", defaultValue = "5", description = "Interleaved rounds; medians reported (${DEFAULT-VALUE}).")
     private int rounds;
 
     @Option(names = "--block-bytes", defaultValue = "2097152", description = "Python put/get block size (${DEFAULT-VALUE}).")
@@ -89,8 +89,9 @@ public final class BenchClientCommand implements Callable<Integer>
         final double[][] pythonNs = new double[2][rounds];
         final double[][] putGet = new double[4][rounds];
         final File managerDir = new File("/dev/shm/orbitkv-bench-client-" + ProcessHandle.current().pid());
-        out.printf(Locale.ROOT, "bench client: %d lookups per client and round, %d rounds; put/get %d x %d bytes%n",
-            iterations, rounds, putReps, putBlockBytes);
+        final String loadBefore = loadAverage();
+        out.printf(Locale.ROOT, "bench client: %d lookups per client and round, %d rounds; put/get %d x %d bytes; " +
+            "load average %s%n", iterations, rounds, putReps, putBlockBytes, loadBefore);
         out.flush();
         try (Manager manager = Manager.launch(new ManagerContext()
                 .dir(managerDir)
@@ -114,12 +115,19 @@ public final class BenchClientCommand implements Callable<Integer>
             {
                 for (int k = 0; k < keyCounts.length; k++)
                 {
-                    javaNs[k][round] = javaLookupMedianNs(client, batches[k], result);
-                    cNs[k][round] = Double.parseDouble(field(run(env, tool, managerDir.getPath(), "bench", NAMESPACE,
-                        "" + keyCounts[k], "" + iterations), "median_ns"));
-                    final JsonNode py = JSON.readTree(run(env, "python3", pythonBench, managerDir.getPath(), "lookup",
-                        NAMESPACE, "" + keyCounts[k], "" + iterations));
-                    pythonNs[k][round] = py.get("median_ns").asDouble();
+                    // the order rotates per round so that no client always runs right after another's load
+                    for (int turn = 0; turn < 3; turn++)
+                    {
+                        switch ((turn + round) % 3)
+                        {
+                            case 0 -> javaNs[k][round] = javaLookupMedianNs(client, batches[k], result);
+                            case 1 -> cNs[k][round] = Double.parseDouble(field(run(env, tool, managerDir.getPath(), "bench",
+                                NAMESPACE, "" + keyCounts[k], "" + iterations), "median_ns"));
+                            default -> pythonNs[k][round] = JSON.readTree(run(env, "python3", pythonBench,
+                                managerDir.getPath(), "lookup", NAMESPACE, "" + keyCounts[k], "" + iterations))
+                                .get("median_ns").asDouble();
+                        }
+                    }
                 }
                 final JsonNode pg = JSON.readTree(run(env, "python3", pythonBench, managerDir.getPath(), "putget",
                     "" + putBlockBytes, "" + putReps));
@@ -141,6 +149,10 @@ public final class BenchClientCommand implements Callable<Integer>
         }
 
         final Map<String, Object> document = new LinkedHashMap<>();
+        final String loadAfter = loadAverage();
+        document.put("loadAverageBefore", loadBefore);
+        document.put("loadAverageAfter", loadAfter);
+        out.println("load average after: " + loadAfter);
         out.println();
         out.println("| case | Java (median) | C (median) | Python (median) | C / Java | Python - C | goal |");
         out.println("|---|---|---|---|---|---|---|");
@@ -252,6 +264,19 @@ public final class BenchClientCommand implements Callable<Integer>
         finally
         {
             Files.deleteIfExists(log);
+        }
+    }
+
+    private static String loadAverage()
+    {
+        try
+        {
+            final String[] parts = Files.readString(Paths.get("/proc/loadavg")).trim().split(" ");
+            return parts[0] + " " + parts[1] + " " + parts[2];
+        }
+        catch (final IOException ex)
+        {
+            return "unknown";
         }
     }
 
