@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -213,7 +214,15 @@ class Client:
     def close(self) -> None:
         """Detach: the Manager releases this client's leases and data region. `data_region` is invalid after."""
         if self._handle is not None:
-            self._region.release()
+            # Views, slices or arrays (numpy, torch, ctypes) over the region keep the ctypes array that maps it
+            # referenced: unmapping under them would leave them pointing at nothing, so the client stays attached.
+            try:
+                self._region.release()
+            except BufferError:
+                raise OrbitKVError(-1, "data_region is still exported (an array over it): drop it, then close()") from None
+            if sys.getrefcount(self._region_array) > 2:  # our attribute and the call's argument
+                self._region = memoryview(self._region_array).cast("B")
+                raise OrbitKVError(-1, "data_region is still in use (a view or an array over it): drop it, then close()")
             handle, self._handle = self._handle, None
             self._lib.okv_close(handle)
 

@@ -3,6 +3,7 @@ clients/c starts one and runs this suite); without it every test is skipped."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import pathlib
@@ -113,6 +114,18 @@ class ClientTest(unittest.TestCase):
                 if sent >= 2:
                     break
             self.assertGreaterEqual(sent, 2)
+
+    def test_close_waits_for_views_that_wrap_the_region(self) -> None:
+        client = orbitkv.Client(dir=DIR, name="py-exported", data_region_bytes=4096)
+        held = (ctypes.c_ubyte * 16).from_buffer(client.data_region)
+        held[0] = 9
+        with self.assertRaises(orbitkv.OrbitKVError):
+            client.close()
+        self.assertEqual(9, client.data_region[0])
+        del held
+        client.close()
+        with self.assertRaises(orbitkv.OrbitKVError):
+            client.lookup("ns", [b"h"])
 
     def test_attach_to_a_directory_without_manager_raises(self) -> None:
         with self.assertRaises(orbitkv.OrbitKVError) as raised:

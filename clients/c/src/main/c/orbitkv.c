@@ -76,8 +76,8 @@
 #define RESPONSE_READ_LIMIT 16
 #define DEFAULT_DATA_REGION_BYTES (64ULL * 1024 * 1024)
 #define DEFAULT_TIMEOUT_MS 10000
-/* Pending answers: the tickets plus one synchronous call per thread is not bounded, so sync calls reuse a slot. */
-#define PENDING_CAPACITY (OKV_MAX_TICKETS + 4)
+/* Pending answers: the tickets plus synchronous calls of up to 24 threads waiting at once. */
+#define PENDING_CAPACITY (OKV_MAX_TICKETS + 24)
 
 typedef struct ring
 {
