@@ -7,8 +7,7 @@ import ctypes
 import json
 import os
 import pathlib
-import subprocess
-import sys
+import time
 import unittest
 
 import orbitkv
@@ -114,6 +113,11 @@ class ClientTest(unittest.TestCase):
                 if sent >= 2:
                     break
             self.assertGreaterEqual(sent, 2)
+
+    def test_the_heartbeat_thread_keeps_an_idle_client_attached(self) -> None:
+        # the driver's Manager detaches a client silent for 1 s; this one says nothing itself for longer
+        time.sleep(1.5)
+        self.assertEqual(0, self.client.lookup("py-idle", [b"h"]).prefix_len)
 
     def test_close_waits_for_views_that_wrap_the_region(self) -> None:
         client = orbitkv.Client(dir=DIR, name="py-exported", data_region_bytes=4096)

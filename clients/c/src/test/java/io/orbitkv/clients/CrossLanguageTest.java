@@ -10,6 +10,7 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersReader;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -194,6 +195,8 @@ final class CrossLanguageTest
     @Test
     void pipInstallsThePackageOfflineAndItAttaches() throws Exception
     {
+        final Run venvSupport = run(List.of("python3", "-c", "import ensurepip, venv"));
+        Assumptions.assumeTrue(venvSupport.exit == 0, "python3 without venv/ensurepip: " + venvSupport.output);
         final Path venv = Files.createTempDirectory("orbitkv-venv");
         try
         {

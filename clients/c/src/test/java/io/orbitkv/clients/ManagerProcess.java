@@ -79,12 +79,20 @@ final class ManagerProcess implements AutoCloseable
         return Files.readString(log);
     }
 
-    public void close() throws Exception
+    public void close() throws IOException
     {
         process.destroy();
-        if (!process.waitFor(10, TimeUnit.SECONDS))
+        try
         {
-            process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            if (!process.waitFor(10, TimeUnit.SECONDS))
+            {
+                process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            }
+        }
+        catch (final InterruptedException ex)
+        {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
         }
         try (Stream<Path> paths = Files.walk(dir.getParent()))
         {
