@@ -162,6 +162,19 @@ final class CrossLanguageTest
     }
 
     @Test
+    void cKeepsBothRingsConsistentAcrossManyWrapArounds() throws Exception
+    {
+        // 3,000 64-key lookups of about 2.5 KiB each go round the request ring and the 128 KiB response ring many
+        // times (padding records at every wrap); a byte-exact round trip afterwards shows both rings still agree
+        final Run many = run(List.of(TOOL, manager.dir(), "bench", "cross-wrap", "64", "3000"));
+        assertEquals(0, many.exit, many.output);
+        assertTrue(many.output.contains("iterations=3000"), many.output);
+        final Run publish = run(List.of(TOOL, manager.dir(), "publish", "cross-wrap", "61", "" + BLOCKS, "" + BLOCK_BYTES));
+        assertEquals(0, publish.exit, publish.output);
+        javaReadAndCheck("cross-wrap", 61);
+    }
+
+    @Test
     void pythonEngineKilledWhileHoldingPinsHasThemReleased() throws Exception
     {
         final String ns = "cross-kill";
