@@ -719,6 +719,23 @@ static int send_locked(okv_client *client, int32_t template_id, int32_t length, 
     return OKV_OK;
 }
 
+/* Copy an answer out: at most the caller's result->size bytes (a caller built against an older, shorter okv_result),
+ * the whole struct when size is 0 or larger than this library's. */
+static void copy_result(okv_result *dst, const okv_result *src)
+{
+    const size_t size = dst->size > 0 && dst->size < sizeof(okv_result) ? dst->size : sizeof(okv_result);
+    memcpy(dst, src, size);
+    dst->size = size;
+}
+
+static void init_result_for(okv_result *dst, int code)
+{
+    okv_result fresh;
+    okv_result_init(&fresh);
+    fresh.code = code;
+    copy_result(dst, &fresh);
+}
+
 /* Wait for p's answer; the caller holds the lock. Frees p unless the answer is still missing for a ticket. */
 static int await_locked(okv_client *client, pending *p, int64_t deadline_ns, int check_slot, okv_result *result)
 {
@@ -753,7 +770,7 @@ static int await_locked(okv_client *client, pending *p, int64_t deadline_ns, int
     }
     if (result != NULL)
     {
-        memcpy(result, &p->result, sizeof(*result));
+        copy_result(result, &p->result);
     }
     const int code = p->result.code;
     p->in_use = 0;
@@ -1018,8 +1035,7 @@ static int call(okv_client *client, int op, const uint8_t *ns, uint32_t ns_lengt
     }
     else if (result != NULL)
     {
-        okv_result_init(result);
-        result->code = status;
+        init_result_for(result, status);
     }
     pthread_mutex_unlock(&client->lock);
     return status;
@@ -1048,8 +1064,7 @@ int okv_lookup_packed(okv_client *client, const uint8_t *ns, uint32_t ns_length,
     {
         if (result != NULL)
         {
-            okv_result_init(result);
-            result->code = OKV_S_BATCH_TOO_LARGE;
+            init_result_for(result, OKV_S_BATCH_TOO_LARGE);
         }
         return fail(client, OKV_S_BATCH_TOO_LARGE, "%u keys, one request takes 1..%d", key_count, client->max_keys);
     }
@@ -1384,12 +1399,20 @@ static int wrap_sections(okv_client *client)
     return fail(client, OKV_E_NO_FREE_SLOT, "all %d client slots are claimed", max_clients);
 }
 
-int okv_open(const okv_options *options, okv_client **out)
+/* The size of okv_options in ABI version 1: callers built against it may pass exactly this much. */
+#define OPTIONS_V1_SIZE (offsetof(okv_options, heartbeat_thread) + sizeof(int))
+
+int okv_open(const okv_options *caller_options, okv_client **out)
 {
-    if (options == NULL || out == NULL || options->size < sizeof(okv_options))
+    if (caller_options == NULL || out == NULL || caller_options->size < OPTIONS_V1_SIZE)
     {
         return OKV_E_INVALID_ARGUMENT;
     }
+    /* fields this library knows and the caller's struct lacks keep their defaults */
+    okv_options local;
+    okv_options_init(&local);
+    memcpy(&local, caller_options, caller_options->size < sizeof(local) ? caller_options->size : sizeof(local));
+    const okv_options *options = &local;
     *out = NULL;
     const char *dir = options->dir != NULL ? options->dir : "/dev/shm/orbitkv/default";
     char default_name[64];

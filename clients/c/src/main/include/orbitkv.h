@@ -6,8 +6,9 @@
  * (publish) and back (read). Every call returns an int status: 0 (OKV_OK), a Manager status code (> 0, the
  * StatusCode values of the engine ring schema) or a library status (< 0). okv_strerror names each.
  *
- * ABI: opaque handles; option and result structs start with a size field the caller sets (OKV_OPTIONS_INIT,
- * okv_result_init), so later versions can append fields. Depends on libc and libpthread only.
+ * ABI: opaque handles; option and result structs start with a size field the caller sets (okv_options_init,
+ * okv_result_init), so later versions can append fields: the library reads only options->size bytes (missing
+ * fields keep their defaults) and writes only result->size bytes. Depends on libc and libpthread only.
  */
 #ifndef ORBITKV_H
 #define ORBITKV_H

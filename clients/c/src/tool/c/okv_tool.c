@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "orbitkv.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,7 +258,21 @@ int main(int argc, char **argv)
         keys[0].offset = 0;
         status = okv_lookup(client, ns, sizeof(ns) - 1, keys, 1, 0, 0, &result);
         failures += status != OKV_OK;
-        printf("good=%d failures=%d\n", status, failures);
+        printf("good=%d ", status);
+        /* ABI evolution: a struct shorter than version 1's is refused; a shorter result is written only so far */
+        okv_options tiny;
+        okv_options_init(&tiny);
+        tiny.size = 8;
+        okv_client *none = NULL;
+        status = okv_open(&tiny, &none);
+        failures += status != OKV_E_INVALID_ARGUMENT || none != NULL;
+        printf("short_options=%d ", status);
+        static okv_result small;
+        memset(&small, 0xab, sizeof(small));
+        small.size = offsetof(okv_result, status);
+        status = okv_lookup(client, ns, sizeof(ns) - 1, keys, 1, 0, 0, &small);
+        failures += status != OKV_OK || small.key_count != 1 || small.status[0] != 0xab;
+        printf("short_result=%d failures=%d\n", status, failures);
         okv_close(client);
         return failures == 0 ? 0 : 1;
     }
