@@ -1,0 +1,301 @@
+package io.orbitkv.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.orbitkv.client.EngineClient;
+import io.orbitkv.client.KeyBatch;
+import io.orbitkv.client.OperationResult;
+import io.orbitkv.manager.Manager;
+import io.orbitkv.manager.ManagerContext;
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code orbitkv bench client}: the C and Python clients against the Java client on one Manager (in this process):
+ * <ul>
+ *   <li>1-key and 64-key Lookup round trips (all keys resident) from Java (this process), C ({@code okv-tool bench})
+ *       and Python ({@code clients/python/tests/bench_client.py}), medians per round, interleaved; ratios to Java
+ *       (goal: C within 1.2x) and Python's cost over C per call (goal: at most 5 us);</li>
+ *   <li>Python {@code put}/{@code get} of fresh 2 MiB blocks against a plain memoryview copy of the same bytes in the
+ *       same process (goal: at least 0.8x the copy's speed).</li>
+ * </ul>
+ */
+@Command(name = "client", mixinStandardHelpOptions = true,
+    description = "C and Python clients vs the Java client (Lookup RTT) and Python put/get vs a memoryview copy.")
+public final class BenchClientCommand implements Callable<Integer>
+{
+    private static final String NAMESPACE = "bench-client";
+    private static final int CHAIN_SEED = 7;
+    private static final int MAX_KEYS = 64;
+    private static final int BLOCK_BYTES = 4096;
+    private static final int HASH_BYTES = 32;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Option(names = "--iterations", defaultValue = "20000", description = "Lookups per client and round (${DEFAULT-VALUE}).")
+    private int iterations;
+
+    @Option(names = "--rounds", defaultValue = "5", description = "Interleaved rounds; medians reported (${DEFAULT-VALUE}).")
+    private int rounds;
+
+    @Option(names = "--block-bytes", defaultValue = "2097152", description = "Python put/get block size (${DEFAULT-VALUE}).")
+    private int putBlockBytes;
+
+    @Option(names = "--put-reps", defaultValue = "20", description = "Python put/get repetitions per round (${DEFAULT-VALUE}).")
+    private int putReps;
+
+    @Option(names = "--c-tool", description = "okv-tool (default: $ORBITKV_ROOT/clients/c/target/bin/okv-tool).")
+    private String cTool;
+
+    @Option(names = "--python-dir", description = "The Python package's directory (default: $ORBITKV_ROOT/clients/python).")
+    private String pythonDir;
+
+    @Option(names = "--json", description = "Also write the results as JSON to this file.")
+    private File jsonFile;
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    public Integer call() throws Exception
+    {
+        final PrintWriter out = spec.commandLine().getOut();
+        final String root = null != System.getenv("ORBITKV_ROOT") ? System.getenv("ORBITKV_ROOT") : ".";
+        final String tool = null != cTool ? cTool : root + "/clients/c/target/bin/okv-tool";
+        final Path python = Paths.get(null != pythonDir ? pythonDir : root + "/clients/python").toAbsolutePath();
+        final String lib = Paths.get(tool).toAbsolutePath().getParent().getParent().resolve("lib/liborbitkv.so").toString();
+        if (!new File(tool).canExecute())
+        {
+            System.err.println("orbitkv bench client: no " + tool + " (build clients/c first: mvn install)");
+            return 2;
+        }
+        final int[] keyCounts = {1, MAX_KEYS};
+        final double[][] javaNs = new double[2][rounds];
+        final double[][] cNs = new double[2][rounds];
+        final double[][] pythonNs = new double[2][rounds];
+        final double[][] putGet = new double[4][rounds];
+        final File managerDir = new File("/dev/shm/orbitkv-bench-client-" + ProcessHandle.current().pid());
+        final String loadBefore = loadAverage();
+        out.printf(Locale.ROOT, "bench client: %d lookups per client and round, %d rounds; put/get %d x %d bytes; " +
+            "load average %s%n", iterations, rounds, putReps, putBlockBytes, loadBefore);
+        out.flush();
+        try (Manager manager = Manager.launch(new ManagerContext()
+                .dir(managerDir)
+                .poolBytes(Math.max(256L << 20, 4L * putReps * putBlockBytes))
+                .maxBlockBytes(Math.max(putBlockBytes, BLOCK_BYTES)));
+            EngineClient client = EngineClient.connect(new EngineClient.Context()
+                .dir(managerDir.getPath())
+                .clientName("bench-client-java")
+                .dataRegionBytes((long)MAX_KEYS * BLOCK_BYTES)))
+        {
+            final KeyBatch[] batches = {chain(1), chain(MAX_KEYS)};
+            final OperationResult result = new OperationResult(MAX_KEYS);
+            if (!client.publish(batches[1], result).isOk())
+            {
+                throw new IllegalStateException("publish failed: " + result.code() + " " + result.message());
+            }
+            final Map<String, String> env = Map.of("ORBITKV_LIB", lib, "PYTHONPATH", python.toString(),
+                "PYTHONDONTWRITEBYTECODE", "1");
+            final String pythonBench = python.resolve("tests").resolve("bench_client.py").toString();
+            for (int round = 0; round < rounds; round++)
+            {
+                for (int k = 0; k < keyCounts.length; k++)
+                {
+                    // the order rotates per round so that no client always runs right after another's load
+                    for (int turn = 0; turn < 3; turn++)
+                    {
+                        switch ((turn + round) % 3)
+                        {
+                            case 0 -> javaNs[k][round] = javaLookupMedianNs(client, batches[k], result);
+                            case 1 -> cNs[k][round] = Double.parseDouble(field(run(env, tool, managerDir.getPath(), "bench",
+                                NAMESPACE, "" + keyCounts[k], "" + iterations), "median_ns"));
+                            default -> pythonNs[k][round] = JSON.readTree(run(env, "python3", pythonBench,
+                                managerDir.getPath(), "lookup", NAMESPACE, "" + keyCounts[k], "" + iterations))
+                                .get("median_ns").asDouble();
+                        }
+                    }
+                }
+                final JsonNode pg = JSON.readTree(run(env, "python3", pythonBench, managerDir.getPath(), "putget",
+                    "" + putBlockBytes, "" + putReps));
+                putGet[0][round] = pg.get("put_median_ns").asDouble();
+                putGet[1][round] = pg.get("copy_in_median_ns").asDouble();
+                putGet[2][round] = pg.get("get_median_ns").asDouble();
+                putGet[3][round] = pg.get("copy_out_median_ns").asDouble();
+                out.printf(Locale.ROOT, "  round %d: lookup 1 key java/c/python %.1f/%.1f/%.1f us, 64 keys %.1f/%.1f/%.1f us; " +
+                    "put %.0f us (copy %.0f), get %.0f us (copy %.0f)%n", round + 1,
+                    javaNs[0][round] / 1e3, cNs[0][round] / 1e3, pythonNs[0][round] / 1e3,
+                    javaNs[1][round] / 1e3, cNs[1][round] / 1e3, pythonNs[1][round] / 1e3,
+                    putGet[0][round] / 1e3, putGet[1][round] / 1e3, putGet[2][round] / 1e3, putGet[3][round] / 1e3);
+                out.flush();
+            }
+        }
+        finally
+        {
+            org.agrona.IoUtil.delete(managerDir, true);
+        }
+
+        final Map<String, Object> document = new LinkedHashMap<>();
+        final String loadAfter = loadAverage();
+        document.put("loadAverageBefore", loadBefore);
+        document.put("loadAverageAfter", loadAfter);
+        out.println("load average after: " + loadAfter);
+        out.println();
+        out.println("| case | Java (median) | C (median) | Python (median) | C / Java | Python - C | goal |");
+        out.println("|---|---|---|---|---|---|---|");
+        for (int k = 0; k < keyCounts.length; k++)
+        {
+            final double j = median(javaNs[k]);
+            final double c = median(cNs[k]);
+            final double p = median(pythonNs[k]);
+            out.printf(Locale.ROOT, "| Lookup RTT, %d key%s | %.2f us | %.2f us | %.2f us | %.2fx | %+.2f us | C <= 1.2x, " +
+                "Python - C <= 5 us |%n", keyCounts[k], keyCounts[k] == 1 ? "" : "s", j / 1e3, c / 1e3, p / 1e3, c / j,
+                (p - c) / 1e3);
+            final Map<String, Object> row = new LinkedHashMap<>();
+            row.put("javaMedianNs", j);
+            row.put("cMedianNs", c);
+            row.put("pythonMedianNs", p);
+            row.put("cToJava", c / j);
+            row.put("pythonToJava", p / j);
+            row.put("pythonOverCNs", p - c);
+            row.put("javaRoundsNs", javaNs[k]);
+            row.put("cRoundsNs", cNs[k]);
+            row.put("pythonRoundsNs", pythonNs[k]);
+            document.put("lookup" + keyCounts[k], row);
+        }
+        out.println();
+        out.println("| case | Python (median) | memoryview copy (median) | speed ratio (copy time / op time) | goal |");
+        out.println("|---|---|---|---|---|");
+        final String[] names = {"put", "get"};
+        for (int i = 0; i < 2; i++)
+        {
+            final double op = median(putGet[2 * i]);
+            final double copy = median(putGet[2 * i + 1]);
+            out.printf(Locale.ROOT, "| Python %s of %d bytes | %.0f us | %.0f us | %.2fx | >= 0.8x |%n", names[i],
+                putBlockBytes, op / 1e3, copy / 1e3, copy / op);
+            final Map<String, Object> row = new LinkedHashMap<>();
+            row.put("medianNs", op);
+            row.put("copyMedianNs", copy);
+            row.put("ratio", copy / op);
+            document.put(names[i], row);
+        }
+        if (null != jsonFile)
+        {
+            document.put("iterations", iterations);
+            document.put("rounds", rounds);
+            document.put("blockBytes", putBlockBytes);
+            document.put("putReps", putReps);
+            JSON.writerWithDefaultPrettyPrinter().writeValue(jsonFile, document);
+            out.println("results written to " + jsonFile);
+        }
+        return 0;
+    }
+
+    private double javaLookupMedianNs(final EngineClient client, final KeyBatch batch, final OperationResult result)
+    {
+        final long[] samples = new long[iterations];
+        for (int i = 0; i < iterations; i++)
+        {
+            final long start = System.nanoTime();
+            client.lookup(batch, false, result);
+            samples[i] = System.nanoTime() - start;
+        }
+        if (result.value() != batch.keyCount())
+        {
+            throw new IllegalStateException("lookup found " + result.value() + " of " + batch.keyCount());
+        }
+        Arrays.sort(samples);
+        return samples[iterations / 2];
+    }
+
+    /** Keys 0..count-1 of the chain okv-tool and bench_client.py look up (xorshift64 hashes, seed 7). */
+    private static KeyBatch chain(final int count)
+    {
+        final KeyBatch batch = new KeyBatch(count).namespace(NAMESPACE.getBytes(StandardCharsets.US_ASCII));
+        for (int i = 0; i < count; i++)
+        {
+            long state = CHAIN_SEED * 0x9E3779B97F4A7C15L + i + 1;
+            final byte[] hash = new byte[HASH_BYTES];
+            for (int w = 0; w < 4; w++)
+            {
+                state ^= state << 13;
+                state ^= state >>> 7;
+                state ^= state << 17;
+                for (int b = 0; b < 8; b++)
+                {
+                    hash[w * 8 + b] = (byte)(state >>> (8 * b));
+                }
+            }
+            batch.addKey(hash, 0, HASH_BYTES, (long)i * BLOCK_BYTES, BLOCK_BYTES);
+        }
+        return batch;
+    }
+
+    private static String run(final Map<String, String> env, final String... command) throws IOException, InterruptedException
+    {
+        final Path log = Files.createTempFile("orbitkv-bench-client", ".out");
+        try
+        {
+            final ProcessBuilder builder = new ProcessBuilder(List.of(command)).redirectErrorStream(true)
+                .redirectOutput(log.toFile());
+            builder.environment().putAll(env);
+            final Process process = builder.start();
+            if (!process.waitFor(5, TimeUnit.MINUTES) || process.exitValue() != 0)
+            {
+                process.destroyForcibly();
+                throw new IllegalStateException(String.join(" ", command) + " failed:\n" + Files.readString(log));
+            }
+            final List<String> lines = new ArrayList<>(Files.readAllLines(log));
+            return lines.isEmpty() ? "" : lines.get(lines.size() - 1);
+        }
+        finally
+        {
+            Files.deleteIfExists(log);
+        }
+    }
+
+    private static String loadAverage()
+    {
+        try
+        {
+            final String[] parts = Files.readString(Paths.get("/proc/loadavg")).trim().split(" ");
+            return parts[0] + " " + parts[1] + " " + parts[2];
+        }
+        catch (final IOException ex)
+        {
+            return "unknown";
+        }
+    }
+
+    private static String field(final String line, final String name)
+    {
+        for (final String part : line.split(" "))
+        {
+            if (part.startsWith(name + "="))
+            {
+                return part.substring(name.length() + 1);
+            }
+        }
+        throw new IllegalStateException("no " + name + " in: " + line);
+    }
+
+    private static double median(final double[] values)
+    {
+        final double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
+    }
+}

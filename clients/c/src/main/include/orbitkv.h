@@ -1,0 +1,176 @@
+/*
+ * orbitkv.h: the C client of an OrbitKV Manager (docs/clients.md, docs/engine-ring.md).
+ *
+ * An engine attaches to the Manager on its host through the Manager's CnC file (shared memory), gets a data
+ * region of its own, places blocks there and names them by offset; the Manager copies them into its pool
+ * (publish) and back (read). Every call returns an int status: 0 (OKV_OK), a Manager status code (> 0, the
+ * StatusCode values of the engine ring schema) or a library status (< 0). okv_strerror names each.
+ *
+ * ABI: opaque handles; option and result structs start with a size field the caller sets (okv_options_init,
+ * okv_result_init), so later versions can append fields: the library reads only options->size bytes (missing
+ * fields keep their defaults) and writes only result->size bytes. Depends on libc and libpthread only.
+ */
+#ifndef ORBITKV_H
+#define ORBITKV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OKV_ABI_VERSION 1
+
+/* Protocol limits (the Manager's may be lower: okv_max_keys_per_request). */
+#define OKV_MAX_KEYS 512
+#define OKV_MAX_NAMESPACE_LENGTH 256
+#define OKV_MAX_HASH_LENGTH 64
+#define OKV_MAX_CLIENT_NAME_LENGTH 128
+#define OKV_MAX_MESSAGE_LENGTH 1024
+/* Asynchronous tickets one client may have outstanding. */
+#define OKV_MAX_TICKETS 8
+
+/* Library statuses (negative); the Manager's codes are positive and listed by okv_strerror. */
+#define OKV_OK 0
+#define OKV_E_INVALID_ARGUMENT (-1)
+#define OKV_E_NO_MANAGER (-2)
+#define OKV_E_INCOMPATIBLE_LAYOUT (-3)
+#define OKV_E_STALE_MANAGER (-4)
+#define OKV_E_NO_FREE_SLOT (-5)
+#define OKV_E_TIMEOUT (-6)
+#define OKV_E_MANAGER_DIED (-7)
+#define OKV_E_DETACHED (-8)
+#define OKV_E_CLOSED (-9)
+#define OKV_E_SYSTEM (-10)
+#define OKV_E_PROTOCOL (-11)
+#define OKV_E_TOO_MANY_TICKETS (-12)
+#define OKV_E_UNKNOWN_TICKET (-13)
+#define OKV_E_PENDING (-14)
+
+/* Manager status codes used by the library for checks it makes before sending. */
+#define OKV_S_BATCH_TOO_LARGE 6
+#define OKV_S_KEY_TOO_LARGE 7
+#define OKV_S_OUT_OF_RANGE 8
+#define OKV_S_UNKNOWN_LEASE 15
+
+/* Per-key statuses (KeyStatus of the schema). */
+#define OKV_KEY_MISS 0
+#define OKV_KEY_DRAM 1
+#define OKV_KEY_SSD 2
+#define OKV_KEY_STORED 3
+#define OKV_KEY_ALREADY_RESIDENT 4
+#define OKV_KEY_NO_SPACE 5
+#define OKV_KEY_DESTINATION_TOO_SMALL 6
+#define OKV_KEY_NOT_ATTEMPTED 7
+#define OKV_KEY_PEER 8
+#define OKV_KEY_FAILED 9
+
+typedef struct okv_client okv_client;
+
+typedef struct okv_options
+{
+    size_t size;                  /* sizeof(okv_options) */
+    const char *dir;              /* Manager directory (holds cnc.dat); NULL: /dev/shm/orbitkv/default */
+    const char *name;             /* client name, 1..128 ASCII; NULL: engine-<pid> */
+    uint64_t data_region_bytes;   /* data region to ask for; 0: 64 MiB */
+    int64_t attach_timeout_ms;    /* wait for a ready Manager and its answer; 0: 10 s */
+    int64_t response_timeout_ms;  /* one request; 0: 10 s */
+    int64_t heartbeat_interval_ms;/* 0: a fifth of the Manager's client liveness, at most 1 s */
+    int heartbeat_thread;         /* 1 (default): a library thread heartbeats; 0: call okv_do_work */
+} okv_options;
+
+/* Fill defaults. */
+void okv_options_init(okv_options *options);
+
+/* One key of a request: its hash and, for publish/read, its range of the data region. */
+typedef struct okv_key
+{
+    const uint8_t *hash;
+    uint32_t hash_length;         /* 1..64 */
+    uint32_t length;              /* publish: block bytes; read: destination capacity; lookup: ignored */
+    uint64_t offset;              /* publish: source offset; read: destination offset */
+} okv_key;
+
+/* The answer to one request. */
+typedef struct okv_result
+{
+    size_t size;                  /* sizeof(okv_result) */
+    int32_t code;                 /* the Manager's status code (0 OK) */
+    int32_t key_count;
+    int64_t value;                /* publish: stored; lookup: prefix length; read: restored */
+    int64_t lease_id;             /* pinned lookup: the lease; else 0 */
+    uint8_t status[OKV_MAX_KEYS];
+    uint8_t reason[OKV_MAX_KEYS];
+    int32_t length[OKV_MAX_KEYS];
+    int32_t candidate_count;      /* peer candidates in the answer (peers flag) */
+    int32_t owner_count;
+    uint16_t message_length;
+    char message[OKV_MAX_MESSAGE_LENGTH + 1];
+} okv_result;
+
+void okv_result_init(okv_result *result);
+
+/* Text of a status (library or Manager); never NULL. Thread-safe. */
+const char *okv_strerror(int status);
+
+/* Attach / detach. okv_open: the caller owns *client until okv_close. */
+int okv_open(const okv_options *options, okv_client **client);
+/* Detach (when the Manager is alive), stop the heartbeat thread, unmap everything, free the handle. */
+int okv_close(okv_client *client);
+
+/* The mapped data region (valid until okv_close) and its size. */
+void *okv_data_region(const okv_client *client);
+uint64_t okv_data_region_bytes(const okv_client *client);
+int64_t okv_client_id(const okv_client *client);
+int32_t okv_max_keys_per_request(const okv_client *client);
+/* Text of the last library failure of this client (thread-local to the handle, best effort). */
+const char *okv_last_error(const okv_client *client);
+
+/* Requests: one request each, at most okv_max_keys_per_request keys. Thread-safe (serialised per client). */
+int okv_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length,
+    const okv_key *keys, uint32_t key_count, okv_result *result);
+int okv_lookup(okv_client *client, const uint8_t *ns, uint32_t ns_length,
+    const okv_key *keys, uint32_t key_count, int pin, int peers, okv_result *result);
+/* lease_id 0: a plain read; else a lease of a pinned lookup, released when the read completes. */
+int okv_read(okv_client *client, const uint8_t *ns, uint32_t ns_length,
+    const okv_key *keys, uint32_t key_count, int64_t lease_id, okv_result *result);
+int okv_release(okv_client *client, int64_t lease_id, okv_result *result);
+/* okv_lookup with the hashes packed back to back, all hash_length bytes long (no okv_key array to build: the
+ * fast path of language bindings). */
+int okv_lookup_packed(okv_client *client, const uint8_t *ns, uint32_t ns_length, const uint8_t *hashes,
+    uint32_t hash_length, uint32_t key_count, int pin, int peers, okv_result *result);
+
+/* Asynchronous lookups and reads: submit returns a ticket (>= 1) in *ticket; poll returns OKV_E_PENDING
+ * until the answer is in, then its status and fills result; wait blocks up to timeout_ms. At most
+ * OKV_MAX_TICKETS outstanding per client; keys and ns are copied at submit. Thread-safe. */
+int okv_submit_lookup(okv_client *client, const uint8_t *ns, uint32_t ns_length,
+    const okv_key *keys, uint32_t key_count, int pin, int peers, int64_t *ticket);
+int okv_submit_read(okv_client *client, const uint8_t *ns, uint32_t ns_length,
+    const okv_key *keys, uint32_t key_count, int64_t lease_id, int64_t *ticket);
+int okv_poll(okv_client *client, int64_t ticket, okv_result *result);
+int okv_wait(okv_client *client, int64_t ticket, int64_t timeout_ms, okv_result *result);
+
+/* Heartbeats without the thread: call from the engine's loop; sends one when due. Returns 1 if sent. */
+int okv_do_work(okv_client *client);
+
+/* The canonical bytes of an engine's integer block hash: 8 bytes, little-endian (same in Java and Python). */
+void okv_hash_from_u64(uint64_t hash, uint8_t out[8]);
+
+/* StateKey identity, as the Manager computes it (codecs: StateKey, StateKeyShard). */
+#define OKV_STATE_KEY_SHARD_COUNT 16
+/* Canonical bytes u16le(ns_length) || ns || u8(hash_length) || hash into out (capacity bytes); returns the
+ * length written, or OKV_E_INVALID_ARGUMENT (lengths outside 1..256 / 1..64, or it does not fit). */
+int okv_state_key_encode(const uint8_t *ns, uint32_t ns_length, const uint8_t *hash, uint32_t hash_length,
+    uint8_t *out, size_t capacity);
+/* SHA-256 over the shard domain tag, a zero byte and the canonical bytes, into digest; returns 0 or a status. */
+int okv_state_key_digest(const uint8_t *ns, uint32_t ns_length, const uint8_t *hash, uint32_t hash_length,
+    uint8_t digest[32]);
+/* The key's logical shard 0..15 (first 8 digest bytes big-endian mod 16), or a negative status. */
+int okv_state_key_shard(const uint8_t *ns, uint32_t ns_length, const uint8_t *hash, uint32_t hash_length);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

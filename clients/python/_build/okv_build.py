@@ -1,0 +1,106 @@
+"""A minimal PEP 517 backend (standard library only) for the orbitkv package.
+
+It packs orbitkv/*.py into a wheel and, when it can find one, liborbitkv.so next to them: $ORBITKV_LIB, else
+the C module's build output ../c/target/lib/liborbitkv.so (built by the Maven reactor).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import os
+import pathlib
+import tarfile
+import zipfile
+
+NAME = "orbitkv"
+VERSION = "0.1.0"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TAG = "py3-none-linux_x86_64"
+
+
+def _library() -> pathlib.Path | None:
+    env = os.environ.get("ORBITKV_LIB")
+    candidates = [pathlib.Path(env)] if env else []
+    candidates.append(ROOT.parent / "c" / "target" / "lib" / "liborbitkv.so")
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _metadata() -> str:
+    return (
+        "Metadata-Version: 2.1\n"
+        f"Name: {NAME}\n"
+        f"Version: {VERSION}\n"
+        "Summary: Python client of an OrbitKV Manager (ctypes over liborbitkv.so)\n"
+        "Requires-Python: >=3.11\n"
+    )
+
+
+def get_requires_for_build_wheel(config_settings=None):  # noqa: ANN001, ANN201
+    return []
+
+
+def get_requires_for_build_sdist(config_settings=None):  # noqa: ANN001, ANN201
+    return []
+
+
+def get_requires_for_build_editable(config_settings=None):  # noqa: ANN001, ANN201
+    return []
+
+
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def _write_wheel(wheel_directory: str, files: dict[str, bytes]) -> str:
+    dist_info = f"{NAME}-{VERSION}.dist-info"
+    files = dict(files)
+    files[f"{dist_info}/METADATA"] = _metadata().encode()
+    files[f"{dist_info}/WHEEL"] = (
+        "Wheel-Version: 1.0\nGenerator: okv_build\nRoot-Is-Purelib: false\n" f"Tag: {TAG}\n"
+    ).encode()
+    record = [_record_line(name, data) for name, data in files.items()]
+    record.append(f"{dist_info}/RECORD,,")
+    files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    filename = f"{NAME}-{VERSION}-{TAG}.whl"
+    with zipfile.ZipFile(pathlib.Path(wheel_directory) / filename, "w", zipfile.ZIP_DEFLATED) as wheel:
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            info.external_attr = (0o755 if name.endswith(".so") else 0o644) << 16
+            wheel.writestr(info, data)
+    return filename
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):  # noqa: ANN001, ANN201
+    files = {}
+    for path in sorted((ROOT / NAME).glob("*.py")):
+        files[f"{NAME}/{path.name}"] = path.read_bytes()
+    marker = ROOT / NAME / "py.typed"
+    if marker.exists():
+        files[f"{NAME}/py.typed"] = marker.read_bytes()
+    library = _library()
+    if library is not None:
+        files[f"{NAME}/liborbitkv.so"] = library.read_bytes()
+    return _write_wheel(wheel_directory, files)
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):  # noqa: ANN001, ANN201
+    return _write_wheel(wheel_directory, {f"__editable__.{NAME}.pth": (str(ROOT) + "\n").encode()})
+
+
+def build_sdist(sdist_directory, config_settings=None):  # noqa: ANN001, ANN201
+    base = f"{NAME}-{VERSION}"
+    filename = f"{base}.tar.gz"
+    with tarfile.open(pathlib.Path(sdist_directory) / filename, "w:gz") as sdist:
+        for path in [ROOT / "pyproject.toml", ROOT / "_build" / "okv_build.py", *sorted((ROOT / NAME).glob("*"))]:
+            sdist.add(path, arcname=f"{base}/{path.relative_to(ROOT)}")
+        info = tarfile.TarInfo(f"{base}/PKG-INFO")
+        data = _metadata().encode()
+        info.size = len(data)
+        sdist.addfile(info, io.BytesIO(data))
+    return filename

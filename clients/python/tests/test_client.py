@@ -1,0 +1,158 @@
+"""The orbitkv package against a real Manager: ORBITKV_TEST_DIR names its directory (the Java test driver in
+clients/c starts one and runs this suite); without it every test is skipped."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import pathlib
+import time
+import unittest
+
+import orbitkv
+from chain import chain_fill, chain_hash
+
+DIR = os.environ.get("ORBITKV_TEST_DIR")
+VECTORS = pathlib.Path(__file__).resolve().parents[3] / "codecs" / "src" / "test" / "resources"
+
+
+@unittest.skipUnless(DIR, "ORBITKV_TEST_DIR not set (run through the clients/c test driver)")
+class ClientTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = orbitkv.Client(dir=DIR, name=f"py-test-{self._testMethodName}"[:128], data_region_bytes=1 << 22)
+
+    def tearDown(self) -> None:
+        self.client.close()
+
+    def test_put_get_round_trip_and_tiers(self) -> None:
+        hashes = [chain_hash(101, i) for i in range(8)]
+        blocks = [chain_fill(h, 3000 + i) for i, h in enumerate(hashes)]
+        stored = self.client.put("py-ns", hashes, blocks)
+        self.assertEqual(["STORED"] * 8, stored.statuses)
+        found = self.client.lookup("py-ns", hashes + [chain_hash(999, 0)])
+        self.assertEqual(8, found.prefix_len)
+        self.assertEqual(["DRAM"] * 8 + ["MISS"], found.tiers)
+        self.assertIsNone(found.lease)
+        self.assertEqual(blocks, self.client.get("py-ns", hashes))
+
+    def test_data_region_is_a_writable_view_without_copy(self) -> None:
+        region = self.client.data_region
+        self.assertFalse(region.readonly)
+        region[100:104] = b"wxyz"
+        h = [orbitkv.hash_from_int(-5)]
+        self.client.publish(b"py-view", h, [100], [4])
+        region[100:104] = b"...."
+        done = self.client.read(b"py-view", h, [200], [16])
+        self.assertEqual(1, done.restored)
+        self.assertEqual(b"wxyz", bytes(region[200:204]))
+
+    def test_pinned_lookup_then_read_of_the_lease_consumes_it(self) -> None:
+        hashes = [chain_hash(102, i) for i in range(3)]
+        self.client.put("py-lease", hashes, [chain_fill(h, 512) for h in hashes])
+        found = self.client.lookup("py-lease", hashes, pin=True)
+        self.assertIsNotNone(found.lease)
+        assert found.lease is not None
+        done = self.client.read_lease(found.lease, [0, 512, 1024], [512] * 3)
+        self.assertEqual(3, done.restored)
+        with self.assertRaises(orbitkv.OrbitKVError) as raised:
+            self.client.release(found.lease)
+        self.assertEqual(15, raised.exception.code)
+
+    def test_bad_arguments_raise_and_the_manager_keeps_serving(self) -> None:
+        h = chain_hash(103, 0)
+        cases = [
+            (6, lambda: self.client.lookup("ns", [h] * 513)),
+            (7, lambda: self.client.lookup("ns", [b"x" * 65])),
+            (7, lambda: self.client.lookup("", [h])),
+            (7, lambda: self.client.lookup("n" * 257, [h])),
+            (8, lambda: self.client.publish("ns", [h], [(1 << 22) - 10], [20])),
+            (8, lambda: self.client.read("ns", [h], [1 << 23], [1])),
+            (8, lambda: self.client.publish("ns", [h], [-1], [1])),
+            (15, lambda: self.client.release(424242)),
+        ]
+        for code, call in cases:
+            with self.assertRaises(orbitkv.OrbitKVError) as raised:
+                call()
+            self.assertEqual(code, raised.exception.code, str(raised.exception))
+        with self.assertRaises(TypeError):
+            self.client.lookup("ns", ["not bytes"])  # type: ignore[list-item]
+        with self.assertRaises(ValueError):
+            self.client.publish("ns", [h], [0, 1], [1])
+        self.client.put("ns-after-bad", [h], [b"still serving"])
+        self.assertEqual([b"still serving"], self.client.get("ns-after-bad", [h]))
+
+    def test_eight_concurrent_tickets(self) -> None:
+        hashes = [chain_hash(104, i) for i in range(8)]
+        self.client.put("py-async", hashes, [chain_fill(h, 256) for h in hashes])
+        tickets = [self.client.submit_lookup("py-async", hashes[: i + 1]) for i in range(8)]
+        with self.assertRaises(orbitkv.OrbitKVError) as raised:
+            self.client.submit_lookup("py-async", hashes[:1])
+        self.assertEqual(-12, raised.exception.code)
+        for i in reversed(range(8)):
+            result = self.client.wait(tickets[i], 5000)
+            self.assertEqual(i + 1, result.prefix_len)
+        offsets = [i * 256 for i in range(8)]
+        read = self.client.submit_read("py-async", hashes, offsets, [256] * 8)
+        polled = None
+        for _ in range(100000):
+            polled = self.client.poll(read)
+            if polled is not None:
+                break
+        self.assertIsNotNone(polled)
+        assert isinstance(polled, orbitkv.ReadResult)
+        self.assertEqual(8, polled.restored)
+        self.assertEqual(chain_fill(hashes[7], 256), bytes(self.client.data_region[7 * 256:8 * 256]))
+
+    def test_heartbeats_from_the_engine_loop(self) -> None:
+        with orbitkv.Client(dir=DIR, name="py-invoker", data_region_bytes=4096, heartbeat_thread=False,
+                            heartbeat_interval_ms=1) as invoker:
+            sent = 0
+            for _ in range(200000):
+                sent += invoker.do_work()
+                if sent >= 2:
+                    break
+            self.assertGreaterEqual(sent, 2)
+
+    def test_the_heartbeat_thread_keeps_an_idle_client_attached(self) -> None:
+        # the driver's Manager detaches a client silent for 1 s; this one says nothing itself for longer
+        time.sleep(1.5)
+        self.assertEqual(0, self.client.lookup("py-idle", [b"h"]).prefix_len)
+
+    def test_close_waits_for_views_that_wrap_the_region(self) -> None:
+        client = orbitkv.Client(dir=DIR, name="py-exported", data_region_bytes=4096)
+        held = (ctypes.c_ubyte * 16).from_buffer(client.data_region)
+        held[0] = 9
+        with self.assertRaises(orbitkv.OrbitKVError):
+            client.close()
+        self.assertEqual(9, client.data_region[0])
+        del held
+        client.close()
+        with self.assertRaises(orbitkv.OrbitKVError):
+            client.lookup("ns", [b"h"])
+
+    def test_attach_to_a_directory_without_manager_raises(self) -> None:
+        with self.assertRaises(orbitkv.OrbitKVError) as raised:
+            orbitkv.Client(dir=DIR + "-nobody", attach_timeout_ms=50)
+        self.assertEqual(-2, raised.exception.code)
+
+
+class CanonicalBytesTest(unittest.TestCase):
+    def test_integer_hash_bytes(self) -> None:
+        self.assertEqual(bytes([1, 0, 0, 0, 0, 0, 0, 0]), orbitkv.hash_from_int(1))
+        self.assertEqual(b"\xff" * 8, orbitkv.hash_from_int(-1))
+        self.assertEqual(bytes(range(8, 0, -1)), orbitkv.hash_from_int(0x0102030405060708))
+
+    def test_state_key_shard_vectors(self) -> None:
+        vectors = json.loads((VECTORS / "state-key-shard-vectors.json").read_text())
+        self.assertGreater(len(vectors["vectors"]), 0)
+        for vector in vectors["vectors"]:
+            ns = bytes.fromhex(vector["namespaceHex"])
+            h = bytes.fromhex(vector["hashHex"])
+            self.assertEqual(vector["canonicalHex"], orbitkv.state_key_bytes(ns, h).hex())
+            self.assertEqual(vector["digestHex"], orbitkv.state_key_digest(ns, h).hex())
+            self.assertEqual(vector["shard"], orbitkv.state_key_shard(ns, h))
+
+
+if __name__ == "__main__":
+    unittest.main()
