@@ -33,8 +33,11 @@ final class ReplayBench
     static final int TIMELINE_BUCKETS = 50;
     /** How long a killed Manager stays down before it is started again. */
     static final long KILL_DOWN_NS = TimeUnit.SECONDS.toNanos(10);
-    /** After the replay, how long transfer pins may take to drain before they count as leaked. */
-    static final long DRAIN_NS = TimeUnit.SECONDS.toNanos(10);
+    /**
+     * After the replay, how long transfer pins, sessions and fetches may take to drain before they count as leaked: past
+     * the Managers' default transfer session ttl (30 s), so a session that only its ttl ends is seen to end.
+     */
+    static final long DRAIN_NS = TimeUnit.SECONDS.toNanos(40);
 
     private static final long SAMPLE_NS = TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -458,7 +461,14 @@ final class ReplayBench
                     throw new IllegalStateException("engine failed: " + e.error(), e.error());
                 }
             }
-            final Map<String, Long> leaks = sampler.drain(DRAIN_NS);
+            final Map<String, Long> atEnd = sampler.drain(0);
+            final long drainStartNs = System.nanoTime();
+            final Map<String, Long> leaks = new LinkedHashMap<>(sampler.drain(DRAIN_NS));
+            leaks.put("drainMs", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - drainStartNs));
+            for (final Map.Entry<String, Long> e : atEnd.entrySet())
+            {
+                leaks.put(e.getKey() + "AtEnd", e.getValue());
+            }
             sampler.close();
             final List<Map<String, Long>> after = new ArrayList<>();
             for (final ReplayManager m : managers)

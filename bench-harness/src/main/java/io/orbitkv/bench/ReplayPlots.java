@@ -122,7 +122,9 @@ final class ReplayPlots
         }
         final JFreeChart chart = lineChart("TTFT proxy CDF (lookup + restore + missed tokens at " +
             (long)prefillTokensPerS + " tokens/s)", "TTFT proxy (ms, log scale)", "fraction of requests", data, false);
-        chart.getXYPlot().setDomainAxis(new LogAxis("TTFT proxy (ms, log scale)"));
+        final LogAxis axis = new LogAxis("TTFT proxy (ms, log scale)");
+        axis.setNumberFormatOverride(new java.text.DecimalFormat("0.###"));
+        chart.getXYPlot().setDomainAxis(axis);
         return chart;
     }
 

@@ -31,7 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ReplayBenchTest
 {
     /** Small enough that the hosts evict: the exact match then covers the LRU order, not only residence. */
-    private static final int POOL_BLOCKS = 64;
+    private static final int POOL_BLOCKS = 256;
     private static final int BLOCK_BYTES = 32 << 10;
     private static final int REQUESTS = 300;
 
@@ -82,7 +82,7 @@ class ReplayBenchTest
         assertTrue(embedded.has("etcdCallsPerRequest") && embedded.has("ratioToGlobalLru"), embedded.toString());
         assertEquals(0, embedded.path("transfer").path("leakedAfterDrain").path("senderPinnedBytes").asLong());
         assertTrue(Files.size(dir.resolve("plots").resolve("hit-rate-over-time.png")) > 0);
-        assertTrue(Files.readString(dir.resolve("plots").resolve("ttft-cdf.svg")).startsWith("<svg"));
+        assertTrue(Files.readString(dir.resolve("plots").resolve("ttft-cdf.svg")).contains("<svg"));
         assertTrue(progress.toString(StandardCharsets.UTF_8).contains(REQUESTS + "/" + REQUESTS), progress.toString());
     }
 
