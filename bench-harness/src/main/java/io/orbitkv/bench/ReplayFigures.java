@@ -92,11 +92,20 @@ final class ReplayFigures
             {
                 if (e.getKey().startsWith(labelStart))
                 {
-                    sum += e.getValue() - before.get(h).getOrDefault(e.getKey(), 0L);
+                    sum += moved(before.get(h).getOrDefault(e.getKey(), 0L), e.getValue());
                 }
             }
         }
         return sum;
+    }
+
+    /**
+     * How far a counter moved; a Manager restarted during the replay starts its counters again from 0, so a value
+     * below the one before counts from 0 (what the earlier process counted after the snapshot before is lost).
+     */
+    static long moved(final long before, final long after)
+    {
+        return after >= before ? after - before : after;
     }
 
     private static List<Long> each(final List<Map<String, Long>> after, final String label)
@@ -226,7 +235,7 @@ final class ReplayFigures
             final Map<String, Long> moved = new LinkedHashMap<>();
             for (final Map.Entry<String, Long> e : after.get(h).entrySet())
             {
-                final long d = e.getValue() - before.get(h).getOrDefault(e.getKey(), 0L);
+                final long d = moved(before.get(h).getOrDefault(e.getKey(), 0L), e.getValue());
                 if (0 != d)
                 {
                     moved.put(e.getKey(), d);

@@ -78,7 +78,7 @@ final class ReplayPlots
                 {
                     final Map<?, ?> event = (Map<?, ?>)f;
                     marker(markers, event.get("firedAtSeconds"), e.getKey() + ": " + event.get("spec"), Color.RED);
-                    marker(markers, event.get("endedAtSeconds"), "ended", Color.GRAY);
+                    marker(markers, event.get("endedAtSeconds"), event.get("spec") + " ended", Color.GRAY);
                 }
             }
         }
