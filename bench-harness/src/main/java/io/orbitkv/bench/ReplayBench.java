@@ -153,6 +153,7 @@ final class ReplayBench
     private List<ReplayTrace.Request> requests;
     private int[] hosts;
     private int maxChain;
+    private final Map<String, ReplayOutcomes> outcomesByMode = new LinkedHashMap<>();
 
     ReplayBench(final Options options, final PrintWriter out, final PrintStream err)
     {
@@ -243,6 +244,7 @@ final class ReplayBench
                 final Mode mode = mode(name);
                 final Map<String, Object> figures = new LinkedHashMap<>();
                 outcomes.put(name, replay(mode, endpoints, capacity, o.failures(), reference, figures));
+                outcomesByMode.put(name, outcomes.get(name));
                 modes.put(name, figures);
                 printMode(name, figures);
             }
@@ -335,6 +337,17 @@ final class ReplayBench
             hits[r.index()] = isolated[hosts[r.index()]].access(r.hashIds());
         }
         return hits;
+    }
+
+    /**
+     * What each request of a replayed mode found (after {@link #run()}).
+     *
+     * @param mode the mode's name.
+     * @return its outcomes, or null.
+     */
+    ReplayOutcomes outcomes(final String mode)
+    {
+        return outcomesByMode.get(mode);
     }
 
     List<ReplayTrace.Request> requests()

@@ -66,6 +66,12 @@ class ReplayBenchTest
         }
         assertTrue(hits > refs / 20 && hits < refs, "the trace must both hit and miss: " + hits + " of " + refs);
 
+        final ReplayOutcomes served = bench.outcomes("isolated");
+        for (final ReplayTrace.Request r : bench.requests())
+        {
+            assertEquals(expected[r.index()], served.dram[r.index()], "request " + r.index() + " on host " +
+                served.host[r.index()]);
+        }
         final JsonNode isolated = root.path("modes").path("isolated");
         assertEquals((double)hits / refs, isolated.path("hitFraction").path("total").asDouble(), 0.0, text.toString());
         assertEquals(isolated.path("reference").path("isolatedLru").asDouble(),
