@@ -4,7 +4,6 @@ import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -544,10 +543,5 @@ final class ReplayBench
                 ttft.get("p99"), f.get("wrongBytes"), f.get("etcdCallsPerRequest"));
         }
         out.flush();
-    }
-
-    static String describe(final long[] values)
-    {
-        return Arrays.toString(values);
     }
 }
