@@ -90,8 +90,8 @@ public final class BenchReplayCommand implements Callable<Integer>
         "1000,2000,5000,10000, with the references at each.")
     List<Integer> capacitySweep = new ArrayList<>();
 
-    @Option(names = "--fail", description = "kill:b@40% (SIGKILL, restart 10 s later), restart-catalog:a@50% " +
-        "(SIGTERM, restart), etcd-stop:20s@60% (etcd suspended); repeatable.")
+    @Option(names = "--fail", description = "kill:b@40%% (SIGKILL, restart 10 s later), restart-catalog:a@50%% " +
+        "(SIGTERM, restart), etcd-stop:20s@60%% (etcd suspended); repeatable.")
     List<String> fail = new ArrayList<>();
 
     @Option(names = "--plots", description = "Write PNG and SVG plots to this directory.")
