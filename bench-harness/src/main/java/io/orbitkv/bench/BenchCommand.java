@@ -19,13 +19,14 @@ import picocli.CommandLine.Command;
         "  discovery  peer lookups through three real Managers (cold, warm, publish-to-discoverable) vs Redis MGET",
         "  cli     CLI calls through scripts/orbitkv next to a running Manager vs java -version",
         "  transfer  peer Reads of 2 MiB blocks and remote restores between two Managers vs iperf3 and raw TCP",
+        "  replay  a request trace through N Managers: hit fractions vs isolated, global and infinite LRUs, TTFT",
         "  client  C and Python clients vs the Java client (Lookup RTT); Python put/get vs a memoryview copy",
         "  (scripts/orbitkv bench jmh [ARGS] runs the JMH micro-benchmarks)"
     },
     subcommands = {
         BenchLocalCommand.class, BenchRingEchoCommand.class, BenchSsdCommand.class, BenchMembershipCommand.class,
         BenchCatalogCommand.class, BenchDiscoveryCommand.class, BenchCliCommand.class, BenchTransferCommand.class,
-        BenchClientCommand.class
+        BenchReplayCommand.class, BenchClientCommand.class
     })
 public final class BenchCommand implements Runnable
 {

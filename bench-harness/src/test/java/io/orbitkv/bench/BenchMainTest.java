@@ -32,7 +32,7 @@ final class BenchMainTest
     {
         final CommandLine bench = BenchMain.commandLine().getSubcommands().get("bench");
         assertEquals(List.of("local", "ring-echo", "ssd", "membership", "catalog", "discovery", "cli", "transfer",
-            "client"),
+            "replay", "client"),
             List.copyOf(bench.getSubcommands().keySet()));
         assertEquals("orbitkv bench local", bench.getSubcommands().get("local").getCommandSpec().qualifiedName());
     }

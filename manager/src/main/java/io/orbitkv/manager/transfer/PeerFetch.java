@@ -102,6 +102,8 @@ public final class PeerFetch
     boolean localDone;
     boolean answered;
     boolean clientGone;
+    /** A HOLD whose lease went away: a grant that arrives after it is released at once, not held. */
+    boolean holdReleased;
     AutoCloseable orphanedRegion;
     int lookupIndex = -1;
     long regionAddress;

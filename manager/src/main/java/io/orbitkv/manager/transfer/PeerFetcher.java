@@ -198,6 +198,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
                     fetch.readsInFlight = 0;
                     fetch.localDone = false;
                     fetch.clientGone = false;
+                    fetch.holdReleased = false;
                     fetch.orphanedRegion = null;
                     fetch.regionChecksum = null;
                     fetch.regionAddress = 0;
@@ -317,6 +318,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         }
         fetch.stopKey = 0;
         fetch.answered = true;
+        fetch.holdReleased = true;
         for (int a = 0; a < fetch.attemptCount; a++)
         {
             startRelease(fetch, fetch.attempt(a), true);
@@ -1400,9 +1402,10 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         {
             return;
         }
-        if (PeerFetch.HOLD == fetch.kind && !fetch.clientGone)
+        if (PeerFetch.HOLD == fetch.kind && !fetch.clientGone && !fetch.holdReleased)
         {
-            // A held fetch lives until its lease is read or released.
+            // A held fetch lives until its lease is read or released; once released, a span granted late (its
+            // authorization was still out when the lease ended) is released below like any other.
             for (int a = 0; a < fetch.attemptCount; a++)
             {
                 if (PeerFetch.SourceAttempt.GRANTED == fetch.attempt(a).state)

@@ -1,0 +1,200 @@
+package io.orbitkv.bench;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongPredicate;
+
+import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import io.orbitkv.manager.status.CncReader;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import org.agrona.CloseHelper;
+import org.agrona.concurrent.status.CountersReader;
+
+/**
+ * One Manager process of the replay, started through {@link ChildJvm} with the flags a mode asks for, its CnC file
+ * mapped for readiness and counters. It can be killed (SIGKILL) and started again on the same directory and flags.
+ */
+final class ReplayManager implements AutoCloseable
+{
+    /** How long a Manager may take from start to ready. */
+    static final long START_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(90);
+
+    private static final long POLL_NS = TimeUnit.MILLISECONDS.toNanos(5);
+
+    private final String nodeId;
+    private final Path dir;
+    private final File log;
+    private final List<String> args;
+    private Process process;
+    private volatile CncReader cnc;
+
+    private ReplayManager(final String nodeId, final Path dir, final File log, final List<String> args)
+    {
+        this.nodeId = nodeId;
+        this.dir = dir;
+        this.log = log;
+        this.args = args;
+    }
+
+    /**
+     * Start a Manager; it is not ready yet (see {@link #awaitReady}).
+     *
+     * @param nodeId    node id.
+     * @param workDir   parent of its directory and log.
+     * @param flags     every flag but {@code --dir} and {@code --node-id}.
+     * @return the started Manager.
+     * @throws IOException when the process cannot be started.
+     */
+    static ReplayManager start(final String nodeId, final Path workDir, final List<String> flags) throws IOException
+    {
+        final Path dir = workDir.resolve("manager-" + nodeId);
+        final File log = workDir.resolve("manager-" + nodeId + ".log").toFile();
+        final List<String> args = new java.util.ArrayList<>(List.of("manager", "--dir", dir.toString(), "--node-id", nodeId));
+        args.addAll(flags);
+        final ReplayManager manager = new ReplayManager(nodeId, dir, log, List.copyOf(args));
+        manager.launch();
+        return manager;
+    }
+
+    private void launch() throws IOException
+    {
+        process = ChildJvm.startOrbitkv(log, List.of("-Xmx512m"), args);
+    }
+
+    void awaitReady()
+    {
+        final File file = dir.resolve(CncFileDescriptor.CNC_FILE_NAME).toFile();
+        final long deadlineNs = System.nanoTime() + START_TIMEOUT_NS;
+        while (null == cnc)
+        {
+            checkAlive();
+            final CncReader mapped = CncReader.mapIfReady(file);
+            synchronized (this)
+            {
+                cnc = mapped;
+            }
+            if (null == mapped)
+            {
+                if (System.nanoTime() - deadlineNs > 0)
+                {
+                    throw failure("not ready in " + TimeUnit.NANOSECONDS.toSeconds(START_TIMEOUT_NS) + " s");
+                }
+                LockSupport.parkNanos(POLL_NS);
+            }
+        }
+    }
+
+    void awaitCounter(final SystemCounterDescriptor counter, final LongPredicate condition, final long timeoutNs)
+    {
+        final long deadlineNs = System.nanoTime() + timeoutNs;
+        while (!condition.test(counter(counter)))
+        {
+            checkAlive();
+            if (System.nanoTime() - deadlineNs > 0)
+            {
+                throw failure("'" + counter.label() + "' stayed at " + counter(counter));
+            }
+            LockSupport.parkNanos(POLL_NS);
+        }
+    }
+
+    synchronized long counter(final SystemCounterDescriptor counter)
+    {
+        return null == cnc ? 0 : cnc.countersReader().getCounterValue(counter.id());
+    }
+
+    /**
+     * Every allocated counter by label (the first of a label wins).
+     *
+     * @return label to value; empty while the CnC file is not mapped.
+     */
+    synchronized Map<String, Long> counters()
+    {
+        final Map<String, Long> all = new LinkedHashMap<>();
+        if (null == cnc)
+        {
+            return all;
+        }
+        final CountersReader counters = cnc.countersReader();
+        counters.forEach((counterId, typeId, keyBuffer, label) ->
+            all.putIfAbsent(label, counters.getCounterValue(counterId)));
+        return all;
+    }
+
+    /**
+     * SIGKILL the process and forget its CnC file.
+     */
+    synchronized void kill() throws InterruptedException
+    {
+        CloseHelper.quietClose(cnc);
+        cnc = null;
+        process.destroyForcibly().waitFor();
+    }
+
+    /**
+     * Stop the process as an operator would (SIGTERM, SIGKILL after {@link BenchTools#STOP_TIMEOUT_SECS}).
+     */
+    synchronized void stop()
+    {
+        CloseHelper.quietClose(cnc);
+        cnc = null;
+        BenchTools.stop(process);
+    }
+
+    /**
+     * Start the process again with the same flags.
+     *
+     * @throws IOException when it cannot be started.
+     */
+    void restart() throws IOException
+    {
+        launch();
+    }
+
+    String nodeId()
+    {
+        return nodeId;
+    }
+
+    Path dir()
+    {
+        return dir;
+    }
+
+    long pid()
+    {
+        return process.pid();
+    }
+
+    boolean isAlive()
+    {
+        return process.isAlive();
+    }
+
+    void checkAlive()
+    {
+        if (!process.isAlive())
+        {
+            throw failure("exited with " + process.exitValue());
+        }
+    }
+
+    IllegalStateException failure(final String what)
+    {
+        return new IllegalStateException("Manager " + nodeId + " " + what + "; last lines of " + log + ":" +
+            System.lineSeparator() + BenchTools.tail(log, 20));
+    }
+
+    public synchronized void close()
+    {
+        CloseHelper.quietClose(cnc);
+        cnc = null;
+        BenchTools.stop(process);
+    }
+}
