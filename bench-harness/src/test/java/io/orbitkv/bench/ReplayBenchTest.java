@@ -87,6 +87,8 @@ class ReplayBenchTest
         assertTrue(embedded.path("ttftMs").path("p99").asDouble() >= embedded.path("ttftMs").path("p50").asDouble());
         assertTrue(embedded.has("etcdCallsPerRequest") && embedded.has("ratioToGlobalLru"), embedded.toString());
         assertEquals(0, embedded.path("transfer").path("leakedAfterDrain").path("senderPinnedBytes").asLong());
+        assertEquals(0, embedded.path("transfer").path("leakedAfterDrain").path("sourceSessionsActive").asLong());
+        assertEquals(0, embedded.path("transfer").path("leakedAfterDrain").path("requesterFetchesActive").asLong());
         assertTrue(Files.size(dir.resolve("plots").resolve("hit-rate-over-time.png")) > 0);
         assertTrue(Files.readString(dir.resolve("plots").resolve("ttft-cdf.svg")).contains("<svg"));
         assertTrue(progress.toString(StandardCharsets.UTF_8).contains(REQUESTS + "/" + REQUESTS), progress.toString());
