@@ -34,8 +34,9 @@ import picocli.CommandLine.Option;
         "one global LRU of N x C and an infinite cache, the ratio to the global LRU",
         "(goal >= 0.97x), TTFT proxy p50/p95/p99, restore latency, wrong bytes,",
         "etcd calls per request and the Managers' catalog and transfer figures.",
-        "Modes: " + "isolated, embedded, one-catalog, admission-off, admission-always,",
-        "admission-second-hit (large-index needs a Manager flag the build lacks).",
+        "Modes: " + "isolated, embedded, one-catalog, large-index (a candidate index",
+        "that holds every block of the trace), admission-off, admission-always,",
+        "admission-second-hit.",
         "Default: scripts/orbitkv bench replay --managers 4 --pool-blocks 5000",
         "--block-bytes 64k (the conversation trace in benches/workloads)."
     })

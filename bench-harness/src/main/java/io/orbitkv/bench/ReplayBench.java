@@ -47,10 +47,22 @@ final class ReplayBench
      * @param peers      lookups and reads carry the peers flag.
      * @param oneCatalog only the first Manager hosts the catalog.
      * @param admission  {@code --peer-admission}.
+     * @param largeIndex each Manager's candidate index can hold every block the trace names (the full-domain
+     *                   operating point), instead of the design's 16 MiB.
      */
-    record Mode(String name, boolean peers, boolean oneCatalog, String admission)
+    record Mode(String name, boolean peers, boolean oneCatalog, String admission, boolean largeIndex)
     {
+        Mode(final String name, final boolean peers, final boolean oneCatalog, final String admission)
+        {
+            this(name, peers, oneCatalog, admission, false);
+        }
     }
+
+    /**
+     * Logical bytes one candidate index entry may take at most (the index's own accounting: 64 bytes of entry, a hash
+     * of up to 64 bytes, 40 bytes per candidate for up to 4 candidates).
+     */
+    static final long CANDIDATE_ENTRY_BYTES = 64 + 64 + 4 * 40;
 
     static final List<String> MODE_NAMES = List.of("isolated", "embedded", "one-catalog", "large-index",
         "admission-off", "admission-always", "admission-second-hit");
@@ -64,8 +76,7 @@ final class ReplayBench
             case "one-catalog" -> new Mode(name, true, true, "second-hit");
             case "admission-off" -> new Mode(name, true, false, "off");
             case "admission-always" -> new Mode(name, true, false, "always");
-            case "large-index" -> throw new IllegalArgumentException("mode large-index needs a Manager flag that sizes " +
-                "the candidate index, and this build has none");
+            case "large-index" -> new Mode(name, true, false, "second-hit", true);
             default -> throw new IllegalArgumentException("unknown mode '" + name + "'; modes: " + MODE_NAMES);
         };
     }
@@ -147,6 +158,7 @@ final class ReplayBench
     }
 
     private final Options options;
+    private long blockReferences;
     private final PrintWriter out;
     private final PrintStream err;
     private List<ReplayTrace.Request> requests;
@@ -200,6 +212,7 @@ final class ReplayBench
             maxChain = Math.max(maxChain, r.hashIds().length);
             refs += r.hashIds().length;
         }
+        blockReferences = refs;
         final long capacity = effectiveCapacity(o.poolBlocks(), o.blockBytes());
         out.printf(Locale.ROOT, "bench replay: %s, %d requests, %d block references (longest chain %d); %d Managers, " +
             "%d blocks of %d KiB per host (pool %d MiB; %d asked), route %s, modes %s; %d cores%n", o.trace(),
@@ -371,7 +384,10 @@ final class ReplayBench
         }
         final long pool = poolBytes((int)capacity, o.blockBytes());
         final long region = (long)maxChain * o.blockBytes();
+        // Every block reference of the trace as a distinct entry bounds what the large index must hold.
+        final long candidateBytes = Math.min(4L << 30, Math.max(16L << 20, blockReferences * CANDIDATE_ENTRY_BYTES));
         final List<String> flags = List.of(
+            "--catalog-candidate-bytes", mode.largeIndex() ? Long.toString(candidateBytes) : "16m",
             "--pool-bytes", Long.toString(pool),
             "--max-block-bytes", Integer.toString(o.blockBytes()),
             "--max-data-region-bytes", Long.toString(Math.max(region, o.blockBytes())),

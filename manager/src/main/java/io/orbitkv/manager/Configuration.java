@@ -289,6 +289,19 @@ public final class Configuration
     public static final String CATALOG_INVENTORY_BYTES_PROP_NAME = "orbitkv.manager.catalog.inventory.bytes";
     public static final long CATALOG_INVENTORY_BYTES_DEFAULT = 32L << 20;
 
+    /**
+     * Logical byte budget of the requester's candidate index, the remote evidence cached from catalog answers
+     * (design: 16 MiB). A larger one keeps more of the cluster's blocks as warm hints (fewer cold queries).
+     */
+    public static final String CATALOG_CANDIDATE_BYTES_PROP_NAME = "orbitkv.manager.catalog.candidate.bytes";
+    public static final long CATALOG_CANDIDATE_BYTES_DEFAULT = CatalogLimits.CANDIDATE_INDEX_BUDGET_BYTES;
+
+    /** Smallest candidate index accepted: a few thousand entries. */
+    public static final long MIN_CATALOG_CANDIDATE_BYTES = 1L << 20;
+
+    /** Largest candidate index accepted (its entry count is bounded by the block index's capacity too). */
+    public static final long MAX_CATALOG_CANDIDATE_BYTES = 4L << 30;
+
     /** Smallest inventory: a few thousand residences. */
     public static final long MIN_CATALOG_INVENTORY_BYTES = 1L << 20;
 
@@ -797,6 +810,11 @@ public final class Configuration
     public static long catalogJournalBytes()
     {
         return sizeProperty(CATALOG_JOURNAL_BYTES_PROP_NAME, CATALOG_JOURNAL_BYTES_DEFAULT);
+    }
+
+    public static long catalogCandidateBytes()
+    {
+        return sizeProperty(CATALOG_CANDIDATE_BYTES_PROP_NAME, CATALOG_CANDIDATE_BYTES_DEFAULT);
     }
 
     public static long catalogInventoryBytes()

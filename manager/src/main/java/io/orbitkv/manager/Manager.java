@@ -228,6 +228,7 @@ public final class Manager implements AutoCloseable
                 .namespaces(namespaces)
                 .inventoryResidences(blockStore.indexCapacity() + (null == ssdTier ? 0L : ssdTier.indexCapacity()))
                 .inventoryBytes(ctx.catalogInventoryBytes())
+                .candidateBytes(ctx.catalogCandidateBytes())
                 .journalBytes(ctx.catalogJournalBytes())
                 .systemCounters(systemCounters)
                 .countersManager(countersManager)

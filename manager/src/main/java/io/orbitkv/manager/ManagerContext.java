@@ -76,6 +76,7 @@ public final class ManagerContext
     private int membershipTtlSecs = Configuration.membershipTtlSecs();
     private long catalogJournalBytes = Configuration.catalogJournalBytes();
     private long catalogInventoryBytes = Configuration.catalogInventoryBytes();
+    private long catalogCandidateBytes = Configuration.catalogCandidateBytes();
     private long etcdDeadlineMs = Configuration.etcdDeadlineMs();
     private long joinTimeoutMs = Configuration.joinTimeoutMs();
     private String catalogNodes = Configuration.catalogNodes();
@@ -215,6 +216,10 @@ public final class ManagerContext
         check(catalogJournalBytes >= Configuration.MIN_CATALOG_JOURNAL_BYTES && catalogJournalBytes <= Integer.MAX_VALUE,
             "--catalog-journal-bytes must be between " + Configuration.MIN_CATALOG_JOURNAL_BYTES + " (one 64 KiB segment per shard) " +
             "and 2 GiB: " + catalogJournalBytes);
+        check(catalogCandidateBytes >= Configuration.MIN_CATALOG_CANDIDATE_BYTES &&
+            catalogCandidateBytes <= Configuration.MAX_CATALOG_CANDIDATE_BYTES,
+            "--catalog-candidate-bytes must be between " + Configuration.MIN_CATALOG_CANDIDATE_BYTES + " and " +
+            Configuration.MAX_CATALOG_CANDIDATE_BYTES + ": " + catalogCandidateBytes);
         check(catalogInventoryBytes >= Configuration.MIN_CATALOG_INVENTORY_BYTES,
             "--catalog-inventory-bytes must be at least " + Configuration.MIN_CATALOG_INVENTORY_BYTES + ": " + catalogInventoryBytes);
         check(membershipTtlSecs >= Configuration.MIN_MEMBERSHIP_TTL_SECS,
@@ -837,6 +842,20 @@ public final class ManagerContext
     public long catalogInventoryBytes()
     {
         return catalogInventoryBytes;
+    }
+
+    /**
+     * @return logical byte budget of the candidate index (design: 16 MiB).
+     */
+    public long catalogCandidateBytes()
+    {
+        return catalogCandidateBytes;
+    }
+
+    public ManagerContext catalogCandidateBytes(final long catalogCandidateBytes)
+    {
+        this.catalogCandidateBytes = catalogCandidateBytes;
+        return this;
     }
 
     public ManagerContext catalogInventoryBytes(final long catalogInventoryBytes)

@@ -198,6 +198,15 @@ class ManagerMembershipTest
         clustered(dir, ep, System.out).catalogNodes("n0,n1,n2,n3,n4,n5,n6,n7,n8,n9,n10,n11,n12,n13,n14,n15").conclude();
         assertThrows(IllegalArgumentException.class, () -> clustered(dir, ep, System.out).catalogNodes(null).conclude());
 
+        // The candidate index budget: 1 MiB..4 GiB, the design's 16 MiB by default.
+        assertEquals(16L << 20, clustered(dir, ep, System.out).conclude().catalogCandidateBytes());
+        clustered(dir, ep, System.out).catalogCandidateBytes(Configuration.MIN_CATALOG_CANDIDATE_BYTES).conclude();
+        clustered(dir, ep, System.out).catalogCandidateBytes(Configuration.MAX_CATALOG_CANDIDATE_BYTES).conclude();
+        assertThrows(IllegalArgumentException.class, () -> clustered(dir, ep, System.out)
+            .catalogCandidateBytes(Configuration.MIN_CATALOG_CANDIDATE_BYTES - 1).conclude());
+        assertThrows(IllegalArgumentException.class, () -> clustered(dir, ep, System.out)
+            .catalogCandidateBytes(Configuration.MAX_CATALOG_CANDIDATE_BYTES + 1).conclude());
+
         for (final int mtu : new int[]{ PeerTransport.MIN_MTU_LENGTH - 32, 1_000, PeerTransport.MAX_MTU_LENGTH + 32 })
         {
             final IllegalArgumentException badMtu = assertThrows(IllegalArgumentException.class,

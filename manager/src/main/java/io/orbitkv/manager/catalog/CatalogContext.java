@@ -3,6 +3,7 @@ package io.orbitkv.manager.catalog;
 import java.nio.file.Path;
 import java.util.UUID;
 
+import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.CandidateIndex;
@@ -35,6 +36,7 @@ public final class CatalogContext implements AutoCloseable
     private NamespaceTable namespaces;
     private long inventoryResidences;
     private long inventoryBytes;
+    private long candidateBytes = CatalogLimits.CANDIDATE_INDEX_BUDGET_BYTES;
     private long journalBytes;
     private SystemCounters systemCounters;
     private CountersManager countersManager;
@@ -84,7 +86,7 @@ public final class CatalogContext implements AutoCloseable
         systemCounters.get(SystemCounterDescriptor.CATALOG_HOSTED_SHARDS).setRelease(host.hostedCount());
         members = new MemberViewSync(nodeId, placement, runtimeUuid, host, streams,
             systemCounters.get(SystemCounterDescriptor.CATALOG_INCARNATIONS_RETIRED));
-        candidates = new CandidateIndex();
+        candidates = new CandidateIndex(candidateBytes, CatalogLimits.CANDIDATE_TTL_MS, new NamespaceTable());
         discovery = new PeerDiscovery(host, members, candidates, systemCounters);
         transport = PeerTransport.launch(new PeerTransport.Context()
             .endpoint(peerEndpoint)
@@ -284,6 +286,16 @@ public final class CatalogContext implements AutoCloseable
      * @param inventoryBytes ceiling of the inventory's tables over all shards.
      * @return this.
      */
+    /**
+     * @param candidateBytes logical byte budget of the candidate index (design default 16 MiB).
+     * @return this.
+     */
+    public CatalogContext candidateBytes(final long candidateBytes)
+    {
+        this.candidateBytes = candidateBytes;
+        return this;
+    }
+
     public CatalogContext inventoryBytes(final long inventoryBytes)
     {
         this.inventoryBytes = inventoryBytes;

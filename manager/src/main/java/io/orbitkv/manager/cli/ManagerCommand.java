@@ -187,6 +187,9 @@ public final class ManagerCommand implements Callable<Integer>
         new Setting("--catalog-inventory-bytes", Configuration.CATALOG_INVENTORY_BYTES_PROP_NAME,
             Configuration.sizeText(Configuration.CATALOG_INVENTORY_BYTES_DEFAULT), Configuration::catalogInventoryBytes,
             (c, ctx, flag) -> ctx.catalogInventoryBytes(Configuration.parseSize(flag, c.catalogInventoryBytes))),
+        new Setting("--catalog-candidate-bytes", Configuration.CATALOG_CANDIDATE_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.CATALOG_CANDIDATE_BYTES_DEFAULT), Configuration::catalogCandidateBytes,
+            (c, ctx, flag) -> ctx.catalogCandidateBytes(Configuration.parseSize(flag, c.catalogCandidateBytes))),
         new Setting("--transfer-budget", Configuration.TRANSFER_BUDGET_PROP_NAME,
             Configuration.sizeText(Configuration.TRANSFER_BUDGET_DEFAULT), Configuration::transferBudgetBytes,
             (c, ctx, flag) -> ctx.transferBudgetBytes(Configuration.parseSize(flag, c.transferBudget))),
@@ -395,6 +398,10 @@ public final class ManagerCommand implements Callable<Integer>
     @Option(names = "--catalog-inventory-bytes", description = "Ceiling of the owner inventory (all shards, about 144 " +
         "bytes per announced residence); sized from the index capacity up to it (default: ${DEFAULT-VALUE}).")
     String catalogInventoryBytes;
+
+    @Option(names = "--catalog-candidate-bytes", description = "Logical byte budget of the candidate index, the " +
+        "remote evidence this Manager keeps from catalog answers (default: ${DEFAULT-VALUE}).")
+    String catalogCandidateBytes;
 
     @Option(names = "--transfer-budget", description = "Bytes a transfer source may hold pinned for peers, in whole " +
         "allocations; 0 means half the pool (default: ${DEFAULT-VALUE}).")
