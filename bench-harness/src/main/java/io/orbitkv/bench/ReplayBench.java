@@ -400,7 +400,7 @@ final class ReplayBench
             "--peer-admission", mode.admission());
         final Path dir = o.workDir().resolve(mode.name() + "-" + capacity);
         java.nio.file.Files.createDirectories(dir);
-        final List<ReplayManager> managers = new ArrayList<>();
+        final List<BenchManager> managers = new ArrayList<>();
         final List<ReplayEngine> engines = new ArrayList<>();
         final List<Thread> threads = new ArrayList<>();
         final ReplaySampler sampler = new ReplaySampler(managers);
@@ -409,25 +409,25 @@ final class ReplayBench
             final long startNs = System.nanoTime();
             for (int h = 0; h < n; h++)
             {
-                managers.add(ReplayManager.start(nodeId(h), dir, flags));
+                managers.add(BenchManager.start(nodeId(h), dir, List.of("-Xmx512m"), flags));
             }
-            for (final ReplayManager m : managers)
+            for (final BenchManager m : managers)
             {
                 m.awaitReady();
             }
-            for (final ReplayManager m : managers)
+            for (final BenchManager m : managers)
             {
                 m.awaitCounter(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE, (v) -> 1 == v,
-                    ReplayManager.START_TIMEOUT_NS);
-                m.awaitCounter(SystemCounterDescriptor.MEMBERSHIP_MEMBERS, (v) -> n == v, ReplayManager.START_TIMEOUT_NS);
+                    BenchManager.START_TIMEOUT_NS);
+                m.awaitCounter(SystemCounterDescriptor.MEMBERSHIP_MEMBERS, (v) -> n == v, BenchManager.START_TIMEOUT_NS);
                 m.awaitCounter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, (v) -> 0 == v,
-                    ReplayManager.START_TIMEOUT_NS);
+                    BenchManager.START_TIMEOUT_NS);
             }
             out.printf(Locale.ROOT, "%nmode %s: %d Managers (catalog on %s, --peer-admission %s, peers flag %s) ready " +
                 "in %.1f s%n", mode.name(), n, catalog, mode.admission(), mode.peers(), (System.nanoTime() - startNs) / 1e9);
             out.flush();
             final List<Map<String, Long>> before = new ArrayList<>();
-            for (final ReplayManager m : managers)
+            for (final BenchManager m : managers)
             {
                 before.add(m.counters());
             }
@@ -499,7 +499,7 @@ final class ReplayBench
             }
             sampler.close();
             final List<Map<String, Long>> after = new ArrayList<>();
-            for (final ReplayManager m : managers)
+            for (final BenchManager m : managers)
             {
                 after.add(m.counters());
             }

@@ -31,7 +31,7 @@ final class ReplayEngine implements Runnable
     private static final long GOLDEN = 0x9E3779B97F4A7C15L;
 
     private final int host;
-    private final ReplayManager manager;
+    private final BenchManager manager;
     private final int blockBytes;
     private final boolean peers;
     private final BlockingQueue<ReplayTrace.Request> queue;
@@ -49,7 +49,7 @@ final class ReplayEngine implements Runnable
 
     ReplayEngine(
         final int host,
-        final ReplayManager manager,
+        final BenchManager manager,
         final int blockBytes,
         final int maxChain,
         final boolean peers,

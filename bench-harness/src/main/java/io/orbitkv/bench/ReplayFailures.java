@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
 final class ReplayFailures implements AutoCloseable
 {
     private final List<ReplayBench.Failure> failures;
-    private final List<ReplayManager> managers;
+    private final List<BenchManager> managers;
     private final List<ReplayEngine> engines;
     private final PrintWriter out;
     private final boolean[] fired;
@@ -30,7 +30,7 @@ final class ReplayFailures implements AutoCloseable
 
     ReplayFailures(
         final List<ReplayBench.Failure> failures,
-        final List<ReplayManager> managers,
+        final List<BenchManager> managers,
         final List<ReplayEngine> engines,
         final PrintWriter out)
     {

@@ -24,13 +24,13 @@ final class ReplaySampler implements AutoCloseable
         "requesterReadsInFlight", SystemCounterDescriptor.TRANSFER_READS_IN_FLIGHT,
         "quarantinedBytes", SystemCounterDescriptor.TRANSFER_SOURCE_QUARANTINED_BYTES);
 
-    private final List<ReplayManager> managers;
+    private final List<BenchManager> managers;
     private final Map<String, Long> max = new LinkedHashMap<>();
     private volatile boolean running;
     private volatile long incompleteNs;
     private Thread thread;
 
-    ReplaySampler(final List<ReplayManager> managers)
+    ReplaySampler(final List<BenchManager> managers)
     {
         this.managers = managers;
         for (final String name : GAUGES.keySet())
@@ -56,7 +56,7 @@ final class ReplaySampler implements AutoCloseable
             for (final Map.Entry<String, SystemCounterDescriptor> gauge : GAUGES.entrySet())
             {
                 long sum = 0;
-                for (final ReplayManager m : managers)
+                for (final BenchManager m : managers)
                 {
                     sum += m.counter(gauge.getValue());
                 }
@@ -66,7 +66,7 @@ final class ReplaySampler implements AutoCloseable
                     max.merge(gauge.getKey(), total, Math::max);
                 }
             }
-            for (final ReplayManager m : managers)
+            for (final BenchManager m : managers)
             {
                 incomplete |= m.counter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS) > 0;
             }
@@ -109,7 +109,7 @@ final class ReplaySampler implements AutoCloseable
             for (final Map.Entry<String, SystemCounterDescriptor> gauge : GAUGES.entrySet())
             {
                 long sum = 0;
-                for (final ReplayManager m : managers)
+                for (final BenchManager m : managers)
                 {
                     sum += m.counter(gauge.getValue());
                 }

@@ -240,7 +240,7 @@ final class TransferBench
         final TransferManager.Settings settings = new TransferManager.Settings(etcdEndpoints,
             "bench-transfer-" + UUID.randomUUID().toString().substring(0, 8), "a", poolBytes, BLOCK_BYTES, regionBytes,
             streams, options.transport(), "mooncake".equals(options.transport()) ? options.teLibrary() : null);
-        final List<TransferManager> managers = new ArrayList<>();
+        final List<BenchManager> managers = new ArrayList<>();
         TransferCounters countersA = null;
         TransferCounters countersB = null;
         try
@@ -248,17 +248,17 @@ final class TransferBench
             final long startNs = System.nanoTime();
             managers.add(TransferManager.start("a", options.workDir(), settings));
             managers.add(TransferManager.start("b", options.workDir(), settings));
-            for (final TransferManager m : managers)
+            for (final BenchManager m : managers)
             {
                 m.awaitReady();
             }
-            for (final TransferManager m : managers)
+            for (final BenchManager m : managers)
             {
-                m.awaitCounter(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE, (v) -> 1 == v, TransferManager.START_TIMEOUT_NS);
-                m.awaitCounter(SystemCounterDescriptor.MEMBERSHIP_MEMBERS, (v) -> 2 == v, TransferManager.START_TIMEOUT_NS);
+                m.awaitCounter(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE, (v) -> 1 == v, BenchManager.START_TIMEOUT_NS);
+                m.awaitCounter(SystemCounterDescriptor.MEMBERSHIP_MEMBERS, (v) -> 2 == v, BenchManager.START_TIMEOUT_NS);
             }
             managers.get(0).awaitCounter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, (v) -> 0 == v,
-                TransferManager.START_TIMEOUT_NS);
+                BenchManager.START_TIMEOUT_NS);
             out.printf(Locale.ROOT, "%n--transfer-streams %d: Managers a (pid %d) and b (pid %d) in one cluster after %.1f s, " +
                 "pools and transfer budgets of %d MiB%n", streams, managers.get(0).pid(), managers.get(1).pid(),
                 (System.nanoTime() - startNs) / 1e9, poolBytes >> 20);
@@ -276,8 +276,8 @@ final class TransferBench
                 awaitPeers(engineB, restore, managers);
                 out.printf(Locale.ROOT, "b's lookups offer all %d + %d blocks published on a%n", options.blocks(),
                     options.restoreBlocks());
-                countersA = new TransferCounters("a (source)", managers.get(0).counters());
-                countersB = new TransferCounters("b (requester)", managers.get(1).counters());
+                countersA = new TransferCounters("a (source)", managers.get(0).countersReader());
+                countersB = new TransferCounters("b (requester)", managers.get(1).countersReader());
                 // A phase that fails is recorded and the run goes on, so the other figures of the run survive it.
                 try
                 {
@@ -312,7 +312,7 @@ final class TransferBench
         final EngineClient engineB,
         final List<KeyBatch> big,
         final int streams,
-        final List<TransferManager> managers,
+        final List<BenchManager> managers,
         final Map<String, Object> pair)
     {
         final long bytes = (long)options.blocks() * BLOCK_BYTES;
@@ -367,7 +367,7 @@ final class TransferBench
         final KeyBatch restore,
         final long offset,
         final int streams,
-        final List<TransferManager> managers,
+        final List<BenchManager> managers,
         final Map<String, Object> pair)
     {
         final long bytes = (long)options.restoreBlocks() * RESTORE_BLOCK_BYTES;
@@ -507,12 +507,12 @@ final class TransferBench
     }
 
     private void readWithPeers(
-        final EngineClient engine, final KeyBatch batch, final OperationResult result, final List<TransferManager> managers)
+        final EngineClient engine, final KeyBatch batch, final OperationResult result, final List<BenchManager> managers)
     {
         final OperationResult answered = engine.read(batch, 0L, true, result);
         if (!answered.isOk() || answered.count(KeyStatus.PEER) != batch.keyCount())
         {
-            for (final TransferManager m : managers)
+            for (final BenchManager m : managers)
             {
                 m.checkAlive();
             }
@@ -529,11 +529,11 @@ final class TransferBench
      *
      * @return where, for the failure's message.
      */
-    private String dumpCounters(final List<TransferManager> managers)
+    private String dumpCounters(final List<BenchManager> managers)
     {
         final Path file = options.workDir().resolve("counters-at-failure.txt");
         final StringBuilder text = new StringBuilder();
-        for (final TransferManager m : managers)
+        for (final BenchManager m : managers)
         {
             text.append("Manager ").append(m.nodeId()).append(" (pid ").append(m.pid()).append("):")
                 .append(System.lineSeparator()).append(m.nonZeroCounters());
@@ -549,7 +549,7 @@ final class TransferBench
         }
     }
 
-    private void publish(final EngineClient engine, final List<KeyBatch> batches, final TransferManager a)
+    private void publish(final EngineClient engine, final List<KeyBatch> batches, final BenchManager a)
     {
         final OperationResult result = new OperationResult(MAX_PEER_KEYS);
         for (final KeyBatch batch : batches)
@@ -565,7 +565,7 @@ final class TransferBench
     }
 
     private static void awaitPeers(final EngineClient engine, final List<KeyBatch> batches,
-        final List<TransferManager> managers)
+        final List<BenchManager> managers)
     {
         final OperationResult result = new OperationResult(MAX_PEER_KEYS);
         for (final KeyBatch batch : batches)
@@ -579,7 +579,7 @@ final class TransferBench
                 {
                     break;
                 }
-                for (final TransferManager m : managers)
+                for (final BenchManager m : managers)
                 {
                     m.checkAlive();
                 }
@@ -593,7 +593,7 @@ final class TransferBench
         }
     }
 
-    private static EngineClient engine(final TransferManager manager, final String name, final long regionBytes)
+    private static EngineClient engine(final BenchManager manager, final String name, final long regionBytes)
     {
         return EngineClient.connect(new EngineClient.Context()
             .dir(manager.dir().toString())

@@ -17,10 +17,11 @@ import org.agrona.CloseHelper;
 import org.agrona.concurrent.status.CountersReader;
 
 /**
- * One Manager process of the replay, started through {@link ChildJvm} with the flags a mode asks for, its CnC file
- * mapped for readiness and counters. It can be killed (SIGKILL) and started again on the same directory and flags.
+ * One Manager process of a benchmark, started through {@link ChildJvm} with the flags the benchmark asks for, its CnC
+ * file mapped for readiness and counters. It can be killed (SIGKILL) and started again on the same directory and
+ * flags. The benchmarks that run clustered Managers ({@code bench transfer}, {@code bench replay}) share it.
  */
-final class ReplayManager implements AutoCloseable
+final class BenchManager implements AutoCloseable
 {
     /** How long a Manager may take from start to ready. */
     static final long START_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(90);
@@ -30,15 +31,18 @@ final class ReplayManager implements AutoCloseable
     private final String nodeId;
     private final Path dir;
     private final File log;
+    private final List<String> jvmArgs;
     private final List<String> args;
     private Process process;
     private volatile CncReader cnc;
 
-    private ReplayManager(final String nodeId, final Path dir, final File log, final List<String> args)
+    private BenchManager(
+        final String nodeId, final Path dir, final File log, final List<String> jvmArgs, final List<String> args)
     {
         this.nodeId = nodeId;
         this.dir = dir;
         this.log = log;
+        this.jvmArgs = jvmArgs;
         this.args = args;
     }
 
@@ -47,24 +51,26 @@ final class ReplayManager implements AutoCloseable
      *
      * @param nodeId    node id.
      * @param workDir   parent of its directory and log.
+     * @param jvmArgs   options of the child JVM.
      * @param flags     every flag but {@code --dir} and {@code --node-id}.
      * @return the started Manager.
      * @throws IOException when the process cannot be started.
      */
-    static ReplayManager start(final String nodeId, final Path workDir, final List<String> flags) throws IOException
+    static BenchManager start(
+        final String nodeId, final Path workDir, final List<String> jvmArgs, final List<String> flags) throws IOException
     {
         final Path dir = workDir.resolve("manager-" + nodeId);
         final File log = workDir.resolve("manager-" + nodeId + ".log").toFile();
         final List<String> args = new java.util.ArrayList<>(List.of("manager", "--dir", dir.toString(), "--node-id", nodeId));
         args.addAll(flags);
-        final ReplayManager manager = new ReplayManager(nodeId, dir, log, List.copyOf(args));
+        final BenchManager manager = new BenchManager(nodeId, dir, log, List.copyOf(jvmArgs), List.copyOf(args));
         manager.launch();
         return manager;
     }
 
     private void launch() throws IOException
     {
-        process = ChildJvm.startOrbitkv(log, List.of("-Xmx512m"), args);
+        process = ChildJvm.startOrbitkv(log, jvmArgs, args);
     }
 
     void awaitReady()
@@ -125,6 +131,39 @@ final class ReplayManager implements AutoCloseable
         counters.forEach((counterId, typeId, keyBuffer, label) ->
             all.putIfAbsent(label, counters.getCounterValue(counterId)));
         return all;
+    }
+
+    /**
+     * @return the mapped counters; only once {@link #awaitReady} returned.
+     */
+    synchronized CountersReader countersReader()
+    {
+        return cnc.countersReader();
+    }
+
+    /**
+     * Every counter of this Manager that is not zero, one per line, for a failure's evidence.
+     *
+     * @return the lines, or a note when the CnC file is not mapped.
+     */
+    synchronized String nonZeroCounters()
+    {
+        if (null == cnc)
+        {
+            return "  (no CnC file mapped)" + System.lineSeparator();
+        }
+        final StringBuilder text = new StringBuilder();
+        final CountersReader counters = cnc.countersReader();
+        counters.forEach((counterId, typeId, keyBuffer, label) ->
+        {
+            final long value = counters.getCounterValue(counterId);
+            if (0 != value)
+            {
+                text.append("  ").append(counterId).append(' ').append(label).append(" = ").append(value)
+                    .append(System.lineSeparator());
+            }
+        });
+        return text.toString();
     }
 
     /**
