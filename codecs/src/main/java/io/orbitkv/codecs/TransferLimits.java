@@ -55,6 +55,12 @@ public final class TransferLimits
     public static final long AUTHORIZE_TIMEOUT_MS = 1_000;
 
     /**
+     * How long a requester plans around a source that left an authorization unanswered (its connection down or the
+     * Manager gone but still in the member view): two authorization timeouts, then it is asked again.
+     */
+    public static final long UNANSWERED_SOURCE_BACKOFF_MS = 2 * AUTHORIZE_TIMEOUT_MS;
+
+    /**
      * Time one fetch (authorizations, reads and checks of a prefix) may take in all.
      */
     public static final long FETCH_BUDGET_MS = 5_000;

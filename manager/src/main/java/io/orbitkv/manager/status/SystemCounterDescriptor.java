@@ -215,7 +215,8 @@ public enum SystemCounterDescriptor implements CounterDescriptor
     TRANSFER_SOURCE_SSD_GRANTED_KEYS(206, "Transfer source: keys granted from export staging (SSD residences)", false),
     TRANSFER_SOURCE_SSD_UNCLAIMED_EXPIRED(207, "Transfer source: prepared SSD blocks freed unclaimed by any grant in time", false),
     TRANSFER_PREPARE_WAITS(208, "Transfer requester: authorizations asked again after a PENDING answer", false),
-    TRANSFER_BUDGET_WAITS(209, "Transfer requester: budget waits (asked again after a BACKPRESSURE answer)", false);
+    TRANSFER_BUDGET_WAITS(209, "Transfer requester: budget waits (asked again after a BACKPRESSURE answer)", false),
+    TRANSFER_UNANSWERED_SOURCE_SKIPS(210, "Transfer requester: candidates passed over (source left an authorization unanswered)", false);
 
     /** {@link #POOL_TOUCH_STATE}: no touch has begun (also the state of mode off). */
     public static final int POOL_TOUCH_NOT_STARTED = 0;

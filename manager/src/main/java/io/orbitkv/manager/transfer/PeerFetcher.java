@@ -60,6 +60,11 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
      */
     public static final int MAX_FETCHES = 64;
 
+    /**
+     * Sources remembered as unanswering at once (a few Managers failing together; the oldest is forgotten first).
+     */
+    static final int SUSPECT_SOURCES = 16;
+
     private static final int MAX_FRAME_BYTES = 64 * 1024;
     private static final int KEY_BITS = 8;
 
@@ -101,6 +106,10 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     private final AtomicCounter readsInFlightGauge;
     private final AtomicCounter prepareWaits;
     private final AtomicCounter budgetWaits;
+    private final AtomicCounter suspectSkips;
+    private final long[] suspectMsbs = new long[SUSPECT_SOURCES];
+    private final long[] suspectLsbs = new long[SUSPECT_SOURCES];
+    private final long[] suspectUntilMs = new long[SUSPECT_SOURCES];
     private final TransferHandler answers = new TransferHandler()
     {
         public void onAuthorize(final PeerSession session, final TransferAuthorizeDecoder request)
@@ -171,6 +180,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         readsInFlightGauge = counters.get(SystemCounterDescriptor.TRANSFER_READS_IN_FLIGHT);
         prepareWaits = counters.get(SystemCounterDescriptor.TRANSFER_PREPARE_WAITS);
         budgetWaits = counters.get(SystemCounterDescriptor.TRANSFER_BUDGET_WAITS);
+        suspectSkips = counters.get(SystemCounterDescriptor.TRANSFER_UNANSWERED_SOURCE_SKIPS);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -457,6 +467,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
                 {
                     // No answer: the source may have gone; a late grant is released as stale.
                     authorizeTimeouts.incrementRelease();
+                    suspect(attempt.ownerMsb, attempt.ownerLsb);
                     refused(fetch, attempt, TransferStatus.ERROR, false);
                     return 1;
                 }
@@ -559,6 +570,11 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
                 {
                     continue;
                 }
+                if (isSuspect(msb, lsb))
+                {
+                    suspectSkips.incrementRelease();
+                    continue;
+                }
                 int run = 1;
                 while (k + run < fetch.keyCount && k + run < fetch.stopKey &&
                     run < TransferLimits.MAX_KEYS_PER_AUTHORIZE && fetch.candidateOf(k + run, msb, lsb) >= 0)
@@ -629,6 +645,55 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         return attempt;
     }
 
+    /**
+     * A source left an authorization unanswered: plan around it for {@link TransferLimits#UNANSWERED_SOURCE_BACKOFF_MS}
+     * (a killed Manager stays in the member view until its lease expires, and every fetch would wait out its own
+     * timeout on it). The table is small and its oldest entry is reused first; an answer from the source ends its
+     * backoff.
+     */
+    private void suspect(final long msb, final long lsb)
+    {
+        int slot = 0;
+        for (int i = 0; i < suspectMsbs.length; i++)
+        {
+            if (suspectMsbs[i] == msb && suspectLsbs[i] == lsb)
+            {
+                slot = i;
+                break;
+            }
+            if (suspectUntilMs[i] - suspectUntilMs[slot] < 0)
+            {
+                slot = i;
+            }
+        }
+        suspectMsbs[slot] = msb;
+        suspectLsbs[slot] = lsb;
+        suspectUntilMs[slot] = nowMs + TransferLimits.UNANSWERED_SOURCE_BACKOFF_MS;
+    }
+
+    private boolean isSuspect(final long msb, final long lsb)
+    {
+        for (int i = 0; i < suspectMsbs.length; i++)
+        {
+            if (suspectMsbs[i] == msb && suspectLsbs[i] == lsb)
+            {
+                return nowMs - suspectUntilMs[i] < 0;
+            }
+        }
+        return false;
+    }
+
+    private void answeredBy(final long msb, final long lsb)
+    {
+        for (int i = 0; i < suspectMsbs.length; i++)
+        {
+            if (suspectMsbs[i] == msb && suspectLsbs[i] == lsb)
+            {
+                suspectUntilMs[i] = nowMs;
+            }
+        }
+    }
+
     private static int inFlightSources(final PeerFetch fetch)
     {
         int n = 0;
@@ -679,6 +744,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
             if (nowMs - attempt.deadlineMs >= 0)
             {
                 authorizeTimeouts.incrementRelease();
+                suspect(attempt.ownerMsb, attempt.ownerLsb);
                 refused(fetch, attempt, TransferStatus.ERROR, false);
                 return true;
             }
@@ -756,6 +822,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
 
     private void onGrant(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final TransferGrantDecoder grant)
     {
+        answeredBy(attempt.ownerMsb, attempt.ownerLsb);
         final TransferStatus status = grant.status();
         if (TransferStatus.OK != status || 0 == grant.grantedKeys())
         {

@@ -503,6 +503,16 @@ class TransferEndToEndTest
         awaitCounter(b, SystemCounterDescriptor.LEASES_ACTIVE, 0);
         awaitCounter(b, SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE, 0);
         awaitCounter(b, SystemCounterDescriptor.TRANSFER_READS_IN_FLIGHT, 0);
+
+        // A is still in the member view (its lease has not expired): the next Read with peers asks it and times out;
+        // the one after plans around it for a while instead of waiting out its own timeout.
+        engineB.read(prefix, 0L, true, result);
+        assertEquals(0, result.value(), () -> describe(result));
+        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_AUTHORIZE_TIMEOUTS) >= 1, b::dump);
+        engineB.read(prefix, 0L, true, result);
+        assertEquals(0, result.value(), () -> describe(result));
+        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_UNANSWERED_SOURCE_SKIPS) >= 1, b::dump);
+        awaitCounter(b, SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE, 0);
     }
 
     @Test
