@@ -29,10 +29,11 @@ import org.agrona.concurrent.status.AtomicCounter;
  */
 final class SsdExports implements SsdReadListener
 {
-    /** {@link #prepare} found no staging credit or no slot: the requester should ask again later. */
+    /**
+     * {@link #prepare} found no staging credit or slot, or the SSD tier had no I/O staging or command for the read
+     * now: the requester should ask again later.
+     */
     static final int NO_CREDIT = -1;
-    /** {@link #prepare} found credit, but the SSD tier had no staging or command for the read now. */
-    static final int NO_COMMAND = -2;
 
     static final int FREE = 0;
     static final int READING = 1;
@@ -145,7 +146,7 @@ final class SsdExports implements SsdReadListener
     /**
      * Start preparing a live SSD residence whose sequence and length the caller checked.
      *
-     * @return the slot (READING), {@link #NO_CREDIT} or {@link #NO_COMMAND}.
+     * @return the slot (READING) or {@link #NO_CREDIT}.
      */
     int prepare(final long ssdResidence, final long insertionSequence, final int length)
     {
@@ -173,7 +174,7 @@ final class SsdExports implements SsdReadListener
             store.unpin(ssdResidence);
             credits.free(offset);
             freeSlots[freeCount++] = slot;
-            return NO_COMMAND;
+            return NO_CREDIT;
         }
         states[slot] = READING;
         ssdEntries[slot] = entry;
@@ -290,11 +291,6 @@ final class SsdExports implements SsdReadListener
         }
         nextExpiryNs = next;
         return freed;
-    }
-
-    long stagedBytes()
-    {
-        return credits.allocatedBytes();
     }
 
     private void free(final int slot)
