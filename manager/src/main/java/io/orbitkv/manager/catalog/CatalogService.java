@@ -177,6 +177,15 @@ public final class CatalogService implements Agent, AutoCloseable
     }
 
     /**
+     * Let discovery answer the keys this Manager's own DRAM holds and go on after them; set once, before the first
+     * lookup, by whoever serves such keys (the peer fetcher).
+     */
+    public void localResidency(final LocalResidency localResidency)
+    {
+        discovery.localResidency(localResidency);
+    }
+
+    /**
      * Resolve a filled lookup; {@code sink} gets it once its peer candidates are known or its budget ran out (at
      * once, from this call, when every key is warm or nothing can be asked).
      */

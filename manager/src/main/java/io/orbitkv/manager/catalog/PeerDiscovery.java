@@ -23,7 +23,9 @@ import org.agrona.concurrent.status.AtomicCounter;
  * from its own catalog view, with no RPC. Keys already being asked by another lookup are not asked again: the lookup
  * waits for that query and rechecks the index afterwards. Rows go into the candidate index (an empty row stores
  * nothing: it is not proof of absence), and the answer is built from the index, skipping candidates of this Manager
- * itself and of incarnations the member view does not show. Runs on the agent thread.
+ * itself and of incarnations the member view does not show. A key this Manager's own DRAM holds (given a
+ * {@link LocalResidency}) is neither asked nor a miss: it is answered DRAM and the answer goes on after it, so a
+ * chain whose blocks alternate between peers and this Manager is found whole. Runs on the agent thread.
  */
 final class PeerDiscovery
 {
@@ -50,12 +52,14 @@ final class PeerDiscovery
     private final AtomicCounter coldCoalesced;
     private final AtomicCounter coldTimeouts;
     private final AtomicCounter peerKeys;
+    private final AtomicCounter localKeys;
     private final StateKeyShard shardFunction = new StateKeyShard();
     private final PendingLookup[] lookups = new PendingLookup[MAX_PENDING_LOOKUPS];
     private final ColdQuerySlot[] queries = new ColdQuerySlot[MAX_INFLIGHT_QUERIES];
     private final Long2LongHashMap inflightKeys = new Long2LongHashMap(NO_QUERY);
     private final CandidateSet set = new CandidateSet();
     private final StateKeyFlyweight key = new StateKeyFlyweight();
+    private LocalResidency localResidency;
     private int activeLookups;
     private int activeQueries;
 
@@ -75,6 +79,7 @@ final class PeerDiscovery
         this.coldCoalesced = counters.get(SystemCounterDescriptor.CATALOG_COLD_COALESCED);
         this.coldTimeouts = counters.get(SystemCounterDescriptor.CATALOG_COLD_TIMEOUTS);
         this.peerKeys = counters.get(SystemCounterDescriptor.CATALOG_PEER_KEYS);
+        this.localKeys = counters.get(SystemCounterDescriptor.CATALOG_LOCAL_CONTINUATION_KEYS);
         for (int i = 0; i < lookups.length; i++)
         {
             lookups[i] = new PendingLookup(i);
@@ -83,6 +88,14 @@ final class PeerDiscovery
         {
             queries[i] = new ColdQuerySlot(i, MAX_PENDING_LOOKUPS);
         }
+    }
+
+    /**
+     * Answer keys this Manager's DRAM holds without asking for them; set once, before the first lookup.
+     */
+    void localResidency(final LocalResidency localResidency)
+    {
+        this.localResidency = localResidency;
     }
 
     PendingLookup acquire()
@@ -116,6 +129,11 @@ final class PeerDiscovery
 
         for (int k = 0; k < lookup.peerKeyCount(); k++)
         {
+            if (localLength(lookup, k) >= 0)
+            {
+                // Held here: answered from DRAM when the lookup completes, never asked of a catalog host.
+                continue;
+            }
             final StateKeyFlyweight key = lookup.key(k, this.key);
             final int usable = usableCandidates(key, nowMs);
             if (usable > 0)
@@ -342,13 +360,23 @@ final class PeerDiscovery
         final int[] lengths = lookup.lengths();
         final int first = lookup.firstPeerKey();
         boolean missed = false;
+        int local = 0;
         for (int k = lookup.answeredKeys; k < lookup.peerKeyCount(); k++)
         {
             final int keyIndex = first + k;
+            final int localLength;
             if (missed)
             {
                 statuses[keyIndex] = KeyStatus.NOT_ATTEMPTED;
                 lengths[keyIndex] = 0;
+            }
+            else if ((localLength = localLength(lookup, k)) >= 0)
+            {
+                // Held here (the fetcher serves it from this Manager's DRAM): the prefix goes on after it.
+                statuses[keyIndex] = KeyStatus.DRAM;
+                lengths[keyIndex] = localLength;
+                lookup.answeredKeys++;
+                local++;
             }
             else if (!answerKey(lookup, k, usableCandidates(lookup.key(k, key), nowMs)))
             {
@@ -357,7 +385,11 @@ final class PeerDiscovery
                 missed = true;
             }
         }
-        peerKeys.getAndAddRelease(lookup.answeredKeys);
+        peerKeys.getAndAddRelease(lookup.answeredKeys - local);
+        if (local > 0)
+        {
+            localKeys.getAndAddRelease(local);
+        }
         final LookupAnswerSink sink = lookup.sink;
         lookup.sink = null;
         sink.answer(lookup);
@@ -418,6 +450,19 @@ final class PeerDiscovery
         }
         set.truncate(kept);
         return kept;
+    }
+
+    /**
+     * @return the DRAM length of peer key {@code k} when this Manager holds it, else -1.
+     */
+    private int localLength(final PendingLookup lookup, final int k)
+    {
+        if (null == localResidency || lookup.namespaceId() < 0)
+        {
+            return -1;
+        }
+        return localResidency.dramLength(
+            lookup.namespaceId(), lookup.hashBuffer(), lookup.hashOffset(k), lookup.hashLength(k));
     }
 
     private static long fingerprint(final StateKeyFlyweight key)

@@ -26,6 +26,7 @@ public final class PendingLookup
     private long leaseId;
     private int localPrefix;
     private boolean pinned;
+    private int namespaceId;
     private int keyCount;
     private int firstPeerKey;
     private int peerKeyCount;
@@ -70,8 +71,24 @@ public final class PendingLookup
         this.firstPeerKey = localPrefix;
         this.peerKeyCount = 0;
         this.pinned = false;
+        this.namespaceId = -1;
         this.answer.reset();
         return this;
+    }
+
+    /**
+     * The namespace's id in this Manager's namespace table (negative when unknown here): keys this Manager holds
+     * itself are found with it.
+     */
+    public PendingLookup namespaceId(final int namespaceId)
+    {
+        this.namespaceId = namespaceId;
+        return this;
+    }
+
+    public int namespaceId()
+    {
+        return namespaceId;
     }
 
     /**

@@ -99,6 +99,7 @@ public final class EngineRing
         {
             fetcher = new PeerFetcher(catalog, transport, store, namespaces, admission, requests, counters, errorHandler);
             requests.fetcher(fetcher);
+            catalog.localResidency(fetcher);
             copies.fetcher(fetcher);
             sessions.fetcher(fetcher);
         }

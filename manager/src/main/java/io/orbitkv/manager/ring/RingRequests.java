@@ -319,7 +319,7 @@ final class RingRequests implements LookupAnswerSink, FetchListener
         }
 
         if (missed && 0 != (flags & Configuration.LOOKUP_FLAG_PEERS) && null != catalog &&
-            startPeerLookup(clientId, correlationId, prefix, leaseId, pin, keys))
+            startPeerLookup(clientId, correlationId, prefix, leaseId, pin, namespaceId, keys))
         {
             // Answered by answer(PendingLookup) once the candidates are known or the discovery budget ran out.
             return;
@@ -339,6 +339,7 @@ final class RingRequests implements LookupAnswerSink, FetchListener
         final int prefix,
         final long leaseId,
         final boolean pin,
+        final int namespaceId,
         final RequestKeys keys)
     {
         final int keyCount = keys.count();
@@ -350,7 +351,8 @@ final class RingRequests implements LookupAnswerSink, FetchListener
         }
         lookup.request(clientId, correlationId, leaseId, prefix, scratchStatuses, scratchLengths, keyCount)
             .namespace(buffer, keys.namespaceOffset(), keys.namespaceLength())
-            .pinned(pin);
+            .pinned(pin)
+            .namespaceId(namespaceId);
         for (int i = prefix; i < keyCount; i++)
         {
             if (!lookup.addPeerKey(buffer, keys.hashOffset(i), keys.hashLength(i)))

@@ -216,7 +216,9 @@ public enum SystemCounterDescriptor implements CounterDescriptor
     TRANSFER_SOURCE_SSD_UNCLAIMED_EXPIRED(207, "Transfer source: prepared SSD blocks freed unclaimed by any grant in time", false),
     TRANSFER_PREPARE_WAITS(208, "Transfer requester: authorizations asked again after a PENDING answer", false),
     TRANSFER_BUDGET_WAITS(209, "Transfer requester: budget waits (asked again after a BACKPRESSURE answer)", false),
-    TRANSFER_UNANSWERED_SOURCE_SKIPS(210, "Transfer requester: candidates passed over (source left an authorization unanswered)", false);
+    TRANSFER_UNANSWERED_SOURCE_SKIPS(210, "Transfer requester: candidates passed over (source left an authorization unanswered)", false),
+    CATALOG_LOCAL_CONTINUATION_KEYS(211, "Catalog: lookup keys after the peer part answered from this Manager's DRAM", false),
+    TRANSFER_LOCAL_SPAN_KEYS(212, "Transfer requester: keys of a fetch served from this Manager's DRAM (between peer spans)", false);
 
     /** {@link #POOL_TOUCH_STATE}: no touch has begun (also the state of mode off). */
     public static final int POOL_TOUCH_NOT_STARTED = 0;

@@ -87,6 +87,8 @@ public final class PeerFetch
     final long[] keyAddresses = new long[MAX_KEYS];
     final int[] keyLengths = new int[MAX_KEYS];
     final int[] keyCrcs = new int[MAX_KEYS];
+    /** The pinned DRAM residence of a key served by a {@link SourceAttempt#local} attempt. */
+    final long[] keyResidences = new long[MAX_KEYS];
     final FailureReason[] keyReasons = new FailureReason[MAX_KEYS];
 
     // Source attempts.
@@ -394,6 +396,11 @@ public final class PeerFetch
         /** A TO_SEND attempt is not sent before this time (a source asked to be asked again later). */
         long notBeforeMs;
         boolean abandoned;
+        /**
+         * Served by this Manager's own DRAM (keys after a peer span that it holds itself): pinned when planned,
+         * copied into the destinations, unpinned on release; no message is sent for it.
+         */
+        boolean local;
 
         SourceAttempt(final int index)
         {

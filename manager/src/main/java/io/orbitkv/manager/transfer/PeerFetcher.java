@@ -17,6 +17,7 @@ import io.orbitkv.codecs.transfer.TransferTier;
 import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.catalog.CatalogService;
+import io.orbitkv.manager.catalog.LocalResidency;
 import io.orbitkv.manager.catalog.LookupAnswerSink;
 import io.orbitkv.manager.catalog.PeerAnswer;
 import io.orbitkv.manager.catalog.PendingLookup;
@@ -27,10 +28,12 @@ import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.peer.TransferHandler;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.transport.TransportListener;
 import io.orbitkv.transport.TransportStatus;
+import org.agrona.DirectBuffer;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -53,7 +56,7 @@ import java.nio.ByteBuffer;
  * sent when the session's reads ended, retried {@link TransferLimits#RELEASE_ATTEMPTS} times until acknowledged.
  * Steady-state work allocates nothing.
  */
-public final class PeerFetcher implements LookupAnswerSink, TransportListener
+public final class PeerFetcher implements LookupAnswerSink, TransportListener, LocalResidency
 {
     /**
      * Fetches in progress at once; beyond it a request is answered from its local prefix only (counted).
@@ -84,6 +87,8 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     private final byte[] endpointBytes = new byte[1024];
     private final org.agrona.AsciiSequenceView endpointView = new org.agrona.AsciiSequenceView();
     private final UnsafeBuffer endpointBuffer = new UnsafeBuffer(endpointBytes);
+    private final UnsafeBuffer localSource = new UnsafeBuffer(0, 0);
+    private final UnsafeBuffer localDestination = new UnsafeBuffer(0, 0);
     private final AtomicCounter fetchesStarted;
     private final AtomicCounter fetchesSkipped;
     private final AtomicCounter authorizeSent;
@@ -107,6 +112,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     private final AtomicCounter prepareWaits;
     private final AtomicCounter budgetWaits;
     private final AtomicCounter suspectSkips;
+    private final AtomicCounter localSpanKeys;
     private final long[] suspectMsbs = new long[SUSPECT_SOURCES];
     private final long[] suspectLsbs = new long[SUSPECT_SOURCES];
     private final long[] suspectUntilMs = new long[SUSPECT_SOURCES];
@@ -181,6 +187,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         prepareWaits = counters.get(SystemCounterDescriptor.TRANSFER_PREPARE_WAITS);
         budgetWaits = counters.get(SystemCounterDescriptor.TRANSFER_BUDGET_WAITS);
         suspectSkips = counters.get(SystemCounterDescriptor.TRANSFER_UNANSWERED_SOURCE_SKIPS);
+        localSpanKeys = counters.get(SystemCounterDescriptor.TRANSFER_LOCAL_SPAN_KEYS);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -254,7 +261,8 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         }
         fetch.phase = PeerFetch.DISCOVERING;
         lookup.request(fetch.clientId, fetch.correlationId, 0, 0, fetch.statuses, fetch.lengths, 0)
-            .namespace(fetch.namespace, 0, fetch.namespaceLength);
+            .namespace(fetch.namespace, 0, fetch.namespaceLength)
+            .namespaceId(namespaces.lookup(fetch.namespace, 0, fetch.namespaceLength));
         for (int k = 0; k < fetch.keyCount; k++)
         {
             lookup.addPeerKey(fetch.hashes, fetch.hashOffset(k), fetch.hashLengths[k]);
@@ -509,6 +517,16 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     // ---------------------------------------------------------------------------------------------------------------
     // Discovery.
 
+    public int dramLength(final int namespaceId, final DirectBuffer hash, final int hashOffset, final int hashLength)
+    {
+        if (namespaceId < 0)
+        {
+            return -1;
+        }
+        final long residence = store.findReady(namespaceId, hash, hashOffset, hashLength);
+        return Residence.isDram(residence) ? store.length(residence) : -1;
+    }
+
     public void answer(final PendingLookup lookup)
     {
         for (final PeerFetch fetch : fetches)
@@ -544,14 +562,23 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     // Planning.
 
     /**
-     * Cut the keys from {@code fetch.nextKey} into spans: at each key, the source whose unrefused candidates continue
-     * furthest from it; the span ends where that run ends. Stops at the first key nobody can serve.
+     * Cut the keys from {@code fetch.nextKey} into spans: at each key, this Manager's own DRAM when it holds the key
+     * (a local span), else the source whose unrefused candidates continue furthest from it; the span ends where that
+     * run ends. Stops at the first key nobody can serve.
      */
     private void plan(final PeerFetch fetch)
     {
+        final int namespaceId = namespaces.lookup(fetch.namespace, 0, fetch.namespaceLength);
         int k = fetch.nextKey;
         while (k < fetch.keyCount && k < fetch.stopKey && fetch.attemptCount < PeerFetch.MAX_ATTEMPTS)
         {
+            final int localRun = planLocal(fetch, namespaceId, k);
+            if (localRun > 0)
+            {
+                k += localRun;
+                fetch.nextKey = k;
+                continue;
+            }
             long bestMsb = 0;
             long bestLsb = 0;
             int bestRun = 0;
@@ -613,6 +640,56 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     }
 
     /**
+     * A local span from key {@code k}: the run of keys this Manager's DRAM holds, pinned now and granted at once (read
+     * at once for a READ). SSD residences are not served this way: their read goes through the storage agent.
+     *
+     * @return the keys in the span, 0 when DRAM does not hold key {@code k}.
+     */
+    private int planLocal(final PeerFetch fetch, final int namespaceId, final int k)
+    {
+        if (namespaceId < 0)
+        {
+            return 0;
+        }
+        int run = 0;
+        while (k + run < fetch.keyCount && k + run < fetch.stopKey && run < TransferLimits.MAX_KEYS_PER_AUTHORIZE)
+        {
+            final int i = k + run;
+            final long residence = store.findReady(namespaceId, fetch.hashes, fetch.hashOffset(i), fetch.hashLengths[i]);
+            if (!Residence.isDram(residence))
+            {
+                break;
+            }
+            fetch.keyResidences[i] = residence;
+            run++;
+        }
+        if (0 == run)
+        {
+            return 0;
+        }
+        final PeerFetch.SourceAttempt attempt = newAttempt(fetch, 0, 0, k, run, nowMs);
+        attempt.local = true;
+        attempt.state = PeerFetch.SourceAttempt.GRANTED;
+        attempt.grantedKeys = run;
+        final long poolAddress = store.pool().address();
+        for (int i = k; i < k + run; i++)
+        {
+            final long residence = fetch.keyResidences[i];
+            store.pin(residence);
+            fetch.keyAddresses[i] = poolAddress + store.offset(Residence.entryId(residence));
+            fetch.keyLengths[i] = store.length(residence);
+            fetch.keyCrcs[i] = store.crc32c(residence);
+            fetch.keyCandidates[i] = -1;
+            fetch.keyStates[i] = PeerFetch.KEY_GRANTED;
+        }
+        if (PeerFetch.READ == fetch.kind)
+        {
+            submitReads(fetch, attempt);
+        }
+        return run;
+    }
+
+    /**
      * A new attempt, TO_SEND from {@code notBeforeMs} on, for keys [firstKey, firstKey + keyCount) at one source.
      */
     private PeerFetch.SourceAttempt newAttempt(
@@ -637,6 +714,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         attempt.deadlineMs = notBeforeMs + TransferLimits.AUTHORIZE_TIMEOUT_MS;
         attempt.notBeforeMs = notBeforeMs;
         attempt.client = null;
+        attempt.local = false;
         for (int i = firstKey; i < firstKey + keyCount; i++)
         {
             fetch.keyStates[i] = PeerFetch.KEY_AUTHORIZING;
@@ -1100,6 +1178,10 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
 
     private int submitReads(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
     {
+        if (attempt.local)
+        {
+            return copyLocal(fetch, attempt);
+        }
         int submitted = 0;
         final int end = attempt.firstKey + readable(fetch, attempt);
         for (int i = attempt.firstKey + attempt.readsSubmitted; i < end; i++)
@@ -1130,6 +1212,33 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
             submitted++;
         }
         return submitted;
+    }
+
+    /**
+     * Copy the next key of a local span from the pool into its destination: one block per call, so a long span is
+     * spread over duty cycles like the engine ring's own copies.
+     */
+    private int copyLocal(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
+    {
+        final int i = attempt.firstKey + attempt.readsSubmitted;
+        if (i >= attempt.firstKey + readable(fetch, attempt) || PeerFetch.KEY_GRANTED != fetch.keyStates[i])
+        {
+            return 0;
+        }
+        final int length = fetch.keyLengths[i];
+        if (length > fetch.capacities[i])
+        {
+            fetch.keyStates[i] = PeerFetch.KEY_TOO_SMALL;
+            fetch.stopKey = Math.min(fetch.stopKey, i);
+            return 1;
+        }
+        localSource.wrap(fetch.keyAddresses[i], length);
+        localDestination.wrap(fetch.destinations[i], length);
+        localDestination.putBytes(0, localSource, 0, length);
+        fetch.keyStates[i] = PeerFetch.KEY_DONE;
+        attempt.readsSubmitted++;
+        localSpanKeys.incrementRelease();
+        return 1;
     }
 
     public void onReadComplete(final long requestId, final int status, final long bytes)
@@ -1203,6 +1312,19 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
 
     private void startRelease(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final boolean abandoned)
     {
+        if (attempt.local)
+        {
+            // Nothing to tell anyone: this Manager's own pins are let go.
+            if (PeerFetch.SourceAttempt.GRANTED == attempt.state)
+            {
+                for (int i = attempt.firstKey; i < attempt.firstKey + attempt.grantedKeys; i++)
+                {
+                    store.unpin(fetch.keyResidences[i]);
+                }
+            }
+            attempt.state = PeerFetch.SourceAttempt.DONE;
+            return;
+        }
         if (PeerFetch.SourceAttempt.GRANTED != attempt.state || attempt.readsOutstanding > 0)
         {
             if (PeerFetch.SourceAttempt.TO_SEND == attempt.state)
@@ -1355,10 +1477,15 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         for (int k = 0; k < delivered; k++)
         {
             final int row = first + k;
-            fetch.statuses[row] = KeyStatus.PEER;
+            final PeerFetch.SourceAttempt attempt = fetch.attempt(fetch.keyAttempts[k]);
             fetch.lengths[row] = fetch.keyLengths[k];
             fetch.reasons[row] = FailureReason.NONE;
-            final PeerFetch.SourceAttempt attempt = fetch.attempt(fetch.keyAttempts[k]);
+            if (attempt.local)
+            {
+                fetch.statuses[row] = KeyStatus.DRAM;
+                continue;
+            }
+            fetch.statuses[row] = KeyStatus.PEER;
             final MemberRecord record = catalog.member(attempt.ownerMsb, attempt.ownerLsb);
             final int c = k * PeerFetch.MAX_CANDIDATES + Math.max(0, fetch.keyCandidates[k]);
             if (null != record)

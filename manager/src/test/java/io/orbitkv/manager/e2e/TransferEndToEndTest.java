@@ -249,6 +249,65 @@ class TransferEndToEndTest
 
     @Test
     @Timeout(180)
+    void shouldGoOnThroughBlocksTheRequesterHoldsItselfBetweenPeerSpans() throws Exception
+    {
+        startCluster(new String[0], "--peer-admission", "off");
+        final OrbitKvProcesses a = managers.get(0);
+        final OrbitKvProcesses b = managers.get(1);
+        final EngineClient engineA = engine(0);
+        final EngineClient engineB = engine(1);
+        final OperationResult result = new OperationResult(512);
+
+        // One chain of 24: keys 0-7 and 16-23 at A, keys 8-15 published on B itself.
+        publishAndDiscover(engineA, engineB, 0, 8, result);
+        publishAndDiscover(engineA, engineB, 16, 8, result);
+        fill(engineB, 8, 8);
+        engineB.publish(batch(8, 8), result);
+        assertEquals(8, result.value(), "published on B");
+        final KeyBatch chain = batch(0, 24);
+
+        // 1. Read with peers: A's first span, B's own span, A's second span, all byte-exact; B's pins let go.
+        wipe(engineB);
+        engineB.read(chain, 0L, true, result);
+        assertEquals(24, result.value(), () -> describe(result));
+        assertEquals(16, result.count(KeyStatus.PEER), () -> describe(result));
+        assertEquals(KeyStatus.DRAM, result.status(8), () -> describe(result));
+        assertEquals(KeyStatus.DRAM, result.status(15), () -> describe(result));
+        assertEquals(KeyStatus.PEER, result.status(16), () -> describe(result));
+        assertEquals(0, mismatches(engineB, 0, 24));
+        assertEquals(8, value(b, SystemCounterDescriptor.TRANSFER_LOCAL_SPAN_KEYS));
+        assertTrue(value(b, SystemCounterDescriptor.CATALOG_LOCAL_CONTINUATION_KEYS) >= 8);
+        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+        awaitCounter(b, SystemCounterDescriptor.PINS_ACTIVE, 0);
+
+        // 2. Lookup with pin and peers: the lease holds A's 16 blocks at A and B's 8 at B; a Read of it restores all.
+        engineB.lookup(chain, true, true, result);
+        assertEquals(24, result.value(), () -> describe(result));
+        assertEquals(KeyStatus.DRAM, result.status(8), () -> describe(result));
+        final long leaseId = result.leaseId();
+        assertTrue(0 != leaseId);
+        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 16);
+        awaitCounter(b, SystemCounterDescriptor.PINS_ACTIVE, 8);
+        wipe(engineB);
+        engineB.read(chain, leaseId, false, result);
+        assertEquals(24, result.value(), () -> describe(result));
+        assertEquals(0, mismatches(engineB, 0, 24));
+        assertEquals(16, value(b, SystemCounterDescriptor.TRANSFER_LOCAL_SPAN_KEYS));
+        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+        awaitCounter(b, SystemCounterDescriptor.PINS_ACTIVE, 0);
+
+        // 3. Lookup with pin and peers, then Release: both Managers let go.
+        engineB.lookup(chain, true, true, result);
+        assertEquals(24, result.value(), () -> describe(result));
+        awaitCounter(b, SystemCounterDescriptor.PINS_ACTIVE, 8);
+        assertEquals(StatusCode.OK, engineB.release(result.leaseId()));
+        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+        awaitCounter(b, SystemCounterDescriptor.PINS_ACTIVE, 0);
+        assertEquals(0, value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_ADMITTED));
+    }
+
+    @Test
+    @Timeout(180)
     void shouldRestoreThroughTheMooncakeBindingOverTheBuildsTeStandIn() throws Exception
     {
         // The real Transfer Engine cannot be installed here: the build compiles a C stand-in of its ABI, and both
