@@ -64,6 +64,9 @@ final class ReplayBench
      */
     static final long CANDIDATE_ENTRY_BYTES = 64 + 64 + 4 * 40;
 
+    /** The Manager's own default admission policy, which the cluster modes run with. */
+    static final String DEFAULT_ADMISSION = io.orbitkv.manager.Configuration.PEER_ADMISSION_DEFAULT.flagValue();
+
     static final List<String> MODE_NAMES = List.of("isolated", "embedded", "one-catalog", "large-index",
         "admission-off", "admission-always", "admission-second-hit");
 
@@ -72,11 +75,12 @@ final class ReplayBench
         return switch (name)
         {
             case "isolated" -> new Mode(name, false, false, "off");
-            case "embedded", "admission-second-hit" -> new Mode(name, true, false, "second-hit");
-            case "one-catalog" -> new Mode(name, true, true, "second-hit");
+            case "embedded" -> new Mode(name, true, false, DEFAULT_ADMISSION);
+            case "one-catalog" -> new Mode(name, true, true, DEFAULT_ADMISSION);
             case "admission-off" -> new Mode(name, true, false, "off");
             case "admission-always" -> new Mode(name, true, false, "always");
-            case "large-index" -> new Mode(name, true, false, "second-hit", true);
+            case "admission-second-hit" -> new Mode(name, true, false, "second-hit");
+            case "large-index" -> new Mode(name, true, false, DEFAULT_ADMISSION, true);
             default -> throw new IllegalArgumentException("unknown mode '" + name + "'; modes: " + MODE_NAMES);
         };
     }

@@ -239,9 +239,13 @@ public final class Configuration
     public static final int MIN_TRANSFER_STREAMS = 1;
     public static final int MAX_TRANSFER_STREAMS = 16;
 
-    /** Whether a block restored from a peer is also kept in local DRAM: off, always or second-hit. */
+    /**
+     * Whether a block restored from a peer is also kept in local DRAM: off, always or second-hit. Off by default: on
+     * the conversation trace through four Managers (benches/RESULTS.md) a replica costs a slot another block would
+     * hold, and off gives the highest hit fraction and the lowest TTFT of the three.
+     */
     public static final String PEER_ADMISSION_PROP_NAME = "orbitkv.manager.peer.admission";
-    public static final PeerAdmission.Policy PEER_ADMISSION_DEFAULT = PeerAdmission.Policy.SECOND_HIT;
+    public static final PeerAdmission.Policy PEER_ADMISSION_DEFAULT = PeerAdmission.Policy.OFF;
 
     /** The window in which a second fetch of a block from a peer admits it (second-hit). */
     public static final String PEER_ADMISSION_WINDOW_PROP_NAME = "orbitkv.manager.peer.admission.window";
