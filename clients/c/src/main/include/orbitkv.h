@@ -156,7 +156,8 @@ int32_t okv_max_keys_per_request(const okv_client *client);
 /* Text of the last library failure of this client (thread-local to the handle, best effort). */
 const char *okv_last_error(const okv_client *client);
 
-/* Requests: one request each, at most okv_max_keys_per_request keys (longer chains: okv_*_chain below). Thread-safe (serialised per client). */
+/* Requests: one request each, at most okv_max_keys_per_request keys (longer chains: okv_*_chain below).
+ * Thread-safe (serialised per client). */
 int okv_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length,
     const okv_key *keys, uint32_t key_count, okv_result *result);
 int okv_lookup(okv_client *client, const uint8_t *ns, uint32_t ns_length,

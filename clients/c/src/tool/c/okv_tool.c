@@ -8,6 +8,7 @@
  *   okv-tool DIR bench NS KEYS ITERATIONS        lookup round trips: prints median and mean ns
  *   okv-tool DIR chain NS SEED COUNT BYTES       a chain longer than one request: publish, pinned lookup of it and
  *                                                of it plus COUNT unpublished keys, read of the leases, verify
+ *   okv-tool DIR peers NS SEED COUNT             lookup with the peers flag: one line per candidate
  *   okv-tool - shard NSHEX HASHHEX               StateKey canonical bytes, shard digest and shard (no Manager)
  *
  * Output: one line of key=value pairs; exit status 0 when everything checked out.
@@ -359,6 +360,40 @@ int main(int argc, char **argv)
         free(samples);
         okv_close(client);
         return 0;
+    }
+    if (strcmp(cmd, "peers") == 0)
+    {
+        if (argc < 6 || open_client(dir, NULL, 4096, &client) != OKV_OK)
+        {
+            return 1;
+        }
+        const char *ns = argv[3];
+        const uint64_t seed = strtoull(argv[4], NULL, 10);
+        const uint32_t count = (uint32_t)strtoul(argv[5], NULL, 10);
+        for (uint32_t i = 0; i < count && i < OKV_MAX_KEYS; i++)
+        {
+            chain_hash(seed, i, hashes[i]);
+            keys[i].hash = hashes[i];
+            keys[i].hash_length = HASH_BYTES;
+        }
+        okv_result_init(&result);
+        const int status = okv_lookup(client, (const uint8_t *)ns, (uint32_t)strlen(ns), keys, count, 0, 1, &result);
+        printf("status=%d prefix=%lld candidates=%d owners=%d\n", status, (long long)result.value,
+            result.candidate_count, result.owner_count);
+        for (int32_t i = 0; i < result.candidate_count; i++)
+        {
+            const okv_candidate *c = &result.candidates[i];
+            const okv_owner *o = &result.owners[c->owner_index];
+            const uint64_t msb = (uint64_t)o->runtime_uuid_msb;
+            const uint64_t lsb = (uint64_t)o->runtime_uuid_lsb;
+            printf("candidate key=%d owner=%s uuid=%08llx-%04llx-%04llx-%04llx-%012llx tier=%s sequence=%lld length=%d\n",
+                c->key_index, o->node_id, (unsigned long long)(msb >> 32), (unsigned long long)((msb >> 16) & 0xffff),
+                (unsigned long long)(msb & 0xffff), (unsigned long long)(lsb >> 48),
+                (unsigned long long)(lsb & 0xffffffffffffULL), c->tier == OKV_KEY_DRAM ? "DRAM" :
+                (c->tier == OKV_KEY_SSD ? "SSD" : "OTHER"), (long long)c->insertion_sequence, c->length);
+        }
+        okv_close(client);
+        return status == OKV_OK ? 0 : 1;
     }
     if (strcmp(cmd, "chain") == 0)
     {
