@@ -221,6 +221,12 @@ final class CrossLanguageTest
             final BufferedReader lines = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
             final String line = lines.readLine();
             assertEquals("pinned " + BLOCKS, line);
+            // a gauge the Manager refreshes in its duty cycle: poll it with a deadline
+            final long pinnedBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+            while (counter("Pins active") != before + BLOCKS && System.nanoTime() - pinnedBy < 0)
+            {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+            }
             assertEquals(before + BLOCKS, counter("Pins active"));
         }
         finally
