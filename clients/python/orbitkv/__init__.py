@@ -173,14 +173,17 @@ class LookupResult:
     and `owners` the distinct Managers they name. `lengths` and `tiers` are decoded on first use.
     """
 
-    __slots__ = ("prefix_len", "lease", "candidates", "status_bytes", "requests", "peer_candidates", "owners",
-                 "_length_bytes", "_lengths", "_tiers")
+    __slots__ = ("prefix_len", "lease", "candidates", "requests", "peer_candidates", "owners", "_status_bytes",
+                 "_length_bytes", "_rows", "_count", "_lengths", "_tiers")
 
-    def __init__(self, prefix_len: int, status_bytes: bytes, length_bytes: bytes, lease: Lease | None = None,
+    def __init__(self, prefix_len: int, status_bytes: bytes, length_bytes: bytes | None, lease: Lease | None = None,
                  candidates: int = 0, requests: int = 1, peer_candidates: tuple[PeerCandidate, ...] = (),
-                 owners: tuple[PeerOwner, ...] = ()) -> None:
+                 owners: tuple[PeerOwner, ...] = (), count: int = -1) -> None:
+        # count >= 0: status_bytes is the answer's rows from its status array through its lengths (one copy)
         self.prefix_len = prefix_len
-        self.status_bytes = status_bytes
+        self._rows = status_bytes if count >= 0 else None
+        self._count = count
+        self._status_bytes = None if count >= 0 else status_bytes
         self._length_bytes = length_bytes
         self.lease = lease
         self.candidates = candidates
@@ -189,10 +192,21 @@ class LookupResult:
         self.owners = owners
         self._lengths: list[int] | None = None
         self._tiers: list[str] | None = None
+        if count < 0 and length_bytes is None:
+            raise ValueError("length_bytes required")
+
+    @property
+    def status_bytes(self) -> bytes:
+        if self._status_bytes is None:
+            self._status_bytes = self._rows[: self._count]
+        return self._status_bytes
 
     @property
     def lengths(self) -> list[int]:
         if self._lengths is None:
+            if self._length_bytes is None:
+                at = _LENGTH_OFFSET - _STATUS_OFFSET
+                self._length_bytes = self._rows[at:at + 4 * self._count]
             self._lengths = memoryview(self._length_bytes).cast("i").tolist()
         return self._lengths
 
@@ -440,10 +454,11 @@ class Client:
                 uniform = len(packed) == first * count and (count == 1 or bytes(map(len, hashes)) == bytes((first,)) * count)
             except (TypeError, ValueError):
                 uniform = False
-            if uniform and 0 < first <= _native.MAX_HASH_LENGTH:
+            handle = self._handle
+            if uniform and 0 < first <= _native.MAX_HASH_LENGTH and handle is not None:
                 with self._result_lock:
                     result = self._result
-                    status = self._lib.okv_lookup_packed(self._live(), ns, len(ns), packed, first, count, pin, peers,
+                    status = self._lib.okv_lookup_packed(handle, ns, len(ns), packed, first, count, pin, peers,
                                                          self._result_ref)
                     if status != 0:
                         self._raise(status, result)
@@ -466,8 +481,9 @@ class Client:
             lease = Lease(result.lease_id, ns, tuple(bytes(h) for h in hashes))
         count = result.key_count
         view = self._result_view if result is self._result else memoryview(result).cast("B")
-        found = LookupResult(result.value, bytes(view[_STATUS_OFFSET:_STATUS_OFFSET + count]),
-                             bytes(view[_LENGTH_OFFSET:_LENGTH_OFFSET + 4 * count]), lease, result.candidate_count)
+        # one copy of the rows in use (status, reason, lengths are adjacent); LookupResult slices it when asked
+        rows = bytes(view[_STATUS_OFFSET:_LENGTH_OFFSET + 4 * count])
+        found = LookupResult(result.value, rows, None, lease, result.candidate_count, count=count)
         if result.candidate_count or result.owner_count:
             found.peer_candidates, found.owners = _peer_detail([result])
         return found
