@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
+import struct
 import sys
 import threading
 import uuid
@@ -33,6 +34,7 @@ __all__ = [
     "OrbitKVError",
     "Lease",
     "LookupResult",
+    "PackedHashes",
     "PeerCandidate",
     "PeerOwner",
     "PublishResult",
@@ -76,6 +78,53 @@ def hash_from_int(block_hash: int) -> bytes:
     vLLM's hash() values) are taken modulo 2**64.
     """
     return (block_hash & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "little")
+
+
+class PackedHashes:
+    """Equal-length block hashes checked and packed once (`data`: back to back), for lookups of the same chain
+    call after call (a scheduler asking again for a waiting request): `lookup` sends them without looking at each
+    hash again. A sequence of the hashes' bytes."""
+
+    __slots__ = ("data", "hash_length", "_count")
+
+    def __init__(self, hashes: Sequence[bytes]) -> None:
+        count = len(hashes)
+        first = len(hashes[0]) if count else 0
+        if count == 0 or not 1 <= first <= _native.MAX_HASH_LENGTH or any(len(h) != first for h in hashes):
+            raise OrbitKVError(7, f"{count} hashes: packed hashes are 1..64 bytes, all of one length")
+        try:
+            self.data = b"".join(hashes)
+        except TypeError:
+            raise TypeError("hashes must be bytes") from None
+        self.hash_length = first
+        self._count = count
+
+    @classmethod
+    def from_ints(cls, block_hashes: Sequence[int]) -> "PackedHashes":
+        """The canonical 8-byte hashes of integer block hashes (see `hash_from_int`), packed in one call."""
+        packed = cls.__new__(cls)
+        packed.data = struct.pack(f"<{len(block_hashes)}Q", *(h & 0xFFFF_FFFF_FFFF_FFFF for h in block_hashes))
+        packed.hash_length = 8
+        packed._count = len(block_hashes)
+        if packed._count == 0:
+            raise OrbitKVError(6, "no hashes")
+        return packed
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index: int) -> bytes:  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]  # type: ignore[return-value]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        return self.data[index * self.hash_length:(index + 1) * self.hash_length]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        n = self.hash_length
+        return (self.data[i:i + n] for i in range(0, len(self.data), n))
 
 
 STATE_KEY_SHARD_COUNT = 16
@@ -445,6 +494,16 @@ class Client:
         longer than `max_keys` is sent as several requests and stops after the first whose prefix is short."""
         ns = self._namespace(namespace)
         count = len(hashes)
+        if type(hashes) is PackedHashes and count <= self.max_keys and self._handle is not None:
+            with self._result_lock:
+                result = self._result
+                status = self._lib.okv_lookup_packed(self._handle, ns, len(ns), hashes.data, hashes.hash_length,
+                                                     count, pin, peers, self._result_ref)
+                if status != 0:
+                    self._raise(status, result)
+                return self._lookup_result(result, ns, hashes, pin)
+        if type(hashes) is PackedHashes:
+            hashes = list(hashes)
         if 0 < count <= self.max_keys:
             # the fast path: equal-length bytes hashes in one buffer, no per-key ctypes structs (join refuses
             # non-bytes; the lengths are checked in one pass at C speed, a length over 255 fails the bytes())

@@ -1,6 +1,7 @@
 """The Python side of `orbitkv bench client` (a separate process): prints one JSON line.
 
-    python3 bench_client.py DIR lookup NS KEYS ITERATIONS     Lookup round trips of chain seed 7 (see chain.py)
+    python3 bench_client.py DIR lookup NS KEYS ITERATIONS     Lookup round trips of chain seed 7 (see chain.py), as a
+                                                              list of hashes and as PackedHashes
     python3 bench_client.py DIR putget BLOCK_BYTES REPS [BATCH]   put/get of fresh blocks, one and BATCH per call,
                                                                   vs as many plain memoryview copies
 """
@@ -18,16 +19,22 @@ from chain import chain_hash
 
 
 def lookup(directory: str, ns: str, keys: int, iterations: int) -> dict[str, object]:
+    """Round trips of a list of hashes (each call checks and packs them) and of the same hashes packed once
+    (`orbitkv.PackedHashes`), interleaved in blocks of 1000."""
     hashes = [chain_hash(7, i) for i in range(keys)]
+    packed = orbitkv.PackedHashes(hashes)
     with orbitkv.Client(dir=directory, name=f"bench-py-{os.getpid()}", data_region_bytes=1 << 20) as client:
-        samples = []
-        for _ in range(iterations):
-            start = time.perf_counter_ns()
-            found = client.lookup(ns, hashes)
-            samples.append(time.perf_counter_ns() - start)
-        assert found.prefix_len == keys, found
+        samples: list[int] = []
+        packed_samples: list[int] = []
+        for start in range(0, iterations, 1000):
+            for form, out in ((hashes, samples), (packed, packed_samples)):
+                for _ in range(min(1000, iterations - start)):
+                    begin = time.perf_counter_ns()
+                    found = client.lookup(ns, form)
+                    out.append(time.perf_counter_ns() - begin)
+                assert found.prefix_len == keys, found
     return {"keys": keys, "iterations": iterations, "median_ns": statistics.median(samples),
-            "mean_ns": statistics.fmean(samples)}
+            "mean_ns": statistics.fmean(samples), "packed_median_ns": statistics.median(packed_samples)}
 
 
 def putget(directory: str, block_bytes: int, reps: int, batch: int) -> dict[str, object]:

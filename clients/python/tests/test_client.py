@@ -129,6 +129,26 @@ class ClientTest(unittest.TestCase):
             self.client.put("py-slots", [chain_hash(109, 0)], [os.urandom((1 << 22) + 1)])
         self.assertEqual(8, raised.exception.code)
 
+    def test_packed_hashes_look_up_as_the_list_does(self) -> None:
+        hashes = [chain_hash(110, i) for i in range(5)]
+        self.client.put("py-packed", hashes[:3], [b"abc"] * 3)
+        packed = orbitkv.PackedHashes(hashes)
+        self.assertEqual(hashes, list(packed))
+        self.assertEqual(hashes[4], packed[-1])
+        by_list = self.client.lookup("py-packed", hashes, pin=True)
+        by_packed = self.client.lookup("py-packed", packed, pin=True)
+        self.assertEqual((3, by_list.tiers, by_list.lengths), (by_packed.prefix_len, by_packed.tiers, by_packed.lengths))
+        assert by_list.lease is not None and by_packed.lease is not None
+        self.assertEqual(by_list.lease.hashes, by_packed.lease.hashes)
+        self.client.release(by_list.lease)
+        self.assertEqual(3, self.client.read_lease(by_packed.lease, [0, 3, 6, 9, 12], [3] * 5).restored)
+        ints = [7, -1, 1 << 70]
+        self.assertEqual([orbitkv.hash_from_int(h) for h in ints], list(orbitkv.PackedHashes.from_ints(ints)))
+        for bad in ([b"a" * 8, b"b" * 7], [b"x" * 65], []):
+            with self.assertRaises(orbitkv.OrbitKVError) as raised:
+                orbitkv.PackedHashes(bad)
+            self.assertEqual(7, raised.exception.code)
+
     def test_eight_concurrent_tickets(self) -> None:
         hashes = [chain_hash(104, i) for i in range(8)]
         self.client.put("py-async", hashes, [chain_fill(h, 256) for h in hashes])

@@ -44,7 +44,7 @@ class ClientBenchSmokeTest
         final JsonNode root = new ObjectMapper().readTree(json.toFile());
         for (final String row : new String[]{"lookup1", "lookup64"})
         {
-            for (final String field : new String[]{"javaMedianNs", "cMedianNs", "pythonMedianNs", "cToJava"})
+            for (final String field : new String[]{"javaMedianNs", "cMedianNs", "pythonMedianNs", "pythonPackedMedianNs", "cToJava"})
             {
                 assertTrue(root.path(row).path(field).asDouble() > 0, row + "." + field + " in " + root);
             }
