@@ -11,6 +11,9 @@ MAX_HASH_LENGTH = 64
 MAX_NAMESPACE_LENGTH = 256
 MAX_MESSAGE_LENGTH = 1024
 MAX_TICKETS = 8
+MAX_CANDIDATES = 512
+MAX_OWNERS = 32
+MAX_NODE_ID_LENGTH = 64
 E_PENDING = -14
 
 
@@ -36,6 +39,25 @@ class Key(ctypes.Structure):
     ]
 
 
+class Candidate(ctypes.Structure):
+    _fields_ = [
+        ("key_index", ctypes.c_int32),
+        ("owner_index", ctypes.c_int32),
+        ("insertion_sequence", ctypes.c_int64),
+        ("length", ctypes.c_int32),
+        ("tier", ctypes.c_uint8),
+    ]
+
+
+class Owner(ctypes.Structure):
+    _fields_ = [
+        ("runtime_uuid_msb", ctypes.c_int64),
+        ("runtime_uuid_lsb", ctypes.c_int64),
+        ("node_id_length", ctypes.c_uint16),
+        ("node_id", ctypes.c_char * (MAX_NODE_ID_LENGTH + 1)),
+    ]
+
+
 class Result(ctypes.Structure):
     _fields_ = [
         ("size", ctypes.c_size_t),
@@ -50,6 +72,10 @@ class Result(ctypes.Structure):
         ("owner_count", ctypes.c_int32),
         ("message_length", ctypes.c_uint16),
         ("message", ctypes.c_char * (MAX_MESSAGE_LENGTH + 1)),
+        ("key_base", ctypes.c_int32),
+        ("dropped_candidates", ctypes.c_int32),
+        ("candidates", Candidate * MAX_CANDIDATES),
+        ("owners", Owner * MAX_OWNERS),
     ]
 
 
@@ -111,6 +137,17 @@ def load() -> ctypes.CDLL:
     lib.okv_poll.restype = ctypes.c_int
     lib.okv_wait.argtypes = [client, ctypes.c_int64, ctypes.c_int64, p(Result)]
     lib.okv_wait.restype = ctypes.c_int
+    results = [p(Result), ctypes.c_uint32, p(ctypes.c_uint32)]
+    lib.okv_publish_chain.argtypes = [client, *keys, *results]
+    lib.okv_publish_chain.restype = ctypes.c_int
+    lib.okv_lookup_chain.argtypes = [client, *keys, ctypes.c_int, ctypes.c_int, *results]
+    lib.okv_lookup_chain.restype = ctypes.c_int
+    lib.okv_read_chain.argtypes = [client, *keys, p(ctypes.c_int64), ctypes.c_uint32, *results]
+    lib.okv_read_chain.restype = ctypes.c_int
+    lib.okv_chain_requests.argtypes = [client, ctypes.c_uint32, p(Key), ctypes.c_uint32]
+    lib.okv_chain_requests.restype = ctypes.c_int32
+    lib.okv_submit_publish.argtypes = [client, *keys, p(ctypes.c_int64)]
+    lib.okv_submit_publish.restype = ctypes.c_int
     lib.okv_do_work.argtypes = [client]
     lib.okv_do_work.restype = ctypes.c_int
     return lib

@@ -1,7 +1,9 @@
 """The Python side of `orbitkv bench client` (a separate process): prints one JSON line.
 
-    python3 bench_client.py DIR lookup NS KEYS ITERATIONS     Lookup round trips of chain seed 7 (see chain.py)
-    python3 bench_client.py DIR putget BLOCK_BYTES REPS       put/get of fresh blocks vs plain memoryview copies
+    python3 bench_client.py DIR lookup NS KEYS ITERATIONS     Lookup round trips of chain seed 7 (see chain.py), as a
+                                                              list of hashes and as PackedHashes
+    python3 bench_client.py DIR putget BLOCK_BYTES REPS [BATCH]   put/get of fresh blocks, one and BATCH per call,
+                                                                  vs as many plain memoryview copies
 """
 
 from __future__ import annotations
@@ -17,43 +19,83 @@ from chain import chain_hash
 
 
 def lookup(directory: str, ns: str, keys: int, iterations: int) -> dict[str, object]:
+    """Round trips of a list of hashes (each call checks and packs them) and of the same hashes packed once
+    (`orbitkv.PackedHashes`), interleaved in blocks of 1000."""
     hashes = [chain_hash(7, i) for i in range(keys)]
+    packed = orbitkv.PackedHashes(hashes)
     with orbitkv.Client(dir=directory, name=f"bench-py-{os.getpid()}", data_region_bytes=1 << 20) as client:
-        samples = []
-        for _ in range(iterations):
-            start = time.perf_counter_ns()
-            found = client.lookup(ns, hashes)
-            samples.append(time.perf_counter_ns() - start)
-        assert found.prefix_len == keys, found
+        samples: list[int] = []
+        packed_samples: list[int] = []
+        for start in range(0, iterations, 1000):
+            for form, out in ((hashes, samples), (packed, packed_samples)):
+                for _ in range(min(1000, iterations - start)):
+                    begin = time.perf_counter_ns()
+                    found = client.lookup(ns, form)
+                    out.append(time.perf_counter_ns() - begin)
+                assert found.prefix_len == keys, found
     return {"keys": keys, "iterations": iterations, "median_ns": statistics.median(samples),
-            "mean_ns": statistics.fmean(samples)}
+            "mean_ns": statistics.fmean(samples), "packed_median_ns": statistics.median(packed_samples)}
 
 
-def putget(directory: str, block_bytes: int, reps: int) -> dict[str, object]:
-    block = os.urandom(block_bytes)
-    with orbitkv.Client(dir=directory, name=f"bench-py-{os.getpid()}", data_region_bytes=4 * block_bytes) as client:
+def putget(directory: str, block_bytes: int, reps: int, batch: int) -> dict[str, object]:
+    """put/get of one block per call (`reps` times) and of `batch` blocks per call (max(1, reps // 4) times), each
+    next to the same number of plain memoryview copies of the same bytes (into the region for put, out of it for
+    get); batch figures are per block."""
+    singles = [os.urandom(block_bytes) for _ in range(reps)]
+    blocks = [os.urandom(block_bytes) for _ in range(batch)]
+    anchor = orbitkv.PIPELINE_SLOTS * block_bytes  # past the slots put and get use
+    region_bytes = (orbitkv.PIPELINE_SLOTS + 1) * block_bytes
+    with orbitkv.Client(dir=directory, name=f"bench-py-{os.getpid()}", data_region_bytes=region_bytes) as client:
         region = client.data_region
         ns = f"bench-putget-{os.getpid()}"
         put, get, copy_in, copy_out = [], [], [], []
         for rep in range(reps):
+            block = singles[rep]
             h = orbitkv.hash_from_int(rep)
             start = time.perf_counter_ns()
-            region[2 * block_bytes:3 * block_bytes] = block
+            region[anchor:anchor + block_bytes] = block
             copy_in.append(time.perf_counter_ns() - start)
             start = time.perf_counter_ns()
             stored = client.put(ns, [h], [block])
             put.append(time.perf_counter_ns() - start)
             assert stored.stored == 1, stored
             start = time.perf_counter_ns()
-            copied = bytes(region[2 * block_bytes:3 * block_bytes])
+            copied = bytes(region[anchor:anchor + block_bytes])
             copy_out.append(time.perf_counter_ns() - start)
             start = time.perf_counter_ns()
-            got = client.get(ns, [h], offset=block_bytes)
+            got = client.get(ns, [h])
             get.append(time.perf_counter_ns() - start)
             assert got == [block] and copied == block
+        bput, bget, bcopy_in, bcopy_out = [], [], [], []
+        copies: list[bytes] = []
+        got = []
+        for rep in range(max(1, reps // 4)):
+            hashes = [orbitkv.hash_from_int(((rep + 1) << 32) | j) for j in range(batch)]
+            start = time.perf_counter_ns()
+            for block in blocks:
+                region[anchor:anchor + block_bytes] = block
+            bcopy_in.append((time.perf_counter_ns() - start) / batch)
+            start = time.perf_counter_ns()
+            stored = client.put(ns, hashes, blocks)
+            bput.append((time.perf_counter_ns() - start) / batch)
+            assert stored.stored == batch, stored
+            # both the copies and get build `batch` new bytes objects: each starts with the previous ones freed
+            copies = got = []
+            start = time.perf_counter_ns()
+            copies = [bytes(region[anchor:anchor + block_bytes]) for _ in blocks]
+            bcopy_out.append((time.perf_counter_ns() - start) / batch)
+            assert len(copies) == batch
+            copies = []
+            start = time.perf_counter_ns()
+            got = client.get(ns, hashes)
+            bget.append((time.perf_counter_ns() - start) / batch)
+            assert got == blocks
     med = statistics.median
-    return {"block_bytes": block_bytes, "reps": reps, "put_median_ns": med(put), "get_median_ns": med(get),
-            "copy_in_median_ns": med(copy_in), "copy_out_median_ns": med(copy_out)}
+    return {"block_bytes": block_bytes, "reps": reps, "batch": batch, "slots": orbitkv.PIPELINE_SLOTS,
+            "put_median_ns": med(put), "get_median_ns": med(get),
+            "copy_in_median_ns": med(copy_in), "copy_out_median_ns": med(copy_out),
+            "batch_put_median_ns": med(bput), "batch_get_median_ns": med(bget),
+            "batch_copy_in_median_ns": med(bcopy_in), "batch_copy_out_median_ns": med(bcopy_out)}
 
 
 def main(argv: list[str]) -> int:
@@ -61,7 +103,7 @@ def main(argv: list[str]) -> int:
     if command == "lookup":
         result = lookup(directory, argv[3], int(argv[4]), int(argv[5]))
     else:
-        result = putget(directory, int(argv[3]), int(argv[4]))
+        result = putget(directory, int(argv[3]), int(argv[4]), int(argv[5]) if len(argv) > 5 else 20)
     print(json.dumps(result))
     return 0
 

@@ -3,6 +3,7 @@
     python3 chain_tool.py DIR publish NS SEED COUNT BYTES
     python3 chain_tool.py DIR read NS SEED COUNT BYTES      pinned lookup, read of the lease, byte check
     python3 chain_tool.py DIR pin-and-hold NS SEED COUNT    pin the chain, print "pinned N", then wait for ever
+    python3 chain_tool.py DIR peers NS SEED COUNT           lookup with the peers flag: one line per candidate
 """
 
 from __future__ import annotations
@@ -36,6 +37,13 @@ def main(argv: list[str]) -> int:
                              if bytes(region[offsets[i]:offsets[i] + size]) != chain_fill(hashes[i], size))
             print(f"op=read prefix={found.prefix_len} restored={restored} mismatches={mismatches}")
             return 0 if restored == count and mismatches == 0 else 1
+        if command == "peers":
+            found = client.lookup(ns, hashes, peers=True)
+            print(f"prefix={found.prefix_len} candidates={found.candidates} owners={len(found.owners)}")
+            for c in found.peer_candidates:
+                print(f"candidate key={c.key_index} owner={c.owner.node_id} uuid={c.owner.runtime_uuid} tier={c.tier} "
+                      f"sequence={c.insertion_sequence} length={c.length}")
+            return 0
         if command == "pin-and-hold":
             found = client.lookup(ns, hashes, pin=True)
             print(f"pinned {found.prefix_len}", flush=True)

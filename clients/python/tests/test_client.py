@@ -62,7 +62,7 @@ class ClientTest(unittest.TestCase):
     def test_bad_arguments_raise_and_the_manager_keeps_serving(self) -> None:
         h = chain_hash(103, 0)
         cases = [
-            (6, lambda: self.client.lookup("ns", [h] * 513)),
+            (6, lambda: self.client.submit_lookup("ns", [h] * 513)),  # a ticket is one request
             (7, lambda: self.client.lookup("ns", [b"x" * 65])),
             (7, lambda: self.client.lookup("", [h])),
             (7, lambda: self.client.lookup("n" * 257, [h])),
@@ -81,6 +81,73 @@ class ClientTest(unittest.TestCase):
             self.client.publish("ns", [h], [0, 1], [1])
         self.client.put("ns-after-bad", [h], [b"still serving"])
         self.assertEqual([b"still serving"], self.client.get("ns-after-bad", [h]))
+
+    def test_a_chain_longer_than_one_request_is_split_as_the_java_client_splits_it(self) -> None:
+        count = 1100
+        hashes = [chain_hash(105, i) for i in range(count)]
+        unpublished = [chain_hash(106, i) for i in range(900)]
+        region = self.client.data_region
+        for i, h in enumerate(hashes):
+            region[i * 64:(i + 1) * 64] = chain_fill(h, 64)
+        offsets = [i * 64 for i in range(count)]
+        stored = self.client.publish("py-chain", hashes, offsets, [64] * count)
+        self.assertEqual(count, stored.stored)
+        self.assertEqual(["STORED"] * count, stored.statuses)
+        found = self.client.lookup("py-chain", hashes + unpublished, pin=True)
+        self.assertEqual(count, found.prefix_len)
+        # requests of 512 keys: the third one's prefix is short (the Manager answers its first miss MISS and the
+        # keys after it NOT_ATTEMPTED), so the fourth is never sent and its keys are NOT_ATTEMPTED as well
+        self.assertEqual(3, found.requests)
+        self.assertEqual(["DRAM"] * count + ["MISS"] + ["NOT_ATTEMPTED"] * 899, found.tiers)
+        self.assertEqual([64] * count, found.lengths[:count])
+        assert found.lease is not None
+        self.assertEqual(3, len(found.lease.lease_ids))
+        self.assertEqual((0, 512, 1024), found.lease.lease_bases)
+        region[0:count * 64] = bytes(count * 64)
+        done = self.client.read_lease(found.lease, offsets + [count * 64] * 900, [64] * count + [64] * 900)
+        self.assertEqual(count, done.restored)
+        self.assertEqual(b"".join(chain_fill(h, 64) for h in hashes), bytes(region[0:count * 64]))
+        for lease_id in found.lease.lease_ids:  # the read consumed every lease of the chain
+            with self.assertRaises(orbitkv.OrbitKVError) as raised:
+                self.client.release(lease_id)
+            self.assertEqual(15, raised.exception.code)
+        self.assertEqual([chain_fill(h, 64) for h in hashes[:600]], self.client.get("py-chain", hashes[:600]))
+
+    def test_put_and_get_move_more_blocks_than_the_region_holds_through_its_slots(self) -> None:
+        # 10 blocks of 1 MiB through a 4 MiB region: three slots of 1 MiB
+        blocks = [os.urandom(1 << 20) for _ in range(9)] + [os.urandom(1000)]
+        hashes = [chain_hash(107, i) for i in range(len(blocks))]
+        stored = self.client.put("py-slots", hashes, blocks)
+        self.assertEqual(["STORED"] * len(blocks), stored.statuses)
+        found = self.client.lookup("py-slots", hashes)
+        self.assertEqual(len(blocks), found.prefix_len)
+        self.assertEqual([len(b) for b in blocks], found.lengths)
+        self.assertEqual(blocks, self.client.get("py-slots", hashes))
+        # the get held the blocks under a lease until its last read, which consumed it: no pins are left
+        self.assertEqual(blocks[:4], self.client.get("py-slots", hashes[:4] + [chain_hash(108, 0)] + hashes[4:]))
+        with self.assertRaises(orbitkv.OrbitKVError) as raised:
+            self.client.put("py-slots", [chain_hash(109, 0)], [os.urandom((1 << 22) + 1)])
+        self.assertEqual(8, raised.exception.code)
+
+    def test_packed_hashes_look_up_as_the_list_does(self) -> None:
+        hashes = [chain_hash(110, i) for i in range(5)]
+        self.client.put("py-packed", hashes[:3], [b"abc"] * 3)
+        packed = orbitkv.PackedHashes(hashes)
+        self.assertEqual(hashes, list(packed))
+        self.assertEqual(hashes[4], packed[-1])
+        by_list = self.client.lookup("py-packed", hashes, pin=True)
+        by_packed = self.client.lookup("py-packed", packed, pin=True)
+        self.assertEqual((3, by_list.tiers, by_list.lengths), (by_packed.prefix_len, by_packed.tiers, by_packed.lengths))
+        assert by_list.lease is not None and by_packed.lease is not None
+        self.assertEqual(by_list.lease.hashes, by_packed.lease.hashes)
+        self.client.release(by_list.lease)
+        self.assertEqual(3, self.client.read_lease(by_packed.lease, [0, 3, 6, 9, 12], [3] * 5).restored)
+        ints = [7, -1, 1 << 70]
+        self.assertEqual([orbitkv.hash_from_int(h) for h in ints], list(orbitkv.PackedHashes.from_ints(ints)))
+        for bad in ([b"a" * 8, b"b" * 7], [b"x" * 65], []):
+            with self.assertRaises(orbitkv.OrbitKVError) as raised:
+                orbitkv.PackedHashes(bad)
+            self.assertEqual(7, raised.exception.code)
 
     def test_eight_concurrent_tickets(self) -> None:
         hashes = [chain_hash(104, i) for i in range(8)]

@@ -74,6 +74,10 @@
 #define MAX_REQUEST_BYTES 65536
 #define RESPONSE_BUFFER_BYTES 16384
 #define RESPONSE_READ_LIMIT 16
+/* Request bytes besides the namespace and the keys, and per key besides its hash: upper bounds for every request
+ * type, used both to refuse a request and to split a chain (so every split request passes the check). */
+#define REQUEST_FIXED_BYTES 64
+#define REQUEST_KEY_BYTES 14
 #define DEFAULT_DATA_REGION_BYTES (64ULL * 1024 * 1024)
 #define DEFAULT_TIMEOUT_MS 10000
 /* Pending answers: the tickets plus synchronous calls of up to 24 threads waiting at once. */
@@ -93,6 +97,7 @@ typedef struct pending
     int64_t correlation_id;
     int64_t ticket;
     int32_t key_count;
+    int32_t key_base;
     okv_result result;
 } pending;
 
@@ -567,7 +572,15 @@ static void on_response(okv_client *client, const uint8_t *msg, int32_t length)
         return;
     }
     okv_result *result = &p->result;
-    okv_result_init(result);
+    /* the header fields only: rows past the counts are unspecified, so the 19 KiB struct is not cleared per answer */
+    result->size = sizeof(*result);
+    result->key_count = 0;
+    result->candidate_count = 0;
+    result->owner_count = 0;
+    result->message_length = 0;
+    result->message[0] = '\0';
+    result->key_base = p->key_base;
+    result->dropped_candidates = 0;
     enum SBE(statusCode) code;
     result->code = SBE(response_code)(&response, &code) ? (int32_t)code : OKV_E_PROTOCOL;
     result->value = SBE(response_value)(&response);
@@ -619,9 +632,22 @@ static void on_response(okv_client *client, const uint8_t *msg, int32_t length)
                 return;
             }
             char node[OKV_MAX_MESSAGE_LENGTH];
-            SBE(response_owners_get_nodeId)(&owners, node, sizeof(node));
+            if (i < OKV_MAX_OWNERS)
+            {
+                okv_owner *owner = &result->owners[i];
+                owner->runtime_uuid_msb = SBE(response_owners_runtimeUuidMsb)(&owners);
+                owner->runtime_uuid_lsb = SBE(response_owners_runtimeUuidLsb)(&owners);
+                const uint64_t length = SBE(response_owners_get_nodeId)(&owners, node, sizeof(node));
+                owner->node_id_length = (uint16_t)(length < OKV_MAX_NODE_ID_LENGTH ? length : OKV_MAX_NODE_ID_LENGTH);
+                memcpy(owner->node_id, node, owner->node_id_length);
+                owner->node_id[owner->node_id_length] = '\0';
+            }
+            else
+            {
+                SBE(response_owners_get_nodeId)(&owners, node, sizeof(node));
+            }
         }
-        result->owner_count = (int32_t)owner_count;
+        result->owner_count = (int32_t)(owner_count < OKV_MAX_OWNERS ? owner_count : OKV_MAX_OWNERS);
         struct SBE(response_candidates) candidates;
         if (!SBE(response_get_candidates)(&response, &candidates))
         {
@@ -630,6 +656,7 @@ static void on_response(okv_client *client, const uint8_t *msg, int32_t length)
             return;
         }
         const uint64_t candidate_count = SBE(response_candidates_count)(&candidates);
+        int32_t kept = 0;
         for (uint64_t i = 0; i < candidate_count; i++)
         {
             if (!SBE(response_candidates_next)(&candidates))
@@ -638,8 +665,23 @@ static void on_response(okv_client *client, const uint8_t *msg, int32_t length)
                 p->done = 1;
                 return;
             }
+            const int32_t row = SBE(response_candidates_keyIndex)(&candidates);
+            const int32_t owner = SBE(response_candidates_ownerIndex)(&candidates);
+            /* as the Java client: a candidate naming a row or an owner this answer lacks (or over capacity) is dropped */
+            if (row >= result->key_count || owner >= result->owner_count || kept == OKV_MAX_CANDIDATES)
+            {
+                result->dropped_candidates++;
+                continue;
+            }
+            okv_candidate *candidate = &result->candidates[kept++];
+            enum SBE(keyStatus) tier;
+            candidate->key_index = p->key_base + row;
+            candidate->owner_index = owner;
+            candidate->tier = SBE(response_candidates_tier)(&candidates, &tier) ? (uint8_t)tier : 0xff;
+            candidate->insertion_sequence = SBE(response_candidates_insertionSequence)(&candidates);
+            candidate->length = SBE(response_candidates_length)(&candidates);
         }
-        result->candidate_count = (int32_t)candidate_count;
+        result->candidate_count = kept;
     }
     result->message_length = (uint16_t)SBE(response_get_message)(&response, result->message, OKV_MAX_MESSAGE_LENGTH);
     result->message[result->message_length] = '\0';
@@ -721,10 +763,29 @@ static int send_locked(okv_client *client, int32_t template_id, int32_t length, 
 
 /* Copy an answer out: at most the caller's result->size bytes (a caller built against an older, shorter okv_result),
  * the whole struct when size is 0 or larger than this library's. */
+static void copy_part(okv_result *dst, const okv_result *src, size_t offset, size_t length, size_t size)
+{
+    if (offset < size)
+    {
+        memcpy((uint8_t *)dst + offset, (const uint8_t *)src + offset, length < size - offset ? length : size - offset);
+    }
+}
+
+/* Only the parts in use (the rows up to the counts, the message up to its length): the struct is 19 KiB. */
 static void copy_result(okv_result *dst, const okv_result *src)
 {
     const size_t size = dst->size > 0 && dst->size < sizeof(okv_result) ? dst->size : sizeof(okv_result);
-    memcpy(dst, src, size);
+    const size_t rows = src->key_count > 0 ? (size_t)src->key_count : 0;
+    copy_part(dst, src, 0, offsetof(okv_result, status), size);
+    copy_part(dst, src, offsetof(okv_result, status), rows, size);
+    copy_part(dst, src, offsetof(okv_result, reason), rows, size);
+    copy_part(dst, src, offsetof(okv_result, length), rows * sizeof(int32_t), size);
+    copy_part(dst, src, offsetof(okv_result, candidate_count),
+        offsetof(okv_result, message) - offsetof(okv_result, candidate_count) + src->message_length + 1, size);
+    copy_part(dst, src, offsetof(okv_result, key_base), offsetof(okv_result, candidates) - offsetof(okv_result, key_base),
+        size);
+    copy_part(dst, src, offsetof(okv_result, candidates), (size_t)src->candidate_count * sizeof(okv_candidate), size);
+    copy_part(dst, src, offsetof(okv_result, owners), (size_t)src->owner_count * sizeof(okv_owner), size);
     dst->size = size;
 }
 
@@ -796,7 +857,7 @@ static int check_keys(okv_client *client, const uint8_t *ns, uint32_t ns_length,
         return fail(client, OKV_S_KEY_TOO_LARGE, "namespace of %u bytes, 1..%d allowed", ns_length,
             OKV_MAX_NAMESPACE_LENGTH);
     }
-    int64_t bytes = 64 + ns_length;
+    int64_t bytes = REQUEST_FIXED_BYTES + ns_length;
     for (uint32_t i = 0; i < key_count; i++)
     {
         if (keys[i].hash == NULL || keys[i].hash_length < 1 || keys[i].hash_length > OKV_MAX_HASH_LENGTH)
@@ -810,7 +871,7 @@ static int check_keys(okv_client *client, const uint8_t *ns, uint32_t ns_length,
             return fail(client, OKV_S_OUT_OF_RANGE, "key %u: [%llu, +%u) outside the data region of %llu bytes", i,
                 (unsigned long long)keys[i].offset, keys[i].length, (unsigned long long)client->data_region_bytes);
         }
-        bytes += 14 + keys[i].hash_length;
+        bytes += REQUEST_KEY_BYTES + keys[i].hash_length;
     }
     if (bytes > client->max_request_bytes)
     {
@@ -948,7 +1009,7 @@ static int32_t encode_read(okv_client *client, int64_t correlation_id, const uin
 
 /* Encode and send one request; on success *out is its pending answer. Caller holds the lock. */
 static int submit_locked(okv_client *client, int op, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
-    uint32_t key_count, int pin, int peers, int64_t lease_id, int is_ticket, pending **out)
+    uint32_t key_count, int32_t key_base, int pin, int peers, int64_t lease_id, int is_ticket, pending **out)
 {
     if (!client->attached)
     {
@@ -1007,6 +1068,7 @@ static int submit_locked(okv_client *client, int op, const uint8_t *ns, uint32_t
     }
     p->correlation_id = correlation_id;
     p->key_count = (int32_t)key_count;
+    p->key_base = key_base;
     const int64_t deadline = mono_ns() + client->response_timeout_ms * 1000000LL;
     const int status = send_locked(client, template_id, length, 1, deadline);
     if (status != OKV_OK)
@@ -1018,8 +1080,8 @@ static int submit_locked(okv_client *client, int op, const uint8_t *ns, uint32_t
     return OKV_OK;
 }
 
-static int call(okv_client *client, int op, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
-    uint32_t key_count, int pin, int peers, int64_t lease_id, okv_result *result)
+static int call_at(okv_client *client, int op, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    uint32_t key_count, int32_t key_base, int pin, int peers, int64_t lease_id, okv_result *result)
 {
     if (client == NULL)
     {
@@ -1027,7 +1089,7 @@ static int call(okv_client *client, int op, const uint8_t *ns, uint32_t ns_lengt
     }
     pthread_mutex_lock(&client->lock);
     pending *p = NULL;
-    int status = submit_locked(client, op, ns, ns_length, keys, key_count, pin, peers, lease_id, 0, &p);
+    int status = submit_locked(client, op, ns, ns_length, keys, key_count, key_base, pin, peers, lease_id, 0, &p);
     if (status == OKV_OK)
     {
         const int64_t deadline = mono_ns() + client->response_timeout_ms * 1000000LL;
@@ -1039,6 +1101,12 @@ static int call(okv_client *client, int op, const uint8_t *ns, uint32_t ns_lengt
     }
     pthread_mutex_unlock(&client->lock);
     return status;
+}
+
+static int call(okv_client *client, int op, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    uint32_t key_count, int pin, int peers, int64_t lease_id, okv_result *result)
+{
+    return call_at(client, op, ns, ns_length, keys, key_count, 0, pin, peers, lease_id, result);
 }
 
 int okv_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys, uint32_t key_count,
@@ -1090,6 +1158,180 @@ int okv_release(okv_client *client, int64_t lease_id, okv_result *result)
     return call(client, OP_RELEASE, NULL, 0, NULL, 0, 0, 0, lease_id, result);
 }
 
+/* ------------------------------------------------------------------------------------------------------------ */
+/* Chains: split as the Java EngineClient splits a KeyBatch */
+
+/* End (exclusive) of the longest slice from start within the key and the byte limit (the bounds check_keys uses). */
+static uint32_t chunk_end(const okv_client *client, uint32_t ns_length, const okv_key *keys, uint32_t start,
+    uint32_t key_count)
+{
+    const uint32_t limit = key_count - start > (uint32_t)client->max_keys ? start + (uint32_t)client->max_keys : key_count;
+    int64_t bytes = REQUEST_FIXED_BYTES + ns_length;
+    uint32_t end = start;
+    while (end < limit)
+    {
+        const int64_t key_bytes = REQUEST_KEY_BYTES + keys[end].hash_length;
+        if (bytes + key_bytes > client->max_request_bytes)
+        {
+            break;
+        }
+        bytes += key_bytes;
+        end++;
+    }
+    return end;
+}
+
+/* Requests the chain takes, or 0 when a key is malformed (then nothing may be sent). */
+static uint32_t count_chunks(const okv_client *client, uint32_t ns_length, const okv_key *keys, uint32_t key_count)
+{
+    uint32_t requests = 0;
+    for (uint32_t start = 0; start < key_count; requests++)
+    {
+        const uint32_t end = chunk_end(client, ns_length, keys, start, key_count);
+        if (end == start)
+        {
+            return 0;
+        }
+        start = end;
+    }
+    return requests;
+}
+
+int32_t okv_chain_requests(const okv_client *client, uint32_t ns_length, const okv_key *keys, uint32_t key_count)
+{
+    if (client == NULL || keys == NULL || ns_length > OKV_MAX_NAMESPACE_LENGTH)
+    {
+        return 0;
+    }
+    for (uint32_t i = 0; i < key_count; i++)
+    {
+        if (keys[i].hash_length < 1 || keys[i].hash_length > OKV_MAX_HASH_LENGTH)
+        {
+            return 0;
+        }
+    }
+    return (int32_t)count_chunks(client, ns_length, keys, key_count);
+}
+
+static int chain(okv_client *client, int op, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    uint32_t key_count, int pin, int peers, const int64_t *lease_ids, uint32_t lease_count, okv_result *results,
+    uint32_t result_capacity, uint32_t *requests)
+{
+    if (client == NULL || results == NULL || requests == NULL || result_capacity < 1 ||
+        (lease_ids == NULL && lease_count > 0))
+    {
+        return OKV_E_INVALID_ARGUMENT;
+    }
+    *requests = 0;
+    /* the whole chain is checked before its first request is written: every key as one request's keys would be */
+    int status = OKV_OK;
+    if (keys == NULL || key_count < 1)
+    {
+        status = fail(client, OKV_S_BATCH_TOO_LARGE, "%u keys, a chain takes at least 1", key_count);
+    }
+    for (uint32_t start = 0; status == OKV_OK && start < key_count; start += (uint32_t)client->max_keys)
+    {
+        const uint32_t n = key_count - start < (uint32_t)client->max_keys ? key_count - start : (uint32_t)client->max_keys;
+        status = check_keys(client, ns, ns_length, keys + start, n, op != OP_LOOKUP);
+        if (status == OKV_S_BATCH_TOO_LARGE)
+        {
+            status = OKV_OK; /* bytes over one request's limit: the split below takes care of that */
+        }
+    }
+    const uint32_t needed = status == OKV_OK ? count_chunks(client, ns_length, keys, key_count) : 0;
+    if (status == OKV_OK && needed > result_capacity)
+    {
+        status = fail(client, OKV_S_BATCH_TOO_LARGE, "a chain of %u keys takes %u requests, results hold %u",
+            key_count, needed, result_capacity);
+    }
+    if (status != OKV_OK)
+    {
+        init_result_for(&results[0], status);
+        return status;
+    }
+    uint32_t request = 0;
+    for (uint32_t start = 0; start < key_count;)
+    {
+        const uint32_t end = chunk_end(client, ns_length, keys, start, key_count);
+        const int64_t lease = op == OP_READ && request < lease_count ? lease_ids[request] : 0;
+        okv_result *result = &results[request];
+        status = call_at(client, op, ns, ns_length, keys + start, end - start, (int32_t)start, pin, peers, lease,
+            result);
+        request++;
+        if (status != OKV_OK || (op != OP_PUBLISH && result->value < (int64_t)(end - start)))
+        {
+            break;
+        }
+        start = end;
+    }
+    *requests = request;
+    /* a read consumes the lookup's leases: those no request carried are released here */
+    for (uint32_t i = request; op == OP_READ && i < lease_count; i++)
+    {
+        if (lease_ids[i] != 0)
+        {
+            call(client, OP_RELEASE, NULL, 0, NULL, 0, 0, 0, lease_ids[i], NULL);
+        }
+    }
+    return status;
+}
+
+int okv_publish_chain(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    uint32_t key_count, okv_result *results, uint32_t result_capacity, uint32_t *requests)
+{
+    return chain(client, OP_PUBLISH, ns, ns_length, keys, key_count, 0, 0, NULL, 0, results, result_capacity,
+        requests);
+}
+
+int okv_lookup_chain(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    uint32_t key_count, int pin, int peers, okv_result *results, uint32_t result_capacity, uint32_t *requests)
+{
+    return chain(client, OP_LOOKUP, ns, ns_length, keys, key_count, pin, peers, NULL, 0, results, result_capacity,
+        requests);
+}
+
+int okv_lookup_packed_chain(okv_client *client, const uint8_t *ns, uint32_t ns_length, const uint8_t *hashes,
+    uint32_t hash_length, uint32_t key_count, int pin, int peers, okv_result *results, uint32_t result_capacity,
+    uint32_t *requests)
+{
+    if (client == NULL || hashes == NULL)
+    {
+        return OKV_E_INVALID_ARGUMENT;
+    }
+    okv_key local[OKV_MAX_KEYS];
+    okv_key *keys = key_count <= OKV_MAX_KEYS ? local : malloc(sizeof(okv_key) * (size_t)key_count);
+    if (key_count == 0)
+    {
+        local[0].hash = hashes; /* never read: a chain of no keys is refused */
+    }
+    if (keys == NULL)
+    {
+        return fail(client, OKV_E_SYSTEM, "no memory for %u keys", key_count);
+    }
+    for (uint32_t i = 0; i < key_count; i++)
+    {
+        keys[i].hash = hashes + (size_t)i * hash_length;
+        keys[i].hash_length = hash_length;
+        keys[i].length = 0;
+        keys[i].offset = 0;
+    }
+    const int status = chain(client, OP_LOOKUP, ns, ns_length, keys, key_count, pin, peers, NULL, 0, results,
+        result_capacity, requests);
+    if (keys != local)
+    {
+        free(keys);
+    }
+    return status;
+}
+
+int okv_read_chain(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    uint32_t key_count, const int64_t *lease_ids, uint32_t lease_count, okv_result *results, uint32_t result_capacity,
+    uint32_t *requests)
+{
+    return chain(client, OP_READ, ns, ns_length, keys, key_count, 0, 0, lease_ids, lease_count, results,
+        result_capacity, requests);
+}
+
 static int submit_ticket(okv_client *client, int op, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
     uint32_t key_count, int pin, int peers, int64_t lease_id, int64_t *ticket)
 {
@@ -1099,7 +1341,7 @@ static int submit_ticket(okv_client *client, int op, const uint8_t *ns, uint32_t
     }
     pthread_mutex_lock(&client->lock);
     pending *p = NULL;
-    const int status = submit_locked(client, op, ns, ns_length, keys, key_count, pin, peers, lease_id, 1, &p);
+    const int status = submit_locked(client, op, ns, ns_length, keys, key_count, 0, pin, peers, lease_id, 1, &p);
     if (status == OKV_OK)
     {
         p->ticket = ++client->next_ticket;
@@ -1119,6 +1361,12 @@ int okv_submit_read(okv_client *client, const uint8_t *ns, uint32_t ns_length, c
     uint32_t key_count, int64_t lease_id, int64_t *ticket)
 {
     return submit_ticket(client, OP_READ, ns, ns_length, keys, key_count, 0, 0, lease_id, ticket);
+}
+
+int okv_submit_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    uint32_t key_count, int64_t *ticket)
+{
+    return submit_ticket(client, OP_PUBLISH, ns, ns_length, keys, key_count, 0, 0, 0, ticket);
 }
 
 static pending *find_ticket(okv_client *client, int64_t ticket)

@@ -30,6 +30,10 @@ extern "C" {
 #define OKV_MAX_MESSAGE_LENGTH 1024
 /* Asynchronous tickets one client may have outstanding. */
 #define OKV_MAX_TICKETS 8
+/* Peer detail one answer carries (the protocol's limits): candidate rows, distinct owners, owner node id bytes. */
+#define OKV_MAX_CANDIDATES 512
+#define OKV_MAX_OWNERS 32
+#define OKV_MAX_NODE_ID_LENGTH 64
 
 /* Library statuses (negative); the Manager's codes are positive and listed by okv_strerror. */
 #define OKV_OK 0
@@ -92,7 +96,27 @@ typedef struct okv_key
     uint64_t offset;              /* publish: source offset; read: destination offset */
 } okv_key;
 
-/* The answer to one request. */
+/* A copy of a PEER key on another Manager: a Lookup with the peers flag lists up to 4 per key as a hint; a pinned
+ * Lookup with the peers flag and a Read with it list exactly one per PEER key (the source held, or fetched from). */
+typedef struct okv_candidate
+{
+    int32_t key_index;            /* the key it is a copy of: key_base + this answer's row */
+    int32_t owner_index;          /* entry of this answer's owners */
+    int64_t insertion_sequence;   /* the owner's insertion sequence of the block */
+    int32_t length;               /* block bytes */
+    uint8_t tier;                 /* the owner's tier: OKV_KEY_DRAM or OKV_KEY_SSD */
+} okv_candidate;
+
+/* A Manager the candidates of one answer name. */
+typedef struct okv_owner
+{
+    int64_t runtime_uuid_msb;
+    int64_t runtime_uuid_lsb;
+    uint16_t node_id_length;
+    char node_id[OKV_MAX_NODE_ID_LENGTH + 1]; /* NUL-terminated */
+} okv_owner;
+
+/* The answer to one request. Rows past key_count, candidate_count and owner_count are unspecified. */
 typedef struct okv_result
 {
     size_t size;                  /* sizeof(okv_result) */
@@ -103,10 +127,15 @@ typedef struct okv_result
     uint8_t status[OKV_MAX_KEYS];
     uint8_t reason[OKV_MAX_KEYS];
     int32_t length[OKV_MAX_KEYS];
-    int32_t candidate_count;      /* peer candidates in the answer (peers flag) */
-    int32_t owner_count;
+    int32_t candidate_count;      /* peer candidates in the answer (peers flag): rows of candidates */
+    int32_t owner_count;          /* rows of owners */
     uint16_t message_length;
     char message[OKV_MAX_MESSAGE_LENGTH + 1];
+    /* appended after the first release (a caller's shorter struct ends before them) */
+    int32_t key_base;             /* chain calls: the chain index of this answer's row 0 (else 0) */
+    int32_t dropped_candidates;   /* candidates naming a row or an owner the answer does not have, or over capacity */
+    okv_candidate candidates[OKV_MAX_CANDIDATES];
+    okv_owner owners[OKV_MAX_OWNERS];
 } okv_result;
 
 void okv_result_init(okv_result *result);
@@ -127,7 +156,8 @@ int32_t okv_max_keys_per_request(const okv_client *client);
 /* Text of the last library failure of this client (thread-local to the handle, best effort). */
 const char *okv_last_error(const okv_client *client);
 
-/* Requests: one request each, at most okv_max_keys_per_request keys. Thread-safe (serialised per client). */
+/* Requests: one request each, at most okv_max_keys_per_request keys (longer chains: okv_*_chain below).
+ * Thread-safe (serialised per client). */
 int okv_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length,
     const okv_key *keys, uint32_t key_count, okv_result *result);
 int okv_lookup(okv_client *client, const uint8_t *ns, uint32_t ns_length,
@@ -141,6 +171,30 @@ int okv_release(okv_client *client, int64_t lease_id, okv_result *result);
 int okv_lookup_packed(okv_client *client, const uint8_t *ns, uint32_t ns_length, const uint8_t *hashes,
     uint32_t hash_length, uint32_t key_count, int pin, int peers, okv_result *result);
 
+/* Chains of any length: the keys are split into requests the way the Java EngineClient splits a KeyBatch (at most
+ * okv_max_keys_per_request keys and the Manager's request bytes each, in order), and answer i lands in results[i]
+ * (its key_base says where its rows start in the chain); *requests is set to the requests sent. Every key is checked
+ * before the first request is written, and the chain must fit result_capacity requests (else BATCH_TOO_LARGE with
+ * nothing sent). The return is OK or the first non-OK status (later requests are not sent).
+ * - publish: every request is sent (a key answered NO_SPACE does not stop it); value of each = blocks stored.
+ * - lookup: stops after the first request whose prefix is short (the chain's prefix is the sum of the values); a
+ *   pinned chain holds one lease per request sent (results[i].lease_id, 0 where it pinned nothing).
+ * - read: request i carries lease_ids[i] (lease_ids may be NULL, lease_count 0); stops after the first request that
+ *   restored fewer than its keys; the leases of requests never sent are released before it returns. */
+int okv_publish_chain(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    uint32_t key_count, okv_result *results, uint32_t result_capacity, uint32_t *requests);
+int okv_lookup_chain(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    uint32_t key_count, int pin, int peers, okv_result *results, uint32_t result_capacity, uint32_t *requests);
+/* okv_lookup_chain with equal-length hashes back to back. */
+int okv_lookup_packed_chain(okv_client *client, const uint8_t *ns, uint32_t ns_length, const uint8_t *hashes,
+    uint32_t hash_length, uint32_t key_count, int pin, int peers, okv_result *results, uint32_t result_capacity,
+    uint32_t *requests);
+int okv_read_chain(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    uint32_t key_count, const int64_t *lease_ids, uint32_t lease_count, okv_result *results, uint32_t result_capacity,
+    uint32_t *requests);
+/* Requests a chain of key_count keys takes (0 for bad input). */
+int32_t okv_chain_requests(const okv_client *client, uint32_t ns_length, const okv_key *keys, uint32_t key_count);
+
 /* Asynchronous lookups and reads: submit returns a ticket (>= 1) in *ticket; poll returns OKV_E_PENDING
  * until the answer is in, then its status and fills result; wait blocks up to timeout_ms. At most
  * OKV_MAX_TICKETS outstanding per client; keys and ns are copied at submit. Thread-safe. */
@@ -148,6 +202,9 @@ int okv_submit_lookup(okv_client *client, const uint8_t *ns, uint32_t ns_length,
     const okv_key *keys, uint32_t key_count, int pin, int peers, int64_t *ticket);
 int okv_submit_read(okv_client *client, const uint8_t *ns, uint32_t ns_length,
     const okv_key *keys, uint32_t key_count, int64_t lease_id, int64_t *ticket);
+/* A publish as a ticket: the blocks' ranges must not be written until the ticket completes. */
+int okv_submit_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length,
+    const okv_key *keys, uint32_t key_count, int64_t *ticket);
 int okv_poll(okv_client *client, int64_t ticket, okv_result *result);
 int okv_wait(okv_client *client, int64_t ticket, int64_t timeout_ms, okv_result *result);
 

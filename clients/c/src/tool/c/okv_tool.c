@@ -6,6 +6,9 @@
  *   okv-tool DIR badargs                         bad inputs return their statuses, then one good lookup
  *   okv-tool DIR async NS SEED COUNT             8 concurrent lookup tickets, each checked
  *   okv-tool DIR bench NS KEYS ITERATIONS        lookup round trips: prints median and mean ns
+ *   okv-tool DIR chain NS SEED COUNT BYTES       a chain longer than one request: publish, pinned lookup of it and
+ *                                                of it plus COUNT unpublished keys, read of the leases, verify
+ *   okv-tool DIR peers NS SEED COUNT             lookup with the peers flag: one line per candidate
  *   okv-tool - shard NSHEX HASHHEX               StateKey canonical bytes, shard digest and shard (no Manager)
  *
  * Output: one line of key=value pairs; exit status 0 when everything checked out.
@@ -357,6 +360,149 @@ int main(int argc, char **argv)
         free(samples);
         okv_close(client);
         return 0;
+    }
+    if (strcmp(cmd, "peers") == 0)
+    {
+        if (argc < 6 || open_client(dir, NULL, 4096, &client) != OKV_OK)
+        {
+            return 1;
+        }
+        const char *ns = argv[3];
+        const uint64_t seed = strtoull(argv[4], NULL, 10);
+        const uint32_t count = (uint32_t)strtoul(argv[5], NULL, 10);
+        for (uint32_t i = 0; i < count && i < OKV_MAX_KEYS; i++)
+        {
+            chain_hash(seed, i, hashes[i]);
+            keys[i].hash = hashes[i];
+            keys[i].hash_length = HASH_BYTES;
+        }
+        okv_result_init(&result);
+        const int status = okv_lookup(client, (const uint8_t *)ns, (uint32_t)strlen(ns), keys, count, 0, 1, &result);
+        printf("status=%d prefix=%lld candidates=%d owners=%d\n", status, (long long)result.value,
+            result.candidate_count, result.owner_count);
+        for (int32_t i = 0; i < result.candidate_count; i++)
+        {
+            const okv_candidate *c = &result.candidates[i];
+            const okv_owner *o = &result.owners[c->owner_index];
+            const uint64_t msb = (uint64_t)o->runtime_uuid_msb;
+            const uint64_t lsb = (uint64_t)o->runtime_uuid_lsb;
+            printf("candidate key=%d owner=%s uuid=%08llx-%04llx-%04llx-%04llx-%012llx tier=%s sequence=%lld length=%d\n",
+                c->key_index, o->node_id, (unsigned long long)(msb >> 32), (unsigned long long)((msb >> 16) & 0xffff),
+                (unsigned long long)(msb & 0xffff), (unsigned long long)(lsb >> 48),
+                (unsigned long long)(lsb & 0xffffffffffffULL), c->tier == OKV_KEY_DRAM ? "DRAM" :
+                (c->tier == OKV_KEY_SSD ? "SSD" : "OTHER"), (long long)c->insertion_sequence, c->length);
+        }
+        okv_close(client);
+        return status == OKV_OK ? 0 : 1;
+    }
+    if (strcmp(cmd, "chain") == 0)
+    {
+        if (argc < 7)
+        {
+            return 2;
+        }
+        const char *ns = argv[3];
+        const uint32_t ns_length = (uint32_t)strlen(ns);
+        const uint64_t seed = strtoull(argv[4], NULL, 10);
+        const uint32_t count = (uint32_t)strtoul(argv[5], NULL, 10);
+        const uint32_t bytes = (uint32_t)strtoul(argv[6], NULL, 10);
+        if (count < 1 || open_client(dir, NULL, (uint64_t)count * bytes, &client) != OKV_OK)
+        {
+            return 1;
+        }
+        /* the chain and COUNT more keys nobody published */
+        const uint32_t total = 2 * count;
+        okv_key *chain_keys = calloc(total, sizeof(okv_key));
+        uint8_t *chain_hashes = malloc((size_t)total * HASH_BYTES);
+        enum { CAPACITY = 16 };
+        static okv_result results[CAPACITY];
+        static okv_result leases[CAPACITY];
+        uint8_t *region = okv_data_region(client);
+        for (uint32_t i = 0; i < total; i++)
+        {
+            chain_hash(seed, i, chain_hashes + (size_t)i * HASH_BYTES);
+            chain_keys[i].hash = chain_hashes + (size_t)i * HASH_BYTES;
+            chain_keys[i].hash_length = HASH_BYTES;
+            chain_keys[i].offset = (uint64_t)(i % count) * bytes;
+            chain_keys[i].length = bytes;
+        }
+        for (uint32_t i = 0; i < count; i++)
+        {
+            chain_fill(chain_keys[i].hash, region + chain_keys[i].offset, bytes);
+        }
+        for (int i = 0; i < CAPACITY; i++)
+        {
+            okv_result_init(&results[i]);
+            okv_result_init(&leases[i]);
+        }
+        int failures = 0;
+        /* one request cannot take the chain */
+        const int single = okv_lookup(client, (const uint8_t *)ns, ns_length, chain_keys, count, 0, 0, &result);
+        failures += count > (uint32_t)okv_max_keys_per_request(client) && single != OKV_S_BATCH_TOO_LARGE;
+        uint32_t published_requests = 0;
+        int status = okv_publish_chain(client, (const uint8_t *)ns, ns_length, chain_keys, count, results, CAPACITY,
+            &published_requests);
+        int64_t stored = 0;
+        for (uint32_t r = 0; r < published_requests; r++)
+        {
+            stored += results[r].value;
+            failures += results[r].key_base != (int32_t)(r * (uint32_t)okv_max_keys_per_request(client));
+        }
+        failures += status != OKV_OK || stored != count;
+        /* a pinned lookup of the chain and the unpublished keys after it: the prefix is the chain, and the lookup
+         * stops at the first request whose prefix is short */
+        uint32_t lookup_requests = 0;
+        status = okv_lookup_chain(client, (const uint8_t *)ns, ns_length, chain_keys, total, 1, 0, leases, CAPACITY,
+            &lookup_requests);
+        int64_t prefix = 0;
+        int64_t lease_ids[CAPACITY] = { 0 };
+        for (uint32_t r = 0; r < lookup_requests; r++)
+        {
+            prefix += leases[r].value;
+            lease_ids[r] = leases[r].lease_id;
+        }
+        const int32_t needed = okv_chain_requests(client, ns_length, chain_keys, total);
+        failures += status != OKV_OK || prefix != count;
+        memset(region, 0, (size_t)count * bytes);
+        uint32_t read_requests = 0;
+        status = okv_read_chain(client, (const uint8_t *)ns, ns_length, chain_keys, count, lease_ids, lookup_requests,
+            results, CAPACITY, &read_requests);
+        int64_t restored = 0;
+        int mismatches = 0;
+        uint8_t *expected = malloc(bytes);
+        for (uint32_t r = 0; r < read_requests; r++)
+        {
+            restored += results[r].value;
+            for (int32_t k = 0; k < results[r].key_count; k++)
+            {
+                const uint32_t i = (uint32_t)results[r].key_base + (uint32_t)k;
+                chain_fill(chain_keys[i].hash, expected, bytes);
+                if (results[r].length[k] != (int32_t)bytes || memcmp(expected, region + chain_keys[i].offset, bytes) != 0)
+                {
+                    mismatches++;
+                }
+            }
+        }
+        free(expected);
+        failures += status != OKV_OK || restored != count || mismatches != 0;
+        /* every lease was consumed: releasing one again is unknown */
+        for (uint32_t r = 0; r < lookup_requests; r++)
+        {
+            failures += lease_ids[r] != 0 && okv_release(client, lease_ids[r], &result) != OKV_S_UNKNOWN_LEASE;
+        }
+        /* a chain needing more requests than the results hold is refused before anything is sent */
+        uint32_t none = 99;
+        const int too_long = okv_lookup_chain(client, (const uint8_t *)ns, ns_length, chain_keys, total, 0, 0, results,
+            1, &none);
+        failures += count > (uint32_t)okv_max_keys_per_request(client) && (too_long != OKV_S_BATCH_TOO_LARGE || none != 0);
+        printf("op=chain single=%d publish_requests=%u stored=%lld lookup_requests=%u needed=%d prefix=%lld "
+            "read_requests=%u restored=%lld mismatches=%d too_long=%d failures=%d\n", single, published_requests,
+            (long long)stored, lookup_requests, needed, (long long)prefix, read_requests, (long long)restored,
+            mismatches, too_long, failures);
+        free(chain_keys);
+        free(chain_hashes);
+        okv_close(client);
+        return failures == 0 ? 0 : 1;
     }
     fprintf(stderr, "unknown command %s\n", cmd);
     return 2;

@@ -38,19 +38,22 @@ class ClientBenchSmokeTest
         final CommandLine commandLine = BenchMain.commandLine();
         commandLine.setOut(new PrintWriter(text));
         final int exitCode = commandLine.execute("bench", "client", "--iterations", "200", "--rounds", "1",
-            "--put-reps", "2", "--block-bytes", "65536", "--c-tool", tool.toString(),
+            "--put-reps", "2", "--put-batch", "5", "--block-bytes", "65536", "--c-tool", tool.toString(),
             "--python-dir", Paths.get("..", "clients", "python").toAbsolutePath().toString(), "--json", json.toString());
         assertEquals(0, exitCode, text.toString());
         final JsonNode root = new ObjectMapper().readTree(json.toFile());
         for (final String row : new String[]{"lookup1", "lookup64"})
         {
-            for (final String field : new String[]{"javaMedianNs", "cMedianNs", "pythonMedianNs", "cToJava"})
+            for (final String field : new String[]{"javaMedianNs", "cMedianNs", "pythonMedianNs", "pythonPackedMedianNs", "cToJava"})
             {
                 assertTrue(root.path(row).path(field).asDouble() > 0, row + "." + field + " in " + root);
             }
         }
-        assertTrue(root.path("put").path("ratio").asDouble() > 0, root.toString());
-        assertTrue(root.path("get").path("ratio").asDouble() > 0, root.toString());
+        for (final String row : new String[]{"put", "get", "putBatch", "getBatch"})
+        {
+            assertTrue(root.path(row).path("ratio").asDouble() > 0, row + " in " + root);
+        }
+        assertTrue(text.toString().contains("blocks per call, per block"), text.toString());
         assertTrue(text.toString().contains("| Lookup RTT, 64 keys |"), text.toString());
     }
 }

@@ -90,6 +90,37 @@ final class CrossLanguageTest
     }
 
     @Test
+    void cSplitsAChainLongerThanOneRequestAndJavaRestoresIt() throws Exception
+    {
+        // 1300 keys: three requests of at most 512 for the publish, the pinned lookup (of 2600 keys, stopping at
+        // the third request's short prefix) and the read of its three leases
+        final String ns = "cross-c-chain";
+        final int count = 1300;
+        final int bytes = 64;
+        final Run chain = run(List.of(TOOL, manager.dir(), "chain", ns, "13", "" + count, "" + bytes));
+        assertEquals(0, chain.exit, chain.output);
+        assertTrue(chain.output.contains("single=6 publish_requests=3 stored=1300 lookup_requests=3 needed=6 " +
+            "prefix=1300 read_requests=3 restored=1300 mismatches=0 too_long=6 failures=0"), chain.output);
+
+        final KeyBatch batch = new KeyBatch(count).namespace(ns.getBytes(StandardCharsets.US_ASCII));
+        for (int i = 0; i < count; i++)
+        {
+            final byte[] hash = Chain.hash(13, i);
+            batch.addKey(hash, 0, hash.length, (long)i * bytes, bytes);
+        }
+        final OperationResult result = java.read(batch, 0, new OperationResult(count));
+        assertTrue(result.isOk(), result.code() + " " + result.message());
+        assertEquals(count, result.value());
+        assertEquals(3, result.requestCount());
+        final byte[] actual = new byte[bytes];
+        for (int i = 0; i < count; i++)
+        {
+            java.dataBuffer().getBytes(i * bytes, actual);
+            assertArrayEquals(Chain.content(Chain.hash(13, i), bytes), actual, "block " + i);
+        }
+    }
+
+    @Test
     void pythonRestoresWhatJavaPublishedAndJavaRestoresWhatPythonPublished() throws Exception
     {
         final String ns = "cross-python";
@@ -190,6 +221,12 @@ final class CrossLanguageTest
             final BufferedReader lines = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
             final String line = lines.readLine();
             assertEquals("pinned " + BLOCKS, line);
+            // a gauge the Manager refreshes in its duty cycle: poll it with a deadline
+            final long pinnedBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+            while (counter("Pins active") != before + BLOCKS && System.nanoTime() - pinnedBy < 0)
+            {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+            }
             assertEquals(before + BLOCKS, counter("Pins active"));
         }
         finally
