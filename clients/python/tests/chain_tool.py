@@ -4,6 +4,7 @@
     python3 chain_tool.py DIR read NS SEED COUNT BYTES      pinned lookup, read of the lease, byte check
     python3 chain_tool.py DIR pin-and-hold NS SEED COUNT    pin the chain, print "pinned N", then wait for ever
     python3 chain_tool.py DIR peers NS SEED COUNT           lookup with the peers flag: one line per candidate
+    python3 chain_tool.py DIR fetch NS SEED COUNT BYTES     pinned lookup with peers, read of the lease, byte check
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ def main(argv: list[str]) -> int:
             result = client.put(ns, hashes, [chain_fill(h, size) for h in hashes])
             print(f"op=publish stored={result.stored}")
             return 0 if result.stored + result.statuses.count("ALREADY_RESIDENT") == count else 1
-        if command == "read":
-            found = client.lookup(ns, hashes, pin=True)
+        if command in ("read", "fetch"):
+            found = client.lookup(ns, hashes, pin=True, peers=command == "fetch")
             assert found.lease is not None or found.prefix_len == 0
             region = client.data_region
             region[: count * size] = bytes(count * size)
@@ -35,7 +36,8 @@ def main(argv: list[str]) -> int:
             restored = done.restored if done else 0
             mismatches = sum(1 for i in range(restored)
                              if bytes(region[offsets[i]:offsets[i] + size]) != chain_fill(hashes[i], size))
-            print(f"op=read prefix={found.prefix_len} restored={restored} mismatches={mismatches}")
+            peer = done.statuses[:restored].count("PEER") if done else 0
+            print(f"op={command} prefix={found.prefix_len} restored={restored} mismatches={mismatches} peer={peer}")
             return 0 if restored == count and mismatches == 0 else 1
         if command == "peers":
             found = client.lookup(ns, hashes, peers=True)

@@ -38,7 +38,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Manager processes (a and b) in one cluster, blocks published on a by a Java engine; an engine on b looks the chain
  * up with the peers flag in Java, in C ({@code okv-tool peers}) and in Python ({@code chain_tool.py peers}), and each
  * names the same candidate per key: the key index, the owner's node id and runtime UUID, its tier, the insertion
- * sequence and the length.
+ * sequence and the length; then a Python engine on b restores the blocks from a byte-exact through a pinned lookup
+ * with peers and a read of its lease.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 final class PeerCandidatesTest
@@ -123,6 +124,13 @@ final class PeerCandidatesTest
             assertTrue(c.contains(line + "\n"), "C lacks '" + line + "':\n" + c);
             assertTrue(python.contains(line + "\n"), "Python lacks '" + line + "':\n" + python);
         }
+
+        // and a Python engine on b restores a's blocks byte-exact: a pinned lookup with peers holds them at a, the
+        // read of its lease fetches them
+        final String fetched = run(List.of("python3", PYTHON_DIR.resolve("tests").resolve("chain_tool.py").toString(),
+            b.dir(), "fetch", NS, "" + SEED, "" + BLOCKS, "" + BLOCK_BYTES));
+        assertTrue(fetched.contains("op=fetch prefix=" + BLOCKS + " restored=" + BLOCKS + " mismatches=0 peer=" + BLOCKS),
+            fetched);
     }
 
     private static KeyBatch batch()
@@ -140,7 +148,7 @@ final class PeerCandidatesTest
     {
         final ManagerProcess manager = ManagerProcess.start("--pool-bytes", "32m", "--client-timeout", "5s",
             "--etcd-endpoints", etcdEndpoint, "--cluster-name", cluster, "--node-id", node, "--catalog-nodes", "a,b",
-            "--peer-endpoint", "127.0.0.1:" + freeUdpPort());
+            "--peer-endpoint", "127.0.0.1:" + freeUdpPort(), "--transfer-endpoint", "127.0.0.1:0");
         resources.add(manager);
         return manager;
     }
