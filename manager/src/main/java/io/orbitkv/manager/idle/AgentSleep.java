@@ -133,22 +133,38 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
 
     public boolean sleep()
     {
+        return sleep(maxSleepNs, true);
+    }
+
+    /**
+     * A park of the backoff's parking phase, announced and ended like a sleep: an engine that commits a request
+     * while the agent parks rings the doorbell (one write) instead of waiting out the park's timer, which on Linux
+     * lasts at least the timer slack (~50 us) however short the park asked for. Not counted as a sleep.
+     */
+    public boolean nap(final long timeoutNs)
+    {
+        return sleep(Math.min(timeoutNs, maxSleepNs), false);
+    }
+
+    private boolean sleep(final long timeoutNs, final boolean counted)
+    {
+        final long fallbackNs = Math.min(timeoutNs, FALLBACK_PARK_NS);
         if (null != workInFlight && workInFlight.getAsInt() > 0)
         {
             if (null != peerWakeup && peerSocketWatched)
             {
-                return peerWakeup.await(FALLBACK_PARK_NS);
+                return peerWakeup.await(fallbackNs);
             }
-            LockSupport.parkNanos(FALLBACK_PARK_NS);
+            LockSupport.parkNanos(fallbackNs);
             return false;
         }
         if (disabled || (null != peerWakeup && !peerSocketWatched && !watchPeerSocket()))
         {
             if (null != peerWakeup)
             {
-                return peerWakeup.await(FALLBACK_PARK_NS);
+                return peerWakeup.await(fallbackNs);
             }
-            LockSupport.parkNanos(FALLBACK_PARK_NS);
+            LockSupport.parkNanos(fallbackNs);
             return false;
         }
 
@@ -158,12 +174,18 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
         {
             // Written before the announcement was visible: its engine did not ring. Serve it.
             header.putIntVolatile(CncFileDescriptor.AGENT_STATE_OFFSET, CncFileDescriptor.AGENT_AWAKE);
-            sleepsAbandoned.incrementRelease();
+            if (counted)
+            {
+                sleepsAbandoned.incrementRelease();
+            }
             return true;
         }
 
-        sleeps.incrementRelease();
-        final int result = epoll.await(maxSleepNs);
+        if (counted)
+        {
+            sleeps.incrementRelease();
+        }
+        final int result = epoll.await(timeoutNs);
         header.putIntVolatile(CncFileDescriptor.AGENT_STATE_OFFSET, CncFileDescriptor.AGENT_AWAKE);
         if (result < 0)
         {

@@ -14,4 +14,17 @@ public interface IdleSleep
      *         after the timeout.
      */
     boolean sleep();
+
+    /**
+     * A short sleep of the parking phase that the same inputs can end: announced like {@link #sleep()}, so an engine
+     * that commits a request meanwhile rings rather than waiting out the park. By default a plain timer park.
+     *
+     * @param timeoutNs the longest the nap may last.
+     * @return true when an event ended it or work was found before it began, false after the timeout.
+     */
+    default boolean nap(final long timeoutNs)
+    {
+        java.util.concurrent.locks.LockSupport.parkNanos(timeoutNs);
+        return false;
+    }
 }

@@ -10,7 +10,9 @@ import org.agrona.concurrent.IdleStrategy;
  * clustered Manager sleeps in epoll on its peer socket, so a peer's datagram ends the sleep rather than the timer.
  * An event resets the backoff (work follows). Without a wait it parks on the timer.
  * <p>
- * With an {@link IdleSleep}, an agent that has parked for a spell of idleness ({@code sleepAfterNs}) goes deeper: each
+ * With an {@link IdleSleep}, each park is one of its naps: announced like a sleep, so an engine's request during a
+ * park rings the doorbell and ends it rather than waiting out a timer that Linux rounds up to its slack (~50 us); the
+ * nap also watches whatever the sleep watches (the peer socket of a clustered Manager). An agent that has parked for a spell of idleness ({@code sleepAfterNs}) goes deeper: each
  * idle cycle from then on is one sleep that an engine's doorbell or a peer's datagram ends, or the agent's next
  * deadline; an idle Manager then wakes a few times a second instead of ~10,000 times. A sleep that ends on its timeout
  * leaves the strategy asleep: the duty cycle after it runs the agent's timers (housekeeping, the media driver's
@@ -155,13 +157,13 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
 
             default:
                 final IdleWait current = wait;
-                if (null != current && current.await(parkPeriodNs))
+                if (null != sleep ? sleep.nap(parkPeriodNs) : null != current && current.await(parkPeriodNs))
                 {
                     reset();
                 }
                 else
                 {
-                    if (null == current)
+                    if (null == sleep && null == current)
                     {
                         LockSupport.parkNanos(parkPeriodNs);
                     }

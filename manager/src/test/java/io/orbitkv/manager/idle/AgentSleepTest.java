@@ -118,6 +118,37 @@ class AgentSleepTest
     }
 
     @Test
+    void shouldEndANapOnTheDoorbellOfARequestCommittedWhileParkedWithoutCountingASleep() throws Exception
+    {
+        final AtomicInteger rang = new AtomicInteger();
+        final Thread engineThread = new Thread(() ->
+        {
+            // A nap announces itself like a sleep: the engine that commits a request meanwhile sees it and rings.
+            awaitTrue(() -> CncFileDescriptor.AGENT_SLEEPING == agentState(), "the agent naps");
+            ring.write(1, message, 0, message.capacity());
+            rang.set(engine.wakeIfSleeping() ? 1 : 0);
+        });
+        engineThread.start();
+
+        final long startNs = System.nanoTime();
+        assertTrue(sleep.nap(LONG_SLEEP_NS), "the doorbell ended the nap");
+        final long nappedNs = System.nanoTime() - startNs;
+        engineThread.join();
+        assertTrue(nappedNs < DEADLINE_NS, "woken after " + nappedNs + " ns, not by the timeout");
+        assertEquals(1, rang.get(), "the engine rang the napping agent");
+        assertEquals(1, value(SystemCounterDescriptor.IDLE_DOORBELL_WAKEUPS));
+        assertEquals(0, value(SystemCounterDescriptor.IDLE_SLEEPS), "a nap is not a sleep");
+        assertEquals(CncFileDescriptor.AGENT_AWAKE, agentState());
+
+        // A short nap with nothing to end it lasts its timeout, not the longest sleep.
+        final long shortStartNs = System.nanoTime();
+        doorbell.drain();
+        ring.read((msgTypeId, buffer, index, length) -> {}, 16);
+        assertFalse(sleep.nap(TimeUnit.MILLISECONDS.toNanos(1)), "nothing ended the nap");
+        assertTrue(System.nanoTime() - shortStartNs < DEADLINE_NS, "the nap kept to its timeout");
+    }
+
+    @Test
     void shouldNeverLeaveARequestWaitingForTheTimeoutWhenItRacesTheAnnouncement() throws Exception
     {
         final AtomicInteger go = new AtomicInteger(-1);

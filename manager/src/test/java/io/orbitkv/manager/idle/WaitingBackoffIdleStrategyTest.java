@@ -21,6 +21,11 @@ class WaitingBackoffIdleStrategyTest
         return event;
     };
 
+    private final IdleWait waitNotUsed = (timeoutNs) ->
+    {
+        throw new AssertionError("with a sleep, a park is one of its naps");
+    };
+
     @Test
     void shouldSpinYieldThenWaitWithDoublingPeriodsUpToTheMaximum()
     {
@@ -80,14 +85,24 @@ class WaitingBackoffIdleStrategyTest
     {
         final List<Boolean> sleepResults = new ArrayList<>();
         final int[] sleeps = {0};
-        final WaitingBackoffIdleStrategy idle = new WaitingBackoffIdleStrategy(3, 2, 1_000, 5_000)
-            .idleWait(recording)
-            .idleSleep(() ->
+        final IdleSleep sleep = new IdleSleep()
+        {
+            public boolean sleep()
             {
                 sleeps[0]++;
                 return !sleepResults.isEmpty() && sleepResults.remove(0);
-            }, 0);
-        // Spins and yields, then one park: with no spell to wait out, every idle cycle after it is a sleep.
+            }
+
+            public boolean nap(final long timeoutNs)
+            {
+                return recording.await(timeoutNs);
+            }
+        };
+        final WaitingBackoffIdleStrategy idle = new WaitingBackoffIdleStrategy(3, 2, 1_000, 5_000)
+            .idleWait(waitNotUsed)
+            .idleSleep(sleep, 0);
+        // Spins and yields, then one park (a nap of the sleep, not the wait): with no spell to wait out, every idle
+        // cycle after it is a sleep.
         for (int i = 0; i < 8; i++)
         {
             idle.idle(0);
