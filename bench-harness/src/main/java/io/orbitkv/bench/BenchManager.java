@@ -82,7 +82,14 @@ final class BenchManager implements AutoCloseable
         while (null == cnc)
         {
             checkAlive();
-            final CncReader mapped = CncReader.mapIfReady(file);
+            CncReader mapped = CncReader.mapIfReady(file);
+            if (null != mapped && mapped.managerPid() != process.pid())
+            {
+                // A killed process's CnC file stays until the next process replaces it: mapping it would read the
+                // dead process's counters as the new one's.
+                CloseHelper.quietClose(mapped);
+                mapped = null;
+            }
             synchronized (this)
             {
                 cnc = mapped;
