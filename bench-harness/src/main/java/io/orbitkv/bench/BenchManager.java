@@ -229,6 +229,14 @@ final class BenchManager implements AutoCloseable
         launch();
     }
 
+    /**
+     * @return the pid the mapped CnC file names, or -1 while none is mapped.
+     */
+    synchronized long mappedManagerPid()
+    {
+        return null == cnc ? -1 : cnc.managerPid();
+    }
+
     String nodeId()
     {
         return nodeId;

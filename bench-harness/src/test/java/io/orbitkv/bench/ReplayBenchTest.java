@@ -161,6 +161,27 @@ class ReplayBenchTest
     }
 
     @Test
+    void shouldMapOnlyTheRestartedProcessesCncFileAfterAKill() throws Exception
+    {
+        try (BenchManager manager = BenchManager.start("a", dir, List.of("-Xmx256m"),
+            List.of("--pool-bytes", "4m", "--pool-pretouch", "off")))
+        {
+            manager.awaitReady();
+            final long first = manager.pid();
+            assertEquals(first, manager.mappedManagerPid());
+            manager.kill();
+            // The killed process left its CnC file, ready and naming it, for the next process to replace.
+            assertTrue(Files.exists(manager.dir().resolve(io.orbitkv.codecs.cnc.CncFileDescriptor.CNC_FILE_NAME)));
+            manager.restart();
+            manager.awaitReady();
+            assertTrue(first != manager.pid());
+            assertEquals(manager.pid(), manager.mappedManagerPid());
+            assertEquals(1, manager.retiredCounters().size());
+            assertTrue(manager.retiredCounters().get(0).containsKey("Requests: lookup"));
+        }
+    }
+
+    @Test
     void shouldFailClearlyWhenAnEngineProcessExits() throws Exception
     {
         final Path trace = dir.resolve("synthetic.jsonl");
