@@ -29,15 +29,28 @@ final class BenchEtcd implements AutoCloseable
     private static final int START_ATTEMPTS = 3;
     private static final long HEALTH_POLL_NS = TimeUnit.MILLISECONDS.toNanos(50);
 
-    private final Process process;
+    private final List<String> command;
+    private final File log;
     private final String endpoint;
     private final Path dataDir;
+    private volatile Process process;
 
-    private BenchEtcd(final Process process, final String endpoint, final Path dataDir)
+    private BenchEtcd(final List<String> command, final File log, final String endpoint, final Path dataDir)
+        throws IOException
     {
-        this.process = process;
+        this.command = command;
+        this.log = log;
         this.endpoint = endpoint;
         this.dataDir = dataDir;
+        launch();
+    }
+
+    private void launch() throws IOException
+    {
+        process = new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log))
+            .start();
     }
 
     /**
@@ -77,7 +90,7 @@ final class BenchEtcd implements AutoCloseable
             final String client = "http://127.0.0.1:" + clientPort;
             final String peer = "http://127.0.0.1:" + peerPort;
             final Path data = dir.resolve("etcd-data-" + attempt);
-            final Process process = new ProcessBuilder(List.of(etcd,
+            final List<String> command = List.of(etcd,
                 "--name", "bench",
                 "--data-dir", data.toString(),
                 "--listen-client-urls", client,
@@ -85,11 +98,8 @@ final class BenchEtcd implements AutoCloseable
                 "--listen-peer-urls", peer,
                 "--initial-advertise-peer-urls", peer,
                 "--initial-cluster", "bench=" + peer,
-                "--initial-cluster-state", "new"))
-                .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log))
-                .start();
-            final BenchEtcd started = new BenchEtcd(process, client, data);
+                "--initial-cluster-state", "new");
+            final BenchEtcd started = new BenchEtcd(command, log, client, data);
             if (started.awaitHealthy())
             {
                 return started;
@@ -106,6 +116,43 @@ final class BenchEtcd implements AutoCloseable
     String endpoint()
     {
         return endpoint;
+    }
+
+    /**
+     * Stop etcd as an operator would (SIGTERM, waiting for it to exit; SIGKILL after
+     * {@link BenchTools#STOP_TIMEOUT_SECS}); its data directory and ports stay for {@link #restart}.
+     *
+     * @return its exit code.
+     */
+    int stop()
+    {
+        final Process p = process;
+        BenchTools.stop(p);
+        return p.exitValue();
+    }
+
+    /**
+     * Start etcd again on the same data directory and client and peer ports, and wait until it reports healthy.
+     *
+     * @throws IOException when it cannot be started or does not turn healthy in {@link #START_TIMEOUT_NS}.
+     */
+    void restart() throws IOException, InterruptedException
+    {
+        if (process.isAlive())
+        {
+            throw new IllegalStateException("etcd is still running (pid " + process.pid() + ")");
+        }
+        launch();
+        if (!awaitHealthy())
+        {
+            throw new IOException("etcd did not turn healthy again at " + endpoint + " on " + dataDir + " (see " + log +
+                "):" + System.lineSeparator() + BenchTools.tail(log, 20));
+        }
+    }
+
+    long pid()
+    {
+        return process.pid();
     }
 
     private boolean awaitHealthy() throws InterruptedException

@@ -3,6 +3,7 @@ package io.orbitkv.bench;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +34,7 @@ final class BenchManager implements AutoCloseable
     private final File log;
     private final List<String> jvmArgs;
     private final List<String> args;
+    private final List<Map<String, Long>> retired = new ArrayList<>();
     private Process process;
     private volatile CncReader cnc;
 
@@ -61,7 +63,7 @@ final class BenchManager implements AutoCloseable
     {
         final Path dir = workDir.resolve("manager-" + nodeId);
         final File log = workDir.resolve("manager-" + nodeId + ".log").toFile();
-        final List<String> args = new java.util.ArrayList<>(List.of("manager", "--dir", dir.toString(), "--node-id", nodeId));
+        final List<String> args = new ArrayList<>(List.of("manager", "--dir", dir.toString(), "--node-id", nodeId));
         args.addAll(flags);
         final BenchManager manager = new BenchManager(nodeId, dir, log, List.copyOf(jvmArgs), List.copyOf(args));
         manager.launch();
@@ -80,7 +82,14 @@ final class BenchManager implements AutoCloseable
         while (null == cnc)
         {
             checkAlive();
-            final CncReader mapped = CncReader.mapIfReady(file);
+            CncReader mapped = CncReader.mapIfReady(file);
+            if (null != mapped && mapped.managerPid() != process.pid())
+            {
+                // A killed process's CnC file stays until the next process replaces it: mapping it would read the
+                // dead process's counters as the new one's.
+                CloseHelper.quietClose(mapped);
+                mapped = null;
+            }
             synchronized (this)
             {
                 cnc = mapped;
@@ -167,23 +176,47 @@ final class BenchManager implements AutoCloseable
     }
 
     /**
-     * SIGKILL the process and forget its CnC file.
+     * SIGKILL the process, keep what its counters last said (see {@link #retiredCounters}) and forget its CnC file.
      */
-    synchronized void kill() throws InterruptedException
+    void kill() throws InterruptedException
     {
-        CloseHelper.quietClose(cnc);
-        cnc = null;
         process.destroyForcibly().waitFor();
+        retire();
     }
 
     /**
-     * Stop the process as an operator would (SIGTERM, SIGKILL after {@link BenchTools#STOP_TIMEOUT_SECS}).
+     * Stop the process as an operator would (SIGTERM, SIGKILL after {@link BenchTools#STOP_TIMEOUT_SECS}), keep what
+     * its counters last said (see {@link #retiredCounters}) and forget its CnC file.
      */
-    synchronized void stop()
+    void stop()
     {
-        CloseHelper.quietClose(cnc);
-        cnc = null;
         BenchTools.stop(process);
+        retire();
+    }
+
+    /**
+     * The exited process's counters are read from the CnC file still mapped: the mapping outlives the process (and the
+     * file's deletion by the Manager's close or by the next start), so nothing it counted up to its end is lost.
+     */
+    private synchronized void retire()
+    {
+        if (null != cnc)
+        {
+            retired.add(counters());
+            CloseHelper.quietClose(cnc);
+            cnc = null;
+        }
+    }
+
+    /**
+     * The counters of each earlier process of this Manager (one per {@link #kill} or {@link #stop} of a ready process),
+     * as they stood when it had exited, oldest first; the running process's are {@link #counters()}.
+     *
+     * @return a copy.
+     */
+    synchronized List<Map<String, Long>> retiredCounters()
+    {
+        return new ArrayList<>(retired);
     }
 
     /**
@@ -194,6 +227,14 @@ final class BenchManager implements AutoCloseable
     void restart() throws IOException
     {
         launch();
+    }
+
+    /**
+     * @return the pid the mapped CnC file names, or -1 while none is mapped.
+     */
+    synchronized long mappedManagerPid()
+    {
+        return null == cnc ? -1 : cnc.managerPid();
     }
 
     String nodeId()

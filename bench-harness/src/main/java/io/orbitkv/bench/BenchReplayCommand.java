@@ -92,7 +92,7 @@ public final class BenchReplayCommand implements Callable<Integer>
     List<Integer> capacitySweep = new ArrayList<>();
 
     @Option(names = "--fail", description = "kill:b@40%% (SIGKILL, restart 10 s later), restart-catalog:a@50%% " +
-        "(SIGTERM, restart), etcd-stop:20s@60%% (etcd suspended); repeatable.")
+        "(SIGTERM, restart), etcd-stop:20s@60%% (etcd stopped, started again 20 s later on its data and ports); repeatable.")
     List<String> fail = new ArrayList<>();
 
     @Option(names = "--plots", description = "Write PNG and SVG plots to this directory.")

@@ -30,6 +30,19 @@ final class ChildJvm
      */
     public static List<String> orbitkvCommand(final List<String> extraJvmArgs, final List<String> args)
     {
+        return command(extraJvmArgs, mainClassFor(args), args);
+    }
+
+    /**
+     * Command line that runs a main class of this class path in a new JVM with this JVM's java binary and flags.
+     *
+     * @param extraJvmArgs JVM options for this child only; may be empty.
+     * @param mainClass    the class whose {@code main} runs.
+     * @param args         its arguments.
+     * @return the command.
+     */
+    static List<String> command(final List<String> extraJvmArgs, final Class<?> mainClass, final List<String> args)
+    {
         final List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         for (final String arg : ManagementFactory.getRuntimeMXBean().getInputArguments())
@@ -45,7 +58,7 @@ final class ChildJvm
         command.addAll(extraJvmArgs);
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
-        command.add(mainClassFor(args).getName());
+        command.add(mainClass.getName());
         command.addAll(args);
         return command;
     }

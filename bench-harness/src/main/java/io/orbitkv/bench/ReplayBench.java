@@ -9,8 +9,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -239,7 +237,8 @@ final class ReplayBench
         config.put("tokensPerBlock", ReplayTrace.TOKENS_PER_BLOCK);
         config.put("failures", o.failures().stream().map(Failure::spec).toList());
         config.put("cores", Runtime.getRuntime().availableProcessors());
-        config.put("engines", "one EngineClient per Manager, each on its own thread of the bench JVM");
+        config.put("engines", "one engine process per Manager (ReplayEngine, an EngineClient), sent request indices " +
+            "on its stdin, answering on its stdout");
         results.put("config", config);
 
         final Map<String, Object> modes = new LinkedHashMap<>();
@@ -259,7 +258,7 @@ final class ReplayBench
             {
                 final Mode mode = mode(name);
                 final Map<String, Object> figures = new LinkedHashMap<>();
-                outcomes.put(name, replay(mode, endpoints, capacity, o.failures(), reference, figures));
+                outcomes.put(name, replay(mode, endpoints, etcd, capacity, o.failures(), reference, figures));
                 outcomesByMode.put(name, outcomes.get(name));
                 modes.put(name, figures);
                 printMode(name, figures);
@@ -291,7 +290,7 @@ final class ReplayBench
             final long capacity = effectiveCapacity(blocks, options.blockBytes());
             final Map<String, Double> reference = references(capacity);
             final Map<String, Object> figures = new LinkedHashMap<>();
-            replay(mode(first), endpoints, capacity, List.of(), reference, figures);
+            replay(mode(first), endpoints, null, capacity, List.of(), reference, figures);
             final Map<String, Object> point = new LinkedHashMap<>();
             point.put("poolBlocks", capacity);
             point.put("mode", first);
@@ -374,6 +373,7 @@ final class ReplayBench
     private ReplayOutcomes replay(
         final Mode mode,
         final String endpoints,
+        final BenchEtcd etcd,
         final long capacity,
         final List<Failure> failures,
         final Map<String, Double> reference,
@@ -405,8 +405,7 @@ final class ReplayBench
         final Path dir = o.workDir().resolve(mode.name() + "-" + capacity);
         java.nio.file.Files.createDirectories(dir);
         final List<BenchManager> managers = new ArrayList<>();
-        final List<ReplayEngine> engines = new ArrayList<>();
-        final List<Thread> threads = new ArrayList<>();
+        final List<ReplayEngineProcess> engines = new ArrayList<>();
         final ReplaySampler sampler = new ReplaySampler(managers);
         try
         {
@@ -430,29 +429,25 @@ final class ReplayBench
             out.printf(Locale.ROOT, "%nmode %s: %d Managers (catalog on %s, --peer-admission %s, peers flag %s) ready " +
                 "in %.1f s%n", mode.name(), n, catalog, mode.admission(), mode.peers(), (System.nanoTime() - startNs) / 1e9);
             out.flush();
+            final ReplayOutcomes outcomes = new ReplayOutcomes(requests.size());
+            for (int h = 0; h < n; h++)
+            {
+                engines.add(ReplayEngineProcess.start(h, nodeId(h), managers.get(h).dir(), dir, o.blockBytes(), maxChain, mode.peers(),
+                    o.trace(), o.requests(), requests, outcomes));
+            }
+            for (final ReplayEngineProcess e : engines)
+            {
+                e.awaitReady();
+            }
             final List<Map<String, Long>> before = new ArrayList<>();
             for (final BenchManager m : managers)
             {
                 before.add(m.counters());
             }
             final long replayStartNs = System.nanoTime();
-            final ReplayOutcomes outcomes = new ReplayOutcomes(requests.size(), replayStartNs);
-            final List<BlockingQueue<ReplayTrace.Request>> queues = new ArrayList<>();
-            for (int h = 0; h < n; h++)
-            {
-                final BlockingQueue<ReplayTrace.Request> queue = new ArrayBlockingQueue<>(QUEUE_DEPTH);
-                queues.add(queue);
-                final ReplayEngine engine = new ReplayEngine(h, managers.get(h), o.blockBytes(), maxChain, mode.peers(),
-                    queue, outcomes);
-                engine.connect();
-                engines.add(engine);
-                final Thread thread = new Thread(engine, "replay-engine-" + nodeId(h));
-                thread.setDaemon(true);
-                threads.add(thread);
-                thread.start();
-            }
+            outcomes.begin(replayStartNs);
             sampler.start();
-            final ReplayFailures injected = new ReplayFailures(failures, managers, engines, out);
+            final ReplayFailures injected = new ReplayFailures(failures, managers, engines, etcd, out);
             final ReplayProgress progress = o.progress() ? new ReplayProgress(err, mode.name(), outcomes, requests.size()) : null;
             final long firstTs = requests.get(0).timestampMs();
             for (final ReplayTrace.Request r : requests)
@@ -466,19 +461,15 @@ final class ReplayBench
                     }
                 }
                 injected.onDispatch(r.index(), requests.size(), outcomes);
-                queues.get(hosts[r.index()]).put(r);
+                engines.get(hosts[r.index()]).dispatch(r.index());
                 if (null != progress)
                 {
                     progress.maybePrint();
                 }
             }
-            for (final BlockingQueue<ReplayTrace.Request> q : queues)
+            for (final ReplayEngineProcess e : engines)
             {
-                q.put(ReplayEngine.END);
-            }
-            for (final Thread t : threads)
-            {
-                t.join();
+                e.finish();
             }
             final long replayNs = System.nanoTime() - replayStartNs;
             if (null != progress)
@@ -486,13 +477,7 @@ final class ReplayBench
                 progress.finish();
             }
             injected.close();
-            for (final ReplayEngine e : engines)
-            {
-                if (null != e.error())
-                {
-                    throw new IllegalStateException("engine failed: " + e.error(), e.error());
-                }
-            }
+            figures.put("engineProcesses", ReplayEngineProcess.describeAll(engines));
             final Map<String, Long> atEnd = sampler.drain(0);
             final long drainStartNs = System.nanoTime();
             final Map<String, Long> leaks = new LinkedHashMap<>(sampler.drain(DRAIN_NS));
@@ -503,21 +488,25 @@ final class ReplayBench
             }
             sampler.close();
             final List<Map<String, Long>> after = new ArrayList<>();
-            for (final BenchManager m : managers)
+            final List<Map<String, Long>> moved = new ArrayList<>();
+            final List<Integer> processes = new ArrayList<>();
+            for (int h = 0; h < n; h++)
             {
+                final BenchManager m = managers.get(h);
+                final List<Map<String, Long>> retired = m.retiredCounters();
                 after.add(m.counters());
+                moved.add(ReplayFigures.movedAcrossProcesses(before.get(h), retired, after.get(h)));
+                processes.add(retired.size() + 1);
             }
-            ReplayFigures.fill(figures, mode, outcomes, reference, before, after, sampler, leaks, replayNs,
+            figures.put("managerProcesses", processes);
+            ReplayFigures.fill(figures, mode, outcomes, reference, moved, after, sampler, leaks, replayNs,
                 o.prefillTokensPerS(), injected.events());
             return outcomes;
         }
         finally
         {
             sampler.close();
-            for (final Thread t : threads)
-            {
-                t.interrupt();
-            }
+            CloseHelper.quietCloseAll(engines);
             CloseHelper.quietCloseAll(managers);
         }
     }

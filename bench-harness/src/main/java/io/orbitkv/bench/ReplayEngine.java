@@ -1,8 +1,18 @@
 package io.orbitkv.bench;
 
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.BlockingQueue;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.orbitkv.client.EngineClient;
@@ -10,32 +20,34 @@ import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.engine.KeyStatus;
 import org.agrona.CloseHelper;
+import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
- * The engine of one Manager in the replay: for each request routed to it, a Lookup of the chain with the pin flag
- * (and the peers flag unless the mode is isolated), a Read of what was found through the lookup's leases, a check of
- * every restored byte against the contents the block's hash id implies, then a Publish of the blocks after the
- * restored prefix (written from their ids, as an engine would write the KV it recomputed). A Manager that goes away
- * (a killed process) turns its requests into recomputes until it is back, then the engine attaches again.
+ * The engine of one Manager in the replay, a process of its own ({@link ReplayEngineProcess} starts it). It reads the
+ * trace itself and takes request indices on its stdin; for each, a Lookup of the chain with the pin flag (and the
+ * peers flag unless the mode is isolated), a Read of what was found through the lookup's leases, a check of every
+ * restored byte against the contents the block's hash id implies, then a Publish of the blocks after the restored
+ * prefix (written from their ids, as an engine would write the KV it recomputed). What each request found goes back on
+ * its stdout (see {@link ReplayEngineProcess} for the records). A Manager that goes away (a killed process) turns its
+ * requests into recomputes until it is back, then the engine attaches again; whether the Manager is up is a word of
+ * the control file the coordinator writes, read before each request, so requests already queued see it at once.
  */
-final class ReplayEngine implements Runnable
+final class ReplayEngine
 {
     /** The engine's wait for one answer. */
     static final long RESPONSE_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
-
-    /** Marks the end of a host's queue. */
-    static final ReplayTrace.Request END = new ReplayTrace.Request(-1, 0, 0, 0, new long[0]);
 
     private static final byte[] NAMESPACE = "bench/replay".getBytes(StandardCharsets.US_ASCII);
     private static final long GOLDEN = 0x9E3779B97F4A7C15L;
 
     private final int host;
-    private final BenchManager manager;
+    private final Path managerDir;
     private final int blockBytes;
     private final boolean peers;
-    private final BlockingQueue<ReplayTrace.Request> queue;
-    private final ReplayOutcomes outcomes;
+    private final List<ReplayTrace.Request> requests;
+    private final UnsafeBuffer control;
+    private final DataOutputStream out;
     private final KeyBatch batch = new KeyBatch(ReplayTrace.MAX_CHAIN).namespace(NAMESPACE);
     private final KeyBatch publishBatch = new KeyBatch(ReplayTrace.MAX_CHAIN).namespace(NAMESPACE);
     private final OperationResult leases = new OperationResult(ReplayTrace.MAX_CHAIN);
@@ -44,84 +56,145 @@ final class ReplayEngine implements Runnable
     private final byte[] hash = new byte[32];
     private final long regionBytes;
     private EngineClient client;
-    private volatile boolean managerUp = true;
-    private volatile Throwable error;
 
-    ReplayEngine(
+    private ReplayEngine(
         final int host,
-        final BenchManager manager,
+        final Path managerDir,
         final int blockBytes,
         final int maxChain,
         final boolean peers,
-        final BlockingQueue<ReplayTrace.Request> queue,
-        final ReplayOutcomes outcomes)
+        final List<ReplayTrace.Request> requests,
+        final UnsafeBuffer control,
+        final DataOutputStream out)
     {
         this.host = host;
-        this.manager = manager;
+        this.managerDir = managerDir;
         this.blockBytes = blockBytes;
         this.peers = peers;
-        this.queue = queue;
-        this.outcomes = outcomes;
+        this.requests = requests;
+        this.control = control;
+        this.out = out;
         this.regionBytes = (long)Math.max(1, maxChain) * blockBytes;
     }
 
-    void connect()
+    /**
+     * The engine process: {@code host managerDir controlFile blockBytes maxChain peers(true|false) trace requests}.
+     * Exits 0 after the end record, 1 with the reason on stderr when the trace does not match what the coordinator
+     * read or the first attach fails.
+     *
+     * @param args as above.
+     */
+    public static void main(final String[] args) throws IOException
+    {
+        // stdout carries the records; anything else printed goes to stderr (the engine's log).
+        final DataOutputStream out = new DataOutputStream(new BufferedOutputStream(
+            new FileOutputStream(FileDescriptor.out), 1 << 16));
+        System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8));
+        final int host = Integer.parseInt(args[0]);
+        final Path managerDir = Path.of(args[1]);
+        final MappedByteBuffer mapped = IoUtil.mapExistingFile(Path.of(args[2]).toFile(), "replay engine control");
+        final int blockBytes = Integer.parseInt(args[3]);
+        final int maxChain = Integer.parseInt(args[4]);
+        final boolean peers = Boolean.parseBoolean(args[5]);
+        final List<ReplayTrace.Request> requests = ReplayTrace.read(Path.of(args[6]), Integer.parseInt(args[7]));
+        int longest = 0;
+        for (final ReplayTrace.Request r : requests)
+        {
+            longest = Math.max(longest, r.hashIds().length);
+        }
+        if (longest != maxChain)
+        {
+            System.err.println("engine " + host + ": the trace's longest chain is " + longest + ", the coordinator's " +
+                maxChain + " (not the same trace)");
+            System.exit(1);
+        }
+        final ReplayEngine engine = new ReplayEngine(host, managerDir, blockBytes, maxChain, peers, requests,
+            new UnsafeBuffer(mapped), out);
+        try
+        {
+            engine.connect();
+        }
+        catch (final RuntimeException ex)
+        {
+            System.err.println("engine " + host + ": cannot attach to the Manager at " + managerDir + ": " + ex);
+            System.exit(1);
+        }
+        out.writeInt(ReplayEngineProcess.HELLO);
+        out.writeLong(ProcessHandle.current().pid());
+        out.writeInt(requests.size());
+        out.flush();
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(System.in, 1 << 12)))
+        {
+            engine.serveAll(in);
+        }
+        finally
+        {
+            CloseHelper.quietClose(engine.client);
+            IoUtil.unmap(mapped);
+        }
+    }
+
+    private void serveAll(final DataInputStream in) throws IOException
+    {
+        while (true)
+        {
+            final int index = in.readInt();
+            if (ReplayEngineProcess.END == index)
+            {
+                break;
+            }
+            if (index < 0 || index >= requests.size())
+            {
+                throw new IOException("engine " + host + ": request index " + index + " not in the trace (" +
+                    requests.size() + " requests)");
+            }
+            serve(requests.get(index));
+            out.flush();
+        }
+        out.writeInt(ReplayEngineProcess.END);
+        out.flush();
+    }
+
+    private void connect()
     {
         client = EngineClient.connect(new EngineClient.Context()
-            .dir(manager.dir().toString())
+            .dir(managerDir.toString())
             .clientName("bench-replay-" + host)
             .dataRegionBytes(regionBytes)
             .responseTimeoutNs(RESPONSE_TIMEOUT_NS));
     }
 
-    /**
-     * Say whether the Manager is there; while it is not, requests are recomputed without asking it.
-     *
-     * @param up whether it is up (ready).
-     */
-    void managerUp(final boolean up)
+    private boolean managerUp()
     {
-        managerUp = up;
+        return 0 != control.getIntVolatile(ReplayEngineProcess.MANAGER_UP_OFFSET);
     }
 
-    Throwable error()
+    private void record(
+        final ReplayTrace.Request request,
+        final int dram,
+        final int ssd,
+        final int peer,
+        final long restoreNs,
+        final long serviceNs,
+        final long wrong,
+        final boolean unserved) throws IOException
     {
-        return error;
+        out.writeInt(request.index());
+        out.writeInt(dram);
+        out.writeInt(ssd);
+        out.writeInt(peer);
+        out.writeLong(restoreNs);
+        out.writeLong(serviceNs);
+        out.writeLong(wrong);
+        out.writeBoolean(unserved);
     }
 
-    public void run()
-    {
-        try
-        {
-            while (true)
-            {
-                final ReplayTrace.Request request = queue.take();
-                if (END == request)
-                {
-                    break;
-                }
-                serve(request);
-            }
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-        }
-        catch (final RuntimeException | Error ex)
-        {
-            error = ex;
-        }
-        finally
-        {
-            CloseHelper.quietClose(client);
-        }
-    }
-
-    private void serve(final ReplayTrace.Request request)
+    private void serve(final ReplayTrace.Request request) throws IOException
     {
         final long[] chain = request.hashIds();
         final long startNs = System.nanoTime();
-        if (null == client && managerUp)
+        final boolean up = managerUp();
+        if (null == client && up)
         {
             try
             {
@@ -132,9 +205,9 @@ final class ReplayEngine implements Runnable
                 client = null;
             }
         }
-        if (null == client || !managerUp)
+        if (null == client || !up)
         {
-            outcomes.record(request, host, 0, 0, 0, 0, System.nanoTime() - startNs, 0, true);
+            record(request, 0, 0, 0, 0, System.nanoTime() - startNs, 0, true);
             return;
         }
         try
@@ -149,7 +222,7 @@ final class ReplayEngine implements Runnable
             if (!leases.isOk())
             {
                 client.release(leases);
-                outcomes.record(request, host, 0, 0, 0, 0, System.nanoTime() - startNs, 0, true);
+                record(request, 0, 0, 0, 0, System.nanoTime() - startNs, 0, true);
                 return;
             }
             final long lookedUpNs = System.nanoTime();
@@ -193,14 +266,14 @@ final class ReplayEngine implements Runnable
             {
                 client.publish(publishBatch, published);
             }
-            outcomes.record(request, host, dram, ssd, peer, readNs - lookedUpNs, readNs - startNs, wrong, false);
+            record(request, dram, ssd, peer, readNs - lookedUpNs, readNs - startNs, wrong, false);
         }
         catch (final RuntimeException ex)
         {
             // The Manager went away (or stopped answering): this request is recomputed, the next one attaches again.
             CloseHelper.quietClose(client);
             client = null;
-            outcomes.record(request, host, 0, 0, 0, 0, System.nanoTime() - startNs, 0, true);
+            record(request, 0, 0, 0, 0, System.nanoTime() - startNs, 0, true);
         }
     }
 

@@ -7,21 +7,33 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 
 /**
  * Fires the failures of a replay when their share of the requests has been dispatched, each on its own thread so the
  * replay goes on: {@code kill} SIGKILLs a Manager and starts it again {@link ReplayBench#KILL_DOWN_NS} later,
- * {@code restart-catalog} stops a Manager with SIGTERM and starts it again at once, {@code etcd-stop} suspends the
- * bench's etcd (SIGSTOP) for the given time and resumes it (SIGCONT). Each records when it fired and ended, in
- * seconds since the replay began and in requests completed.
+ * {@code restart-catalog} stops a Manager with SIGTERM and starts it again at once, {@code etcd-stop} stops the
+ * bench's etcd (SIGTERM, waiting for it to exit) and starts it again the given time later on the same data directory
+ * and ports. Each records when it fired and ended, in seconds since the replay began and in requests completed; an
+ * etcd stop also records what the Managers' membership said when etcd went, just before it came back and once every
+ * Manager was registered with a complete view again (or that one was not within {@link #REJOIN_TIMEOUT_NS}), and the
+ * requests served and recomputed while etcd was away.
  */
 final class ReplayFailures implements AutoCloseable
 {
+    /** How long the Managers may take, once etcd is back, to be registered with a complete view of all members again. */
+    static final long REJOIN_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(60);
+    /** Membership registration state meaning registered (the counter's label lists the states). */
+    static final long REGISTERED = 2;
+
+    private static final long POLL_NS = TimeUnit.MILLISECONDS.toNanos(20);
+
     private final List<ReplayBench.Failure> failures;
     private final List<BenchManager> managers;
-    private final List<ReplayEngine> engines;
+    private final List<ReplayEngineProcess> engines;
+    private final BenchEtcd etcd;
     private final PrintWriter out;
     private final boolean[] fired;
     private final List<Map<String, Object>> events = new ArrayList<>();
@@ -31,12 +43,14 @@ final class ReplayFailures implements AutoCloseable
     ReplayFailures(
         final List<ReplayBench.Failure> failures,
         final List<BenchManager> managers,
-        final List<ReplayEngine> engines,
+        final List<ReplayEngineProcess> engines,
+        final BenchEtcd etcd,
         final PrintWriter out)
     {
         this.failures = failures;
         this.managers = managers;
         this.engines = engines;
+        this.etcd = etcd;
         this.out = out;
         this.fired = new boolean[failures.size()];
     }
@@ -84,15 +98,7 @@ final class ReplayFailures implements AutoCloseable
                     managers.get(f.target()).stop();
                     restart(f.target(), event, outcomes);
                 }
-                case "etcd-stop" ->
-                {
-                    final long pid = etcdPid().orElseThrow(() ->
-                        new IllegalStateException("etcd-stop needs the bench's own etcd (no --etcd-endpoints)"));
-                    signal("STOP", pid);
-                    TimeUnit.NANOSECONDS.sleep(f.pauseNs());
-                    signal("CONT", pid);
-                    mark(event, "ended", outcomes);
-                }
+                case "etcd-stop" -> etcdStop(f, event, outcomes);
                 default -> throw new IllegalStateException("unknown failure " + f.kind());
             }
             out.printf(Locale.ROOT, "  failure %s: %s%n", f.spec(), event);
@@ -123,21 +129,81 @@ final class ReplayFailures implements AutoCloseable
         event.put(what + "AtCompleted", outcomes.done.get());
     }
 
-    private static Optional<Long> etcdPid()
+    private void etcdStop(final ReplayBench.Failure f, final Map<String, Object> event, final ReplayOutcomes outcomes)
+        throws IOException, InterruptedException
     {
-        return ProcessHandle.current().children()
-            .filter((p) -> p.info().command().map((c) -> c.endsWith("/etcd") || c.equals("etcd")).orElse(false))
-            .map(ProcessHandle::pid)
-            .findFirst();
+        if (null == etcd)
+        {
+            throw new IllegalStateException("etcd-stop needs the bench's own etcd (no --etcd-endpoints)");
+        }
+        final long stoppedPid = etcd.pid();
+        final int exit = etcd.stop();
+        final int completedAtStop = outcomes.done.get();
+        final int recomputedAtStop = outcomes.recomputed.get();
+        event.put("etcdPidStopped", stoppedPid);
+        event.put("etcdExitCode", exit);
+        mark(event, "etcdExited", outcomes);
+        event.put("membershipAtStop", membership());
+        TimeUnit.NANOSECONDS.sleep(f.pauseNs());
+        event.put("membershipBeforeRestart", membership());
+        final int completedAway = outcomes.done.get() - completedAtStop;
+        final int recomputedAway = outcomes.recomputed.get() - recomputedAtStop;
+        event.put("requestsCompletedWhileAway", completedAway);
+        event.put("requestsRecomputedWhileAway", recomputedAway);
+        etcd.restart();
+        event.put("etcdPidRestarted", etcd.pid());
+        mark(event, "ended", outcomes);
+        final long deadlineNs = System.nanoTime() + REJOIN_TIMEOUT_NS;
+        while (!allRejoined())
+        {
+            if (System.nanoTime() - deadlineNs > 0)
+            {
+                event.put("rejoined", "not within " + TimeUnit.NANOSECONDS.toSeconds(REJOIN_TIMEOUT_NS) +
+                    " s of etcd's restart");
+                event.put("membershipAtRejoinDeadline", membership());
+                return;
+            }
+            TimeUnit.NANOSECONDS.sleep(POLL_NS);
+        }
+        mark(event, "rejoined", outcomes);
+        event.put("membershipRejoined", membership());
     }
 
-    private static void signal(final String signal, final long pid) throws IOException, InterruptedException
+    private boolean allRejoined()
     {
-        final Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
-        if (0 != kill.waitFor())
+        for (final BenchManager m : managers)
         {
-            throw new IOException("kill -" + signal + " " + pid + " failed");
+            if (REGISTERED != m.counter(SystemCounterDescriptor.MEMBERSHIP_REGISTRATION_STATE) ||
+                1 != m.counter(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE) ||
+                managers.size() != m.counter(SystemCounterDescriptor.MEMBERSHIP_MEMBERS) ||
+                1 != m.counter(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED))
+            {
+                return false;
+            }
         }
+        return true;
+    }
+
+    /**
+     * Each Manager's membership as its counters show it: registration state, members in view, view complete, remote
+     * work enabled, incarnation, re-registrations, keepalive failures.
+     */
+    private Map<String, Object> membership()
+    {
+        final Map<String, Object> all = new LinkedHashMap<>();
+        for (final BenchManager m : managers)
+        {
+            final Map<String, Long> state = new LinkedHashMap<>();
+            state.put("registrationState", m.counter(SystemCounterDescriptor.MEMBERSHIP_REGISTRATION_STATE));
+            state.put("members", m.counter(SystemCounterDescriptor.MEMBERSHIP_MEMBERS));
+            state.put("viewComplete", m.counter(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE));
+            state.put("remoteWork", m.counter(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED));
+            state.put("incarnation", m.counter(SystemCounterDescriptor.MEMBERSHIP_INCARNATION));
+            state.put("reregistrations", m.counter(SystemCounterDescriptor.MEMBERSHIP_REREGISTRATIONS));
+            state.put("keepaliveFailures", m.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVE_FAILURES));
+            all.put(m.nodeId(), state);
+        }
+        return all;
     }
 
     List<Map<String, Object>> events()

@@ -7,7 +7,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The figures of one replayed mode, from what the engines recorded and the Managers' counters before and after.
+ * The figures of one replayed mode, from what the engines recorded and how far the Managers' counters moved (summed
+ * over the processes of a Manager that was killed or restarted) and where their gauges ended.
  */
 final class ReplayFigures
 {
@@ -82,17 +83,16 @@ final class ReplayFigures
         return line;
     }
 
-    private static long delta(final List<Map<String, Long>> before, final List<Map<String, Long>> after,
-        final String labelStart)
+    private static long delta(final List<Map<String, Long>> moved, final String labelStart)
     {
         long sum = 0;
-        for (int h = 0; h < after.size(); h++)
+        for (final Map<String, Long> m : moved)
         {
-            for (final Map.Entry<String, Long> e : after.get(h).entrySet())
+            for (final Map.Entry<String, Long> e : m.entrySet())
             {
                 if (e.getKey().startsWith(labelStart))
                 {
-                    sum += moved(before.get(h).getOrDefault(e.getKey(), 0L), e.getValue());
+                    sum += e.getValue();
                 }
             }
         }
@@ -100,12 +100,40 @@ final class ReplayFigures
     }
 
     /**
-     * How far a counter moved; a Manager restarted during the replay starts its counters again from 0, so a value
-     * below the one before counts from 0 (what the earlier process counted after the snapshot before is lost).
+     * How far a counter of one process moved from {@code before}; a gauge that fell counts its value (as a counter
+     * that started again from 0 would).
      */
     static long moved(final long before, final long after)
     {
         return after >= before ? after - before : after;
+    }
+
+    /**
+     * How far each counter of one Manager moved during the replay, summed over its processes: the first from its value
+     * before the replay to the last it showed (when that process was killed or stopped, or at the end), every later one
+     * from 0, since a Manager started again counts from 0.
+     *
+     * @param before  its counters before the replay.
+     * @param retired the counters of each process that was killed or stopped during the replay, oldest first.
+     * @param last    the running process's counters at the end.
+     * @return label to how far it moved.
+     */
+    static Map<String, Long> movedAcrossProcesses(
+        final Map<String, Long> before, final List<Map<String, Long>> retired, final Map<String, Long> last)
+    {
+        final Map<String, Long> moved = new LinkedHashMap<>();
+        final List<Map<String, Long>> processes = new ArrayList<>(retired);
+        processes.add(last);
+        Map<String, Long> base = before;
+        for (final Map<String, Long> counters : processes)
+        {
+            for (final Map.Entry<String, Long> e : counters.entrySet())
+            {
+                moved.merge(e.getKey(), moved(base.getOrDefault(e.getKey(), 0L), e.getValue()), Long::sum);
+            }
+            base = Map.of();
+        }
+        return moved;
     }
 
     private static List<Long> each(final List<Map<String, Long>> after, final String label)
@@ -133,7 +161,7 @@ final class ReplayFigures
         final ReplayBench.Mode mode,
         final ReplayOutcomes o,
         final Map<String, Double> reference,
-        final List<Map<String, Long>> before,
+        final List<Map<String, Long>> moved,
         final List<Map<String, Long>> after,
         final ReplaySampler sampler,
         final Map<String, Long> leaks,
@@ -187,31 +215,31 @@ final class ReplayFigures
             percentiles(remoteRestore.stream().mapToDouble(Double::doubleValue).toArray(), 50, 99));
         figures.put("remoteHitRequestFraction", (double)remoteRequests / n);
         figures.put("recomputeFallbackRequests", unserved);
-        final long etcdCalls = etcdCallsOnly(before, after);
+        final long etcdCalls = etcdCallsOnly(moved);
         figures.put("etcdCalls", etcdCalls);
         figures.put("etcdCallsPerRequest", (double)etcdCalls / n);
-        final long keepalives = delta(before, after, "etcd calls: lease keepalive");
+        final long keepalives = delta(moved, "etcd calls: lease keepalive");
         figures.put("etcdCallsPerRequestWithoutKeepalives", (double)(etcdCalls - keepalives) / n);
         figures.put("replaySeconds", replayNs / 1e9);
         figures.put("requestsPerS", n / (replayNs / 1e9));
 
         final Map<String, Object> metadata = new LinkedHashMap<>();
         final double secs = replayNs / 1e9;
-        metadata.put("bytesPerS", delta(before, after, "peer: metadata bytes sent") / secs);
+        metadata.put("bytesPerS", delta(moved, "peer: metadata bytes sent") / secs);
         metadata.put("updateLagMaxUs", maxOf(after, "Catalog: max update lag, owner append to host ack (us)"));
-        final long cold = delta(before, after, "Catalog: cold query RPCs sent");
-        final long candidateHits = delta(before, after, "Catalog: candidate index hits");
-        final long peerKeys = delta(before, after, "Catalog: lookup keys answered with peer candidates");
+        final long cold = delta(moved, "Catalog: cold query RPCs sent");
+        final long candidateHits = delta(moved, "Catalog: candidate index hits");
+        final long peerKeys = delta(moved, "Catalog: lookup keys answered with peer candidates");
         metadata.put("coldQueryRpcs", cold);
         metadata.put("candidateIndexHits", candidateHits);
         metadata.put("coldQueryRpcsPerRequest", mode.peers() ? (double)cold / n : 0.0);
         metadata.put("lookupKeysWithPeerCandidates", peerKeys);
-        final long authorizations = delta(before, after, "Transfer requester: authorizations sent");
-        final long refusals = delta(before, after, "Transfer requester: refusals received");
+        final long authorizations = delta(moved, "Transfer requester: authorizations sent");
+        final long refusals = delta(moved, "Transfer requester: refusals received");
         metadata.put("staleCandidateRate", 0 == authorizations ? 0.0 : (double)refusals / authorizations);
         metadata.put("candidateIndexBytes", each(after, "Catalog: candidate index logical bytes"));
         metadata.put("hostIndexBytes", each(after, "Catalog: host index bytes reserved (views and retry storage)"));
-        metadata.put("resyncs", delta(before, after, "Catalog: receiving states that needed a new baseline"));
+        metadata.put("resyncs", delta(moved, "Catalog: receiving states that needed a new baseline"));
         metadata.put("incompleteCoverageSeconds", sampler.incompleteSeconds());
         figures.put("metadata", metadata);
 
@@ -221,27 +249,26 @@ final class ReplayFigures
         transfer.put("receiverStagingBytes", "n/a (no such counter in this build)");
         transfer.put("activeSourceSessionsMax", max.get("sourceSessionsActive"));
         transfer.put("activeFetchesMax", max.get("requesterFetchesActive"));
-        transfer.put("budgetWaits", delta(before, after, "Transfer source: keys refused, transfer budget full"));
-        transfer.put("blocksFetched", delta(before, after, "Transfer requester: blocks restored from peers"));
-        transfer.put("blocksAdmitted", delta(before, after, "Transfer requester: peer blocks admitted"));
-        transfer.put("peerReadFailures", delta(before, after, "Transfer requester: peer reads failed"));
-        transfer.put("checksumMismatches", delta(before, after, "Transfer requester: peer blocks whose CRC32C"));
+        transfer.put("budgetWaits", delta(moved, "Transfer source: keys refused, transfer budget full"));
+        transfer.put("blocksFetched", delta(moved, "Transfer requester: blocks restored from peers"));
+        transfer.put("blocksAdmitted", delta(moved, "Transfer requester: peer blocks admitted"));
+        transfer.put("peerReadFailures", delta(moved, "Transfer requester: peer reads failed"));
+        transfer.put("checksumMismatches", delta(moved, "Transfer requester: peer blocks whose CRC32C"));
         transfer.put("leakedAfterDrain", leaks);
         figures.put("transfer", transfer);
 
         final List<Map<String, Long>> deltas = new ArrayList<>();
-        for (int h = 0; h < after.size(); h++)
+        for (final Map<String, Long> m : moved)
         {
-            final Map<String, Long> moved = new LinkedHashMap<>();
-            for (final Map.Entry<String, Long> e : after.get(h).entrySet())
+            final Map<String, Long> changed = new LinkedHashMap<>();
+            for (final Map.Entry<String, Long> e : m.entrySet())
             {
-                final long d = moved(before.get(h).getOrDefault(e.getKey(), 0L), e.getValue());
-                if (0 != d)
+                if (0 != e.getValue())
                 {
-                    moved.put(e.getKey(), d);
+                    changed.put(e.getKey(), e.getValue());
                 }
             }
-            deltas.add(moved);
+            deltas.add(changed);
         }
         figures.put("counterChanges", deltas);
         final List<Map<String, Object>> line = timeline(o, ReplayBench.TIMELINE_BUCKETS);
@@ -252,10 +279,10 @@ final class ReplayFigures
         }
     }
 
-    private static long etcdCallsOnly(final List<Map<String, Long>> before, final List<Map<String, Long>> after)
+    private static long etcdCallsOnly(final List<Map<String, Long>> moved)
     {
-        return delta(before, after, "etcd calls: get") + delta(before, after, "etcd calls: txn") +
-            delta(before, after, "etcd calls: lease") + delta(before, after, "etcd calls: watch");
+        return delta(moved, "etcd calls: get") + delta(moved, "etcd calls: txn") +
+            delta(moved, "etcd calls: lease") + delta(moved, "etcd calls: watch");
     }
 
     /**

@@ -4,7 +4,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * What each request of one replay found, written by the host engines (each request once) and read when the replay is
+ * What each request of one replay found, written from the host engines' answers (each request once) and read when the replay is
  * done; running totals feed the progress line.
  */
 final class ReplayOutcomes
@@ -27,9 +27,11 @@ final class ReplayOutcomes
     final AtomicLong blocks = new AtomicLong();
     final AtomicLong hits = new AtomicLong();
     final AtomicLong wrongBytes = new AtomicLong();
-    private final long startNs;
+    /** Requests recomputed without their Manager so far. */
+    final AtomicInteger recomputed = new AtomicInteger();
+    private volatile long startNs;
 
-    ReplayOutcomes(final int requests, final long startNs)
+    ReplayOutcomes(final int requests)
     {
         host = new int[requests];
         dram = new int[requests];
@@ -42,7 +44,17 @@ final class ReplayOutcomes
         unserved = new boolean[requests];
         completed = new int[requests];
         completedAtNs = new long[requests];
-        this.startNs = startNs;
+        startNs = System.nanoTime();
+    }
+
+    /**
+     * Mark the start of the replay: completion times count from here.
+     *
+     * @param replayStartNs {@link System#nanoTime()} when the first request is dispatched.
+     */
+    void begin(final long replayStartNs)
+    {
+        startNs = replayStartNs;
     }
 
     void record(
@@ -69,6 +81,10 @@ final class ReplayOutcomes
         blocks.addAndGet(chain[i]);
         hits.addAndGet(dramHits + ssdHits + peerHits);
         wrongBytes.addAndGet(wrong);
+        if (notServed)
+        {
+            recomputed.incrementAndGet();
+        }
         synchronized (this)
         {
             final int slot = done.get();
