@@ -11,14 +11,15 @@ import org.agrona.concurrent.IdleStrategy;
  * An event resets the backoff (work follows). Without a wait it parks on the timer.
  * <p>
  * With an {@link IdleSleep}, each park is one of its naps: announced like a sleep, so an engine's request during a
- * park rings the doorbell and ends it rather than waiting out a timer that Linux rounds up to its slack (~50 us); the
- * nap also watches whatever the sleep watches (the peer socket of a clustered Manager). An agent that has parked
+ * park rings the doorbell and ends it rather than waiting out a timer that Linux rounds up to its slack (~50 us);
+ * the nap also watches whatever the sleep watches (the peer socket of a clustered Manager). An agent that has parked
  * for a spell of idleness ({@code sleepAfterNs}) goes deeper: each idle cycle from then on is one sleep that an
- * engine's doorbell or a peer's datagram ends, or the agent's next deadline; an idle Manager then wakes a few times a second instead of ~10,000 times. A sleep that ends on its timeout
- * leaves the strategy asleep: the duty cycle after it runs the agent's timers (housekeeping, the media driver's
- * heartbeats), and if that one cycle had work the strategy still goes straight back to sleep rather than through another
- * spell of spinning and parking. An event, or work in two cycles in a row, resets it. The wait and the
- * sleep are set before the agent thread starts; the strategy is used by that one thread.
+ * engine's doorbell or a peer's datagram ends, or the agent's next deadline; an idle Manager then wakes a few times
+ * a second instead of ~10,000 times. A sleep that ends on its timeout leaves the strategy asleep: the duty cycle
+ * after it runs the agent's timers (housekeeping, the media driver's heartbeats), and if that one cycle had work the
+ * strategy still goes straight back to sleep rather than through another spell of spinning and parking. An event, or
+ * work in two cycles in a row, resets it. The wait and the sleep are set before the agent thread starts; the
+ * strategy is used by that one thread.
  */
 public final class WaitingBackoffIdleStrategy implements IdleStrategy
 {
