@@ -34,9 +34,11 @@ public final class EngineRingLimits
 
     /**
      * Keys after the local prefix that one Lookup answer (schema version 2, {@code peers} flag) may extend with peer
-     * candidates: those keys are answered {@code PEER}, the rest stay {@code MISS}/{@code NOT_ATTEMPTED}.
+     * candidates: those keys are answered {@code PEER}, the rest stay {@code MISS}/{@code NOT_ATTEMPTED}. Long enough
+     * for the chains engines send (a conversation of 256 blocks of 512 tokens is 128 Ki tokens); discovery asks
+     * catalog hosts for them in cold queries of at most {@link CatalogLimits#MAX_COLD_QUERY_KEYS} keys each.
      */
-    public static final int MAX_PEER_KEYS_PER_LOOKUP = 128;
+    public static final int MAX_PEER_KEYS_PER_LOOKUP = 256;
 
     /** Peer copies listed for one {@code PEER} key. */
     public static final int MAX_CANDIDATES_PER_KEY = 4;
@@ -44,8 +46,11 @@ public final class EngineRingLimits
     /** Distinct owners (other Managers) named by one Lookup answer. */
     public static final int MAX_PEER_OWNERS_PER_LOOKUP = 32;
 
-    /** Candidate rows in one Lookup answer. */
-    public static final int MAX_CANDIDATES_PER_LOOKUP = MAX_PEER_KEYS_PER_LOOKUP * MAX_CANDIDATES_PER_KEY;
+    /**
+     * Candidate rows in one Lookup answer: up to four for each of 128 keys, at least one for each of 256, which keeps
+     * the largest response within a message of the smallest response ring (128 KiB / 8).
+     */
+    public static final int MAX_CANDIDATES_PER_LOOKUP = 512;
 
     /** Largest owner node id in bytes; the same rule as cluster node ids. */
     public static final int MAX_NODE_ID_LENGTH = ShardPlacement.MAX_NODE_ID_LENGTH;

@@ -113,14 +113,16 @@ public final class PeerAnswer
      * @param insertionSequence the owner's insertion sequence of the block.
      * @param length            block length in bytes.
      * @return false, and nothing added, when the key already has {@link EngineRingLimits#MAX_CANDIDATES_PER_KEY}, the
-     *         answer already names {@link EngineRingLimits#MAX_PEER_KEYS_PER_LOOKUP} keys, the key index is out of
+     *         answer already holds {@link EngineRingLimits#MAX_CANDIDATES_PER_LOOKUP} candidates or names
+     *         {@link EngineRingLimits#MAX_PEER_KEYS_PER_LOOKUP} keys, the key index is out of
      *         order or bounds, the owner index is unknown or the tier is neither DRAM nor SSD.
      */
     public boolean addCandidate(
         final int keyIndex, final int ownerIndex, final KeyStatus tier, final long insertionSequence, final int length)
     {
         if (keyIndex < 0 || keyIndex >= EngineRingLimits.MAX_KEYS_PER_REQUEST || keyIndex < lastKeyIndex ||
-            ownerIndex < 0 || ownerIndex >= ownerCount || (KeyStatus.DRAM != tier && KeyStatus.SSD != tier))
+            ownerIndex < 0 || ownerIndex >= ownerCount || (KeyStatus.DRAM != tier && KeyStatus.SSD != tier) ||
+            candidateCount == EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP)
         {
             return false;
         }

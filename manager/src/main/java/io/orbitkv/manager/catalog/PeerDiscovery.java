@@ -1,6 +1,7 @@
 package io.orbitkv.manager.catalog;
 
 import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.StateKeyShard;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
@@ -404,8 +405,12 @@ final class PeerDiscovery
     {
         final PeerAnswer answer = lookup.answer();
         final int keyIndex = lookup.firstPeerKey() + k;
+        // Leave room for one candidate per key after this one: the answer's rows are fewer than keys x 4.
+        final int room = EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP - answer.candidateCount() -
+            (lookup.peerKeyCount() - k - 1);
+        final int wanted = Math.min(usable, Math.max(1, room));
         int added = 0;
-        for (int c = 0; c < usable; c++)
+        for (int c = 0; c < wanted; c++)
         {
             final MemberRecord owner = members.memberByIncarnation(set.incarnationMsb(c), set.incarnationLsb(c));
             final int ownerIndex = answer.addOwner(set.incarnationMsb(c), set.incarnationLsb(c), owner.nodeId());

@@ -69,7 +69,9 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
     static final int SUSPECT_SOURCES = 16;
 
     private static final int MAX_FRAME_BYTES = 64 * 1024;
-    private static final int KEY_BITS = 8;
+    /** A transport read's request id: fetch index (16 bits), generation (16), key (16), attempt (16). */
+    private static final int KEY_BITS = 16;
+    private static final int ATTEMPT_MASK = 0xFFFF;
 
     private final CatalogService catalog;
     private final Transport transport;
@@ -1198,7 +1200,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
                 break;
             }
             final long requestId = ((long)fetch.index << 48) | ((long)(fetch.generation & 0xFFFF) << 32) |
-                ((long)i << KEY_BITS) | (attempt.index & 0xFF);
+                ((long)i << KEY_BITS) | (attempt.index & ATTEMPT_MASK);
             if (!transport.submitRead(attempt.peer, attempt.transferSessionId, attempt.token, fetch.keyAddresses[i],
                 fetch.destinations[i], length, requestId))
             {
@@ -1245,8 +1247,8 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
     {
         final int fetchIndex = (int)(requestId >>> 48);
         final int generation = (int)((requestId >>> 32) & 0xFFFF);
-        final int k = (int)((requestId >>> KEY_BITS) & 0xFFFFFF);
-        final int attemptIndex = (int)(requestId & 0xFF);
+        final int k = (int)((requestId >>> KEY_BITS) & 0xFFFF);
+        final int attemptIndex = (int)(requestId & ATTEMPT_MASK);
         if (fetchIndex >= fetches.length)
         {
             return;

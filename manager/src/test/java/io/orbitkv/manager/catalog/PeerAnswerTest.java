@@ -81,6 +81,21 @@ class PeerAnswerTest
     }
 
     @Test
+    void shouldRefuseCandidatesPastTheAnswersCandidateLimit()
+    {
+        final int owner = answer.addOwner(1, 1, "node-a");
+        final int full = EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP;
+        for (int c = 0; c < full; c++)
+        {
+            assertTrue(answer.addCandidate(c / EngineRingLimits.MAX_CANDIDATES_PER_KEY, owner, KeyStatus.DRAM, c, 1));
+        }
+        assertEquals(full, answer.candidateCount());
+        assertFalse(answer.addCandidate(full / EngineRingLimits.MAX_CANDIDATES_PER_KEY, owner, KeyStatus.DRAM, 0, 1),
+            "a new key past the candidate limit");
+        assertEquals(full, answer.candidateCount());
+    }
+
+    @Test
     void shouldForgetEverythingOnReset()
     {
         final int owner = answer.addOwner(1, 1, "node-a");

@@ -249,6 +249,30 @@ class TransferEndToEndTest
 
     @Test
     @Timeout(180)
+    void shouldRestoreAPeerChainOfMoreKeysThanOneColdQueryOrOneAuthorization() throws Exception
+    {
+        startCluster(new String[0], "--peer-admission", "off");
+        final OrbitKvProcesses b = managers.get(1);
+        final EngineClient engineA = engine(0);
+        final EngineClient engineB = engine(1);
+        final OperationResult result = new OperationResult(512);
+
+        // 200 keys after an empty local prefix: more than a cold query (128) or an authorization (128) carries, within
+        // EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP. The region holds 64 blocks, so destinations repeat: this counts
+        // restored keys; the byte checks are the other tests'.
+        final int keys = 200;
+        final KeyBatch chain = publishAndDiscover(engineA, engineB, 50_000, keys, result);
+        engineB.lookup(chain, true, true, result);
+        assertEquals(keys, result.value(), () -> describe(result));
+        assertEquals(keys, result.count(KeyStatus.PEER));
+        engineB.read(chain, result.leaseId(), false, result);
+        assertEquals(keys, result.value(), () -> describe(result));
+        assertEquals(keys, value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED));
+        awaitCounter(managers.get(0), SystemCounterDescriptor.PINS_ACTIVE, 0);
+    }
+
+    @Test
+    @Timeout(180)
     void shouldGoOnThroughBlocksTheRequesterHoldsItselfBetweenPeerSpans() throws Exception
     {
         startCluster(new String[0], "--peer-admission", "off");

@@ -223,7 +223,9 @@ class ResponseProxyTest
         assertEquals(EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP, result.ownerCount());
         assertEquals(EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP, result.count(KeyStatus.PEER));
         assertEquals(nodeId(31), result.ownerNodeId(31));
-        assertEquals(keyCount - 1, result.candidateKeyIndex(EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP - 1));
+        assertEquals(keyCount - EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP +
+            (EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP - 1) / EngineRingLimits.MAX_CANDIDATES_PER_KEY,
+            result.candidateKeyIndex(EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP - 1));
         assertEquals(0, dropped.get());
     }
 
