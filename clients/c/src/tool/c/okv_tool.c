@@ -44,6 +44,19 @@ static void chain_hash(uint64_t seed, uint32_t index, uint8_t out[HASH_BYTES])
     }
 }
 
+/* Keys 0..count-1 of chain seed (at most OKV_MAX_KEYS), block i at region offset i * bytes (0: no destination). */
+static void chain_keys(uint64_t seed, uint32_t count, uint32_t bytes, uint8_t hashes[][HASH_BYTES], okv_key *keys)
+{
+    for (uint32_t i = 0; i < count && i < OKV_MAX_KEYS; i++)
+    {
+        chain_hash(seed, i, hashes[i]);
+        keys[i].hash = hashes[i];
+        keys[i].hash_length = HASH_BYTES;
+        keys[i].offset = (uint64_t)i * bytes;
+        keys[i].length = bytes;
+    }
+}
+
 /* Content of a block: an xorshift64 stream seeded from its hash's first 8 bytes (little-endian) | 1. */
 static void chain_fill(const uint8_t hash[HASH_BYTES], uint8_t *dst, uint32_t length)
 {
@@ -176,14 +189,7 @@ int main(int argc, char **argv)
             return 1;
         }
         uint8_t *region = okv_data_region(client);
-        for (uint32_t i = 0; i < count; i++)
-        {
-            chain_hash(seed, i, hashes[i]);
-            keys[i].hash = hashes[i];
-            keys[i].hash_length = HASH_BYTES;
-            keys[i].offset = (uint64_t)i * bytes;
-            keys[i].length = bytes;
-        }
+        chain_keys(seed, count, bytes, hashes, keys);
         int status;
         int ok = 1;
         if (cmd[0] == 'p')
@@ -288,12 +294,7 @@ int main(int argc, char **argv)
         const char *ns = argv[3];
         const uint64_t seed = strtoull(argv[4], NULL, 10);
         const uint32_t count = (uint32_t)strtoul(argv[5], NULL, 10);
-        for (uint32_t i = 0; i < count && i < OKV_MAX_KEYS; i++)
-        {
-            chain_hash(seed, i, hashes[i]);
-            keys[i].hash = hashes[i];
-            keys[i].hash_length = HASH_BYTES;
-        }
+        chain_keys(seed, count, 0, hashes, keys);
         int64_t tickets[OKV_MAX_TICKETS];
         int failures = 0;
         for (int t = 0; t < OKV_MAX_TICKETS; t++)
@@ -336,12 +337,7 @@ int main(int argc, char **argv)
         const char *ns = argv[3];
         const uint32_t count = (uint32_t)strtoul(argv[4], NULL, 10);
         const int iterations = atoi(argv[5]);
-        for (uint32_t i = 0; i < count && i < OKV_MAX_KEYS; i++)
-        {
-            chain_hash(7, i, hashes[i]);
-            keys[i].hash = hashes[i];
-            keys[i].hash_length = HASH_BYTES;
-        }
+        chain_keys(7, count, 0, hashes, keys);
         int64_t *samples = malloc(sizeof(int64_t) * (size_t)iterations);
         for (int i = 0; i < iterations; i++)
         {
@@ -370,12 +366,7 @@ int main(int argc, char **argv)
         const char *ns = argv[3];
         const uint64_t seed = strtoull(argv[4], NULL, 10);
         const uint32_t count = (uint32_t)strtoul(argv[5], NULL, 10);
-        for (uint32_t i = 0; i < count && i < OKV_MAX_KEYS; i++)
-        {
-            chain_hash(seed, i, hashes[i]);
-            keys[i].hash = hashes[i];
-            keys[i].hash_length = HASH_BYTES;
-        }
+        chain_keys(seed, count, 0, hashes, keys);
         okv_result_init(&result);
         const int status = okv_lookup(client, (const uint8_t *)ns, (uint32_t)strlen(ns), keys, count, 0, 1, &result);
         printf("status=%d prefix=%lld candidates=%d owners=%d\n", status, (long long)result.value,
