@@ -5,7 +5,8 @@
  *   okv-tool DIR read NS SEED COUNT BYTES        pinned lookup, read of the lease, verify every byte
  *   okv-tool DIR badargs                         bad inputs return their statuses, then one good lookup
  *   okv-tool DIR async NS SEED COUNT             8 concurrent lookup tickets, each checked
- *   okv-tool DIR bench NS KEYS ITERATIONS        lookup round trips: prints median and mean ns
+ *   okv-tool DIR bench NS KEYS ITERATIONS [GAP]  lookup round trips: prints median and mean ns; with GAP, the
+ *                                                tool busy-waits GAP ns between calls (an engine's own work)
  *   okv-tool DIR chain NS SEED COUNT BYTES       a chain longer than one request: publish, pinned lookup of it and
  *                                                of it plus COUNT unpublished keys, read of the leases, verify
  *   okv-tool DIR peers NS SEED COUNT             lookup with the peers flag: one line per candidate
@@ -337,10 +338,18 @@ int main(int argc, char **argv)
         const char *ns = argv[3];
         const uint32_t count = (uint32_t)strtoul(argv[4], NULL, 10);
         const int iterations = atoi(argv[5]);
+        const int64_t gap_ns = argc > 6 ? strtoll(argv[6], NULL, 10) : 0;
         chain_keys(7, count, 0, hashes, keys);
         int64_t *samples = malloc(sizeof(int64_t) * (size_t)iterations);
         for (int i = 0; i < iterations; i++)
         {
+            if (gap_ns > 0)
+            {
+                const int64_t until = now_ns() + gap_ns;
+                while (now_ns() < until)
+                {
+                }
+            }
             const int64_t start = now_ns();
             okv_lookup(client, (const uint8_t *)ns, (uint32_t)strlen(ns), keys, count, 0, 0, &result);
             samples[i] = now_ns() - start;
@@ -351,8 +360,8 @@ int main(int argc, char **argv)
             total += samples[i];
         }
         qsort(samples, (size_t)iterations, sizeof(int64_t), cmp_i64);
-        printf("op=bench keys=%u iterations=%d median_ns=%lld mean_ns=%lld\n", count, iterations,
-            (long long)samples[iterations / 2], (long long)(total / iterations));
+        printf("op=bench keys=%u iterations=%d gap_ns=%lld median_ns=%lld mean_ns=%lld\n", count, iterations,
+            (long long)gap_ns, (long long)samples[iterations / 2], (long long)(total / iterations));
         free(samples);
         okv_close(client);
         return 0;

@@ -283,6 +283,10 @@ public final class Manager implements AutoCloseable
             transfers.requester(ring.fetcher().answers(), ring.fetcher());
         }
 
+        if (ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy lingering)
+        {
+            lingering.linger(ctx.idleLingerNs());
+        }
         if (ctx.idleSleep() && ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy waiting)
         {
             // Idle for a spell, the agent sleeps until an engine rings, a peer's datagram arrives or a timer is due.

@@ -55,6 +55,7 @@ public final class ManagerContext
     private boolean idlePeerWait = Configuration.idlePeerWait();
     private boolean idleSleep = Configuration.idleSleep();
     private long idleSleepAfterNs = Configuration.idleSleepAfterNs();
+    private long idleLingerNs = Configuration.idleLingerNs();
     private long idleSleepMaxNs = Configuration.idleSleepMaxNs();
     private IdleStrategy idleStrategy;
     private int metricsPort = Configuration.metricsPort();
@@ -152,6 +153,8 @@ public final class ManagerContext
         check(null != threadingMode, "--threading must be dedicated or shared");
         check(agentTimerSlackNs >= 0 && agentTimerSlackNs <= TimeUnit.SECONDS.toNanos(1),
             "agent timer slack must be in [0, 1s] (0 = the kernel's default): " + agentTimerSlackNs + "ns");
+        check(idleLingerNs >= 0 && idleLingerNs <= Configuration.MAX_IDLE_LINGER_NS,
+            "--idle-linger must be in [0, 10ms]: " + idleLingerNs + "ns");
         check(idleSleepAfterNs >= 0 && idleSleepAfterNs <= Configuration.MAX_IDLE_SLEEP_AFTER_NS,
             "--idle-sleep-after must be in [0, 1s]: " + idleSleepAfterNs + "ns");
         check(idleSleepMaxNs >= Configuration.MIN_IDLE_SLEEP_MAX_NS && idleSleepMaxNs <= Configuration.MAX_IDLE_SLEEP_MAX_NS,
@@ -625,6 +628,23 @@ public final class ManagerContext
     public ManagerContext idleSleep(final boolean idleSleep)
     {
         this.idleSleep = idleSleep;
+        return this;
+    }
+
+    public long idleLingerNs()
+    {
+        return idleLingerNs;
+    }
+
+    /**
+     * How long after its last work the idle agent yields before it parks ({@link Configuration#IDLE_LINGER_PROP_NAME}).
+     *
+     * @param idleLingerNs nanoseconds in [0, 10 ms].
+     * @return this.
+     */
+    public ManagerContext idleLingerNs(final long idleLingerNs)
+    {
+        this.idleLingerNs = idleLingerNs;
         return this;
     }
 
@@ -1160,6 +1180,7 @@ public final class ManagerContext
             ", agentTimerSlackNs=" + agentTimerSlackNs +
             ", idlePeerWait=" + idlePeerWait +
             ", idleSleep=" + idleSleep +
+            ", idleLingerNs=" + idleLingerNs +
             ", idleSleepAfterNs=" + idleSleepAfterNs +
             ", idleSleepMaxNs=" + idleSleepMaxNs +
             ", transport=" + transport +

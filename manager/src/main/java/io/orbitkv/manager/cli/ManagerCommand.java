@@ -110,6 +110,9 @@ public final class ManagerCommand implements Callable<Integer>
         new Setting("--idle-sleep", Configuration.IDLE_SLEEP_PROP_NAME,
             Boolean.toString(Configuration.IDLE_SLEEP_DEFAULT), Configuration::idleSleep,
             (c, ctx, flag) -> ctx.idleSleep(c.idleSleep)),
+        new Setting("--idle-linger", Configuration.IDLE_LINGER_PROP_NAME,
+            Configuration.durationText(Configuration.IDLE_LINGER_NS_DEFAULT), Configuration::idleLingerNs,
+            (c, ctx, flag) -> ctx.idleLingerNs(Configuration.parseDurationNs(flag, c.idleLinger))),
         new Setting("--idle-sleep-after", Configuration.IDLE_SLEEP_AFTER_PROP_NAME,
             Configuration.durationText(Configuration.IDLE_SLEEP_AFTER_NS_DEFAULT), Configuration::idleSleepAfterNs,
             (c, ctx, flag) -> ctx.idleSleepAfterNs(Configuration.parseDurationNs(flag, c.idleSleepAfter))),
@@ -286,6 +289,10 @@ public final class ManagerCommand implements Callable<Integer>
         "peer datagram arrives or --idle-sleep-max passes; --no-idle-sleep keeps it parking 100 us at a time (a core's " +
         "quarter or more, for latency) (default: ${DEFAULT-VALUE}).")
     Boolean idleSleep;
+
+    @Option(names = "--idle-linger", description = "How long after its last work the idle agent yields before it " +
+        "parks, so an engine's next request finds it awake; 0 parks after ~4 us (default: ${DEFAULT-VALUE}).")
+    String idleLinger;
 
     @Option(names = "--idle-sleep-after", description = "Parking before the idle agent sleeps, e.g. 1ms " +
         "(default: ${DEFAULT-VALUE}).")

@@ -215,6 +215,9 @@ final class ManagerCommandConfigurationTest
             assertEquals(2, cli.execute("manager", "--dir", dir.getPath(), "--idle-sleep-max", "long"), text.toString());
             assertTrue(text.toString().contains("--idle-sleep-max must be a duration such as 500ms or 5s: 'long'"),
                 text.toString());
+            // in range only once the context is concluded: a configuration error rather than a usage error
+            assertEquals(1, cli.execute("manager", "--dir", dir.getPath(), "--idle-linger", "10001us"), text.toString());
+            assertTrue(text.toString().contains("--idle-linger must be in [0, 10ms]: 10001000ns"), text.toString());
             assertFalse(new File(dir, "cnc.dat").exists(), "a Manager started");
         }
         finally

@@ -2,9 +2,11 @@ package io.orbitkv.manager.idle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
@@ -41,6 +43,37 @@ class WaitingBackoffIdleStrategyTest
             idle.idle(0);
         }
         assertEquals(List.of(1_000L, 2_000L, 4_000L, 5_000L, 5_000L), waits);
+    }
+
+    @Test
+    void shouldYieldUntilTheLingerHasPassedSinceTheLastWorkBeforeItWaits()
+    {
+        final long lingerNs = TimeUnit.MILLISECONDS.toNanos(20);
+        final WaitingBackoffIdleStrategy idle = new WaitingBackoffIdleStrategy(3, 2, 1_000, 5_000)
+            .idleWait(recording).linger(lingerNs);
+        for (int round = 0; round < 2; round++)
+        {
+            idle.idle(1);
+            final long lastWorkNs = System.nanoTime();
+            final long deadlineNs = lastWorkNs + TimeUnit.SECONDS.toNanos(10);
+            long cycles = 0;
+            while (waits.size() == round && System.nanoTime() < deadlineNs)
+            {
+                idle.idle(0);
+                cycles++;
+            }
+            final long waitedAfterNs = System.nanoTime() - lastWorkNs;
+            assertEquals(round + 1, waits.size(), "a wait once the linger has passed");
+            assertEquals(1_000L, waits.get(round));
+            assertTrue(waitedAfterNs >= lingerNs, "first wait " + waitedAfterNs + " ns after the last work");
+            assertTrue(cycles > 7, "kept yielding past the spins and yields: " + cycles + " cycles");
+        }
+    }
+
+    @Test
+    void shouldRefuseANegativeLinger()
+    {
+        assertThrows(IllegalArgumentException.class, () -> new WaitingBackoffIdleStrategy(1, 1, 1, 10).linger(-1));
     }
 
     @Test
