@@ -27,6 +27,7 @@ class Options(ctypes.Structure):
         ("response_timeout_ms", ctypes.c_int64),
         ("heartbeat_interval_ms", ctypes.c_int64),
         ("heartbeat_thread", ctypes.c_int),
+        ("wait_yield_us", ctypes.c_int64),
     ]
 
 

@@ -80,6 +80,10 @@
 #define REQUEST_KEY_BYTES 14
 #define DEFAULT_DATA_REGION_BYTES (64ULL * 1024 * 1024)
 #define DEFAULT_TIMEOUT_MS 10000
+/* How long a wait for the Manager yields before it sleeps: covers the wake-up of a Manager found asleep (tens of
+ * microseconds on a VM) so that the answer is not left waiting for one of the waiter's own sleeps. */
+#define DEFAULT_WAIT_YIELD_US 200
+#define MAX_WAIT_YIELD_US 1000000
 /* Pending answers: the tickets plus synchronous calls of up to 24 threads waiting at once. */
 #define PENDING_CAPACITY (OKV_MAX_TICKETS + 24)
 
@@ -118,6 +122,7 @@ struct okv_client
     int32_t max_request_bytes;
     int64_t response_timeout_ms;
     int64_t heartbeat_interval_ms;
+    int64_t wait_yield_ns;
     uint8_t *data_region;
     uint64_t data_region_bytes;
     int attached;
@@ -154,19 +159,26 @@ static int64_t mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Back off as the Java client's default does: spin, yield, then park doubling from 1 us to 100 us. */
+/* Back off while waiting for the Manager: spin 100 times, yield at least 100 times and for the client's yield window
+ * (wait_yield_ns, counted from the first yield), then sleep doubling from 1 us to 100 us. A sleep costs its timer
+ * slack (~50 us) on top of its length, so the window covers the usual answer, including one from a Manager that had
+ * to be woken; waits longer than that (big copies, a busy Manager) sleep. */
 typedef struct idler
 {
     int32_t spins;
     int32_t yields;
     int64_t park_ns;
+    int64_t yield_ns;
+    int64_t yield_until_ns;
 } idler;
 
-static void idler_reset(idler *idle)
+static void idler_reset(idler *idle, int64_t yield_ns)
 {
     idle->spins = 0;
     idle->yields = 0;
     idle->park_ns = 1000;
+    idle->yield_ns = yield_ns;
+    idle->yield_until_ns = 0;
 }
 
 static void idler_idle(idler *idle)
@@ -177,7 +189,11 @@ static void idler_idle(idler *idle)
         __builtin_ia32_pause();
         return;
     }
-    if (idle->yields < 100)
+    if (idle->yields == 0)
+    {
+        idle->yield_until_ns = mono_ns() + idle->yield_ns;
+    }
+    if (idle->yields < 100 || (idle->yield_ns > 0 && mono_ns() < idle->yield_until_ns))
     {
         idle->yields++;
         sched_yield();
@@ -741,7 +757,7 @@ static int check_wait(okv_client *client, int64_t deadline_ns, int check_slot, c
 static int send_locked(okv_client *client, int32_t template_id, int32_t length, int check_slot, int64_t deadline_ns)
 {
     idler idle;
-    idler_reset(&idle);
+    idler_reset(&idle, client->wait_yield_ns);
     while (!mpsc_write(&client->request_ring, template_id, client->send_buffer, length))
     {
         if (length > ring_max_msg_length(&client->request_ring))
@@ -801,7 +817,7 @@ static void init_result_for(okv_result *dst, int code)
 static int await_locked(okv_client *client, pending *p, int64_t deadline_ns, int check_slot, okv_result *result)
 {
     idler idle;
-    idler_reset(&idle);
+    idler_reset(&idle, client->wait_yield_ns);
     while (!p->done)
     {
         const int read = spsc_read(client, &client->response_ring, on_response, RESPONSE_READ_LIMIT);
@@ -826,7 +842,7 @@ static int await_locked(okv_client *client, pending *p, int64_t deadline_ns, int
         }
         else
         {
-            idler_reset(&idle);
+            idler_reset(&idle, client->wait_yield_ns);
         }
     }
     if (result != NULL)
@@ -1671,7 +1687,8 @@ int okv_open(const okv_options *caller_options, okv_client **out)
         name = default_name;
     }
     const size_t name_length = strlen(name);
-    if (name_length < 1 || name_length > OKV_MAX_CLIENT_NAME_LENGTH || strlen(dir) > 3000)
+    if (name_length < 1 || name_length > OKV_MAX_CLIENT_NAME_LENGTH || strlen(dir) > 3000 ||
+        options->wait_yield_us < 0 || options->wait_yield_us > MAX_WAIT_YIELD_US)
     {
         return OKV_E_INVALID_ARGUMENT;
     }
@@ -1692,6 +1709,7 @@ int okv_open(const okv_options *caller_options, okv_client **out)
     client->pid = getpid();
     client->data_region_bytes = options->data_region_bytes > 0 ? options->data_region_bytes : DEFAULT_DATA_REGION_BYTES;
     client->response_timeout_ms = options->response_timeout_ms > 0 ? options->response_timeout_ms : DEFAULT_TIMEOUT_MS;
+    client->wait_yield_ns = (options->wait_yield_us > 0 ? options->wait_yield_us : DEFAULT_WAIT_YIELD_US) * 1000LL;
     const int64_t attach_timeout_ms = options->attach_timeout_ms > 0 ? options->attach_timeout_ms : DEFAULT_TIMEOUT_MS;
     pthread_mutex_init(&client->lock, NULL);
     pthread_mutex_init(&client->heartbeat_lock, NULL);

@@ -82,6 +82,8 @@ typedef struct okv_options
     int64_t response_timeout_ms;  /* one request; 0: 10 s */
     int64_t heartbeat_interval_ms;/* 0: a fifth of the Manager's client liveness, at most 1 s */
     int heartbeat_thread;         /* 1 (default): a library thread heartbeats; 0: call okv_do_work */
+    int64_t wait_yield_us;        /* a call waiting for the Manager yields this long before it sleeps; 0: 200 us;
+                                     1..1000000 (added after the first version: older callers get the default) */
 } okv_options;
 
 /* Fill defaults. */

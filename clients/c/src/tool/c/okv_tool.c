@@ -277,6 +277,31 @@ int main(int argc, char **argv)
         status = okv_open(&tiny, &none);
         failures += status != OKV_E_INVALID_ARGUMENT || none != NULL;
         printf("short_options=%d ", status);
+        /* the wait's yield window is 0..1 s; a caller built before the field (version 1's size) gets the default */
+        okv_options bad_yield;
+        okv_options_init(&bad_yield);
+        bad_yield.dir = dir;
+        bad_yield.wait_yield_us = 1000001;
+        status = okv_open(&bad_yield, &none);
+        bad_yield.wait_yield_us = -1;
+        const int negative = okv_open(&bad_yield, &none);
+        failures += status != OKV_E_INVALID_ARGUMENT || negative != OKV_E_INVALID_ARGUMENT || none != NULL;
+        printf("bad_wait_yield=%d,%d ", status, negative);
+        okv_options v1;
+        okv_options_init(&v1);
+        v1.dir = dir;
+        v1.name = "badargs-v1";
+        v1.data_region_bytes = 4096;
+        v1.wait_yield_us = -1; /* past a version-1 caller's struct: never read */
+        v1.size = offsetof(okv_options, wait_yield_us);
+        status = okv_open(&v1, &none);
+        failures += status != OKV_OK || none == NULL;
+        printf("v1_options=%d ", status);
+        if (none != NULL)
+        {
+            okv_close(none);
+            none = NULL;
+        }
         static okv_result small;
         memset(&small, 0xab, sizeof(small));
         small.size = offsetof(okv_result, status);

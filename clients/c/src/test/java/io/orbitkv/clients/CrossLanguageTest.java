@@ -178,7 +178,7 @@ final class CrossLanguageTest
         final Run bad = run(List.of(TOOL, manager.dir(), "badargs"));
         assertEquals(0, bad.exit, bad.output);
         assertTrue(bad.output.contains("oversized=6 long_hash=7 out_of_range=8 unknown_lease=15 good=0 short_options=-1 " +
-            "short_result=0 failures=0"), bad.output);
+            "bad_wait_yield=-1,-1 v1_options=0 short_result=0 failures=0"), bad.output);
         javaPublish("after-bad-c", 31);
         javaReadAndCheck("after-bad-c", 31);
         assertTrue(manager.isAlive());
