@@ -37,14 +37,25 @@ def lookup(directory: str, ns: str, keys: int, iterations: int) -> dict[str, obj
             "mean_ns": statistics.fmean(samples), "packed_median_ns": statistics.median(packed_samples)}
 
 
+COLD_BYTES = 256 << 20  # the cold anchor's buffer: far more than the bench VM's caches
+
+
 def putget(directory: str, block_bytes: int, reps: int, batch: int) -> dict[str, object]:
     """put/get of one block per call (`reps` times) and of `batch` blocks per call (max(1, reps // 4) times), each
     next to the same number of plain memoryview copies of the same bytes (into the region for put, out of it for
-    get); batch figures are per block."""
+    get); batch figures are per block. A second anchor for put copies the batch's blocks into memory that is not in
+    cache (a pre-faulted buffer of COLD_BYTES, each copy to the next place in it), as put's bytes land in the
+    Manager's pool rather than in the one hot slot the first anchor reuses."""
     singles = [os.urandom(block_bytes) for _ in range(reps)]
     blocks = [os.urandom(block_bytes) for _ in range(batch)]
     anchor = orbitkv.PIPELINE_SLOTS * block_bytes  # past the slots put and get use
     region_bytes = (orbitkv.PIPELINE_SLOTS + 1) * block_bytes
+    cold = bytearray(max(COLD_BYTES, 2 * block_bytes))
+    for page in range(0, len(cold), 4096):
+        cold[page] = 1
+    cold_view = memoryview(cold)
+    cold_slots = len(cold) // block_bytes
+    cold_next = 0
     with orbitkv.Client(dir=directory, name=f"bench-py-{os.getpid()}", data_region_bytes=region_bytes) as client:
         region = client.data_region
         ns = f"bench-putget-{os.getpid()}"
@@ -66,7 +77,7 @@ def putget(directory: str, block_bytes: int, reps: int, batch: int) -> dict[str,
             got = client.get(ns, [h])
             get.append(time.perf_counter_ns() - start)
             assert got == [block] and copied == block
-        bput, bget, bcopy_in, bcopy_out = [], [], [], []
+        bput, bget, bcopy_in, bcopy_out, bcopy_cold = [], [], [], [], []
         copies: list[bytes] = []
         got = []
         for rep in range(max(1, reps // 4)):
@@ -75,6 +86,12 @@ def putget(directory: str, block_bytes: int, reps: int, batch: int) -> dict[str,
             for block in blocks:
                 region[anchor:anchor + block_bytes] = block
             bcopy_in.append((time.perf_counter_ns() - start) / batch)
+            start = time.perf_counter_ns()
+            for block in blocks:
+                at = cold_next * block_bytes
+                cold_view[at:at + block_bytes] = block
+                cold_next = (cold_next + 1) % cold_slots
+            bcopy_cold.append((time.perf_counter_ns() - start) / batch)
             start = time.perf_counter_ns()
             stored = client.put(ns, hashes, blocks)
             bput.append((time.perf_counter_ns() - start) / batch)
@@ -95,7 +112,8 @@ def putget(directory: str, block_bytes: int, reps: int, batch: int) -> dict[str,
             "put_median_ns": med(put), "get_median_ns": med(get),
             "copy_in_median_ns": med(copy_in), "copy_out_median_ns": med(copy_out),
             "batch_put_median_ns": med(bput), "batch_get_median_ns": med(bget),
-            "batch_copy_in_median_ns": med(bcopy_in), "batch_copy_out_median_ns": med(bcopy_out)}
+            "batch_copy_in_median_ns": med(bcopy_in), "batch_copy_out_median_ns": med(bcopy_out),
+            "batch_copy_cold_median_ns": med(bcopy_cold)}
 
 
 def main(argv: list[str]) -> int:
