@@ -1,7 +1,8 @@
 """The Python side of `orbitkv bench client` (a separate process): prints one JSON line.
 
-    python3 bench_client.py DIR lookup NS KEYS ITERATIONS     Lookup round trips of chain seed 7 (see chain.py), as a
-                                                              list of hashes and as PackedHashes
+    python3 bench_client.py DIR lookup NS KEYS ITERATIONS [GAP_NS]   Lookup round trips of chain seed 7 (see
+                                                              chain.py), as a list of hashes and as PackedHashes,
+                                                              with a busy wait of GAP_NS before each
     python3 bench_client.py DIR putget BLOCK_BYTES REPS [BATCH]   put/get of fresh blocks, one and BATCH per call,
                                                                   vs as many plain memoryview copies
 """
@@ -18,9 +19,10 @@ import orbitkv
 from chain import chain_hash
 
 
-def lookup(directory: str, ns: str, keys: int, iterations: int) -> dict[str, object]:
+def lookup(directory: str, ns: str, keys: int, iterations: int, gap_ns: int = 0) -> dict[str, object]:
     """Round trips of a list of hashes (each call checks and packs them) and of the same hashes packed once
-    (`orbitkv.PackedHashes`), interleaved in blocks of 1000."""
+    (`orbitkv.PackedHashes`), interleaved in blocks of 1000; with `gap_ns`, a busy wait that long before each call
+    (an engine's own work)."""
     hashes = [chain_hash(7, i) for i in range(keys)]
     packed = orbitkv.PackedHashes(hashes)
     with orbitkv.Client(dir=directory, name=f"bench-py-{os.getpid()}", data_region_bytes=1 << 20) as client:
@@ -29,6 +31,10 @@ def lookup(directory: str, ns: str, keys: int, iterations: int) -> dict[str, obj
         for start in range(0, iterations, 1000):
             for form, out in ((hashes, samples), (packed, packed_samples)):
                 for _ in range(min(1000, iterations - start)):
+                    if gap_ns:
+                        until = time.perf_counter_ns() + gap_ns
+                        while time.perf_counter_ns() < until:
+                            pass
                     begin = time.perf_counter_ns()
                     found = client.lookup(ns, form)
                     out.append(time.perf_counter_ns() - begin)
@@ -119,7 +125,7 @@ def putget(directory: str, block_bytes: int, reps: int, batch: int) -> dict[str,
 def main(argv: list[str]) -> int:
     directory, command = argv[1], argv[2]
     if command == "lookup":
-        result = lookup(directory, argv[3], int(argv[4]), int(argv[5]))
+        result = lookup(directory, argv[3], int(argv[4]), int(argv[5]), int(argv[6]) if len(argv) > 6 else 0)
     else:
         result = putget(directory, int(argv[3]), int(argv[4]), int(argv[5]) if len(argv) > 5 else 20)
     print(json.dumps(result))

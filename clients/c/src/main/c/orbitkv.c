@@ -162,7 +162,8 @@ static int64_t mono_ns(void)
 /* Back off while waiting for the Manager: spin 100 times, yield at least 100 times and for the client's yield window
  * (wait_yield_ns, counted from the first yield), then sleep doubling from 1 us to 100 us. A sleep costs its timer
  * slack (~50 us) on top of its length, so the window covers the usual answer, including one from a Manager that had
- * to be woken; waits longer than that (big copies, a busy Manager) sleep. */
+ * to be woken; waits longer than that (big copies, a busy Manager) sleep. The Java client waits the same way
+ * (ResponseWaitIdleStrategy). */
 typedef struct idler
 {
     int32_t spins;

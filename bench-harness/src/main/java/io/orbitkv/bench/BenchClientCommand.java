@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
+import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.Manager;
 import io.orbitkv.manager.ManagerContext;
 import java.io.File;
@@ -69,6 +70,10 @@ public final class BenchClientCommand implements Callable<Integer>
         "max(1, put-reps / 4) batches per round (${DEFAULT-VALUE}).")
     private int putBatch;
 
+    @Option(names = "--gap", defaultValue = "0", description = "Busy wait before each Lookup in every client, an " +
+        "engine's own work between calls, e.g. 1ms; the Manager's agent may park in between (${DEFAULT-VALUE}).")
+    private String gap;
+
     @Option(names = "--c-tool", description = "okv-tool (default: $ORBITKV_ROOT/clients/c/target/bin/okv-tool).")
     private String cTool;
 
@@ -93,6 +98,7 @@ public final class BenchClientCommand implements Callable<Integer>
             System.err.println("orbitkv bench client: no " + tool + " (build clients/c first: mvn install)");
             return 2;
         }
+        final long gapNs = Configuration.parseDurationNs("--gap", gap);
         final int[] keyCounts = {1, MAX_KEYS};
         final double[][] javaNs = new double[2][rounds];
         final double[][] cNs = new double[2][rounds];
@@ -102,9 +108,9 @@ public final class BenchClientCommand implements Callable<Integer>
         final double[][] putGet = new double[10][rounds];
         final File managerDir = new File("/dev/shm/orbitkv-bench-client-" + ProcessHandle.current().pid());
         final String loadBefore = loadAverage();
-        out.printf(Locale.ROOT, "bench client: %d lookups per client and round, %d rounds; put/get %d x %d bytes one per " +
-            "call and %d x %d per call; load average %s%n", iterations, rounds, putReps, putBlockBytes, Math.max(1, putReps / 4),
-            putBatch, loadBefore);
+        out.printf(Locale.ROOT, "bench client: %d lookups per client and round, %d rounds, %d ns between lookups; put/get " +
+            "%d x %d bytes one per call and %d x %d per call; load average %s%n", iterations, rounds, gapNs, putReps,
+            putBlockBytes, Math.max(1, putReps / 4), putBatch, loadBefore);
         out.flush();
         try (Manager manager = Manager.launch(new ManagerContext()
                 .dir(managerDir)
@@ -133,13 +139,13 @@ public final class BenchClientCommand implements Callable<Integer>
                     {
                         switch ((turn + round) % 3)
                         {
-                            case 0 -> javaNs[k][round] = javaLookupMedianNs(client, batches[k], result);
+                            case 0 -> javaNs[k][round] = javaLookupMedianNs(client, batches[k], result, gapNs);
                             case 1 -> cNs[k][round] = Double.parseDouble(field(run(env, tool, managerDir.getPath(), "bench",
-                                NAMESPACE, "" + keyCounts[k], "" + iterations), "median_ns"));
+                                NAMESPACE, "" + keyCounts[k], "" + iterations, "" + gapNs), "median_ns"));
                             default ->
                             {
                                 final JsonNode py = JSON.readTree(run(env, "python3", pythonBench, managerDir.getPath(),
-                                    "lookup", NAMESPACE, "" + keyCounts[k], "" + iterations));
+                                    "lookup", NAMESPACE, "" + keyCounts[k], "" + iterations, "" + gapNs));
                                 pythonNs[k][round] = py.get("median_ns").asDouble();
                                 pythonPackedNs[k][round] = py.get("packed_median_ns").asDouble();
                             }
@@ -231,6 +237,7 @@ public final class BenchClientCommand implements Callable<Integer>
         if (null != jsonFile)
         {
             document.put("iterations", iterations);
+            document.put("gapNs", gapNs);
             document.put("rounds", rounds);
             document.put("blockBytes", putBlockBytes);
             document.put("putReps", putReps);
@@ -241,11 +248,20 @@ public final class BenchClientCommand implements Callable<Integer>
         return 0;
     }
 
-    private double javaLookupMedianNs(final EngineClient client, final KeyBatch batch, final OperationResult result)
+    private double javaLookupMedianNs(
+        final EngineClient client, final KeyBatch batch, final OperationResult result, final long gapNs)
     {
         final long[] samples = new long[iterations];
         for (int i = 0; i < iterations; i++)
         {
+            if (gapNs > 0)
+            {
+                final long until = System.nanoTime() + gapNs;
+                while (System.nanoTime() < until)
+                {
+                    Thread.onSpinWait();
+                }
+            }
             final long start = System.nanoTime();
             client.lookup(batch, false, result);
             samples[i] = System.nanoTime() - start;

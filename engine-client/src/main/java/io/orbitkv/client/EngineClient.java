@@ -27,7 +27,6 @@ import java.util.concurrent.locks.LockSupport;
 import org.agrona.CloseHelper;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AtomicBuffer;
-import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.SleepingIdleStrategy;
@@ -994,7 +993,7 @@ public final class EngineClient implements AutoCloseable
             }
             if (idleStrategy == null)
             {
-                idleStrategy = new BackoffIdleStrategy(100, 100, 1000, TimeUnit.MICROSECONDS.toNanos(100));
+                idleStrategy = new ResponseWaitIdleStrategy(ResponseWaitIdleStrategy.DEFAULT_YIELD_WINDOW_NS);
             }
             if (epochClock == null)
             {
@@ -1112,7 +1111,8 @@ public final class EngineClient implements AutoCloseable
         }
 
         /**
-         * Idle strategy while waiting for a response; default backs off from spinning to 100 us parks.
+         * Idle strategy while waiting for a response; default {@link ResponseWaitIdleStrategy} with its 200 us yield
+         * window.
          *
          * @param idleStrategy strategy, owned by this client.
          * @return this.
