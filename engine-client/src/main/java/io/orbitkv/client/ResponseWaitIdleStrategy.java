@@ -4,6 +4,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
 
 /**
  * How an {@link EngineClient} waits for the Manager, its default: spin 100 times, then yield at least 100 times and
@@ -24,6 +26,7 @@ public final class ResponseWaitIdleStrategy implements IdleStrategy
     private static final long MAX_PARK_NS = TimeUnit.MICROSECONDS.toNanos(100);
 
     private final long yieldWindowNs;
+    private final NanoClock clock;
     private int spins;
     private int yields;
     private long yieldUntilNs;
@@ -34,11 +37,17 @@ public final class ResponseWaitIdleStrategy implements IdleStrategy
      */
     public ResponseWaitIdleStrategy(final long yieldWindowNs)
     {
+        this(yieldWindowNs, SystemNanoClock.INSTANCE);
+    }
+
+    ResponseWaitIdleStrategy(final long yieldWindowNs, final NanoClock clock)
+    {
         if (yieldWindowNs < 0)
         {
             throw new IllegalArgumentException("yieldWindowNs must be >= 0: " + yieldWindowNs);
         }
         this.yieldWindowNs = yieldWindowNs;
+        this.clock = clock;
     }
 
     public void idle(final int workCount)
@@ -63,9 +72,9 @@ public final class ResponseWaitIdleStrategy implements IdleStrategy
         }
         if (0 == yields)
         {
-            yieldUntilNs = System.nanoTime() + yieldWindowNs;
+            yieldUntilNs = clock.nanoTime() + yieldWindowNs;
         }
-        if (yields < MIN_YIELDS || (yieldWindowNs > 0 && System.nanoTime() < yieldUntilNs))
+        if (yields < MIN_YIELDS || (yieldWindowNs > 0 && clock.nanoTime() < yieldUntilNs))
         {
             yields++;
             Thread.yield();
@@ -87,7 +96,7 @@ public final class ResponseWaitIdleStrategy implements IdleStrategy
      */
     boolean parking()
     {
-        return spins >= MAX_SPINS && yields >= MIN_YIELDS && (0 == yieldWindowNs || System.nanoTime() >= yieldUntilNs);
+        return spins >= MAX_SPINS && yields >= MIN_YIELDS && (0 == yieldWindowNs || clock.nanoTime() >= yieldUntilNs);
     }
 
     public String alias()

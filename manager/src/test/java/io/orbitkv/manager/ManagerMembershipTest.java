@@ -86,6 +86,8 @@ class ManagerMembershipTest
             RawRingClient client = new RawRingClient(manager.cncFile()))
         {
             awaitTrue(() -> manager.membership().view().isComplete(), () -> "view complete");
+            // The view keeper opens its watch just after it publishes the complete view: count from after that.
+            awaitTrue(() -> manager.counter(SystemCounterDescriptor.ETCD_CALLS_WATCH) >= 1, () -> "member watch opened");
             client.attachOrFail("engine-a", 1L << 20);
             final long before = etcdCallsOtherThanKeepalive(manager);
             final long keepalivesBefore = manager.counter(SystemCounterDescriptor.ETCD_CALLS_LEASE_KEEPALIVE);

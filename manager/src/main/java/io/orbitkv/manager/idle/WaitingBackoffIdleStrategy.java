@@ -3,6 +3,8 @@ package io.orbitkv.manager.idle;
 import java.util.concurrent.locks.LockSupport;
 
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
 
 /**
  * The Manager agent's backoff: spin, then yield, then sleep for a period that doubles from a minimum to a maximum,
@@ -38,6 +40,7 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
     private final long maxYields;
     private final long minParkPeriodNs;
     private final long maxParkPeriodNs;
+    private NanoClock clock = SystemNanoClock.INSTANCE;
     private IdleWait wait;
     private IdleSleep sleep;
     private long sleepAfterNs;
@@ -97,6 +100,17 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
     }
 
     /**
+     * @param clock what the linger and the spell before the deep sleep are measured with (the system's monotonic
+     *              clock unless set); set before the agent thread starts.
+     * @return this.
+     */
+    public WaitingBackoffIdleStrategy nanoClock(final NanoClock clock)
+    {
+        this.clock = clock;
+        return this;
+    }
+
+    /**
      * @param lingerNs how long after its last work the agent yields before it parks (0: after its yields only).
      * @return this.
      */
@@ -140,7 +154,7 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
                 spins++;
                 if (lingerNs > 0)
                 {
-                    idleSinceNs = System.nanoTime();
+                    idleSinceNs = clock.nanoTime();
                 }
                 break;
 
@@ -154,13 +168,13 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
                 break;
 
             case YIELDING:
-                if (++yields > maxYields && (0 == lingerNs || System.nanoTime() - idleSinceNs >= lingerNs))
+                if (++yields > maxYields && (0 == lingerNs || clock.nanoTime() - idleSinceNs >= lingerNs))
                 {
                     state = PARKING;
                     parkPeriodNs = minParkPeriodNs;
                     if (null != sleep)
                     {
-                        parkingSinceNs = System.nanoTime();
+                        parkingSinceNs = clock.nanoTime();
                     }
                 }
                 else
@@ -194,7 +208,7 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
                         LockSupport.parkNanos(parkPeriodNs);
                     }
                     parkPeriodNs = Math.min(parkPeriodNs << 1, maxParkPeriodNs);
-                    if (null != sleep && System.nanoTime() - parkingSinceNs >= sleepAfterNs)
+                    if (null != sleep && clock.nanoTime() - parkingSinceNs >= sleepAfterNs)
                     {
                         state = SLEEPING;
                     }

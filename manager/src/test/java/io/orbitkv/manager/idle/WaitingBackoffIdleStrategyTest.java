@@ -2,12 +2,12 @@ package io.orbitkv.manager.idle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.agrona.concurrent.CachedNanoClock;
 import org.junit.jupiter.api.Test;
 
 class WaitingBackoffIdleStrategyTest
@@ -48,25 +48,32 @@ class WaitingBackoffIdleStrategyTest
     @Test
     void shouldYieldUntilTheLingerHasPassedSinceTheLastWorkBeforeItWaits()
     {
-        final long lingerNs = TimeUnit.MILLISECONDS.toNanos(20);
+        final long lingerNs = TimeUnit.MICROSECONDS.toNanos(50);
+        final CachedNanoClock clock = new CachedNanoClock();
+        clock.update(1_000_000L);
         final WaitingBackoffIdleStrategy idle = new WaitingBackoffIdleStrategy(3, 2, 1_000, 5_000)
-            .idleWait(recording).linger(lingerNs);
+            .idleWait(recording).nanoClock(clock).linger(lingerNs);
         for (int round = 0; round < 2; round++)
         {
             idle.idle(1);
-            final long lastWorkNs = System.nanoTime();
-            final long deadlineNs = lastWorkNs + TimeUnit.SECONDS.toNanos(10);
-            long cycles = 0;
-            while (waits.size() == round && System.nanoTime() < deadlineNs)
+            // The cycle that enters idleness notes the time; three spins and two yields follow.
+            for (int i = 0; i < 6; i++)
             {
                 idle.idle(0);
-                cycles++;
             }
-            final long waitedAfterNs = System.nanoTime() - lastWorkNs;
+            // Past its yields, the agent goes on yielding for as long as the linger has not passed.
+            clock.advance(lingerNs - 1);
+            for (int i = 0; i < 1_000; i++)
+            {
+                idle.idle(0);
+            }
+            assertEquals(round, waits.size(), "no wait within the linger");
+
+            clock.advance(1);
+            idle.idle(0);
+            idle.idle(0);
             assertEquals(round + 1, waits.size(), "a wait once the linger has passed");
             assertEquals(1_000L, waits.get(round));
-            assertTrue(waitedAfterNs >= lingerNs, "first wait " + waitedAfterNs + " ns after the last work");
-            assertTrue(cycles > 7, "kept yielding past the spins and yields: " + cycles + " cycles");
         }
     }
 
