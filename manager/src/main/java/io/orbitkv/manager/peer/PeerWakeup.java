@@ -91,7 +91,15 @@ public final class PeerWakeup implements IdleInput, ReceiveChannelEndpointSuppli
     {
         if (!arm())
         {
-            LockSupport.parkNanos(timeoutNs);
+            // A park may end early (a permit left on the thread by an earlier unpark): park again for the rest.
+            final long deadlineNs = System.nanoTime() + timeoutNs;
+            long remainingNs = timeoutNs;
+            do
+            {
+                LockSupport.parkNanos(remainingNs);
+                remainingNs = deadlineNs - System.nanoTime();
+            }
+            while (remainingNs > 0 && !Thread.currentThread().isInterrupted());
             return false;
         }
         final int result = epoll.await(timeoutNs);

@@ -385,6 +385,7 @@ class PeerTransportTest
     }
 
     @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS) // 4,000 round trips through two drivers: slow on a loaded machine
     void shouldStreamAndAckDeltasWithoutAllocatingOnTheAgentThreadOnceWarm()
     {
         // The embedded drivers get threads of their own here, so this thread runs only our agents and the Aeron
@@ -424,9 +425,9 @@ class PeerTransportTest
      */
     private void streamAndAck(final JournalRecord[] records, final int slot, final PeerClient client, final int count)
     {
-        final long deadlineNs = System.nanoTime() + AWAIT_NS * 3;
         for (int i = 0; i < count; i++)
         {
+            final long deadlineNs = System.nanoTime() + AWAIT_NS;
             final long sequence = owner.journal.append(SHARD, records[i % records.length]);
             while (owner.agent().sendDeltaBatch(client, SHARD, owner.journal, sequence, 1) <= 0)
             {
