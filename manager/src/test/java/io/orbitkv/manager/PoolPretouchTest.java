@@ -236,7 +236,6 @@ class PoolPretouchTest
             .dir(dir.getAbsolutePath())
             .clientName("pretouch-engine")
             .dataRegionBytes(dataRegionBytes)
-            .heartbeatThread(false)
             .idleStrategy(new YieldingIdleStrategy()));
     }
 
