@@ -70,6 +70,14 @@ final class ClientSession
      */
     static final int MAX_PEER_READS = Configuration.MAX_IN_FLIGHT_PER_CLIENT;
 
+    /**
+     * A lease id carries its holder's slot + 1 from this bit up, so that another client of this Manager the id was
+     * handed to (an engine's scheduler pins, its worker reads) can find the lease; below it, the slot's sequence,
+     * which is never reset, so an id of an earlier attachment of the slot never names a lease of a later one.
+     */
+    static final int LEASE_SLOT_SHIFT = 47;
+    private static final long LEASE_SEQUENCE_MASK = (1L << LEASE_SLOT_SHIFT) - 1;
+
     ClientSession(final int slotIndex, final AtomicBuffer responseRingBuffer)
     {
         this.slotIndex = slotIndex;
@@ -251,7 +259,8 @@ final class ClientSession
      */
     long addLease(final long[] residences, final int count)
     {
-        final long leaseId = ++nextLeaseId;
+        nextLeaseId = (nextLeaseId + 1) & LEASE_SEQUENCE_MASK;
+        final long leaseId = ((long)(slotIndex + 1) << LEASE_SLOT_SHIFT) | nextLeaseId;
         leaseIds[leaseCount] = leaseId;
         leaseFetches[leaseCount] = null;
         leaseStarts[leaseCount] = pinnedCount;
@@ -260,6 +269,40 @@ final class ClientSession
         pinnedCount += count;
         leaseCount++;
         return leaseId;
+    }
+
+    /**
+     * @return the slot of the client a lease id was made for, or -1 when it names none.
+     */
+    static int leaseSlot(final long leaseId)
+    {
+        return leaseId <= 0 ? -1 : (int)(leaseId >>> LEASE_SLOT_SHIFT) - 1;
+    }
+
+    int leaseBlocks(final int leaseIndex)
+    {
+        return leaseCounts[leaseIndex];
+    }
+
+    /**
+     * Take over a lease another client handed to this one, with its pins and held peer sources, under the same id;
+     * the caller checked {@link #canLease(int)}. Nothing is unpinned, so the blocks stay held throughout.
+     *
+     * @param holder     the session holding it.
+     * @param leaseIndex its index in the holder.
+     */
+    void takeLease(final ClientSession holder, final int leaseIndex)
+    {
+        final int start = holder.leaseStarts[leaseIndex];
+        final int count = holder.leaseCounts[leaseIndex];
+        leaseIds[leaseCount] = holder.leaseIds[leaseIndex];
+        leaseFetches[leaseCount] = holder.leaseFetches[leaseIndex];
+        leaseStarts[leaseCount] = pinnedCount;
+        leaseCounts[leaseCount] = count;
+        System.arraycopy(holder.pinnedResidences, start, pinnedResidences, pinnedCount, count);
+        pinnedCount += count;
+        leaseCount++;
+        holder.forgetLease(leaseIndex);
     }
 
     int findLease(final long leaseId)
@@ -289,7 +332,14 @@ final class ClientSession
         {
             store.unpin(pinnedResidences[i]);
         }
+        forgetLease(leaseIndex);
+        return count;
+    }
 
+    private void forgetLease(final int leaseIndex)
+    {
+        final int start = leaseStarts[leaseIndex];
+        final int count = leaseCounts[leaseIndex];
         // Compact: leases are few and small, and release is not the lookup path.
         final int tail = pinnedCount - (start + count);
         System.arraycopy(pinnedResidences, start + count, pinnedResidences, start, tail);
@@ -302,7 +352,6 @@ final class ClientSession
             leaseCounts[i - 1] = leaseCounts[i];
         }
         leaseCount--;
-        return count;
     }
 
     /**

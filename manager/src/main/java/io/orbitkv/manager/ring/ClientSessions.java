@@ -198,6 +198,20 @@ final class ClientSessions
     }
 
     /**
+     * The attached session, other than {@code reader}, holding a lease its client handed to {@code reader}'s; or null.
+     */
+    ClientSession leaseHolder(final long leaseId, final ClientSession reader)
+    {
+        final int slotIndex = ClientSession.leaseSlot(leaseId);
+        if (slotIndex < 0 || slotIndex >= sessions.length || slotIndex == reader.slotIndex)
+        {
+            return null;
+        }
+        final ClientSession holder = sessions[slotIndex];
+        return holder.isAttached() && holder.findLease(leaseId) >= 0 ? holder : null;
+    }
+
+    /**
      * The attached session of a client id, refreshing its liveness; or null after counting the request as coming
      * from an unknown client (design: never write into a ring that belongs to someone else).
      */

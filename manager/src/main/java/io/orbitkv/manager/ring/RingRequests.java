@@ -494,7 +494,11 @@ final class RingRequests implements LookupAnswerSink, FetchListener
             return;
         }
 
-        if (0 != leaseId && session.findLease(leaseId) < 0)
+        // A lease another client of this Manager holds and handed over (an engine's scheduler pins, its worker
+        // reads): the Read takes it over once it is accepted, and releases it when it completes, as its own.
+        final ClientSession leaseHolder =
+            0 == leaseId || session.findLease(leaseId) >= 0 ? null : sessions.leaseHolder(leaseId, session);
+        if (0 != leaseId && null == leaseHolder && session.findLease(leaseId) < 0)
         {
             rejectTo(session, clientId, correlationId, templateId, Rejection.UNKNOWN_LEASE);
             return;
@@ -517,6 +521,26 @@ final class RingRequests implements LookupAnswerSink, FetchListener
                 return;
             }
             op.regionOffsets[i] = dstOffset;
+        }
+        if (null != leaseHolder)
+        {
+            final int heldIndex = leaseHolder.findLease(leaseId);
+            if (session.leaseLimitReached())
+            {
+                rejectTo(session, clientId, correlationId, templateId, Rejection.LEASE_LIMIT);
+                return;
+            }
+            if (!session.canLease(leaseHolder.leaseBlocks(heldIndex)))
+            {
+                rejectTo(session, clientId, correlationId, templateId, Rejection.PINNED_BLOCK_LIMIT);
+                return;
+            }
+            final PeerFetch held = leaseHolder.leaseFetch(heldIndex);
+            if (null != held)
+            {
+                held.handOver(clientId);
+            }
+            session.takeLease(leaseHolder, heldIndex);
         }
 
         final DirectBuffer buffer = keys.buffer();

@@ -211,6 +211,14 @@ public final class PeerFetch
         capacities[key] = capacity;
     }
 
+    /**
+     * The lease holding this fetch moved to another client of this Manager: its answers go to that client.
+     */
+    public void handOver(final long clientId)
+    {
+        this.clientId = clientId;
+    }
+
     public int kind()
     {
         return kind;

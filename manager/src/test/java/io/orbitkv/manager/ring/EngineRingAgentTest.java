@@ -242,6 +242,51 @@ class EngineRingAgentTest
     }
 
     @Test
+    void shouldLetAnotherClientReadALeaseHandedToItAndReleaseItThere()
+    {
+        engine.attachOrFail("scheduler", 1 << 20);
+        final RingAgentFixture.Engine worker = fixture.engine(5151L);
+        worker.attachOrFail("worker", 1 << 20);
+        final byte[][] hashes = {RingAgentFixture.hash(1), RingAgentFixture.hash(2)};
+        engine.fill(0, BLOCK_BYTES, 21);
+        engine.fill(BLOCK_BYTES, BLOCK_BYTES, 22);
+        engine.awaitReply(engine.sendPublish(
+            NAMESPACE, new long[]{0, BLOCK_BYTES}, new int[]{BLOCK_BYTES, BLOCK_BYTES}, hashes));
+        final long lookupId = engine.sendLookup(NAMESPACE, 1, hashes);
+        fixture.doWork();
+        final long leaseId = engine.takeReply(lookupId).leaseId();
+        final long[] offsets = {2 * BLOCK_BYTES, 3 * BLOCK_BYTES};
+        final int[] capacities = {BLOCK_BYTES, BLOCK_BYTES};
+
+        // Refused before it is taken over: the lease stays with its holder.
+        final long outside = worker.sendRead(NAMESPACE, leaseId, new long[]{1 << 20, 0}, capacities, hashes);
+        fixture.doWork();
+        assertEquals(Rejection.RANGE_OUTSIDE_REGION.code(), worker.takeReply(outside).code());
+        fixture.housekeeping();
+        assertEquals(2, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
+
+        final long readId = worker.sendRead(NAMESPACE, leaseId, offsets, capacities, hashes);
+        final RingAgentFixture.Reply read = worker.awaitReply(readId);
+        assertEquals(StatusCode.OK, read.code());
+        assertEquals(2, read.value());
+        assertTrue(worker.matches(offsets[0], BLOCK_BYTES, 21) && worker.matches(offsets[1], BLOCK_BYTES, 22));
+        fixture.housekeeping();
+        assertEquals(0, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE), "the read released the handed lease");
+        assertEquals(0, fixture.counter(SystemCounterDescriptor.LEASES_ACTIVE));
+
+        final long releaseId = engine.sendRelease(leaseId);
+        fixture.doWork();
+        assertEquals(Rejection.UNKNOWN_LEASE.code(), engine.takeReply(releaseId).code(), "the holder gave it away");
+        final long againId = worker.sendRead(NAMESPACE, leaseId, offsets, capacities, hashes);
+        fixture.doWork();
+        assertEquals(Rejection.UNKNOWN_LEASE.code(), worker.takeReply(againId).code(), "a lease is read once");
+        final long forgedId = worker.sendRead(NAMESPACE, leaseId + 1, offsets, capacities, hashes);
+        fixture.doWork();
+        assertEquals(Rejection.UNKNOWN_LEASE.code(), worker.takeReply(forgedId).code());
+        worker.close();
+    }
+
+    @Test
     void shouldDetachReleasingPinsAndFreeTheSlotOnlyOnceTheResponseIsRead()
     {
         engine.attachOrFail("engine-a", 1 << 20);
