@@ -1,0 +1,198 @@
+"""The OrbitKV connector inside the installed vLLM (its real engine, scheduler and worker processes) against a real
+Manager process: restores, and every failure path degrading to recomputation with identical outputs and no pin or
+lease left behind. The two-Manager paths (peers, a source killed or corrupted) are the gate's (test_vllm_gate.py).
+
+Run by scripts/test through the engines' venv: `$(scripts/engines --python) -m pytest clients/python/tests`."""
+
+from __future__ import annotations
+
+import os
+import types
+
+import pytest
+
+import okv_procs
+from okv_procs import Engine, Manager, prompt, wait_until
+
+pytest.importorskip("vllm")
+
+from orbitkv import Client  # noqa: E402
+from orbitkv.vllm.config import ConnectorConfigError, Settings, identity  # noqa: E402
+from orbitkv.vllm.link import ManagerLink  # noqa: E402
+from orbitkv.vllm.stats import OrbitKVStats  # noqa: E402
+
+MODEL = {"layers": 2, "hidden": 256, "heads": 4, "kv-heads": 4, "intermediate": 512}
+BLOCK = 128
+BLOCK_BYTES = 2 * 4 * BLOCK * 2 * 64 * 2
+PROMPT = 700                      # 5 full blocks before the block holding the last token
+FULL = (PROMPT - 1) // BLOCK
+POOL = 16 << 20
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("vllm-connector"))
+
+
+@pytest.fixture(scope="module")
+def manager(workdir):
+    m = Manager(okv_procs.shm_dir("pytest"), os.path.join(workdir, "manager.log"), "--pool-bytes", str(POOL))
+    yield m
+    m.stop()
+    okv_procs.remove_tree(m.dir)
+
+
+@pytest.fixture(scope="module")
+def engine(workdir, manager):
+    e = Engine(workdir, "engine", manager.dir, model=MODEL, extra={"retry_attach_s": 1})
+    yield e
+    e.stop()
+
+
+_seed = [1000]
+
+
+def fresh(length: int = PROMPT) -> list[int]:
+    _seed[0] += 1
+    return prompt(_seed[0] + os.getpid(), length)
+
+
+def run(engine: Engine, tokens: list[int]) -> dict:
+    return engine.generate([tokens])[0]
+
+
+def counter_grew(engine: Engine, name: str, before: dict, by: float = 1) -> dict:
+    return wait_until(lambda: (lambda s: s if s.get(name, 0) - before.get(name, 0) >= by else None)(engine.stats()),
+                      15, f"connector counter {name}")
+
+
+def assert_no_pins(manager: Manager) -> None:
+    wait_until(lambda: manager.pins() == (0, 0), 15, "pins and leases back to zero")
+
+
+# -- identity (no engine) ------------------------------------------------------------------------------------------
+
+def fake_config(**changes):
+    spec = type("FullAttentionSpec", (), {})()
+    spec.block_size, spec.num_kv_heads, spec.head_size, spec.dtype, spec.page_size_bytes = 128, 4, 64, "torch.bfloat16", 1
+    for key in ("block_size", "num_kv_heads", "head_size", "dtype"):
+        if key in changes:
+            setattr(spec, key, changes.pop(key))
+    group = types.SimpleNamespace(kv_cache_spec=spec, layer_names=["l0", "l1"])
+    kv = types.SimpleNamespace(kv_cache_groups=[group], kv_cache_layout="LBHNC", num_blocks=10)
+    vllm = types.SimpleNamespace(
+        cache_config=types.SimpleNamespace(enable_prefix_caching=True,
+                                           prefix_caching_hash_algo=changes.pop("algo", "sha256")),
+        parallel_config=types.SimpleNamespace(tensor_parallel_size=changes.pop("tp", 1), pipeline_parallel_size=1,
+                                              rank=0),
+        model_config=types.SimpleNamespace(model=changes.pop("model", "m"), revision=None, seed=0),
+        load_config=types.SimpleNamespace(load_format="auto"))
+    assert not changes
+    return vllm, kv
+
+
+def test_namespace_binds_everything_that_changes_the_bytes(monkeypatch):
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    base = identity(*fake_config()).namespace
+    for change in ({"dtype": "torch.float16"}, {"block_size": 16}, {"num_kv_heads": 8}, {"head_size": 128},
+                   {"model": "other"}, {"algo": "sha256_cbor"}):
+        assert identity(*fake_config(**change)).namespace != base, change
+    assert b"layout=LBHNC" in base and b"layers=2" in base and b"tp=0/1" in base
+
+
+def test_random_seeded_hashes_are_refused_and_a_shared_seed_is_bound(monkeypatch):
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    with pytest.raises(ConnectorConfigError, match="xxhash"):
+        identity(*fake_config(algo="xxhash"))
+    with pytest.raises(ConnectorConfigError, match="TP=2"):
+        identity(*fake_config(tp=2))
+    monkeypatch.setenv("PYTHONHASHSEED", "7")
+    seeded = identity(*fake_config(algo="xxhash")).namespace
+    monkeypatch.setenv("PYTHONHASHSEED", "8")
+    assert identity(*fake_config(algo="xxhash")).namespace != seeded
+
+
+def test_settings_refuse_unknown_keys_and_bad_values():
+    with pytest.raises(ConnectorConfigError, match="unknown"):
+        Settings.parse({"dri": "/x"})
+    with pytest.raises(ConnectorConfigError):
+        Settings.parse({"region_blocks": 0})
+    assert Settings.parse({"peers": "false"}).peers is False
+
+
+def test_a_bad_dir_is_a_warning_and_a_counter_not_an_error():
+    stats = OrbitKVStats()
+    link = ManagerLink(Settings(dir="/nonexistent/orbitkv", retry_attach_s=0), "test", 4096, stats)
+    assert link.client() is None and link.client() is None
+    assert stats.data["manager_unavailable"] == 2
+
+
+# -- the engine against a real Manager -----------------------------------------------------------------------------
+
+def test_restores_its_own_blocks_once_vllm_dropped_them(engine, manager):
+    tokens = fresh()
+    cold = run(engine, tokens)
+    before = counter_grew(engine, "saved_blocks", {}, FULL)
+    engine.reset()
+    warm = run(engine, tokens)
+    after = counter_grew(engine, "tier_LOCAL", before, FULL)
+    assert warm["ids"] == cold["ids"]
+    assert warm["cached"] == FULL * BLOCK
+    assert after["loaded_blocks"] - before.get("loaded_blocks", 0) == FULL
+    assert_no_pins(manager)
+
+
+def test_evicted_blocks_are_recomputed(engine, manager):
+    tokens = fresh()
+    cold = run(engine, tokens)
+    counter_grew(engine, "saved_blocks", {}, FULL)
+    okv_procs.publish_filler(manager.dir, POOL // BLOCK_BYTES + 8, BLOCK_BYTES, _seed[0])
+    engine.reset()
+    again = run(engine, tokens)
+    assert again["ids"] == cold["ids"]
+    assert again["cached"] == 0
+    assert_no_pins(manager)
+
+
+def test_a_full_pool_skips_saves_and_serves_on(engine, manager):
+    # another client publishes and pins the whole pool: the engine's publishes find no space
+    hashes = [i.to_bytes(8, "little") for i in range(POOL // BLOCK_BYTES)]
+    with Client(dir=manager.dir, name="pool-filler", data_region_bytes=4 * BLOCK_BYTES) as holder:
+        holder.put(b"pytest-filler", hashes, [bytes([i % 251]) * BLOCK_BYTES for i in range(len(hashes))])
+        # the oldest may have been evicted by the newest: pin the run that stayed
+        resident = [h for h in hashes if holder.lookup(b"pytest-filler", [h]).prefix_len]
+        assert len(resident) > len(hashes) // 2
+        lease = holder.lookup(b"pytest-filler", resident, pin=True).lease
+        before = engine.stats()
+        no_space = manager.counters().get("Rejected: no space (publish keys)", 0)
+        tokens = fresh()
+        first = run(engine, tokens)
+        counter_grew(engine, "lookups", before)
+        assert engine.stats().get("saved_blocks", 0) - before.get("saved_blocks", 0) < FULL
+        assert manager.counters().get("Rejected: no space (publish keys)", 0) > no_space
+        engine.reset()
+        assert run(engine, tokens)["ids"] == first["ids"]
+        holder.release(lease)
+    assert_no_pins(manager)
+
+
+def test_a_missing_then_restarted_manager_is_a_warning_and_vllm_runs_on(engine, manager):
+    tokens = fresh()
+    reference = run(engine, tokens)
+    before = engine.stats()
+    manager.kill()
+    engine.reset()
+    missing = run(engine, tokens)
+    assert missing["ids"] == reference["ids"]
+    counter_grew(engine, "manager_unavailable", before)
+    manager.start()
+
+    def saves_again() -> bool:
+        saved = engine.stats().get("saved_blocks", 0)
+        run(engine, fresh(300))
+        return engine.stats().get("saved_blocks", 0) > saved
+
+    wait_until(saves_again, 60, "the engine saves to the restarted Manager", 1.0)
+    engine.reset()
+    assert run(engine, tokens)["ids"] == reference["ids"]
+    assert_no_pins(manager)
