@@ -1,0 +1,121 @@
+"""Time to first token inside vLLM (max_tokens=1, the engine's own generate call) with the OrbitKV connector, on an
+8-layer dummy model, at several prompt lengths: cold prefill, vLLM's own prefix-cache hit, and OrbitKV hits from local
+DRAM, peer DRAM, peer SSD and local SSD. Medians of --runs fresh prompts each. Run by `scripts/orbitkv bench vllm`.
+
+Engine E (measured) is on Manager A, engine P on Manager B (same cluster, real etcd); P prefills the peer prompts.
+Copies move to SSD when other blocks fill the Manager's DRAM pool.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "clients", "python", "tests"))
+import okv_procs  # noqa: E402
+from okv_procs import Engine, Etcd, Manager, prompt  # noqa: E402
+
+MODEL = {"layers": 8, "hidden": 1024, "heads": 16, "kv-heads": 8, "intermediate": 2816}
+BLOCK = 128
+BLOCK_BYTES = 8 * 8 * BLOCK * 2 * 64 * 2     # layers x KV heads x block x K+V x head size x bf16 = 2 MiB
+POOL = 128 << 20
+KINDS = ("cold", "vllmPrefix", "local", "peer", "peerSsd", "ssd")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="orbitkv bench vllm")
+    parser.add_argument("--json")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--lengths", default="512,1024,2048")
+    args = parser.parse_args()
+    lengths = [int(x) for x in args.lengths.split(",")]
+    workdir = tempfile.mkdtemp(prefix="orbitkv-bench-vllm-")
+    tag = f"bench-vllm-{os.getpid()}"
+    etcd = Etcd(tag)
+    ssd_root = tempfile.mkdtemp(prefix="orbitkv-bench-ssd-", dir="/var/tmp")
+    cluster = ["--etcd-endpoints", etcd.endpoints, "--cluster-name", tag, "--catalog-nodes", "a,b",
+               "--peer-admission", "off", "--pool-bytes", str(POOL), "--ssd-bytes", "2g"]
+    dirs = [okv_procs.shm_dir("bench-a"), okv_procs.shm_dir("bench-b")]
+    managers, engines = [], []
+    samples = {n: {k: [] for k in KINDS} for n in lengths}
+    seed = int(time.time())
+    try:
+        for node, directory in zip("ab", dirs):
+            os.makedirs(os.path.join(ssd_root, node))
+            managers.append(Manager(directory, os.path.join(workdir, f"manager-{node}.log"), *cluster, "--node-id",
+                                    node, "--ssd-dir", os.path.join(ssd_root, node)))
+        measured = Engine(workdir, "measured", dirs[0], model=MODEL)
+        engines.append(measured)
+        producer = Engine(workdir, "producer", dirs[1], model=MODEL)
+        engines.append(producer)
+        filler = [seed * 10]
+
+        def push_to_ssd(directory: str) -> None:
+            filler[0] += 1
+            okv_procs.publish_filler(directory, POOL // BLOCK_BYTES + 8, BLOCK_BYTES, filler[0])
+
+        def ttft(engine: Engine, tokens: list[int]) -> float:
+            return engine.generate([tokens], max_tokens=1)[0]["seconds"] * 1000
+
+        # warm-up: first calls pay one-time costs
+        for n in lengths:
+            ttft(measured, prompt(seed - n, n))
+            ttft(producer, prompt(seed - 2 * n, n))
+        for run in range(args.runs):
+            for n in lengths:
+                base = seed + 1000 * run + n
+                own, peer, peer_ssd = prompt(base + 1, n), prompt(base + 2, n), prompt(base + 3, n)
+                samples[n]["cold"].append(ttft(measured, own))
+                samples[n]["vllmPrefix"].append(ttft(measured, own))
+                measured.reset()
+                samples[n]["local"].append(ttft(measured, own))
+                ttft(producer, peer)
+                samples[n]["peer"].append(ttft(measured, peer))
+                ttft(producer, peer_ssd)
+                push_to_ssd(dirs[1])
+                samples[n]["peerSsd"].append(ttft(measured, peer_ssd))
+                push_to_ssd(dirs[0])
+                measured.reset()
+                samples[n]["ssd"].append(ttft(measured, own))
+        stats = measured.stats()
+    finally:
+        for engine in engines:
+            engine.stop()
+        for m in managers:
+            m.stop()
+        etcd.stop()
+        okv_procs.remove_tree(ssd_root)
+        for d in dirs:
+            okv_procs.remove_tree(d)
+
+    medians = {str(n): {k: round(statistics.median(v), 2) for k, v in samples[n].items()} for n in lengths}
+    ratios = {}
+    for n, m in medians.items():
+        ratios[n] = {"localOverVllmPrefix": round(m["local"] / m["vllmPrefix"], 3),
+                     "peerOverVllmPrefix": round(m["peer"] / m["vllmPrefix"], 3),
+                     **{f"{k}OverCold": round(m[k] / m["cold"], 3) for k in ("local", "peer", "peerSsd", "ssd")}}
+    top = str(max(lengths))
+    goals = {"localWithin1.2xOfVllmPrefix": all(r["localOverVllmPrefix"] <= 1.2 for r in ratios.values()),
+             "peerWithin1.5xOfVllmPrefix": all(r["peerOverVllmPrefix"] <= 1.5 for r in ratios.values()),
+             f"everyHitAt{top}Under0.25xCold": all(ratios[top][f"{k}OverCold"] < 0.25
+                                                   for k in ("local", "peer", "peerSsd", "ssd"))}
+    result = {"ttftMs": medians, "ratios": ratios, "goals": goals, "runs": args.runs,
+              "model": {**MODEL, "dtype": "bfloat16", "blockTokens": BLOCK, "blockBytes": BLOCK_BYTES},
+              "ldPreload": okv_procs.engines_env()[1]["LD_PRELOAD"], "connectorTotals": stats,
+              "samplesMs": {str(n): {k: [round(x, 2) for x in v] for k, v in s.items()} for n, s in samples.items()}}
+    text = json.dumps(result, indent=2)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            out.write(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
