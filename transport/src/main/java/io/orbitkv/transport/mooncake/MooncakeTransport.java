@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import io.orbitkv.ffm.te.TransferEngineC;
+import io.orbitkv.ffm.te.TransferEngineException;
 import io.orbitkv.ffm.te.TransferRequest;
 import io.orbitkv.ffm.te.TransferStatusStruct;
 import io.orbitkv.transport.Transport;
@@ -249,7 +250,14 @@ public final class MooncakeTransport implements Transport
                 }
                 libraryPath = Path.of(fromEnvironment);
             }
-            TransferEngineC.checkMetadataConnection(metadataConnection);
+            try
+            {
+                TransferEngineC.checkMetadataConnection(metadataConnection);
+            }
+            catch (final TransferEngineException ex)
+            {
+                throw new TransportException(ex.getMessage(), ex);
+            }
             requireCString(localServerName, "local server name");
             requireCString(host, "host");
             requireCString(memoryLocation, "memory location");
@@ -346,6 +354,11 @@ public final class MooncakeTransport implements Transport
         try
         {
             loaded = TransferEngineC.load(ctx.libraryPath(), arena);
+        }
+        catch (final TransferEngineException ex)
+        {
+            arena.close();
+            throw new TransportException(ex.getMessage(), ex);
         }
         catch (final RuntimeException ex)
         {
