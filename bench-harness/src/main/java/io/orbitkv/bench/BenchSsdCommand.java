@@ -12,7 +12,6 @@ import io.orbitkv.manager.Manager;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.cli.BlockChain;
 import io.orbitkv.manager.cli.ClientChainRunner;
-import io.orbitkv.manager.store.SsdStoragePath;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import java.io.File;
 import java.io.IOException;
@@ -123,7 +122,7 @@ public final class BenchSsdCommand implements Callable<Integer>
             for (int round = 0; round < rounds; round++)
             {
                 fio[0][round] = fio(file, "write", BIG_BLOCK, false, false).path("write").path("bw_bytes").asDouble();
-                try (SsdStoragePath path = new SsdStoragePath(file, queueDepth, BIG_BLOCK))
+                try (SsdPathDriver path = new SsdPathDriver(file, queueDepth, BIG_BLOCK))
                 {
                     ourDescription = path.description();
                     ours[0][round] = path.sequential(true, fileBytes);
@@ -134,7 +133,7 @@ public final class BenchSsdCommand implements Callable<Integer>
                         fio(file, "write", BIG_BLOCK, false, true).path("write").path("bw_bytes").asDouble();
                 }
                 fio[1][round] = fio(file, "read", BIG_BLOCK, false, false).path("read").path("bw_bytes").asDouble();
-                try (SsdStoragePath path = new SsdStoragePath(file, queueDepth, BIG_BLOCK))
+                try (SsdPathDriver path = new SsdPathDriver(file, queueDepth, BIG_BLOCK))
                 {
                     ours[1][round] = path.sequential(false, fileBytes);
                 }
@@ -144,7 +143,7 @@ public final class BenchSsdCommand implements Callable<Integer>
                         fio(file, "read", BIG_BLOCK, false, true).path("read").path("bw_bytes").asDouble();
                 }
                 fio[2][round] = fio(file, "randread", SMALL_BLOCK, true, false).path("read").path("iops").asDouble();
-                try (SsdStoragePath path = new SsdStoragePath(file, queueDepth, SMALL_BLOCK))
+                try (SsdPathDriver path = new SsdPathDriver(file, queueDepth, SMALL_BLOCK))
                 {
                     ours[2][round] = path.randomReads(fileBytes, TimeUnit.SECONDS.toNanos(randomSeconds));
                 }

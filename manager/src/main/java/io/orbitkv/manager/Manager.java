@@ -16,12 +16,10 @@ import io.orbitkv.manager.status.CncReader;
 import io.orbitkv.manager.status.MetricsServer;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
-import io.orbitkv.manager.store.FileChannelSsdBackend;
 import io.orbitkv.manager.store.PoolToucher;
 import io.orbitkv.manager.store.SsdBackend;
 import io.orbitkv.manager.store.SsdTier;
 import io.orbitkv.manager.store.TieredStore;
-import io.orbitkv.manager.store.UringSsdBackend;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.ffm.HugePageMemory;
@@ -433,14 +431,15 @@ public final class Manager implements AutoCloseable
         final Configuration.SsdBackendChoice choice = ctx.ssdBackend();
         if (Configuration.SsdBackendChoice.FILECHANNEL == choice)
         {
-            backend = new FileChannelSsdBackend(ssdFile, ctx.ssdQueueDepth(), stagingRegion, "forced by --ssd-backend");
+            backend = ctx.ssdBackendSupplier().fileChannel(
+                ssdFile, ctx.ssdQueueDepth(), stagingRegion, "forced by --ssd-backend");
         }
         else
         {
             final io.orbitkv.ffm.IoUring.Availability availability = io.orbitkv.ffm.IoUring.probe();
             if (availability.available())
             {
-                backend = new UringSsdBackend(ssdFd, ctx.ssdQueueDepth(), stagingRegion, System.err);
+                backend = ctx.ssdBackendSupplier().uring(ssdFd, ctx.ssdQueueDepth(), stagingRegion, System.err);
             }
             else if (Configuration.SsdBackendChoice.IO_URING == choice)
             {
@@ -448,7 +447,7 @@ public final class Manager implements AutoCloseable
             }
             else
             {
-                backend = new FileChannelSsdBackend(
+                backend = ctx.ssdBackendSupplier().fileChannel(
                     ssdFile, ctx.ssdQueueDepth(), stagingRegion, "io_uring unavailable: " + availability.reason());
             }
         }

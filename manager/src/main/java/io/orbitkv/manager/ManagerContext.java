@@ -5,6 +5,7 @@ import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.membership.MembershipConfiguration;
+import io.orbitkv.manager.store.SsdBackendSupplier;
 import io.orbitkv.manager.transfer.PeerAdmission;
 import java.io.File;
 import java.io.PrintStream;
@@ -70,6 +71,7 @@ public final class ManagerContext
     private boolean ssdPromote = Configuration.ssdPromote();
     private int ssdQueueDepth = Configuration.ssdQueueDepth();
     private Configuration.SsdBackendChoice ssdBackend = Configuration.ssdBackend();
+    private SsdBackendSupplier ssdBackendSupplier = SsdBackendSupplier.DEFAULT;
     private long ssdStagingBytes = Configuration.ssdStagingBytes();
     private String etcdEndpoints = Configuration.etcdEndpoints();
     private String clusterName = Configuration.clusterName();
@@ -176,6 +178,7 @@ public final class ManagerContext
             check(ssdQueueDepth >= 1 && ssdQueueDepth <= 4096, "--ssd-queue-depth must be in [1, 4096]: " + ssdQueueDepth);
             check(null != ssdAdmission, "--ssd-admission must be on-evict, on-publish or off");
             check(null != ssdBackend, "--ssd-backend must be auto, io_uring or filechannel");
+            check(null != ssdBackendSupplier, "an SSD backend supplier must be set");
             final long minStaging = BitUtil.align((long)maxBlockBytes, (int)Configuration.POOL_BYTES_ALIGNMENT);
             ssdStagingBytes = BitUtil.align(Math.max(ssdStagingBytes, minStaging), (int)Configuration.POOL_BYTES_ALIGNMENT);
             check(ssdStagingBytes <= (1L << 30), "--ssd-staging-bytes must be at most 1g (one registered buffer): " +
@@ -542,6 +545,21 @@ public final class ManagerContext
     public ManagerContext ssdBackend(final Configuration.SsdBackendChoice ssdBackend)
     {
         this.ssdBackend = ssdBackend;
+        return this;
+    }
+
+    public SsdBackendSupplier ssdBackendSupplier()
+    {
+        return ssdBackendSupplier;
+    }
+
+    /**
+     * @param ssdBackendSupplier makes the SSD tier's backends (a test passes one whose backends fail on demand).
+     * @return this.
+     */
+    public ManagerContext ssdBackendSupplier(final SsdBackendSupplier ssdBackendSupplier)
+    {
+        this.ssdBackendSupplier = ssdBackendSupplier;
         return this;
     }
 

@@ -1,6 +1,7 @@
 package io.orbitkv.manager;
 
 import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.store.FailingSsdBackends;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.StatusCode;
@@ -241,13 +242,14 @@ class SsdTierTest
     void shouldDropTheResidenceCountAndKeepServingWhenSsdIoFails()
     {
         internalErrorsExpected = true;
-        manager = Manager.launch(context(Configuration.SsdBackendChoice.AUTO));
+        final FailingSsdBackends faults = new FailingSsdBackends();
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.AUTO).ssdBackendSupplier(faults));
         try (RawRingClient client = new RawRingClient(manager.cncFile()))
         {
             client.attachOrFail("engine", 48L * MB);
             publish(client, 0, 8);
-            // The next I/O, the write of block 0 when block 8 evicts it, fails in the kernel.
-            manager.ssdTier().injectFaults(1);
+            // The next I/O, the write of block 0 when block 8 evicts it, fails with EIO.
+            faults.failNext(1);
             publish(client, 8, 1);
             awaitCounter(manager, SystemCounterDescriptor.SSD_IO_ERRORS, 1);
             awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
@@ -262,7 +264,7 @@ class SsdTierTest
             assertEquals(List.of(KeyStatus.SSD, KeyStatus.SSD), both.statuses());
 
             // A failed read reports a failure (reason IO), ends the prefix and drops the residence.
-            manager.ssdTier().injectFaults(1);
+            faults.failNext(1);
             final RawRingClient.Reply read = readAll(client, 1, 2);
             assertEquals(StatusCode.OK, read.code());
             assertEquals(0, read.value(), read::toString);

@@ -31,6 +31,11 @@ import java.util.List;
  * the owner enters it, so poll with {@link #submitAndWait(int)} (which passes {@code IORING_ENTER_GETEVENTS},
  * also with a minimum of 0) before {@link #pollCompletions(CompletionHandler, int)}. With
  * {@code SINGLE_ISSUER} the thread that constructs the ring must be the one that submits to it.
+ *
+ * <p>Why one file over 700 lines: it is the binding of one kernel object, the shape liburing gives {@code struct
+ * io_uring} (set-up and mapping, one {@code prep*} per opcode, submit, reap, buffer registration). Every part reads
+ * and writes the same ring offsets and cached head and tail; split across classes, the memory-ordering protocol
+ * above would no longer be visible in one place.
  */
 @SuppressWarnings("restricted") // binding native code is this class's purpose; JVMs run with native access
 public final class IoUring implements AutoCloseable

@@ -21,6 +21,11 @@ import java.lang.invoke.MethodHandle;
  * convention ({@code -1} or {@link #MAP_FAILED} on failure); deciding what a failure means is the caller's job.
  *
  * <p>Macro values are checked against the system headers by a compiled C harness in the tests.
+ *
+ * <p>Why one file over 700 lines: it is a binding of one C library in jextract's shape, a constant per macro and a
+ * holder plus a wrapper per function, read against the headers it names; splitting it by header would only scatter
+ * the constants the harness checks and the force-inline command in the parent pom ({@code LibC::*}) that keeps the
+ * wrappers allocation-free.
  */
 @SuppressWarnings("restricted") // binding native code is this class's purpose; JVMs run with native access
 public final class LibC

@@ -49,16 +49,14 @@ public final class FileChannelSsdBackend implements SsdBackend
     {
     }
 
-    public boolean read(
-        final int command, final long fileOffset, final long stagingOffset, final int length, final boolean injectFault)
+    public boolean read(final int command, final long fileOffset, final long stagingOffset, final int length)
     {
-        return transfer(command, fileOffset, stagingOffset, length, injectFault, false);
+        return transfer(command, fileOffset, stagingOffset, length, false);
     }
 
-    public boolean write(
-        final int command, final long fileOffset, final long stagingOffset, final int length, final boolean injectFault)
+    public boolean write(final int command, final long fileOffset, final long stagingOffset, final int length)
     {
-        return transfer(command, fileOffset, stagingOffset, length, injectFault, true);
+        return transfer(command, fileOffset, stagingOffset, length, true);
     }
 
     private boolean transfer(
@@ -66,7 +64,6 @@ public final class FileChannelSsdBackend implements SsdBackend
         final long fileOffset,
         final long stagingOffset,
         final int length,
-        final boolean injectFault,
         final boolean isWrite)
     {
         if (doneCount == doneCommands.length)
@@ -74,35 +71,28 @@ public final class FileChannelSsdBackend implements SsdBackend
             return false;
         }
         int result;
-        if (injectFault)
+        try
+        {
+            stagingView.limit((int)stagingOffset + length).position((int)stagingOffset);
+            long position = fileOffset;
+            while (stagingView.hasRemaining())
+            {
+                final int n = isWrite ? channel.write(stagingView, position) : channel.read(stagingView, position);
+                if (n <= 0)
+                {
+                    break;
+                }
+                position += n;
+            }
+            result = (int)(position - fileOffset);
+        }
+        catch (final IOException ex)
         {
             result = -Errno.EIO;
         }
-        else
+        finally
         {
-            try
-            {
-                stagingView.limit((int)stagingOffset + length).position((int)stagingOffset);
-                long position = fileOffset;
-                while (stagingView.hasRemaining())
-                {
-                    final int n = isWrite ? channel.write(stagingView, position) : channel.read(stagingView, position);
-                    if (n <= 0)
-                    {
-                        break;
-                    }
-                    position += n;
-                }
-                result = (int)(position - fileOffset);
-            }
-            catch (final IOException ex)
-            {
-                result = -Errno.EIO;
-            }
-            finally
-            {
-                stagingView.clear();
-            }
+            stagingView.clear();
         }
         doneCommands[doneCount] = command;
         doneResults[doneCount] = result;

@@ -44,20 +44,18 @@ public interface SsdBackend extends AutoCloseable
      * @param fileOffset    where to read from.
      * @param stagingOffset where to read to.
      * @param length        bytes.
-     * @param injectFault   test hook at the native boundary: make this operation fail in the kernel.
      * @return false when no room now.
      */
-    boolean read(int command, long fileOffset, long stagingOffset, int length, boolean injectFault);
+    boolean read(int command, long fileOffset, long stagingOffset, int length);
 
     /**
      * @param command       returned with the completion.
      * @param fileOffset    where to write to.
      * @param stagingOffset where to write from.
      * @param length        bytes.
-     * @param injectFault   test hook at the native boundary: make this operation fail in the kernel.
      * @return false when no room now.
      */
-    boolean write(int command, long fileOffset, long stagingOffset, int length, boolean injectFault);
+    boolean write(int command, long fileOffset, long stagingOffset, int length);
 
     /**
      * Submit everything queued (one system call for the batch) and hand finished operations to the handler.

@@ -11,7 +11,6 @@ import io.orbitkv.ffm.MappedRegion;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.agrona.BitUtil;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -59,7 +58,6 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private final boolean promote;
     private final ErrorHandler errorHandler;
     private final PrintStream log;
-    private final AtomicInteger injectedFaults = new AtomicInteger();
     private final UnsafeBuffer admitHash = new UnsafeBuffer(new byte[BlockIndex.MAX_HASH_BYTES]);
     private final UnsafeBuffer promoteHash = new UnsafeBuffer(new byte[BlockIndex.MAX_HASH_BYTES]);
 
@@ -102,6 +100,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private final AtomicCounter checksumBytesVerified;
 
     private final MemorySegment pool;
+    private final SsdBackendSupplier backendSupplier;
     private SsdBackend backend;
     private volatile boolean started;
     private volatile String description;
@@ -118,6 +117,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     {
         this.file = file;
         this.backend = backend;
+        this.backendSupplier = ctx.ssdBackendSupplier();
         this.stagingRegion = stagingRegion;
         this.staging = stagingRegion.segment();
         this.pool = pool;
@@ -205,7 +205,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
             log.println("orbitkv ssd: io_uring setup failed on the storage thread (" + ex.getMessage() +
                 "); falling back to FileChannel");
             backend.close();
-            backend = new FileChannelSsdBackend(file, queueDepth, stagingRegion, "io_uring refused: " + ex.getMessage());
+            backend = backendSupplier.fileChannel(file, queueDepth, stagingRegion, "io_uring refused: " + ex.getMessage());
             backend.start();
         }
         description = backend.description();
@@ -248,16 +248,11 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         while (pendingTail != pendingHead)
         {
             final int cmd = pendingCommands[(int)pendingHead & mask];
-            final boolean fault = consumeInjectedFault();
             final boolean queued = CMD_WRITE == cmdKind[cmd] ?
-                backend.write(cmd, cmdFileOffset[cmd], cmdStagingOffset[cmd], cmdIoLength[cmd], fault) :
-                backend.read(cmd, cmdFileOffset[cmd], cmdStagingOffset[cmd], cmdIoLength[cmd], fault);
+                backend.write(cmd, cmdFileOffset[cmd], cmdStagingOffset[cmd], cmdIoLength[cmd]) :
+                backend.read(cmd, cmdFileOffset[cmd], cmdStagingOffset[cmd], cmdIoLength[cmd]);
             if (!queued)
             {
-                if (fault)
-                {
-                    injectedFaults.incrementAndGet();
-                }
                 break;
             }
             pendingHead++;
@@ -607,15 +602,6 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         evictions.setRelease(residences.evictions());
     }
 
-    /**
-     * Test hook at the native boundary: the next {@code count} I/Os go to the kernel with an invalid descriptor
-     * (io_uring) or fail with EIO (FileChannel). Callable from any thread.
-     */
-    public void injectFaults(final int count)
-    {
-        injectedFaults.addAndGet(count);
-    }
-
     BlockStore residences()
     {
         return residences;
@@ -624,15 +610,6 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     public long stagingBytesInUse()
     {
         return stagingAllocator.allocatedBytes();
-    }
-
-    private boolean consumeInjectedFault()
-    {
-        if (injectedFaults.get() <= 0)
-        {
-            return false;
-        }
-        return injectedFaults.getAndDecrement() > 0;
     }
 
     private long allocateStaging(final int length)

@@ -72,43 +72,38 @@ public final class UringSsdBackend implements SsdBackend, IoUring.CompletionHand
             (deferTaskrun ? ", SINGLE_ISSUER|DEFER_TASKRUN" : "") + ")";
     }
 
-    public boolean read(
-        final int command, final long fileOffset, final long stagingOffset, final int length, final boolean injectFault)
+    public boolean read(final int command, final long fileOffset, final long stagingOffset, final int length)
     {
         final int sqe = ring.nextSqe();
         if (IoUring.RING_FULL == sqe)
         {
             return false;
         }
-        // design: a forced error goes to the kernel with a closed descriptor, so the real CQE error path is taken.
-        final int target = injectFault ? -1 : fd;
         if (fixedBuffers)
         {
-            ring.prepReadFixed(sqe, target, stagingAddress + stagingOffset, length, fileOffset, command, 0);
+            ring.prepReadFixed(sqe, fd, stagingAddress + stagingOffset, length, fileOffset, command, 0);
         }
         else
         {
-            ring.prepRead(sqe, target, stagingAddress + stagingOffset, length, fileOffset, command);
+            ring.prepRead(sqe, fd, stagingAddress + stagingOffset, length, fileOffset, command);
         }
         return true;
     }
 
-    public boolean write(
-        final int command, final long fileOffset, final long stagingOffset, final int length, final boolean injectFault)
+    public boolean write(final int command, final long fileOffset, final long stagingOffset, final int length)
     {
         final int sqe = ring.nextSqe();
         if (IoUring.RING_FULL == sqe)
         {
             return false;
         }
-        final int target = injectFault ? -1 : fd;
         if (fixedBuffers)
         {
-            ring.prepWriteFixed(sqe, target, stagingAddress + stagingOffset, length, fileOffset, command, 0);
+            ring.prepWriteFixed(sqe, fd, stagingAddress + stagingOffset, length, fileOffset, command, 0);
         }
         else
         {
-            ring.prepWrite(sqe, target, stagingAddress + stagingOffset, length, fileOffset, command);
+            ring.prepWrite(sqe, fd, stagingAddress + stagingOffset, length, fileOffset, command);
         }
         return true;
     }

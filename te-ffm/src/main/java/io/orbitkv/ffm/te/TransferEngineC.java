@@ -12,18 +12,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 
-import io.orbitkv.transport.TransportException;
-
 /**
  * Hand-written bindings, in the shape jextract generates, for the part of the Mooncake Transfer Engine C API
  * ({@code transfer_engine_c.h}) that OrbitKV uses, on LP64. The library is not on the default lookup path: it is
  * loaded from a path given at run time with {@link #load}, and every method handle is linked once there, so a
- * missing library or symbol fails at start-up with a {@link TransportException} that names it.
+ * missing library or symbol fails at start-up with a {@link TransferEngineException} that names it.
  *
  * <p>The C wrappers of the library do not catch C++ exceptions; one escaping into a downcall ends the JVM. So every
  * wrapper here checks, before the downcall, what would make the library throw or abort: NULL strings and handles,
  * an unknown metadata scheme, a port out of range, buffers shorter than the length passed. Those checks throw
- * {@link IllegalArgumentException} (or {@link TransportException} for a metadata string) and allocate nothing
+ * {@link IllegalArgumentException} (or {@link TransferEngineException} for a metadata string) and allocate nothing
  * unless they throw.
  *
  * <p>Two error conventions: {@code submitTransfer}, {@code getTransferStatus} and {@code freeBatchID} return the
@@ -141,17 +139,17 @@ public final class TransferEngineC
      * @param library path of {@code libtransfer_engine.so} (or a library implementing the same ABI).
      * @param arena   keeps the library loaded until it closes; close it only after every engine was destroyed.
      * @return the bindings.
-     * @throws TransportException when the file is missing, cannot be loaded, or lacks a bound symbol.
+     * @throws TransferEngineException when the file is missing, cannot be loaded, or lacks a bound symbol.
      */
     public static TransferEngineC load(final Path library, final Arena arena)
     {
         if (null == library)
         {
-            throw new TransportException("no Transfer Engine library given (path of libtransfer_engine.so)");
+            throw new TransferEngineException("no Transfer Engine library given (path of libtransfer_engine.so)");
         }
         if (!Files.isRegularFile(library))
         {
-            throw new TransportException("Transfer Engine library not found: " + library.toAbsolutePath());
+            throw new TransferEngineException("Transfer Engine library not found: " + library.toAbsolutePath());
         }
 
         final SymbolLookup lookup;
@@ -161,7 +159,7 @@ public final class TransferEngineC
         }
         catch (final IllegalArgumentException | IllegalStateException ex)
         {
-            throw new TransportException(
+            throw new TransferEngineException(
                 "cannot load the Transfer Engine library " + library.toAbsolutePath() + ": " + ex.getMessage(), ex);
         }
         return new TransferEngineC(library, lookup);
@@ -180,7 +178,7 @@ public final class TransferEngineC
      *
      * @param metadataConnection {@link #METADATA_P2P_HANDSHAKE} or one of {@link #METADATA_SCHEMES} followed by an
      *                           address.
-     * @throws TransportException naming the accepted forms otherwise.
+     * @throws TransferEngineException naming the accepted forms otherwise.
      */
     public static void checkMetadataConnection(final String metadataConnection)
     {
@@ -198,7 +196,7 @@ public final class TransferEngineC
                 }
             }
         }
-        throw new TransportException("unsupported Transfer Engine metadata connection '" + metadataConnection +
+        throw new TransferEngineException("unsupported Transfer Engine metadata connection '" + metadataConnection +
             "': use P2PHANDSHAKE, etcd://host:port, redis://host:port or http://host:port/metadata");
     }
 
@@ -543,7 +541,7 @@ public final class TransferEngineC
         final Optional<MemorySegment> address = lookup.find(symbol);
         if (address.isEmpty())
         {
-            throw new TransportException(
+            throw new TransferEngineException(
                 "Transfer Engine library " + library.toAbsolutePath() + " has no symbol " + symbol);
         }
         return LINKER.downcallHandle(address.get(), descriptor);

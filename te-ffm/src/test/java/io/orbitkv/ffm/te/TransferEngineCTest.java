@@ -7,7 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
-import io.orbitkv.transport.TransportException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -204,7 +203,7 @@ class TransferEngineCTest
         // this JVM, so passing this test shows the check ran on the Java side.
         for (final String metadata : new String[] {"zookeeper://127.0.0.1:2181", "etcd:/x", "etcd://", "", "P2P"})
         {
-            final TransportException ex = assertThrows(TransportException.class, () -> te.createTransferEngine(
+            final TransferEngineException ex = assertThrows(TransferEngineException.class, () -> te.createTransferEngine(
                 arena.allocateFrom(metadata), arena.allocateFrom("t"), arena.allocateFrom("127.0.0.1"), 0, 0));
             assertTrue(ex.getMessage().contains("P2PHANDSHAKE"), ex.getMessage());
         }
@@ -237,7 +236,7 @@ class TransferEngineCTest
     void shouldExplainMissingLibrary(@TempDir final Path directory)
     {
         final Path missing = directory.resolve("libtransfer_engine.so");
-        final TransportException ex = assertThrows(TransportException.class, () -> TransferEngineC.load(missing, arena));
+        final TransferEngineException ex = assertThrows(TransferEngineException.class, () -> TransferEngineC.load(missing, arena));
         assertTrue(ex.getMessage().contains("not found") && ex.getMessage().contains(missing.toString()),
             ex.getMessage());
     }
@@ -246,7 +245,7 @@ class TransferEngineCTest
     void shouldExplainFileThatIsNoLibrary(@TempDir final Path directory) throws Exception
     {
         final Path notElf = Files.writeString(directory.resolve("libtransfer_engine.so"), "not a shared object");
-        final TransportException ex = assertThrows(TransportException.class, () -> TransferEngineC.load(notElf, arena));
+        final TransferEngineException ex = assertThrows(TransferEngineException.class, () -> TransferEngineC.load(notElf, arena));
         assertTrue(ex.getMessage().contains("cannot load"), ex.getMessage());
     }
 
@@ -256,7 +255,7 @@ class TransferEngineCTest
         final Path libm = Path.of("/lib/x86_64-linux-gnu/libm.so.6");
         final Path other = Files.isRegularFile(libm) ? libm : Path.of("/lib/aarch64-linux-gnu/libm.so.6");
         org.junit.jupiter.api.Assumptions.assumeTrue(Files.isRegularFile(other), "no libm found to load");
-        final TransportException ex = assertThrows(TransportException.class, () -> TransferEngineC.load(other, arena));
+        final TransferEngineException ex = assertThrows(TransferEngineException.class, () -> TransferEngineC.load(other, arena));
         assertTrue(ex.getMessage().contains("has no symbol createTransferEngine"), ex.getMessage());
     }
 

@@ -1,17 +1,10 @@
 package io.orbitkv.transport;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
-import io.orbitkv.ffm.CallState;
 import io.orbitkv.ffm.ChannelDescriptors;
-import io.orbitkv.ffm.LibC;
 
 /**
  * OrbitKV's own transport for hosts without Mooncake TE: TCP between Managers, the source sending the bytes itself
@@ -21,10 +14,10 @@ import io.orbitkv.ffm.LibC;
  * Every public method is called on the owner's thread. One I/O thread, {@value #THREAD_NAME}, owns the sockets and
  * blocks in {@code epoll_pwait2} when it has nothing to do (an idle transport costs no CPU). The two threads talk
  * through two single-producer single-consumer rings of longs: commands (read, export, revoke, connect, close peer)
- * one way, completions (read ended, session revoked) the other. A command names a slot of a table the owner filled
- * before publishing it; the I/O thread reads the slot after taking the command. Tables are sized by the
- * {@link Context}, so the read path allocates nothing. The owner wakes the I/O thread through an eventfd only when
- * the I/O thread said it was about to sleep.
+ * one way, completions (read ended, session revoked) the other ({@link BuiltinHandOver}). A command names a slot of a
+ * table the owner filled before publishing it; the I/O thread reads the slot after taking the command. Tables are
+ * sized by the {@link Context}, so the read path allocates nothing. The owner wakes the I/O thread through an
+ * eventfd only when the I/O thread said it was about to sleep.
  *
  * <h2>Connections</h2>
  * A requester keeps at most {@link Context#maxPeers} peers ({@link #MAX_PEERS} at most), evicting the least recently
@@ -52,6 +45,13 @@ import io.orbitkv.ffm.LibC;
  * {@link #revoke} stops new sends of the session at once; a send already started finishes (or is cut when its
  * connection closes or makes no progress for {@link Context#sendStallTimeoutNs}), and
  * {@link TransportListener#onRevoked} is delivered when none is left.
+ *
+ * <h2>Parts</h2>
+ * This class is the owner's side: the read and session tables the I/O thread reads, {@link RegisteredMemory},
+ * {@link BuiltinPeers} and the {@link BuiltinHandOver} to the I/O thread ({@link BuiltinIoLoop}, with its
+ * {@link BuiltinSource} and {@link BuiltinRequester} sides and the frames of {@link BuiltinWire}). The file passes
+ * 700 lines only by its nested {@link Context}, a settings table nested as callers name it
+ * ({@code BuiltinTransport.Context}).
  */
 public final class BuiltinTransport implements Transport
 {
@@ -67,28 +67,14 @@ public final class BuiltinTransport implements Transport
     /** The most memory ranges registered at once. */
     public static final int MAX_REGISTERED_RANGES = 256;
 
-    static final int CMD_READ = 1;
-    static final int CMD_EXPORT = 2;
-    static final int CMD_REVOKE = 3;
-    static final int CMD_CONNECT = 4;
-    static final int CMD_CLOSE_PEER = 5;
-
-    static final int EVENT_READ = 1;
-    static final int EVENT_REVOKED = 2;
-
-    private static final int PEER_SLOT_BITS = 8;
-    private static final int PEER_SLOT_MASK = (1 << PEER_SLOT_BITS) - 1;
-    private static final int PEER_GENERATION_MASK = 0x7FFFFF;
-
     static final int SESSION_FREE = 0;
     static final int SESSION_EXPORTED = 1;
     static final int SESSION_REVOKING = 2;
 
     final Context context;
     final BuiltinTransportStats stats = new BuiltinTransportStats();
-    final LongRing commands;
-    final LongRing completions;
-    final AtomicInteger ioSleeping = new AtomicInteger();
+    final BuiltinHandOver handOver;
+    final BuiltinPeers peers;
 
     // Read table: filled by the owner before CMD_READ, read by the I/O thread after it.
     final long[] readRemoteAddress;
@@ -118,26 +104,7 @@ public final class BuiltinTransport implements Transport
     private int unknownRevokeHead;
     private int unknownRevokeCount;
 
-    // Connect requests: the owner fills entry (sequence mod capacity) before CMD_CONNECT names it; the ring holds
-    // fewer commands than entries, so an entry is not reused before the I/O thread took its command.
-    final InetSocketAddress[] connectAddress;
-    final int[] connectGeneration;
-    private int connectSequence;
-    private final String[] peerEndpoint;
-    private final int[] peerGeneration;
-    private final boolean[] peerLive;
-    private final long[] peerLastUsed;
-    private long useClock;
-
-    // Registered memory, owner's thread only.
-    private final long[] registeredAddress = new long[MAX_REGISTERED_RANGES];
-    private final long[] registeredLength = new long[MAX_REGISTERED_RANGES];
-    private int registeredCount;
-
-    private final Arena arena = Arena.ofShared();
-    private final CallState callState = new CallState(arena);
-    private final MemorySegment wakeValue;
-    final int wakeFd;
+    private final RegisteredMemory registered = new RegisteredMemory(stats);
     private final BuiltinIoLoop ioLoop;
     private final Thread ioThread;
     private final String localEndpoint;
@@ -194,26 +161,9 @@ public final class BuiltinTransport implements Transport
         freeSessionCount = maxSessions;
         sessionsById = new LongIntMap(maxSessions);
 
-        peerEndpoint = new String[maxPeers];
-        peerGeneration = new int[maxPeers];
-        peerLive = new boolean[maxPeers];
-        peerLastUsed = new long[maxPeers];
-
         // Every read and session slot has at most one command and one completion outstanding; peers add a few.
-        commands = new LongRing(maxReads + 2 * maxSessions + 4 * maxPeers + 64);
-        completions = new LongRing(maxReads + maxSessions + 64);
-        final int connectEntries = Math.min(commands.capacity() + 1, 1 << 24);
-        connectAddress = new InetSocketAddress[connectEntries];
-        connectGeneration = new int[connectEntries];
-
-        wakeValue = arena.allocate(ValueLayout.JAVA_LONG);
-        wakeValue.set(ValueLayout.JAVA_LONG, 0, 1L);
-        wakeFd = LibC.eventfd(callState, 0, LibC.EFD_NONBLOCK | LibC.EFD_CLOEXEC);
-        if (wakeFd < 0)
-        {
-            arena.close();
-            throw new TransportException("eventfd failed, errno " + callState.errno());
-        }
+        handOver = new BuiltinHandOver(maxReads + 2 * maxSessions + 4 * maxPeers + 64, maxReads + maxSessions + 64);
+        peers = new BuiltinPeers(maxPeers, Math.min(handOver.commands.capacity() + 1, 1 << 24));
 
         try
         {
@@ -221,8 +171,7 @@ public final class BuiltinTransport implements Transport
         }
         catch (final IOException | RuntimeException ex)
         {
-            LibC.close(callState, wakeFd);
-            arena.close();
+            handOver.close();
             throw new TransportException("cannot start the built-in transport on " + context.bindHost() + ":" +
                 context.port() + ": " + ex.getMessage(), ex);
         }
@@ -269,42 +218,13 @@ public final class BuiltinTransport implements Transport
     @Override
     public void registerMemory(final long address, final long length)
     {
-        if (0 == address || length <= 0 || address + length < address)
-        {
-            stats.increment(BuiltinTransportStats.INVALID_RANGES);
-            throw new TransportException("invalid memory range " + address + "+" + length);
-        }
-        for (int i = 0; i < registeredCount; i++)
-        {
-            if (address < registeredAddress[i] + registeredLength[i] && registeredAddress[i] < address + length)
-            {
-                stats.increment(BuiltinTransportStats.INVALID_RANGES);
-                throw new TransportException("memory range " + address + "+" + length + " overlaps a registered one");
-            }
-        }
-        if (registeredCount == MAX_REGISTERED_RANGES)
-        {
-            stats.increment(BuiltinTransportStats.INVALID_RANGES);
-            throw new TransportException("more than " + MAX_REGISTERED_RANGES + " registered memory ranges");
-        }
-        registeredAddress[registeredCount] = address;
-        registeredLength[registeredCount] = length;
-        registeredCount++;
+        registered.register(address, length);
     }
 
     @Override
     public void unregisterMemory(final long address)
     {
-        for (int i = 0; i < registeredCount; i++)
-        {
-            if (registeredAddress[i] == address)
-            {
-                registeredCount--;
-                registeredAddress[i] = registeredAddress[registeredCount];
-                registeredLength[i] = registeredLength[registeredCount];
-                return;
-            }
-        }
+        registered.unregister(address);
     }
 
     @Override
@@ -317,7 +237,7 @@ public final class BuiltinTransport implements Transport
         }
         for (int i = 0; i < count; i++)
         {
-            if (lengths[i] <= 0 || !isRegistered(addresses[i], lengths[i]))
+            if (lengths[i] <= 0 || !registered.contains(addresses[i], lengths[i]))
             {
                 stats.increment(BuiltinTransportStats.INVALID_RANGES);
                 throw new TransportException("exported range " + addresses[i] + "+" + lengths[i] +
@@ -345,7 +265,7 @@ public final class BuiltinTransport implements Transport
         sessionState[slot] = SESSION_EXPORTED;
         sessionRevokesOwed[slot] = 0;
         sessionsById.put(sessionId, slot);
-        offerCommand(command(CMD_EXPORT, 0, slot));
+        offerCommand(BuiltinHandOver.command(BuiltinHandOver.CMD_EXPORT, 0, slot));
         return true;
     }
 
@@ -364,65 +284,36 @@ public final class BuiltinTransport implements Transport
         else
         {
             sessionState[slot] = SESSION_REVOKING;
-            offerCommand(command(CMD_REVOKE, 0, slot));
+            offerCommand(BuiltinHandOver.command(BuiltinHandOver.CMD_REVOKE, 0, slot));
         }
     }
 
     @Override
     public int peer(final CharSequence endpoint)
     {
-        final int maxPeers = context.maxPeers();
-        for (int i = 0; i < maxPeers; i++)
+        final int known = peers.find(endpoint);
+        if (-1 != known || closed)
         {
-            if (peerLive[i] && peerEndpoint[i].contentEquals(endpoint))
-            {
-                peerLastUsed[i] = ++useClock;
-                return handle(i);
-            }
-        }
-        if (closed)
-        {
-            return -1;
+            return known;
         }
 
-        final InetSocketAddress address = parseEndpoint(endpoint);
+        final InetSocketAddress address = BuiltinPeers.parseEndpoint(endpoint);
         if (null == address)
         {
             stats.increment(BuiltinTransportStats.PEERS_REFUSED);
             return -1;
         }
 
-        int slot = -1;
-        int lru = -1;
-        for (int i = 0; i < maxPeers; i++)
-        {
-            if (!peerLive[i])
-            {
-                slot = i;
-                break;
-            }
-            if (-1 == lru || peerLastUsed[i] < peerLastUsed[lru])
-            {
-                lru = i;
-            }
-        }
+        int slot = peers.freeSlot();
         if (-1 == slot)
         {
             stats.increment(BuiltinTransportStats.PEERS_EVICTED);
-            closePeer(handle(lru));
-            slot = lru;
+            slot = peers.leastRecentlyUsed();
+            closePeer(peers.handle(slot));
         }
-
-        peerEndpoint[slot] = endpoint.toString();
-        peerGeneration[slot] = (peerGeneration[slot] + 1) & PEER_GENERATION_MASK;
-        peerLive[slot] = true;
-        peerLastUsed[slot] = ++useClock;
-        final int connectIndex = connectSequence;
-        connectSequence = (connectSequence + 1) % connectAddress.length;
-        connectAddress[connectIndex] = address;
-        connectGeneration[connectIndex] = peerGeneration[slot];
-        offerCommand(command(CMD_CONNECT, connectIndex, slot));
-        return handle(slot);
+        final int connectIndex = peers.open(slot, endpoint, address);
+        offerCommand(BuiltinHandOver.command(BuiltinHandOver.CMD_CONNECT, connectIndex, slot));
+        return peers.handle(slot);
     }
 
     /**
@@ -430,25 +321,19 @@ public final class BuiltinTransport implements Transport
      */
     public int peerCount()
     {
-        int count = 0;
-        for (int i = 0; i < context.maxPeers(); i++)
-        {
-            count += peerLive[i] ? 1 : 0;
-        }
-        return count;
+        return peers.count();
     }
 
     @Override
     public void closePeer(final int peer)
     {
-        final int slot = liveSlotOf(peer);
+        final int slot = peers.liveSlotOf(peer);
         if (slot < 0)
         {
             return;
         }
-        peerLive[slot] = false;
-        peerEndpoint[slot] = null;
-        offerCommand(command(CMD_CLOSE_PEER, peerGeneration[slot], slot));
+        peers.close(slot);
+        offerCommand(BuiltinHandOver.command(BuiltinHandOver.CMD_CLOSE_PEER, peers.generation(slot), slot));
     }
 
     @Override
@@ -471,21 +356,22 @@ public final class BuiltinTransport implements Transport
         readRequestId[slot] = requestId;
         stats.increment(BuiltinTransportStats.READS_SUBMITTED);
 
-        final int peerSlot = liveSlotOf(peer);
+        final int peerSlot = peers.liveSlotOf(peer);
         if (closed || peerSlot < 0)
         {
             stats.increment(BuiltinTransportStats.READS_REFUSED_LOCALLY);
-            localCompletions.offer(completion(EVENT_READ, TransportStatus.CLOSED, slot, 0));
+            localCompletions.offer(BuiltinHandOver.completion(BuiltinHandOver.EVENT_READ, TransportStatus.CLOSED, slot, 0));
             return true;
         }
-        if (length <= 0 || !isRegistered(localAddress, length))
+        if (length <= 0 || !registered.contains(localAddress, length))
         {
             stats.increment(BuiltinTransportStats.READS_REFUSED_LOCALLY);
-            localCompletions.offer(completion(EVENT_READ, TransportStatus.REJECTED, slot, 0));
+            localCompletions.offer(
+                BuiltinHandOver.completion(BuiltinHandOver.EVENT_READ, TransportStatus.REJECTED, slot, 0));
             return true;
         }
 
-        peerLastUsed[peerSlot] = ++useClock;
+        peers.touch(peerSlot);
         readPeer[slot] = peer;
         readSessionId[slot] = sessionId;
         readToken[slot] = token;
@@ -493,13 +379,12 @@ public final class BuiltinTransport implements Transport
         readLocalAddress[slot] = localAddress;
         readLength[slot] = length;
         readDeadlineNs[slot] = System.nanoTime() + context.readTimeoutNs();
-        if (!commands.offer(command(CMD_READ, 0, slot)))
+        if (!handOver.offerRead(BuiltinHandOver.command(BuiltinHandOver.CMD_READ, 0, slot)))
         {
             freeReads[freeReadCount++] = slot;
             stats.increment(BuiltinTransportStats.READS_BACK_PRESSURED);
             return false;
         }
-        wakeIo();
         return true;
     }
 
@@ -512,6 +397,7 @@ public final class BuiltinTransport implements Transport
             deliver(listener, localCompletions.take());
             delivered++;
         }
+        final LongRing completions = handOver.completions;
         while (delivered < limit && !completions.isEmpty())
         {
             deliver(listener, completions.take());
@@ -551,7 +437,7 @@ public final class BuiltinTransport implements Transport
         }
         closed = true;
         ioLoop.stop();
-        LibC.write(callState, wakeFd, wakeValue, Long.BYTES);
+        handOver.wakeToStop();
         boolean interrupted = false;
         while (ioThread.isAlive())
         {
@@ -564,9 +450,8 @@ public final class BuiltinTransport implements Transport
                 interrupted = true;
             }
         }
-        LibC.close(callState, wakeFd);
-        arena.close();
-        registeredCount = 0;
+        handOver.close();
+        registered.clear();
         // Exported sessions are dropped: the I/O thread delivered onRevoked for those it knew of.
         if (interrupted)
         {
@@ -582,68 +467,13 @@ public final class BuiltinTransport implements Transport
         return ioThread;
     }
 
-    static long command(final int type, final int aux, final int index)
-    {
-        return ((long)type << 56) | ((long)(aux & 0xFFFFFF) << 32) | (index & 0xFFFFFFFFL);
-    }
-
-    static int commandType(final long command)
-    {
-        return (int)(command >>> 56);
-    }
-
-    static int commandAux(final long command)
-    {
-        return (int)(command >>> 32) & 0xFFFFFF;
-    }
-
-    static int commandIndex(final long command)
-    {
-        return (int)command;
-    }
-
-    static long completion(final int kind, final int status, final int slot, final long bytes)
-    {
-        return ((long)kind << 60) | ((long)status << 56) | ((long)(slot & 0xFFFFFF) << 32) | (bytes & 0xFFFFFFFFL);
-    }
-
-    static int peerSlotOf(final int handle)
-    {
-        return handle & PEER_SLOT_MASK;
-    }
-
-    static int peerGenerationOf(final int handle)
-    {
-        return handle >>> PEER_SLOT_BITS;
-    }
-
-    private int handle(final int slot)
-    {
-        return (peerGeneration[slot] << PEER_SLOT_BITS) | slot;
-    }
-
-    private int liveSlotOf(final int handle)
-    {
-        if (handle < 0)
-        {
-            return -1;
-        }
-        final int slot = peerSlotOf(handle);
-        if (slot >= context.maxPeers() || !peerLive[slot] || peerGeneration[slot] != peerGenerationOf(handle))
-        {
-            return -1;
-        }
-        return slot;
-    }
-
     private void deliver(final TransportListener listener, final long event)
     {
-        final int kind = (int)(event >>> 60);
-        final int slot = (int)(event >>> 32) & 0xFFFFFF;
-        if (EVENT_READ == kind)
+        final int slot = BuiltinHandOver.completionSlot(event);
+        if (BuiltinHandOver.EVENT_READ == BuiltinHandOver.completionKind(event))
         {
-            final int status = (int)(event >>> 56) & 0xF;
-            final long bytes = event & 0xFFFFFFFFL;
+            final int status = BuiltinHandOver.completionStatus(event);
+            final long bytes = BuiltinHandOver.completionBytes(event);
             final long requestId = readRequestId[slot];
             freeReads[freeReadCount++] = slot;
             stats.increment(statusCounter(status));
@@ -675,19 +505,6 @@ public final class BuiltinTransport implements Transport
         };
     }
 
-    private boolean isRegistered(final long address, final long length)
-    {
-        for (int i = 0; i < registeredCount; i++)
-        {
-            final long start = registeredAddress[i];
-            if (address >= start && address <= start + registeredLength[i] - length)
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
     private void queueUnknownRevoke(final long id)
     {
         if (unknownRevokeCount == unknownRevokes.length)
@@ -707,67 +524,10 @@ public final class BuiltinTransport implements Transport
 
     private void offerCommand(final long command)
     {
-        if (closed)
+        if (!closed)
         {
-            return;
+            handOver.offerControl(command);
         }
-        // Control commands: the ring is sized for every slot's command, so waiting here means the I/O thread is
-        // about to take one; it never waits on the owner.
-        while (!commands.offer(command))
-        {
-            wakeIo();
-            Thread.onSpinWait();
-        }
-        wakeIo();
-    }
-
-    private void wakeIo()
-    {
-        if (closed)
-        {
-            return;
-        }
-        // Pairs with the I/O thread's store of ioSleeping before it re-reads the command ring.
-        VarHandle.fullFence();
-        if (0 != ioSleeping.get() && 0 != ioSleeping.getAndSet(0))
-        {
-            // No errno: a failed wake (the counter saturated) still leaves the I/O thread readable.
-            LibC.writeNoErrno(wakeFd, wakeValue, Long.BYTES);
-        }
-    }
-
-    static InetSocketAddress parseEndpoint(final CharSequence endpoint)
-    {
-        if (null == endpoint)
-        {
-            return null;
-        }
-        final String text = endpoint.toString();
-        final int colon = text.lastIndexOf(':');
-        if (colon <= 0 || colon == text.length() - 1)
-        {
-            return null;
-        }
-        String host = text.substring(0, colon);
-        if (host.startsWith("[") && host.endsWith("]"))
-        {
-            host = host.substring(1, host.length() - 1);
-        }
-        final int port;
-        try
-        {
-            port = Integer.parseInt(text.substring(colon + 1));
-        }
-        catch (final NumberFormatException ex)
-        {
-            return null;
-        }
-        if (port <= 0 || port > 65535 || host.isEmpty())
-        {
-            return null;
-        }
-        final InetSocketAddress address = new InetSocketAddress(host, port);
-        return address.isUnresolved() ? null : address;
     }
 
     /**

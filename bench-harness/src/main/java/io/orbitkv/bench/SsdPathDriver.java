@@ -1,20 +1,23 @@
-package io.orbitkv.manager.store;
+package io.orbitkv.bench;
 
 import io.orbitkv.ffm.CallState;
 import io.orbitkv.ffm.Errno;
 import io.orbitkv.ffm.HugePageMemory;
 import io.orbitkv.ffm.LibC;
 import io.orbitkv.ffm.MappedRegion;
+import io.orbitkv.manager.store.SsdBackend;
+import io.orbitkv.manager.store.UringSsdBackend;
 import java.lang.foreign.Arena;
 import java.nio.file.Path;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * The Manager's SSD I/O path without the engine ring, for {@code orbitkv bench ssd}: the same io_uring backend,
- * the same THP staging registered as a fixed buffer, the same O_DIRECT file, driven at a fixed queue depth so it can
- * be compared with fio on the same file, block size and depth. Not used by the Manager itself.
+ * The Manager's SSD I/O path without the engine ring, for {@code orbitkv bench ssd}: the Manager's own io_uring
+ * backend ({@link UringSsdBackend}) over THP staging registered as a fixed buffer and an O_DIRECT file, as the
+ * Manager sets them up, driven at a fixed queue depth so it can be compared with fio on the same file, block size
+ * and depth.
  */
-public final class SsdStoragePath implements AutoCloseable, SsdBackend.Completions
+final class SsdPathDriver implements AutoCloseable, SsdBackend.Completions
 {
     private static final long WAIT_NS = 1_000_000L;
 
@@ -33,7 +36,7 @@ public final class SsdStoragePath implements AutoCloseable, SsdBackend.Completio
      * @param queueDepth operations in flight.
      * @param blockBytes size of each operation, a multiple of 4 KiB.
      */
-    public SsdStoragePath(final Path file, final int queueDepth, final int blockBytes)
+    SsdPathDriver(final Path file, final int queueDepth, final int blockBytes)
     {
         this.queueDepth = queueDepth;
         this.blockBytes = blockBytes;
@@ -87,8 +90,8 @@ public final class SsdStoragePath implements AutoCloseable, SsdBackend.Completio
                 final int slot = freeSlots[--freeCount];
                 final long stagingOffset = (long)slot * blockBytes;
                 final boolean queued = write ?
-                    backend.write(slot, nextOffset, stagingOffset, blockBytes, false) :
-                    backend.read(slot, nextOffset, stagingOffset, blockBytes, false);
+                    backend.write(slot, nextOffset, stagingOffset, blockBytes) :
+                    backend.read(slot, nextOffset, stagingOffset, blockBytes);
                 if (!queued)
                 {
                     freeCount++;
@@ -122,7 +125,7 @@ public final class SsdStoragePath implements AutoCloseable, SsdBackend.Completio
             while (freeCount > 0)
             {
                 final int slot = freeSlots[--freeCount];
-                if (!backend.read(slot, random.nextLong(blocks) * blockBytes, (long)slot * blockBytes, blockBytes, false))
+                if (!backend.read(slot, random.nextLong(blocks) * blockBytes, (long)slot * blockBytes, blockBytes))
                 {
                     freeCount++;
                     break;

@@ -2,13 +2,13 @@ package io.orbitkv.transport.mooncake;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import io.orbitkv.ffm.te.TransferEngineC;
+import io.orbitkv.ffm.te.TransferEngineException;
 import io.orbitkv.ffm.te.TransferRequest;
 import io.orbitkv.ffm.te.TransferStatusStruct;
 import io.orbitkv.transport.Transport;
@@ -30,8 +30,11 @@ import io.orbitkv.transport.TransportStatus;
  * <p>Reads are appended to the current batch until it holds {@link Context#readsPerBatch} tasks. A batch is freed
  * once each of its tasks was polled to COMPLETED or FAILED, which is the library's condition for freeing it: a task
  * reported TIMEOUT, or whose peer was closed, stays polled in the background until then. The request and status
- * structs and the tables of outstanding reads, batches and peers are allocated at construction, so a read
- * allocates nothing on the Java side.
+ * structs and the tables of outstanding reads, batches ({@link BatchTable}) and peers ({@link SegmentCache}) are
+ * allocated at construction, so a read allocates nothing on the Java side.
+ *
+ * <p>The file passes 700 lines only by its nested {@link Context}, a settings table nested as callers name it
+ * ({@code MooncakeTransport.Context}).
  */
 public final class MooncakeTransport implements Transport
 {
@@ -57,9 +60,6 @@ public final class MooncakeTransport implements Transport
 
     private static final String TCP = "tcp";
     private static final int ENDPOINT_BUFFER_BYTES = 256;
-    private static final int PEER_INDEX_BITS = 6;
-    private static final int PEER_INDEX_MASK = (1 << PEER_INDEX_BITS) - 1;
-    private static final int PEER_GENERATION_MASK = (1 << (31 - PEER_INDEX_BITS)) - 1;
 
     private static final byte SLOT_FREE = 0;
     /** Submitted, outcome not yet delivered. */
@@ -249,7 +249,14 @@ public final class MooncakeTransport implements Transport
                 }
                 libraryPath = Path.of(fromEnvironment);
             }
-            TransferEngineC.checkMetadataConnection(metadataConnection);
+            try
+            {
+                TransferEngineC.checkMetadataConnection(metadataConnection);
+            }
+            catch (final TransferEngineException ex)
+            {
+                throw new TransportException(ex.getMessage(), ex);
+            }
             requireCString(localServerName, "local server name");
             requireCString(host, "host");
             requireCString(memoryLocation, "memory location");
@@ -287,7 +294,8 @@ public final class MooncakeTransport implements Transport
     private final MemorySegment request;
     private final MemorySegment status;
     private final MemorySegment endpointBuffer;
-    private final int readsPerBatch;
+    private final SegmentCache peers;
+    private final BatchTable batches;
 
     // Outstanding reads; activeSlots[0, activeCount) lists the slots in use.
     private final byte[] slotState;
@@ -303,22 +311,6 @@ public final class MooncakeTransport implements Transport
     private int freeSlotCount;
     private int readsInFlight;
 
-    // TE batches: id, tasks submitted, tasks polled final; freeBatches is a stack of unused entries.
-    private final long[] batchId;
-    private final int[] batchSubmitted;
-    private final int[] batchFinal;
-    private final int[] freeBatches;
-    private int freeBatchCount;
-    private int currentBatch = -1;
-
-    // Peers: segment id per entry (0 when free), the endpoint it was opened for, a generation in the handle.
-    private final int[] peerSegment = new int[PEER_CACHE_CAPACITY];
-    private final String[] peerEndpoint = new String[PEER_CACHE_CAPACITY];
-    private final int[] peerGeneration = new int[PEER_CACHE_CAPACITY];
-    private final long[] peerLastUsed = new long[PEER_CACHE_CAPACITY];
-    private final int[] peerOutstanding = new int[PEER_CACHE_CAPACITY];
-    private long peerClock;
-
     private long[] registeredAddresses = new long[8];
     private int registeredCount;
     private long exportedSessions;
@@ -326,10 +318,6 @@ public final class MooncakeTransport implements Transport
     private long backPressureCount;
     private long invalidReadCount;
     private long submitFailureCount;
-    private long peerOpenFailureCount;
-    private long peerCacheFullCount;
-    private long peerEvictionCount;
-    private long batchFreeFailureCount;
     private boolean closed;
 
     /**
@@ -346,6 +334,11 @@ public final class MooncakeTransport implements Transport
         try
         {
             loaded = TransferEngineC.load(ctx.libraryPath(), arena);
+        }
+        catch (final TransferEngineException ex)
+        {
+            arena.close();
+            throw new TransportException(ex.getMessage(), ex);
         }
         catch (final RuntimeException ex)
         {
@@ -393,7 +386,7 @@ public final class MooncakeTransport implements Transport
         location = arena.allocateFrom(ctx.memoryLocation());
         request = TransferRequest.allocate(arena);
         status = TransferStatusStruct.allocate(arena);
-        readsPerBatch = ctx.readsPerBatch();
+        peers = new SegmentCache(te, engine, endpointBuffer);
 
         final int slots = ctx.maxReadsInFlight();
         slotState = new byte[slots];
@@ -410,17 +403,7 @@ public final class MooncakeTransport implements Transport
             freeSlots[i] = slots - 1 - i;
         }
         freeSlotCount = slots;
-
-        // Every batch holds at least one outstanding read, so there are never more batches than slots.
-        batchId = new long[slots];
-        batchSubmitted = new int[slots];
-        batchFinal = new int[slots];
-        freeBatches = new int[slots];
-        for (int i = 0; i < slots; i++)
-        {
-            freeBatches[i] = slots - 1 - i;
-        }
-        freeBatchCount = slots;
+        batches = new BatchTable(te, engine, slots, ctx.readsPerBatch());
     }
 
     /**
@@ -520,62 +503,12 @@ public final class MooncakeTransport implements Transport
     public int peer(final CharSequence endpoint)
     {
         ensureOpen();
-        if (!wellFormedEndpoint(endpoint))
+        final int index = peers.acquire(endpoint);
+        if (-1 == index)
         {
-            peerOpenFailureCount++;
             return -1;
         }
-
-        int victim = -1;
-        long victimLastUsed = Long.MAX_VALUE;
-        for (int i = 0; i < PEER_CACHE_CAPACITY; i++)
-        {
-            if (0 == peerSegment[i])
-            {
-                if (victimLastUsed != Long.MIN_VALUE)
-                {
-                    victim = i;
-                    victimLastUsed = Long.MIN_VALUE;
-                }
-            }
-            else if (contentEquals(peerEndpoint[i], endpoint))
-            {
-                peerLastUsed[i] = ++peerClock;
-                return handle(i);
-            }
-            else if (0 == peerOutstanding[i] && peerLastUsed[i] < victimLastUsed)
-            {
-                victim = i;
-                victimLastUsed = peerLastUsed[i];
-            }
-        }
-        if (-1 == victim)
-        {
-            peerCacheFullCount++;
-            return -1;
-        }
-        if (0 != peerSegment[victim])
-        {
-            peerEvictionCount++;
-            forgetPeer(victim);
-        }
-
-        final int length = endpoint.length();
-        for (int i = 0; i < length; i++)
-        {
-            endpointBuffer.set(ValueLayout.JAVA_BYTE, i, (byte)endpoint.charAt(i));
-        }
-        endpointBuffer.set(ValueLayout.JAVA_BYTE, length, (byte)0);
-        final int segment = te.openSegment(engine, endpointBuffer);
-        if (segment < 1)
-        {
-            peerOpenFailureCount++;
-            return -1;
-        }
-        peerSegment[victim] = segment;
-        peerEndpoint[victim] = endpoint.toString();
-        peerLastUsed[victim] = ++peerClock;
-        return handle(victim);
+        return peers.handle(index);
     }
 
     /**
@@ -583,7 +516,7 @@ public final class MooncakeTransport implements Transport
      */
     public void closePeer(final int peer)
     {
-        final int index = closed ? -1 : liveIndex(peer);
+        final int index = closed ? -1 : peers.liveIndex(peer);
         if (-1 == index)
         {
             return;
@@ -621,7 +554,7 @@ public final class MooncakeTransport implements Transport
             return false;
         }
 
-        final int index = liveIndex(peer);
+        final int index = peers.liveIndex(peer);
         if (-1 == index)
         {
             report(requestId, -1, TransportStatus.CLOSED);
@@ -634,39 +567,24 @@ public final class MooncakeTransport implements Transport
             return true;
         }
 
-        if (-1 == currentBatch)
+        final int batch = batches.current();
+        if (-1 == batch)
         {
-            if (0 == freeBatchCount)
-            {
-                backPressureCount++;
-                return false;
-            }
-            final long id = te.allocateBatchID(engine, readsPerBatch);
-            if (TransferEngineC.INVALID_BATCH == id)
-            {
-                backPressureCount++;
-                return false;
-            }
-            final int batch = freeBatches[--freeBatchCount];
-            batchId[batch] = id;
-            batchSubmitted[batch] = 0;
-            batchFinal[batch] = 0;
-            currentBatch = batch;
+            backPressureCount++;
+            return false;
         }
 
-        final int batch = currentBatch;
         TransferRequest.opcode(request, TransferEngineC.OPCODE_READ);
         TransferRequest.source(request, localAddress);
-        TransferRequest.target_id(request, peerSegment[index]);
+        TransferRequest.target_id(request, peers.segment(index));
         TransferRequest.file_id(request, 0);
         TransferRequest.target_offset(request, remoteAddress);
         TransferRequest.length(request, length);
-        final int rc = te.submitTransfer(engine, batchId[batch], request, 1);
+        final int rc = te.submitTransfer(engine, batches.id(batch), request, 1);
         if (TransferEngineC.RC_OK != rc)
         {
             submitFailureCount++;
-            currentBatch = -1;
-            releaseBatchIfDone(batch);
+            batches.abandon(batch);
             report(requestId, index, TransportStatus.FAILED);
             return true;
         }
@@ -675,16 +593,12 @@ public final class MooncakeTransport implements Transport
         slotState[slot] = SLOT_ACTIVE;
         slotRequestId[slot] = requestId;
         slotBatch[slot] = batch;
-        slotTask[slot] = batchSubmitted[batch]++;
+        slotTask[slot] = batches.addTask(batch);
         slotPeer[slot] = index;
         slotLength[slot] = length;
         activeSlots[activeCount++] = slot;
-        peerOutstanding[index]++;
+        peers.readStarted(index);
         readsInFlight++;
-        if (batchSubmitted[batch] == readsPerBatch)
-        {
-            currentBatch = -1;
-        }
         return true;
     }
 
@@ -717,7 +631,7 @@ public final class MooncakeTransport implements Transport
                     release(i, slot);
                     if (-1 != reportBatch)
                     {
-                        releaseBatchIfDone(reportBatch);
+                        batches.releaseIfDone(reportBatch);
                     }
                 }
                 else
@@ -730,12 +644,12 @@ public final class MooncakeTransport implements Transport
             }
 
             final int batch = slotBatch[slot];
-            final int rc = te.getTransferStatus(engine, batchId[batch], slotTask[slot], status);
+            final int rc = te.getTransferStatus(engine, batches.id(batch), slotTask[slot], status);
             final int taskStatus = TransferEngineC.RC_OK == rc ? TransferStatusStruct.status(status) : -1;
             if (TransferEngineC.STATUS_COMPLETED == taskStatus || TransferEngineC.STATUS_FAILED == taskStatus ||
                 -1 == taskStatus)
             {
-                batchFinal[batch]++;
+                batches.taskFinal(batch);
                 if (SLOT_ACTIVE == state)
                 {
                     readsInFlight--;
@@ -745,13 +659,13 @@ public final class MooncakeTransport implements Transport
                         TransferStatusStruct.transferred_bytes(status));
                     final long requestId = slotRequestId[slot];
                     release(i, slot);
-                    releaseBatchIfDone(batch);
+                    batches.releaseIfDone(batch);
                     listener.onReadComplete(requestId, ok ? TransportStatus.OK : TransportStatus.FAILED, bytes);
                 }
                 else
                 {
                     release(i, slot);
-                    releaseBatchIfDone(batch);
+                    batches.releaseIfDone(batch);
                 }
                 continue;
             }
@@ -793,7 +707,7 @@ public final class MooncakeTransport implements Transport
      */
     public int batchesInUse()
     {
-        return batchId.length - freeBatchCount;
+        return batches.inUse();
     }
 
     /**
@@ -841,7 +755,7 @@ public final class MooncakeTransport implements Transport
      */
     public long peerOpenFailureCount()
     {
-        return peerOpenFailureCount;
+        return peers.openFailureCount();
     }
 
     /**
@@ -849,7 +763,7 @@ public final class MooncakeTransport implements Transport
      */
     public long peerCacheFullCount()
     {
-        return peerCacheFullCount;
+        return peers.cacheFullCount();
     }
 
     /**
@@ -857,7 +771,7 @@ public final class MooncakeTransport implements Transport
      */
     public long peerEvictionCount()
     {
-        return peerEvictionCount;
+        return peers.evictionCount();
     }
 
     /**
@@ -865,7 +779,7 @@ public final class MooncakeTransport implements Transport
      */
     public long batchFreeFailureCount()
     {
-        return batchFreeFailureCount;
+        return batches.freeFailureCount();
     }
 
     /**
@@ -888,10 +802,7 @@ public final class MooncakeTransport implements Transport
                 LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(100));
             }
         }
-        if (-1 != currentBatch)
-        {
-            releaseBatchIfDone(currentBatch);
-        }
+        batches.releaseCurrentIfDone();
         for (int i = 0; i < registeredCount; i++)
         {
             te.unregisterLocalMemory(engine, registeredAddresses[i]);
@@ -916,7 +827,7 @@ public final class MooncakeTransport implements Transport
             {
                 final int batch = slotBatch[slot];
                 release(i, slot);
-                releaseBatchIfDone(batch);
+                batches.releaseIfDone(batch);
                 continue;
             }
             i++;
@@ -928,12 +839,12 @@ public final class MooncakeTransport implements Transport
     private boolean taskFinal(final int slot)
     {
         final int batch = slotBatch[slot];
-        final int rc = te.getTransferStatus(engine, batchId[batch], slotTask[slot], status);
+        final int rc = te.getTransferStatus(engine, batches.id(batch), slotTask[slot], status);
         final int taskStatus = TransferStatusStruct.status(status);
         if (TransferEngineC.RC_OK != rc || TransferEngineC.STATUS_COMPLETED == taskStatus ||
             TransferEngineC.STATUS_FAILED == taskStatus)
         {
-            batchFinal[batch]++;
+            batches.taskFinal(batch);
             return true;
         }
         return false;
@@ -952,7 +863,7 @@ public final class MooncakeTransport implements Transport
         activeSlots[activeCount++] = slot;
         if (-1 != peerIndex)
         {
-            peerOutstanding[peerIndex]++;
+            peers.readStarted(peerIndex);
         }
         readsInFlight++;
     }
@@ -960,41 +871,18 @@ public final class MooncakeTransport implements Transport
     private void release(final int activeIndex, final int slot)
     {
         final int peerIndex = slotPeer[slot];
-        if (-1 != peerIndex && peerOutstanding[peerIndex] > 0)
+        if (-1 != peerIndex)
         {
-            peerOutstanding[peerIndex]--;
+            peers.readEnded(peerIndex);
         }
         slotState[slot] = SLOT_FREE;
         activeSlots[activeIndex] = activeSlots[--activeCount];
         freeSlots[freeSlotCount++] = slot;
     }
 
-    private void releaseBatchIfDone(final int batch)
-    {
-        if (batchFinal[batch] < batchSubmitted[batch])
-        {
-            return;
-        }
-        if (batch == currentBatch)
-        {
-            currentBatch = -1;
-        }
-        final int rc = te.freeBatchID(engine, batchId[batch]);
-        if (TransferEngineC.RC_OK != rc)
-        {
-            batchFreeFailureCount++;
-        }
-        batchId[batch] = TransferEngineC.INVALID_BATCH;
-        freeBatches[freeBatchCount++] = batch;
-    }
-
     private void forgetPeer(final int index)
     {
-        te.closeSegment(engine, peerSegment[index]);
-        peerSegment[index] = 0;
-        peerEndpoint[index] = null;
-        peerOutstanding[index] = 0;
-        peerGeneration[index] = (peerGeneration[index] + 1) & PEER_GENERATION_MASK;
+        peers.close(index);
         for (int i = 0; i < activeCount; i++)
         {
             final int slot = activeSlots[i];
@@ -1005,60 +893,11 @@ public final class MooncakeTransport implements Transport
         }
     }
 
-    private int handle(final int index)
-    {
-        return (peerGeneration[index] << PEER_INDEX_BITS) | index;
-    }
-
-    private int liveIndex(final int peer)
-    {
-        if (peer < 0)
-        {
-            return -1;
-        }
-        final int index = peer & PEER_INDEX_MASK;
-        return 0 != peerSegment[index] && peerGeneration[index] == (peer >>> PEER_INDEX_BITS) ? index : -1;
-    }
-
     private void ensureOpen()
     {
         if (closed)
         {
             throw new TransportException("mooncake transport is closed");
         }
-    }
-
-    private static boolean wellFormedEndpoint(final CharSequence endpoint)
-    {
-        if (null == endpoint || endpoint.isEmpty() || endpoint.length() > MAX_ENDPOINT_BYTES)
-        {
-            return false;
-        }
-        for (int i = 0, length = endpoint.length(); i < length; i++)
-        {
-            final char c = endpoint.charAt(i);
-            if (c <= ' ' || c > '~')
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static boolean contentEquals(final String cached, final CharSequence endpoint)
-    {
-        final int length = cached.length();
-        if (length != endpoint.length())
-        {
-            return false;
-        }
-        for (int i = 0; i < length; i++)
-        {
-            if (cached.charAt(i) != endpoint.charAt(i))
-            {
-                return false;
-            }
-        }
-        return true;
     }
 }

@@ -657,7 +657,7 @@ class BuiltinTransportTest
         {
             channel.setOption(StandardSocketOptions.SO_RCVBUF, receiveBufferBytes);
         }
-        channel.connect(BuiltinTransport.parseEndpoint(source.localEndpoint()));
+        channel.connect(BuiltinPeers.parseEndpoint(source.localEndpoint()));
         return channel;
     }
 

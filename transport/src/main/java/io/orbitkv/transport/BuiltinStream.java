@@ -1,0 +1,128 @@
+package io.orbitkv.transport;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.SocketChannel;
+
+/**
+ * One connection of a requester to a peer: its requests not yet sent, and the chunks whose responses it awaits in
+ * request order. Owned by the I/O thread's {@link BuiltinRequester}.
+ */
+final class BuiltinStream
+{
+    static final int CLOSED = 0;
+    static final int CONNECTING = 1;
+    static final int CONNECTED = 2;
+
+    final int index;
+    final int peerSlot;
+    final MemorySegment send;
+    final long sendAddress;
+    final MemorySegment header;
+    final long headerAddress;
+    final int[] chunkRead;
+    final int[] chunkGeneration;
+    final int[] chunkOffset;
+    final int[] chunkLength;
+    final long[] chunkSequence;
+    final int capacity;
+    int state = CLOSED;
+    int incarnation;
+    SocketChannel channel;
+    int fd = -1;
+    int sendStart;
+    int sendEnd;
+    int headerFilled;
+    boolean inPayload;
+    int payloadReceived;
+    int head;
+    int count;
+    long outstandingBytes;
+    long nextSequence;
+    int completedChunks;
+    boolean dirty;
+
+    BuiltinStream(final Arena arena, final int index, final int peerSlot, final int capacity)
+    {
+        this.index = index;
+        this.peerSlot = peerSlot;
+        this.capacity = capacity;
+        send = arena.allocate(BuiltinWire.HELLO_BYTES + (long)capacity * BuiltinWire.REQUEST_BYTES, 64);
+        sendAddress = send.address();
+        header = arena.allocate(BuiltinWire.RESPONSE_BYTES, 64);
+        headerAddress = header.address();
+        chunkRead = new int[capacity];
+        chunkGeneration = new int[capacity];
+        chunkOffset = new int[capacity];
+        chunkLength = new int[capacity];
+        chunkSequence = new long[capacity];
+    }
+
+    void open(final SocketChannel channel, final int fd, final int state)
+    {
+        incarnation = (incarnation + 1) & 0xFFFFFF;
+        this.channel = channel;
+        this.fd = fd;
+        this.state = state;
+        sendStart = 0;
+        BuiltinWire.writeHello(send, 0);
+        sendEnd = BuiltinWire.HELLO_BYTES;
+        headerFilled = 0;
+        inPayload = false;
+        head = 0;
+        count = 0;
+        outstandingBytes = 0;
+    }
+
+    void enqueue(
+        final int read,
+        final int generation,
+        final int offset,
+        final int length,
+        final long sessionId,
+        final long token,
+        final long address)
+    {
+        final int tail = (head + count) % capacity;
+        chunkRead[tail] = read;
+        chunkGeneration[tail] = generation;
+        chunkOffset[tail] = offset;
+        chunkLength[tail] = length;
+        final long sequence = nextSequence++;
+        chunkSequence[tail] = sequence;
+        count++;
+        outstandingBytes += length;
+
+        if (sendEnd + BuiltinWire.REQUEST_BYTES > send.byteSize())
+        {
+            final int unsent = sendEnd - sendStart;
+            MemorySegment.copy(send, sendStart, send, 0, unsent);
+            sendStart = 0;
+            sendEnd = unsent;
+        }
+        BuiltinWire.writeReadRequest(send, sendEnd, length, sequence, sessionId, token, address);
+        sendEnd += BuiltinWire.REQUEST_BYTES;
+    }
+
+    void pop()
+    {
+        outstandingBytes -= chunkLength[head];
+        head = (head + 1) % capacity;
+        count--;
+        completedChunks++;
+    }
+
+    void close()
+    {
+        state = CLOSED;
+        channel = null;
+        fd = -1;
+        count = 0;
+        head = 0;
+        outstandingBytes = 0;
+        sendStart = 0;
+        sendEnd = 0;
+        inPayload = false;
+        headerFilled = 0;
+    }
+}
