@@ -131,6 +131,11 @@ public final class PeerFetch
      * Start filling a fetch for an engine request: its identity, where its peer rows start, and the statuses and
      * lengths of its local rows (copied; the peer rows are answered by the fetch).
      */
+    /**
+     * Told when this fetch has its answer; named by whoever acquired it.
+     */
+    FetchListener listener;
+
     public PeerFetch request(
         final int kind,
         final long clientId,

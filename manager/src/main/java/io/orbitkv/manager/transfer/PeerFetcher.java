@@ -6,26 +6,21 @@ import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.transfer.MessageHeaderEncoder;
 import io.orbitkv.codecs.transfer.ReleaseReason;
-import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
 import io.orbitkv.codecs.transfer.TransferAuthorizeEncoder;
 import io.orbitkv.codecs.transfer.TransferGrantDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
-import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseEncoder;
 import io.orbitkv.codecs.transfer.TransferStatus;
 import io.orbitkv.codecs.transfer.TransferTier;
 import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.index.NamespaceTable;
-import io.orbitkv.manager.catalog.CatalogService;
-import io.orbitkv.manager.catalog.LocalResidency;
+import io.orbitkv.manager.catalog.CatalogRequester;
 import io.orbitkv.manager.catalog.LookupAnswerSink;
 import io.orbitkv.manager.catalog.PeerAnswer;
 import io.orbitkv.manager.catalog.PendingLookup;
 import io.orbitkv.manager.membership.MemberRecord;
-import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
-import io.orbitkv.manager.peer.PeerSession;
-import io.orbitkv.manager.peer.TransferHandler;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
@@ -33,7 +28,6 @@ import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.transport.TransportListener;
 import io.orbitkv.transport.TransportStatus;
-import org.agrona.DirectBuffer;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -56,7 +50,7 @@ import java.nio.ByteBuffer;
  * sent when the session's reads ended, retried {@link TransferLimits#RELEASE_ATTEMPTS} times until acknowledged.
  * Steady-state work allocates nothing.
  */
-public final class PeerFetcher implements LookupAnswerSink, TransportListener, LocalResidency
+public final class PeerFetcher implements LookupAnswerSink, TransportListener
 {
     /**
      * Fetches in progress at once; beyond it a request is answered from its local prefix only (counted).
@@ -73,12 +67,12 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
     private static final int KEY_BITS = 16;
     private static final int ATTEMPT_MASK = 0xFFFF;
 
-    private final CatalogService catalog;
+    private final CatalogRequester catalog;
+    private final PeerPublisher publisher;
     private final Transport transport;
     private final TieredStore store;
     private final NamespaceTable namespaces;
     private final PeerAdmission admission;
-    private final FetchListener listener;
     private final ErrorHandler errorHandler;
     private final PeerFetch[] fetches = new PeerFetch[MAX_FETCHES];
     private final UnsafeBuffer frame = new UnsafeBuffer(ByteBuffer.allocateDirect(MAX_FRAME_BYTES));
@@ -118,49 +112,26 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
     private final long[] suspectMsbs = new long[SUSPECT_SOURCES];
     private final long[] suspectLsbs = new long[SUSPECT_SOURCES];
     private final long[] suspectUntilMs = new long[SUSPECT_SOURCES];
-    private final TransferHandler answers = new TransferHandler()
-    {
-        public void onAuthorize(final PeerSession session, final TransferAuthorizeDecoder request)
-        {
-            // Authorizations are the source side's.
-        }
-
-        public void onRelease(final PeerSession session, final TransferReleaseDecoder request)
-        {
-            // Releases are the source side's.
-        }
-
-        public void onGrant(final PeerClient client, final TransferGrantDecoder grant)
-        {
-            PeerFetcher.this.onGrant(client, grant);
-        }
-
-        public void onReleaseAck(final PeerClient client, final TransferReleaseAckDecoder ack)
-        {
-            PeerFetcher.this.onReleaseAck(client, ack);
-        }
-    };
     private long nextRequesterSessionId;
     private int activeFetches;
     private int readsInFlight;
     private long nowMs;
 
     public PeerFetcher(
-        final CatalogService catalog,
+        final CatalogRequester catalog,
         final Transport transport,
         final TieredStore store,
         final NamespaceTable namespaces,
         final PeerAdmission admission,
-        final FetchListener listener,
         final SystemCounters counters,
         final ErrorHandler errorHandler)
     {
         this.catalog = catalog;
+        this.publisher = catalog.publisher();
         this.transport = transport;
         this.store = store;
         this.namespaces = namespaces;
         this.admission = admission;
-        this.listener = listener;
         this.errorHandler = errorHandler;
         for (int i = 0; i < fetches.length; i++)
         {
@@ -196,10 +167,11 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
     // Engine ring side.
 
     /**
+     * @param listener told when the fetch has its answer.
      * @return a free fetch to fill with {@link PeerFetch#request} and keys, or null when none is free or remote work
      * is disabled (counted): the request is then answered from its local prefix.
      */
-    public PeerFetch acquire()
+    public PeerFetch acquire(final FetchListener listener)
     {
         if (activeFetches < MAX_FETCHES && catalog.remoteWorkEnabled())
         {
@@ -208,6 +180,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
                 if (!fetch.active)
                 {
                     fetch.active = true;
+                    fetch.listener = listener;
                     fetch.generation++;
                     fetch.phase = PeerFetch.IDLE;
                     fetch.attemptCount = 0;
@@ -387,14 +360,6 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
         transport.unregisterMemory(address);
     }
 
-    /**
-     * @return the handler of the sources' answers (grants, release acks) addressed to this requester.
-     */
-    public TransferHandler answers()
-    {
-        return answers;
-    }
-
     public int activeFetches()
     {
         return activeFetches;
@@ -518,16 +483,6 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
 
     // ---------------------------------------------------------------------------------------------------------------
     // Discovery.
-
-    public int dramLength(final int namespaceId, final DirectBuffer hash, final int hashOffset, final int hashLength)
-    {
-        if (namespaceId < 0)
-        {
-            return -1;
-        }
-        final long residence = store.findReady(namespaceId, hash, hashOffset, hashLength);
-        return Residence.isDram(residence) ? store.length(residence) : -1;
-    }
 
     public void answer(final PendingLookup lookup)
     {
@@ -830,8 +785,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
             }
             return false;
         }
-        final PeerAgent agent = catalog.peerAgent();
-        attempt.correlationId = agent.nextCorrelationId();
+        attempt.correlationId = publisher.nextCorrelationId();
         attempt.client = client;
         authorizeEncoder.wrapAndApplyHeader(frame, 0, headerEncoder);
         authorizeEncoder.route().destinationIncarnation().msb(attempt.ownerMsb).lsb(attempt.ownerLsb);
@@ -857,7 +811,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
         authorizeEncoder.putKeyNamespace(fetch.namespace, 0, fetch.namespaceLength);
         authorizeEncoder.maxBytes(maxBytes);
         final int length = MessageHeaderEncoder.ENCODED_LENGTH + authorizeEncoder.encodedLength();
-        if (!agent.offer(client, frame, 0, length))
+        if (!publisher.offer(client, frame, 0, length))
         {
             return false;
         }
@@ -1350,11 +1304,11 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
         {
             return;
         }
-        attempt.correlationId = catalog.peerAgent().nextCorrelationId();
+        attempt.correlationId = publisher.nextCorrelationId();
         attempt.client = client;
         encodeRelease(client, attempt.correlationId, attempt.transferSessionId, attempt.requesterSessionId,
             attempt.abandoned ? ReleaseReason.ABANDONED : ReleaseReason.COMPLETED);
-        if (catalog.peerAgent().offer(client, frame, 0, MessageHeaderEncoder.ENCODED_LENGTH + releaseEncoder.encodedLength()))
+        if (publisher.offer(client, frame, 0, MessageHeaderEncoder.ENCODED_LENGTH + releaseEncoder.encodedLength()))
         {
             releasesSent.incrementRelease();
         }
@@ -1362,9 +1316,9 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
 
     private void sendStaleRelease(final PeerClient client, final long transferSessionId, final long requesterSessionId)
     {
-        encodeRelease(client, catalog.peerAgent().nextCorrelationId(), transferSessionId, requesterSessionId,
+        encodeRelease(client, publisher.nextCorrelationId(), transferSessionId, requesterSessionId,
             ReleaseReason.ABANDONED);
-        if (catalog.peerAgent().offer(client, frame, 0, MessageHeaderEncoder.ENCODED_LENGTH + releaseEncoder.encodedLength()))
+        if (publisher.offer(client, frame, 0, MessageHeaderEncoder.ENCODED_LENGTH + releaseEncoder.encodedLength()))
         {
             releasesSent.incrementRelease();
         }
@@ -1559,7 +1513,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
         }
         if (!fetch.clientGone)
         {
-            listener.onFetchAnswered(fetch);
+            fetch.listener.onFetchAnswered(fetch);
         }
     }
 
