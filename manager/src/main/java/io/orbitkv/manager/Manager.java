@@ -241,7 +241,7 @@ public final class Manager implements AutoCloseable
             agent = Configuration.ThreadingMode.SHARED == ctx.threadingMode() ? new CompositeAgent(ringAgent) : ringAgent;
         }
         agentRunner = new AgentRunner(ctx.idleStrategy(), errorHandler, null, agent);
-        AgentRunner.startOnThread(agentRunner);
+        AgentRunner.startOnThread(agentRunner, ctx.agentThreadFactory());
         awaitSsdStarted();
 
         if (ctx.metricsPort() > 0)
@@ -501,16 +501,6 @@ public final class Manager implements AutoCloseable
     public int metricsPort()
     {
         return null == metricsServer ? 0 : metricsServer.port();
-    }
-
-    /**
-     * The thread running the agents, for diagnostics (e.g. allocation measurement in tests).
-     *
-     * @return the agent thread, or null before start.
-     */
-    Thread agentThread()
-    {
-        return null == agentRunner ? null : agentRunner.thread();
     }
 
     /**

@@ -22,7 +22,6 @@ import io.orbitkv.manager.transfer.PeerFetcher;
 import io.orbitkv.manager.transfer.TransferService;
 import io.orbitkv.manager.transfer.TransferSettings;
 import io.orbitkv.manager.transfer.TransportCounters;
-import io.orbitkv.manager.transfer.Transports;
 import io.orbitkv.transport.Transport;
 import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
@@ -66,7 +65,7 @@ final class PeerSide
         Membership startedMembership = null;
         try
         {
-            openedTransport = Transports.open(ctx);
+            openedTransport = ctx.transferTransportSupplier().newTransport(ctx);
             openedTransport.registerMemory(poolRegion.segment().address(), poolRegion.segment().byteSize());
             if (null != ssdTier && ctx.transferSsdStagingBytes() > 0)
             {

@@ -154,7 +154,7 @@ class TransferServiceOverPeersTest
         final Forwarding toTransfers = new Forwarding();
         source = new PeerNode(dir, 1, SOURCE_MSB, SOURCE_LSB, PeerNode.FINGERPRINT, PeerTransport.AUTO_MTU, false,
             SystemNanoClock.INSTANCE, toTransfers);
-        transfers = new TransferService(new TransferSettings(1L << 20, 8, 4, TimeUnit.SECONDS.toNanos(30), false),
+        transfers = new TransferService(new TransferSettings(1L << 20, 8, 4, TimeUnit.SECONDS.toNanos(30)),
             store, namespaces, transport, null, members, source.publisher(), null, null, counters,
             SystemNanoClock.INSTANCE);
         toTransfers.to = transfers;
