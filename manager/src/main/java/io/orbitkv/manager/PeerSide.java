@@ -117,7 +117,7 @@ final class PeerSide
                 .localResidency(new DramResidency(store))
                 .conclude();
             requester = catalogContext.requester();
-            fetcher = new PeerFetcher(requester, openedTransport, store, namespaces,
+            fetcher = new PeerFetcher(requester, peerTransport.publisher(), openedTransport, store, namespaces,
                 new PeerAdmission(ctx.peerAdmission(), TimeUnit.NANOSECONDS.toMillis(ctx.peerAdmissionWindowNs())),
                 systemCounters, errorHandler);
             transfers = new TransferService(

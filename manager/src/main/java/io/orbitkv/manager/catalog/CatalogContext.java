@@ -45,7 +45,7 @@ public final class CatalogContext
     private MemberViewSync members;
     private CandidateIndex candidates;
     private PeerDiscovery discovery;
-    private CatalogRequester requester;
+    private CatalogFront front;
     private CatalogPeerHandler peerHandler;
 
     /**
@@ -85,8 +85,8 @@ public final class CatalogContext
             systemCounters.get(SystemCounterDescriptor.CATALOG_INCARNATIONS_RETIRED), membership, publisher);
         candidates = new CandidateIndex(candidateBytes, CatalogLimits.CANDIDATE_TTL_MS, new NamespaceTable());
         discovery = new PeerDiscovery(host, members, candidates, systemCounters, localResidency, publisher);
-        requester = new CatalogRequester(
-            members, membership, discovery, candidates, new SourceLinks(publisher), publisher, systemCounters, nanoClock);
+        front = new CatalogFront(
+            members, membership, discovery, candidates, new SourceLinks(publisher), systemCounters, nanoClock);
         peerHandler = new CatalogPeerHandler(members, streams, discovery, systemCounters, nanoClock);
         return this;
     }
@@ -116,7 +116,7 @@ public final class CatalogContext
     public CatalogRequester requester()
     {
         requireConcluded();
-        return requester;
+        return front;
     }
 
     /**
@@ -165,6 +165,11 @@ public final class CatalogContext
     PeerDiscovery discovery()
     {
         return discovery;
+    }
+
+    CatalogFront front()
+    {
+        return front;
     }
 
     CatalogPeerHandler peerHandler()

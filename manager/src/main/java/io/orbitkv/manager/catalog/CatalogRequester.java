@@ -1,154 +1,57 @@
 package io.orbitkv.manager.catalog;
 
 import io.orbitkv.codecs.StateKeyFlyweight;
-import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.manager.membership.MemberRecord;
-import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.peer.PeerClient;
-import io.orbitkv.manager.peer.PeerPublisher;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
-import io.orbitkv.manager.status.SystemCounters;
-import org.agrona.concurrent.NanoClock;
-import org.agrona.concurrent.status.AtomicCounter;
 
 /**
  * The catalog as this Manager's requester side uses it, on the agent thread: peer lookups (discovery), the member
  * view (who is a live member, which incarnation this runtime speaks as), the sessions to sources and the removal of
- * a refused candidate version. Built by the {@link CatalogContext} with the parts it reads, so the transfer requester
- * and the ring receive it in their constructors, before the agent that delivers frames exists.
+ * a refused candidate version. An interface so the requester's coordinator can be stepped in a unit test over a
+ * catalog of fakes.
  */
-public final class CatalogRequester
+public interface CatalogRequester
 {
-    private final MemberViewSync members;
-    private final Membership membership;
-    private final PeerDiscovery discovery;
-    private final CandidateIndex candidates;
-    private final SourceLinks sourceLinks;
-    private final PeerPublisher publisher;
-    private final NanoClock clock;
-    private final AtomicCounter discoverySkipped;
-
-    CatalogRequester(
-        final MemberViewSync members,
-        final Membership membership,
-        final PeerDiscovery discovery,
-        final CandidateIndex candidates,
-        final SourceLinks sourceLinks,
-        final PeerPublisher publisher,
-        final SystemCounters counters,
-        final NanoClock clock)
-    {
-        this.members = members;
-        this.membership = membership;
-        this.discovery = discovery;
-        this.candidates = candidates;
-        this.sourceLinks = sourceLinks;
-        this.publisher = publisher;
-        this.clock = clock;
-        this.discoverySkipped = counters.get(SystemCounterDescriptor.CATALOG_DISCOVERY_SKIPPED);
-    }
-
     /**
      * @return a lookup to fill and {@link #startLookup}, or null when discovery cannot take one now (no member
      * view yet, remote work disabled, or every pending slot in use): answer locally.
      */
-    public PendingLookup acquireLookup()
-    {
-        if (!membership.remoteWorkEnabled(clock.nanoTime()) || !members.hasView())
-        {
-            discoverySkipped.incrementRelease();
-            return null;
-        }
-        final PendingLookup lookup = discovery.acquire();
-        if (null == lookup)
-        {
-            discoverySkipped.incrementRelease();
-        }
-        return lookup;
-    }
+    PendingLookup acquireLookup();
 
     /**
      * Resolve a filled lookup; {@code sink} gets it once its peer candidates are known or its budget ran out (at
      * once, from this call, when every key is warm or nothing can be asked).
      */
-    public void startLookup(final PendingLookup lookup, final LookupAnswerSink sink)
-    {
-        discovery.start(lookup, sink, clock.nanoTime() / 1_000_000L);
-    }
+    void startLookup(PendingLookup lookup, LookupAnswerSink sink);
 
     /**
      * @return whether this Manager may start remote work now: a complete member view and a valid registration.
      */
-    public boolean remoteWorkEnabled()
-    {
-        return members.hasView() && membership.remoteWorkEnabled(clock.nanoTime());
-    }
+    boolean remoteWorkEnabled();
 
     /**
      * @return the member record of a live incarnation in the member view, or null (unknown, retired or this one).
      */
-    public MemberRecord member(final long msb, final long lsb)
-    {
-        return members.isSelf(msb, lsb) ? null : members.memberByIncarnation(msb, lsb);
-    }
+    MemberRecord member(long msb, long lsb);
 
     /**
      * @return this Manager's current incarnation (it changes when a lost registration is replaced).
      */
-    public long localIncarnationMsb()
-    {
-        return members.selfMsb();
-    }
+    long localIncarnationMsb();
 
-    public long localIncarnationLsb()
-    {
-        return members.selfLsb();
-    }
-
-    public boolean isSelf(final long msb, final long lsb)
-    {
-        return members.isSelf(msb, lsb);
-    }
+    long localIncarnationLsb();
 
     /**
-     * An active peer session to a source incarnation, kept in a bounded LRU of source links.
+     * An active peer session to a source incarnation.
      *
      * @return the client, or null while it connects or when the incarnation is not a live member.
      */
-    public PeerClient sourceClient(final long msb, final long lsb, final long nowMs)
-    {
-        final MemberRecord record = member(msb, lsb);
-        if (null == record)
-        {
-            return null;
-        }
-        // One session per remote incarnation: a second connect would replace the first at the remote, so a catalog
-        // host's link carries the transfers too.
-        final HostLink hostLink = members.linkForNode(record.nodeId());
-        return null != hostLink && hostLink.isFor(record) ?
-            hostLink.poll(nowMs) : sourceLinks.client(record, nowMs);
-    }
-
-    /**
-     * @return where requests to sources are sent.
-     */
-    public PeerPublisher publisher()
-    {
-        return publisher;
-    }
+    PeerClient sourceClient(long msb, long lsb, long nowMs);
 
     /**
      * Drop one refused candidate version of a key from the candidate index; other candidates of the key stay.
+     *
+     * @return whether that version was there.
      */
-    public boolean removeCandidate(
-        final StateKeyFlyweight key, final long ownerMsb, final long ownerLsb, final long insertionSequence)
-    {
-        return candidates.removeCandidate(key.namespaceBuffer(), key.namespaceOffset(), key.namespaceLength(),
-            key.hashBuffer(), key.hashOffset(), key.hashLength(), ownerMsb, ownerLsb, insertionSequence);
-    }
-
-    void close()
-    {
-        sourceLinks.close();
-    }
+    boolean removeCandidate(StateKeyFlyweight key, long ownerMsb, long ownerLsb, long insertionSequence);
 }

@@ -53,7 +53,7 @@ public final class CatalogService implements Agent, AutoCloseable
     private final MemberViewSync members;
     private final CandidateIndex candidates;
     private final PeerDiscovery discovery;
-    private final CatalogRequester requester;
+    private final CatalogFront front;
     private final PeerTransport transport;
     private final PeerAgent agent;
     private final TransferPart transfers;
@@ -86,7 +86,7 @@ public final class CatalogService implements Agent, AutoCloseable
         this.members = ctx.members();
         this.candidates = ctx.candidates();
         this.discovery = ctx.discovery();
-        this.requester = ctx.requester();
+        this.front = ctx.front();
         this.transfers = transfers;
         this.agent = transport.newAgent(host.validator(), host.coldQueryHandler(), ctx.peerHandler(), transfers);
     }
@@ -141,7 +141,7 @@ public final class CatalogService implements Agent, AutoCloseable
     {
         streams.close();
         members.closeLinks();
-        requester.close();
+        front.close();
     }
 
     public void close()
@@ -154,7 +154,7 @@ public final class CatalogService implements Agent, AutoCloseable
      */
     public CatalogRequester requester()
     {
-        return requester;
+        return front;
     }
 
     private void updateGauges()
