@@ -239,7 +239,7 @@ final class CatalogBench
         {
             host.admitOwner(0, owner.incarnationMsb(), owner.incarnationLsb());
             final PeerClient client = connect(owner, host);
-            final int maxBatch = owner.agent().maxBatchRecords();
+            final int maxBatch = owner.publisher().maxBatchRecords();
             final long ownerBytesBefore = owner.counter(PeerCounter.METADATA_BYTES_SENT);
             final long hostBytesBefore = host.counter(PeerCounter.METADATA_BYTES_SENT);
             final long ackFramesBefore = owner.counter(PeerCounter.FRAMES_ACK);
@@ -259,9 +259,9 @@ final class CatalogBench
                         // Pace on the publication window: PeerProxy reads and encodes a batch before it offers it,
                         // so sending into a back-pressured publication would re-encode the same batch in a loop.
                         if (next[s] <= owner.journal().lastSequence(s) &&
-                            owner.agent().availableWindow(client) >= FRAME_WINDOW_BYTES)
+                            owner.publisher().availableWindow(client) >= FRAME_WINDOW_BYTES)
                         {
-                            final int n = owner.agent().sendDeltaBatch(client, s, owner.journal(), next[s], maxBatch);
+                            final int n = owner.publisher().sendDeltaBatch(client, s, owner.journal(), next[s], maxBatch);
                             if (n > 0)
                             {
                                 next[s] += n;
@@ -459,7 +459,7 @@ final class CatalogBench
             final PeerSnapshotSender[] senders = new PeerSnapshotSender[CatalogLimits.SHARD_COUNT];
             for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
             {
-                senders[s] = owner.agent().snapshotSender(client, s);
+                senders[s] = owner.publisher().snapshotSender(client, s);
                 cuts[s] = new SnapshotCut(s, owner.receiverSlot(2, s), inventory, senders[s]);
             }
             // A cut step sends at most one frame, and an offer succeeds while the publication is below its flow
@@ -467,7 +467,7 @@ final class CatalogBench
             // (less than one frame) is appended first and may use up the window. Step only with a frame's worth of
             // window (a page of 128 records of the longest keys is ~47 KiB), or the sender counts a failed offer and
             // breaks the attempt.
-            final long frameBudget = Math.min(owner.agent().maxMessageBytes(), 48 * 1024);
+            final long frameBudget = Math.min(owner.publisher().maxMessageBytes(), 48 * 1024);
             final long[] brokenSeen = new long[CatalogLimits.SHARD_COUNT];
             long restarts = 0;
             final long startNs = System.nanoTime();
@@ -482,7 +482,7 @@ final class CatalogBench
                 for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
                 {
                     final SnapshotCut cut = cuts[s];
-                    if (owner.agent().availableWindow(client) >= frameBudget)
+                    if (owner.publisher().availableWindow(client) >= frameBudget)
                     {
                         work += cut.doWork(System.nanoTime());
                     }
@@ -663,13 +663,13 @@ final class CatalogBench
         final BenchPeer owner, final PeerClient[] clientOfShard, final long[] next)
     {
         int work = 0;
-        final int maxBatch = owner.agent().maxBatchRecords();
+        final int maxBatch = owner.publisher().maxBatchRecords();
         for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
         {
             if (next[s] <= owner.journal().lastSequence(s) &&
-                owner.agent().availableWindow(clientOfShard[s]) >= FRAME_WINDOW_BYTES)
+                owner.publisher().availableWindow(clientOfShard[s]) >= FRAME_WINDOW_BYTES)
             {
-                final int n = owner.agent().sendDeltaBatch(clientOfShard[s], s, owner.journal(), next[s], maxBatch);
+                final int n = owner.publisher().sendDeltaBatch(clientOfShard[s], s, owner.journal(), next[s], maxBatch);
                 if (n > 0)
                 {
                     next[s] += n;
@@ -870,8 +870,8 @@ final class CatalogBench
                 if (fanOut.count[h] > 0)
                 {
                     expected++;
-                    fanOut.correlation[h] = owner.agent().nextCorrelationId();
-                    while (!owner.agent().sendColdQuery(clients[h], fanOut.correlation[h], fanOut.shardOfQuery[h],
+                    fanOut.correlation[h] = owner.publisher().nextCorrelationId();
+                    while (!owner.publisher().sendColdQuery(clients[h], fanOut.correlation[h], fanOut.shardOfQuery[h],
                         fanOut.count[h], fanOut.keyShards[h], fanOut.namespaces[h], fanOut.namespaceLengths[h], fanOut.hashViews[h],
                         fanOut.hashLengths[h]))
                     {
@@ -1376,7 +1376,7 @@ final class CatalogBench
 
     private static PeerClient connect(final BenchPeer from, final BenchPeer to)
     {
-        final PeerClient client = from.agent().connect(
+        final PeerClient client = from.publisher().connect(
             to.transport().endpoint(), to.nodeIndex(), to.incarnationMsb(), to.incarnationLsb());
         final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!client.isActive())

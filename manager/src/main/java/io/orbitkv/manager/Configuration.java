@@ -2,6 +2,8 @@ package io.orbitkv.manager;
 
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.TransferLimits;
+import io.orbitkv.manager.transfer.TransportSupplier;
+import io.orbitkv.manager.transfer.Transports;
 import io.orbitkv.manager.idle.WaitingBackoffIdleStrategy;
 import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.manager.transfer.PeerAdmission;
@@ -291,11 +293,12 @@ public final class Configuration
     public static final long TRANSFER_SSD_STAGING_BYTES_DEFAULT = 32L << 20;
 
     /**
-     * Test hook, never for production: the source flips one byte of the first block it grants (once per process),
-     * after its checksum was sealed, so a requester's checksum verification can be seen to fail.
+     * The class (a {@link TransportSupplier} with a public no-argument constructor) that opens the transfer transport,
+     * as Aeron's driver names its channel endpoint suppliers: the default opens what {@code --transport} names; a
+     * test or a diagnostic build may name one that wraps it (a transport that injects faults, or records).
      */
-    public static final String TRANSFER_TEST_FLIP_FIRST_BYTE_PROP_NAME = "orbitkv.manager.transfer.test.flipFirstByte";
-    public static final boolean TRANSFER_TEST_FLIP_FIRST_BYTE_DEFAULT = false;
+    public static final String TRANSFER_TRANSPORT_SUPPLIER_PROP_NAME = "orbitkv.manager.transfer.transport.supplier";
+    public static final String TRANSFER_TRANSPORT_SUPPLIER_DEFAULT = Transports.class.getName();
 
     /** Bytes of the owner journals of all 16 shards together (design: 16 MiB). */
     public static final String CATALOG_JOURNAL_BYTES_PROP_NAME = "orbitkv.manager.catalog.journal.bytes";
@@ -821,11 +824,23 @@ public final class Configuration
     }
 
     /**
-     * @return whether the test hook {@link #TRANSFER_TEST_FLIP_FIRST_BYTE_PROP_NAME} is on (tests only).
+     * @return a new instance of the class {@link #TRANSFER_TRANSPORT_SUPPLIER_PROP_NAME} names.
+     * @throws IllegalArgumentException when the class cannot be loaded, is no supplier or cannot be made.
      */
-    public static boolean transferTestFlipFirstByte()
+    public static TransportSupplier transferTransportSupplier()
     {
-        return booleanProperty(TRANSFER_TEST_FLIP_FIRST_BYTE_PROP_NAME, TRANSFER_TEST_FLIP_FIRST_BYTE_DEFAULT);
+        final String className = System.getProperty(
+            TRANSFER_TRANSPORT_SUPPLIER_PROP_NAME, TRANSFER_TRANSPORT_SUPPLIER_DEFAULT).trim();
+        try
+        {
+            return (TransportSupplier)Class.forName(className).getConstructor().newInstance();
+        }
+        catch (final ReflectiveOperationException | ClassCastException ex)
+        {
+            throw new IllegalArgumentException(
+                TRANSFER_TRANSPORT_SUPPLIER_PROP_NAME + ": no TransportSupplier with a public constructor: " + className,
+                ex);
+        }
     }
 
     public static long catalogJournalBytes()

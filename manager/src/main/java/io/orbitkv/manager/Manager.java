@@ -5,12 +5,6 @@ import io.orbitkv.manager.idle.Doorbell;
 import io.orbitkv.manager.idle.WaitingBackoffIdleStrategy;
 import io.orbitkv.manager.ring.EngineRing;
 import io.orbitkv.manager.ring.EngineRingAgent;
-import io.orbitkv.manager.transfer.PeerAdmission;
-import io.orbitkv.manager.transfer.PeerFetcher;
-import io.orbitkv.manager.transfer.TransferService;
-import io.orbitkv.manager.transfer.TransferSettings;
-import io.orbitkv.manager.transfer.TransportCounters;
-import io.orbitkv.manager.transfer.Transports;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.manager.status.CncReader;
 import io.orbitkv.manager.status.MetricsServer;
@@ -24,12 +18,9 @@ import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.ffm.HugePageMemory;
 import io.orbitkv.ffm.MappedRegion;
-import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
-import io.orbitkv.manager.catalog.CatalogContext;
 import io.orbitkv.manager.catalog.CatalogService;
 import io.orbitkv.manager.membership.Membership;
-import io.orbitkv.manager.membership.MembershipSettings;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -78,7 +69,7 @@ public final class Manager implements AutoCloseable
     private Membership membership;
     private CatalogService catalog;
     private Transport transport;
-    private TransferService transfers;
+    private PeerSide peerSide;
     private Doorbell doorbell;
     private AgentSleep agentSleep;
     private volatile boolean closed;
@@ -189,97 +180,29 @@ public final class Manager implements AutoCloseable
             ssdTier = openSsdTier(errorHandler);
         }
         final TieredStore store = new TieredStore(ctx, poolRegion.segment(), ssdTier, systemCounters);
-        final BlockStore blockStore = store.dram();
         final NamespaceTable namespaces = new NamespaceTable(ctx.maxNamespaces());
-
-        final EngineRing ring = new EngineRing(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog);
 
         if (ctx.hasMembership())
         {
             // The catalog shares the ring agent's thread: inventory transitions happen inside the stores that thread
             // owns, and the journal they append to is streamed from the same thread.
-            // The transfer transport is bound first: the member record advertises where it listens, and the pool is
-            // what peers read from (a source exports only registered memory).
-            transport = Transports.open(ctx);
-            transport.registerMemory(poolRegion.segment().address(), poolRegion.segment().byteSize());
-            if (null != ssdTier && ctx.transferSsdStagingBytes() > 0)
-            {
-                // SSD-only residences are prepared here for peers; small pages, touched only when first used.
-                exportStagingRegion = HugePageMemory.mapAnonymous(ctx.transferSsdStagingBytes(), false);
-                transport.registerMemory(
-                    exportStagingRegion.segment().address(), exportStagingRegion.segment().byteSize());
-            }
-            transfers = new TransferService(TransferSettings.of(ctx), store, namespaces, transport,
-                null == exportStagingRegion ? null : exportStagingRegion.segment(), systemCounters, ctx.nanoClock());
-            if (transport instanceof io.orbitkv.transport.BuiltinTransport)
-            {
-                transfers.transportCounters(new TransportCounters(countersManager));
-            }
-            final CatalogContext catalogContext = new CatalogContext()
-                .transfers(transfers)
-                .nodeId(ctx.nodeId())
-                .placement(ctx.placement())
-                .runtimeUuid(runtimeUuid)
-                .peerEndpoint(ctx.peerEndpoint())
-                .peerMtuLength(ctx.peerMtuLength())
-                .directory(dir.toPath())
-                .namespaces(namespaces)
-                .inventoryResidences(blockStore.indexCapacity() + (null == ssdTier ? 0L : ssdTier.indexCapacity()))
-                .inventoryBytes(ctx.catalogInventoryBytes())
-                .candidateBytes(ctx.catalogCandidateBytes())
-                .journalBytes(ctx.catalogJournalBytes())
-                .systemCounters(systemCounters)
-                .countersManager(countersManager)
-                .errorHandler(errorHandler)
-                .nanoClock(ctx.nanoClock())
-                .conclude();
-            try
-            {
-                // Joining runs on the membership threads; the catalog follows it (no remote work until registered).
-                // The record advertises the endpoints the peer transport and the transfer transport bound.
-                membership = Membership.start(
-                    new MembershipSettings(
-                        ctx.etcdEndpoints(),
-                        ctx.clusterName(),
-                        ctx.nodeId(),
-                        ctx.membershipTtlSecs(),
-                        ctx.etcdDeadlineMs(),
-                        ctx.placement(),
-                        catalogContext.transport().endpoint(),
-                        transport.localEndpoint(),
-                        runtimeUuid,
-                        startTimeMs,
-                        ctx.joinTimeoutMs()),
-                    systemCounters,
-                    errorHandler,
-                    ctx.membershipLog(),
-                    ctx.nanoClock());
-            }
-            catch (final RuntimeException ex)
-            {
-                CloseHelper.quietClose(transport);
-                transport = null;
-                catalogContext.close();
-                throw ex;
-            }
-            catalog = new CatalogService(catalogContext, membership);
-            blockStore.residencyObserver(catalog.dramObserver());
-            if (null != ssdTier)
-            {
-                ssdTier.residencyObserver(catalog.ssdObserver());
-            }
+            peerSide = new PeerSide(ctx, runtimeUuid, startTimeMs, store, ssdTier, poolRegion, namespaces,
+                systemCounters, countersManager, errorHandler);
+            transport = peerSide.transport;
+            exportStagingRegion = peerSide.exportStagingRegion;
+            membership = peerSide.membership;
+            catalog = peerSide.catalog;
             if (ctx.idlePeerWait() && ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy waiting)
             {
                 // Idle, the agent sleeps in epoll on its peer socket: a peer's datagram wakes it, not the timer.
                 waiting.idleWait(catalog.transport().wakeup());
             }
         }
-        ringAgent = ring.newAgent(catalog, transport, new PeerAdmission(
-            ctx.peerAdmission(), java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(ctx.peerAdmissionWindowNs())));
-        if (null != transfers && null != ring.fetcher())
-        {
-            transfers.requester(ring.fetcher().answers(), ring.fetcher());
-        }
+        final EngineRing ring = null == peerSide ?
+            new EngineRing(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog) :
+            new EngineRing(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog,
+                peerSide.requester, peerSide.fetcher);
+        ringAgent = ring.newAgent();
 
         if (ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy lingering)
         {
@@ -299,14 +222,9 @@ public final class Manager implements AutoCloseable
             {
                 agentSleep.peerWakeup(catalog.transport().wakeup());
             }
-            final PeerFetcher fetcher = ring.fetcher();
-            final TransferService sourceSide = transfers;
-            if (null != fetcher && null != sourceSide)
+            if (null != peerSide)
             {
-                // A transport's completions are polled and a source asked again later is asked on a timer: no deep
-                // sleep while peer reads, revocations or such asks are outstanding.
-                agentSleep.awakeWhile(
-                    () -> fetcher.readsInFlight() + sourceSide.revocationsPending() + fetcher.waitingToAsk());
+                agentSleep.awakeWhile(peerSide::outstandingPolledWork);
             }
             waiting.idleSleep(agentSleep, ctx.idleSleepAfterNs());
         }
@@ -321,7 +239,7 @@ public final class Manager implements AutoCloseable
             agent = Configuration.ThreadingMode.SHARED == ctx.threadingMode() ? new CompositeAgent(ringAgent) : ringAgent;
         }
         agentRunner = new AgentRunner(ctx.idleStrategy(), errorHandler, null, agent);
-        AgentRunner.startOnThread(agentRunner);
+        AgentRunner.startOnThread(agentRunner, ctx.agentThreadFactory());
         awaitSsdStarted();
 
         if (ctx.metricsPort() > 0)
@@ -582,16 +500,6 @@ public final class Manager implements AutoCloseable
     public int metricsPort()
     {
         return null == metricsServer ? 0 : metricsServer.port();
-    }
-
-    /**
-     * The thread running the agents, for diagnostics (e.g. allocation measurement in tests).
-     *
-     * @return the agent thread, or null before start.
-     */
-    Thread agentThread()
-    {
-        return null == agentRunner ? null : agentRunner.thread();
     }
 
     /**

@@ -7,8 +7,10 @@ import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.membership.MembershipConfiguration;
 import io.orbitkv.manager.store.SsdBackendSupplier;
 import io.orbitkv.manager.transfer.PeerAdmission;
+import io.orbitkv.manager.transfer.TransportSupplier;
 import java.io.File;
 import java.io.PrintStream;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import org.agrona.BitUtil;
 import org.agrona.concurrent.EpochClock;
@@ -59,6 +61,7 @@ public final class ManagerContext
     private long idleLingerNs = Configuration.idleLingerNs();
     private long idleSleepMaxNs = Configuration.idleSleepMaxNs();
     private IdleStrategy idleStrategy;
+    private ThreadFactory agentThreadFactory = Thread::new;
     private int metricsPort = Configuration.metricsPort();
     private int maxNamespaces = Configuration.maxNamespaces();
     private int countersValuesBytes = Configuration.countersValuesBytes();
@@ -97,7 +100,7 @@ public final class ManagerContext
     private int transferSessionsPerPeer = Configuration.transferSessionsPerPeer();
     private long transferSessionTtlNs = Configuration.transferSessionTtlNs();
     private long transferSsdStagingBytes = Configuration.transferSsdStagingBytes();
-    private boolean transferTestFlipFirstByte = Configuration.transferTestFlipFirstByte();
+    private TransportSupplier transferTransportSupplier;
     private PrintStream membershipLog = System.out;
 
     /**
@@ -153,6 +156,7 @@ public final class ManagerContext
         check(maxDataRegionBytes > 0, "--max-data-region-bytes must be positive: " + maxDataRegionBytes);
         check(copyChunkBytes >= 4096, "--copy-chunk-bytes must be at least 4k: " + copyChunkBytes);
         check(null != threadingMode, "--threading must be dedicated or shared");
+        check(null != agentThreadFactory, "agentThreadFactory is required");
         check(agentTimerSlackNs >= 0 && agentTimerSlackNs <= TimeUnit.SECONDS.toNanos(1),
             "agent timer slack must be in [0, 1s] (0 = the kernel's default): " + agentTimerSlackNs + "ns");
         check(idleLingerNs >= 0 && idleLingerNs <= Configuration.MAX_IDLE_LINGER_NS,
@@ -190,6 +194,10 @@ public final class ManagerContext
             concludeMembership();
         }
 
+        if (null == transferTransportSupplier)
+        {
+            transferTransportSupplier = Configuration.transferTransportSupplier();
+        }
         if (null == idleStrategy)
         {
             idleStrategy = Configuration.newIdleStrategy(idleStrategyName);
@@ -747,6 +755,24 @@ public final class ManagerContext
         return this;
     }
 
+    public ThreadFactory agentThreadFactory()
+    {
+        return agentThreadFactory;
+    }
+
+    /**
+     * Where the thread that runs the Manager's agents comes from, as Aeron's driver takes a factory per agent thread:
+     * a deployment may name or pin it, a test may keep it to measure what that thread allocates.
+     *
+     * @param agentThreadFactory makes the agent thread; {@link Thread#Thread(Runnable)} by default.
+     * @return this.
+     */
+    public ManagerContext agentThreadFactory(final ThreadFactory agentThreadFactory)
+    {
+        this.agentThreadFactory = agentThreadFactory;
+        return this;
+    }
+
     public int metricsPort()
     {
         return metricsPort;
@@ -1154,16 +1180,22 @@ public final class ManagerContext
     }
 
     /**
-     * @return whether the test hook {@link Configuration#TRANSFER_TEST_FLIP_FIRST_BYTE_PROP_NAME} is on.
+     * @return what opens the transfer transport (concluded: the one {@link Configuration#transferTransportSupplier()}
+     * names unless one was given).
      */
-    public boolean transferTestFlipFirstByte()
+    public TransportSupplier transferTransportSupplier()
     {
-        return transferTestFlipFirstByte;
+        return transferTransportSupplier;
     }
 
-    public ManagerContext transferTestFlipFirstByte(final boolean transferTestFlipFirstByte)
+    /**
+     * @param transferTransportSupplier opens the transfer transport: the default opens what {@code --transport}
+     *                                  names; one that wraps it injects faults from outside the product's path.
+     * @return this.
+     */
+    public ManagerContext transferTransportSupplier(final TransportSupplier transferTransportSupplier)
     {
-        this.transferTestFlipFirstByte = transferTestFlipFirstByte;
+        this.transferTransportSupplier = transferTransportSupplier;
         return this;
     }
 

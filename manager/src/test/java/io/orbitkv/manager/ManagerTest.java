@@ -1,6 +1,7 @@
 package io.orbitkv.manager;
 
 import io.orbitkv.manager.status.SystemCounterDescriptor;
+import static io.orbitkv.manager.ManagerTestSupport.agentThread;
 import static io.orbitkv.manager.ManagerTestSupport.awaitCounter;
 import static io.orbitkv.manager.ManagerTestSupport.awaitTrue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -640,9 +641,10 @@ class ManagerTest
         org.junit.jupiter.api.Assumptions.assumeTrue(
             readsOtherThreadsSlack(), "no CAP_SYS_NICE: other threads' timer slack is unreadable");
         launch(ManagerTestSupport.smallContext(dir).agentTimerSlackNs(1_237));
+        final Thread agent = agentThread(manager);
         // AgentRunner names its thread only once the thread runs: until then there is nothing to look for.
-        awaitTrue(() -> null != manager.agentThread() && threadsWithTimerSlack(1_237).contains(
-            manager.agentThread().getName().substring(0, Math.min(15, manager.agentThread().getName().length()))),
+        awaitTrue(() -> threadsWithTimerSlack(1_237).contains(
+            agent.getName().substring(0, Math.min(15, agent.getName().length()))),
             () -> "agent thread's timer slack not set: " + threadsWithTimerSlack(1_237));
     }
 

@@ -43,7 +43,36 @@ public final class ManagerTestSupport
             .maxDataRegionBytes(64L << 20)
             .copyChunkBytes(64 << 10)
             .threadingMode(Configuration.ThreadingMode.SHARED)
-            .idleStrategy(new YieldingIdleStrategy());
+            .idleStrategy(new YieldingIdleStrategy())
+            .agentThreadFactory(new AgentThreadRecorder());
+    }
+
+    /**
+     * The thread running a Manager's agents, kept by the thread factory its context was given in
+     * {@link #smallContext}: there from launch on, whether or not the thread has begun to run.
+     */
+    static Thread agentThread(final Manager manager)
+    {
+        if (manager.context().agentThreadFactory() instanceof AgentThreadRecorder recorder)
+        {
+            return recorder.thread;
+        }
+        throw new IllegalStateException("the Manager's context was not made by smallContext");
+    }
+
+    /**
+     * Makes the agent thread and keeps it for {@link #agentThread}.
+     */
+    static final class AgentThreadRecorder implements java.util.concurrent.ThreadFactory
+    {
+        private volatile Thread thread;
+
+        public Thread newThread(final Runnable runnable)
+        {
+            final Thread made = new Thread(runnable);
+            thread = made;
+            return made;
+        }
     }
 
     /**

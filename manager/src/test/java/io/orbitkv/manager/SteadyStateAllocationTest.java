@@ -1,6 +1,7 @@
 package io.orbitkv.manager;
 
 import io.orbitkv.manager.status.SystemCounterDescriptor;
+import static io.orbitkv.manager.ManagerTestSupport.agentThread;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -55,7 +56,7 @@ class SteadyStateAllocationTest
             // Warm up: JIT, namespace registration and every code path once.
             runRounds(client, 0, 500, layout);
 
-            final Thread agent = manager.agentThread();
+            final Thread agent = agentThread(manager);
             assertNotNull(agent);
             final int rounds = 1000;
             final int[] next = {500};
@@ -97,7 +98,7 @@ class SteadyStateAllocationTest
 
                 runSsdRounds(client, 0, 2000, layout);
 
-                final Thread agent = manager.agentThread();
+                final Thread agent = agentThread(manager);
                 final long readsBefore = manager.counter(SystemCounterDescriptor.SSD_READS);
                 final int rounds = 500;
                 final int requests = 3 * rounds;
@@ -136,7 +137,7 @@ class SteadyStateAllocationTest
             final long localBefore = manager.counter(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS);
             final long appliedBefore = manager.counter(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED);
 
-            final long allocated = measureCatalogRounds("a", manager.agentThread());
+            final long allocated = measureCatalogRounds("a", agentThread(manager));
 
             assertEquals(0, manager.counter(SystemCounterDescriptor.ERRORS));
             assertEquals(queriesBefore, manager.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES),
@@ -168,7 +169,7 @@ class SteadyStateAllocationTest
             final long queriesBefore = manager.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
             final long appliedBefore = host.counter(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED);
 
-            final long[] window = measureCatalogWindows("b", manager.agentThread(), host.agentThread());
+            final long[] window = measureCatalogWindows("b", agentThread(manager), agentThread(host));
 
             assertEquals(0, manager.counter(SystemCounterDescriptor.ERRORS));
             assertEquals(0, host.counter(SystemCounterDescriptor.ERRORS));
@@ -245,18 +246,20 @@ class SteadyStateAllocationTest
                 }
 
                 final long[] window = new long[3];
+                final long requesterThreadId = agentThread(manager).threadId();
+                final long sourceThreadId = agentThread(source).threadId();
                 for (int w = 1; w <= WINDOWS; w++)
                 {
-                    final long requesterBefore = threads.getThreadAllocatedBytes(manager.agentThread().threadId());
-                    final long sourceBefore = threads.getThreadAllocatedBytes(source.agentThread().threadId());
+                    final long requesterBefore = threads.getThreadAllocatedBytes(requesterThreadId);
+                    final long sourceBefore = threads.getThreadAllocatedBytes(sourceThreadId);
                     final long start = System.nanoTime();
                     for (int i = 0; i < ROUNDS; i++)
                     {
                         assertFetched(reader, hashes, offsets, lengths, source);
                     }
                     window[2] = System.nanoTime() - start;
-                    window[0] = threads.getThreadAllocatedBytes(manager.agentThread().threadId()) - requesterBefore;
-                    window[1] = threads.getThreadAllocatedBytes(source.agentThread().threadId()) - sourceBefore;
+                    window[0] = threads.getThreadAllocatedBytes(requesterThreadId) - requesterBefore;
+                    window[1] = threads.getThreadAllocatedBytes(sourceThreadId) - sourceBefore;
                     if (window[0] < hostBudget(window[2]) && window[1] < hostBudget(window[2]))
                     {
                         break;

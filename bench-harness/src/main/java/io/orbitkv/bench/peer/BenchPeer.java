@@ -19,6 +19,7 @@ import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerCounter;
 import io.orbitkv.manager.catalog.CatalogHostHandler;
@@ -125,12 +126,13 @@ public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
             .localNodeIndex(nodeIndex)
             .incarnation(incarnationMsb, incarnationLsb)
             .placementFingerprint(placementFingerprint)
-            .validator(validator)
-            .coldQueryHandler(
-                new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, placementFingerprint))
-            .handler(this)
             .countersManager(countersManager)
             .errorHandler(errors::add));
+        transport.newAgent(
+            validator,
+            new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, placementFingerprint),
+            this,
+            null);
     }
 
     public static boolean[] allShards()
@@ -175,6 +177,11 @@ public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
     public PeerAgent agent()
     {
         return transport.agent();
+    }
+
+    public PeerPublisher publisher()
+    {
+        return transport.publisher();
     }
 
     public int doWork()
@@ -328,10 +335,10 @@ public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
     {
         // Serve from the journal: everything retained from the first missing sequence on, since the host dropped
         // the records after the gap too.
-        final int sent = agent().sendDeltaBatch(client, shard, journal, fromSequence, agent().maxBatchRecords());
+        final int sent = publisher().sendDeltaBatch(client, shard, journal, fromSequence, publisher().maxBatchRecords());
         if (OwnerJournal.READ_RESYNC_REQUIRED == sent)
         {
-            agent().sendResponse(client, shard, correlationId, CatalogStatus.RESYNC_REQUIRED, fromSequence - 1);
+            publisher().sendResponse(client, shard, correlationId, CatalogStatus.RESYNC_REQUIRED, fromSequence - 1);
         }
         repairsServed++;
     }

@@ -1,6 +1,5 @@
 package io.orbitkv.manager.catalog;
 
-import java.nio.file.Path;
 import java.util.UUID;
 
 import io.orbitkv.codecs.CatalogLimits;
@@ -8,41 +7,37 @@ import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.membership.Membership;
+import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
-import org.agrona.CloseHelper;
-import org.agrona.ErrorHandler;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
-import org.agrona.concurrent.status.CountersManager;
 
 /**
- * Settings of the Manager's catalog and, once {@link #conclude() concluded}, its parts: the owner streams (whose
- * inventory observers the block stores take), the catalog host, the member view follower, discovery, and the peer
- * transport bound to its endpoint. The transport is up after conclude, so the endpoint it resolved (port 0 binds an
- * ephemeral port) can go into the member record before the membership the {@link CatalogService} follows exists;
- * nothing runs until the service's duty cycle does. Close it only when no service was built from it (the service
- * closes it).
+ * Settings of the Manager's catalog and, once {@link #conclude() concluded}, its parts, each built once with its
+ * collaborators: the owner streams (whose inventory observers the block stores take), the catalog host, the member
+ * view follower, the candidate index, discovery, the source links, the {@link CatalogRequester} the transfer
+ * requester and the ring use, and the handler of catalog frames. The peer transport is bound and the membership
+ * started before (the member record advertises the transport's endpoint); the parts send through the transport's
+ * publisher, and the {@link CatalogService} builds the transport's agent, which delivers frames to them.
  */
-public final class CatalogContext implements AutoCloseable
+public final class CatalogContext
 {
     private String nodeId;
     private ShardPlacement placement;
     private UUID runtimeUuid;
-    private String peerEndpoint;
-    private int peerMtuLength = PeerTransport.AUTO_MTU;
-    private Path directory;
     private NamespaceTable namespaces;
     private long inventoryResidences;
     private long inventoryBytes;
     private long candidateBytes = CatalogLimits.CANDIDATE_INDEX_BUDGET_BYTES;
     private long journalBytes;
     private SystemCounters systemCounters;
-    private CountersManager countersManager;
-    private ErrorHandler errorHandler;
     private NanoClock nanoClock = SystemNanoClock.INSTANCE;
-    private TransferPart transfers;
+    private PeerTransport peerTransport;
+    private Membership membership;
+    private LocalResidency localResidency = LocalResidency.NONE;
 
     private boolean concluded;
     private CatalogHost host;
@@ -50,10 +45,11 @@ public final class CatalogContext implements AutoCloseable
     private MemberViewSync members;
     private CandidateIndex candidates;
     private PeerDiscovery discovery;
-    private PeerTransport transport;
+    private CatalogFront front;
+    private CatalogPeerHandler peerHandler;
 
     /**
-     * Validate the settings, build the parts and launch the peer transport (its embedded media driver included).
+     * Validate the settings and build the parts.
      *
      * @return this.
      * @throws IllegalStateException naming the setting that is missing or out of range.
@@ -67,50 +63,32 @@ public final class CatalogContext implements AutoCloseable
         require(null != nodeId && !nodeId.isEmpty(), "nodeId is required");
         require(null != placement, "placement is required");
         require(null != runtimeUuid, "runtimeUuid is required");
-        require(null != peerEndpoint, "peerEndpoint is required");
-        require(null != directory, "directory is required");
         require(null != namespaces, "namespaces is required");
         require(inventoryResidences >= 0, "inventoryResidences must not be negative: " + inventoryResidences);
         require(inventoryBytes > 0, "inventoryBytes must be positive: " + inventoryBytes);
         require(journalBytes > 0, "journalBytes must be positive: " + journalBytes);
         require(null != systemCounters, "systemCounters is required");
-        require(null != countersManager, "countersManager is required");
-        require(null != errorHandler, "errorHandler is required");
         require(null != nanoClock, "nanoClock is required");
+        require(null != peerTransport, "peerTransport is required");
+        require(null != membership, "membership is required");
+        require(null != localResidency, "localResidency is required");
         concluded = true;
 
+        final PeerPublisher publisher = peerTransport.publisher();
         final long selfMsb = runtimeUuid.getMostSignificantBits();
         final long selfLsb = runtimeUuid.getLeastSignificantBits();
-        streams = new OwnerStreams(namespaces, inventoryResidences, inventoryBytes, journalBytes, systemCounters);
+        streams = new OwnerStreams(
+            namespaces, inventoryResidences, inventoryBytes, journalBytes, systemCounters, publisher);
         host = new CatalogHost(nodeId, placement, selfMsb, selfLsb);
         systemCounters.get(SystemCounterDescriptor.CATALOG_HOSTED_SHARDS).setRelease(host.hostedCount());
         members = new MemberViewSync(nodeId, placement, runtimeUuid, host, streams,
-            systemCounters.get(SystemCounterDescriptor.CATALOG_INCARNATIONS_RETIRED));
+            systemCounters.get(SystemCounterDescriptor.CATALOG_INCARNATIONS_RETIRED), membership, publisher);
         candidates = new CandidateIndex(candidateBytes, CatalogLimits.CANDIDATE_TTL_MS, new NamespaceTable());
-        discovery = new PeerDiscovery(host, members, candidates, systemCounters);
-        transport = PeerTransport.launch(new PeerTransport.Context()
-            .endpoint(peerEndpoint)
-            .mtuLength(peerMtuLength)
-            .directory(directory)
-            .localNodeIndex(0)
-            .incarnation(selfMsb, selfLsb)
-            .placementFingerprint(host.placementFingerprint())
-            .validator(host.validator())
-            .coldQueryHandler(host.coldQueryHandler())
-            .handler(new CatalogPeerHandler(members, streams, discovery, systemCounters, nanoClock))
-            .transferHandler(transfers)
-            .countersManager(countersManager)
-            .errorHandler(errorHandler)
-            .nanoClock(nanoClock));
+        discovery = new PeerDiscovery(host, members, candidates, systemCounters, localResidency, publisher);
+        front = new CatalogFront(
+            members, membership, discovery, candidates, new SourceLinks(publisher), systemCounters, nanoClock);
+        peerHandler = new CatalogPeerHandler(members, streams, discovery, systemCounters, nanoClock);
         return this;
-    }
-
-    /**
-     * Close the peer transport of a context no service was built from.
-     */
-    public void close()
-    {
-        CloseHelper.quietClose(transport);
     }
 
     private static void require(final boolean condition, final String message)
@@ -133,12 +111,12 @@ public final class CatalogContext implements AutoCloseable
     // Parts, after conclude.
 
     /**
-     * @return the peer transport, bound to its endpoint.
+     * @return the catalog as the requester side sees it: lookups, members, source sessions.
      */
-    public PeerTransport transport()
+    public CatalogRequester requester()
     {
         requireConcluded();
-        return transport;
+        return front;
     }
 
     /**
@@ -189,6 +167,21 @@ public final class CatalogContext implements AutoCloseable
         return discovery;
     }
 
+    CatalogFront front()
+    {
+        return front;
+    }
+
+    CatalogPeerHandler peerHandler()
+    {
+        return peerHandler;
+    }
+
+    PeerTransport peerTransport()
+    {
+        return peerTransport;
+    }
+
     // ---------------------------------------------------------------------------------------------------------------
     // Settings.
 
@@ -233,36 +226,6 @@ public final class CatalogContext implements AutoCloseable
     }
 
     /**
-     * @param peerEndpoint HOST:PORT the peer transport binds and the member record advertises.
-     * @return this.
-     */
-    public CatalogContext peerEndpoint(final String peerEndpoint)
-    {
-        this.peerEndpoint = peerEndpoint;
-        return this;
-    }
-
-    /**
-     * @param peerMtuLength payload bytes per peer datagram, {@link PeerTransport#AUTO_MTU} for the interface's.
-     * @return this.
-     */
-    public CatalogContext peerMtuLength(final int peerMtuLength)
-    {
-        this.peerMtuLength = peerMtuLength;
-        return this;
-    }
-
-    /**
-     * @param directory where the embedded media driver's directory goes (inside the Manager's dir).
-     * @return this.
-     */
-    public CatalogContext directory(final Path directory)
-    {
-        this.directory = directory;
-        return this;
-    }
-
-    /**
      * @param namespaces the Manager's namespace table (the block stores' namespace ids are its ids).
      * @return this.
      */
@@ -283,10 +246,6 @@ public final class CatalogContext implements AutoCloseable
     }
 
     /**
-     * @param inventoryBytes ceiling of the inventory's tables over all shards.
-     * @return this.
-     */
-    /**
      * @param candidateBytes logical byte budget of the candidate index (design default 16 MiB).
      * @return this.
      */
@@ -296,6 +255,10 @@ public final class CatalogContext implements AutoCloseable
         return this;
     }
 
+    /**
+     * @param inventoryBytes ceiling of the inventory's tables over all shards.
+     * @return this.
+     */
     public CatalogContext inventoryBytes(final long inventoryBytes)
     {
         this.inventoryBytes = inventoryBytes;
@@ -323,26 +286,6 @@ public final class CatalogContext implements AutoCloseable
     }
 
     /**
-     * @param countersManager where the peer transport's counters go (the CnC file's).
-     * @return this.
-     */
-    public CatalogContext countersManager(final CountersManager countersManager)
-    {
-        this.countersManager = countersManager;
-        return this;
-    }
-
-    /**
-     * @param errorHandler error handler of the transport.
-     * @return this.
-     */
-    public CatalogContext errorHandler(final ErrorHandler errorHandler)
-    {
-        this.errorHandler = errorHandler;
-        return this;
-    }
-
-    /**
      * @param nanoClock the clock every part reads (tests drive it).
      * @return this.
      */
@@ -358,18 +301,32 @@ public final class CatalogContext implements AutoCloseable
     }
 
     /**
-     * @param transfers the transfer control the peer transport delivers transfer frames to and the service's duty
-     *                  cycle drives, or null (default) for a Manager without peer transfers.
+     * @param peerTransport the bound peer transport this catalog sends through and whose agent it builds.
      * @return this.
      */
-    public CatalogContext transfers(final TransferPart transfers)
+    public CatalogContext peerTransport(final PeerTransport peerTransport)
     {
-        this.transfers = transfers;
+        this.peerTransport = peerTransport;
         return this;
     }
 
-    TransferPart transfers()
+    /**
+     * @param membership the joining (or joined) membership, advertising the peer transport's endpoint.
+     * @return this.
+     */
+    public CatalogContext membership(final Membership membership)
     {
-        return transfers;
+        this.membership = membership;
+        return this;
+    }
+
+    /**
+     * @param localResidency what this Manager's own DRAM holds, for the keys after a lookup's local prefix.
+     * @return this.
+     */
+    public CatalogContext localResidency(final LocalResidency localResidency)
+    {
+        this.localResidency = localResidency;
+        return this;
     }
 }

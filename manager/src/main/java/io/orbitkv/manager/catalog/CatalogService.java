@@ -2,13 +2,9 @@ package io.orbitkv.manager.catalog;
 
 import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.codecs.ShardPlacement;
-import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.CandidateIndex;
-import io.orbitkv.manager.membership.MemberRecord;
-import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.peer.PeerAgent;
-import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
@@ -22,15 +18,18 @@ import org.agrona.concurrent.status.AtomicCounter;
  * in the same composite as the engine ring agent, so an inventory transition, its journal record and the stream that
  * sends it never cross threads). Its duty cycle reads the clock once and sums the work of each part:
  * <ul>
- *     <li>the peer transport (which delivers frames to the {@link CatalogPeerHandler});</li>
+ *     <li>the transfer part, before the peer transport polls, so the answers to this cycle's frames leave in it;</li>
+ *     <li>the peer transport's {@link PeerAgent} (which delivers frames to the {@link CatalogPeerHandler} and the
+ *     transfer part);</li>
  *     <li>the {@link MemberViewSync}: the incarnation this runtime speaks as and the member view, followed from the
- *     {@link Membership} (no remote work until it shows this incarnation);</li>
+ *     membership (no remote work until it shows this incarnation);</li>
  *     <li>owner: the {@link OwnerStreams} of this Manager's inventory to the shards' catalog hosts;</li>
  *     <li>catalog host: the {@link CatalogHost} directory over the shards placement gives this node;</li>
  *     <li>requester: {@link PeerDiscovery} for engine lookups, answered through the {@link LookupAnswerSink} each
  *     lookup was started with.</li>
  * </ul>
- * Built from a concluded {@link CatalogContext} and the membership that advertises the context's peer endpoint.
+ * Built once from a concluded {@link CatalogContext} and the transfer part: it builds the peer transport's agent
+ * with the handlers, the last piece, as every part that sends already exists.
  */
 public final class CatalogService implements Agent, AutoCloseable
 {
@@ -38,9 +37,6 @@ public final class CatalogService implements Agent, AutoCloseable
 
     private final String nodeId;
     private final NanoClock clock;
-    private final Membership membership;
-    private final CatalogContext ctx;
-    private final AtomicCounter discoverySkipped;
     private final AtomicCounter journalBytes;
     private final AtomicCounter journalOverflows;
     private final AtomicCounter indexBytes;
@@ -57,26 +53,23 @@ public final class CatalogService implements Agent, AutoCloseable
     private final MemberViewSync members;
     private final CandidateIndex candidates;
     private final PeerDiscovery discovery;
+    private final CatalogFront front;
     private final PeerTransport transport;
     private final PeerAgent agent;
-    private final SourceLinks sourceLinks = new SourceLinks();
     private final TransferPart transfers;
     private long gaugesAtNs;
 
     /**
-     * @param ctx        a concluded context; closed with this service.
-     * @param membership the joining (or joined) membership, started with {@code ctx.transport().endpoint()}.
+     * @param ctx       a concluded context; its peer transport is closed with this service.
+     * @param transfers the transfer part the peer agent delivers transfer frames to and this duty cycle runs, or null
+     *                  for a Manager without peer transfers.
      */
-    public CatalogService(final CatalogContext ctx, final Membership membership)
+    public CatalogService(final CatalogContext ctx, final TransferPart transfers)
     {
-        this.ctx = ctx;
-        this.membership = membership;
         this.nodeId = ctx.nodeId();
         this.clock = ctx.nanoClock();
-        this.transport = ctx.transport();
-        this.agent = transport.agent();
+        this.transport = ctx.peerTransport();
         final SystemCounters counters = ctx.systemCounters();
-        this.discoverySkipped = counters.get(SystemCounterDescriptor.CATALOG_DISCOVERY_SKIPPED);
         this.journalBytes = counters.get(SystemCounterDescriptor.CATALOG_JOURNAL_BYTES);
         this.journalOverflows = counters.get(SystemCounterDescriptor.CATALOG_JOURNAL_OVERFLOWS);
         this.indexBytes = counters.get(SystemCounterDescriptor.CATALOG_INDEX_BYTES);
@@ -93,7 +86,9 @@ public final class CatalogService implements Agent, AutoCloseable
         this.members = ctx.members();
         this.candidates = ctx.candidates();
         this.discovery = ctx.discovery();
-        this.transfers = ctx.transfers();
+        this.front = ctx.front();
+        this.transfers = transfers;
+        this.agent = transport.newAgent(host.validator(), host.coldQueryHandler(), ctx.peerHandler(), transfers);
     }
 
     /**
@@ -123,13 +118,13 @@ public final class CatalogService implements Agent, AutoCloseable
     {
         final long nowNs = clock.nanoTime();
         final long nowMs = nowNs / 1_000_000L;
-        // Transfers first: the answers to frames the transport delivers in this cycle go through this cycle's agent.
-        int work = null == transfers ? 0 : transfers.doWork(agent, membership, nowNs);
-        work += transport.doWork();
-        work += members.syncIncarnation(membership, agent);
-        work += members.syncView(membership, agent);
-        work += streams.doWork(agent, nowNs, nowMs);
-        work += discovery.doWork(agent, nowMs);
+        // Transfers first: the answers to frames the transport delivers in this cycle go out in this cycle.
+        int work = null == transfers ? 0 : transfers.doWork(nowNs);
+        work += agent.doWork();
+        work += members.syncIncarnation();
+        work += members.syncView();
+        work += streams.doWork(nowNs, nowMs);
+        work += discovery.doWork(nowMs);
         if (work > 0)
         {
             work += agent.invokeDriver();
@@ -145,127 +140,21 @@ public final class CatalogService implements Agent, AutoCloseable
     public void onClose()
     {
         streams.close();
-        members.closeLinks(agent);
-        sourceLinks.close(agent);
+        members.closeLinks();
+        front.close();
     }
 
     public void close()
     {
-        CloseHelper.quietClose(ctx);
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-    // Requester API for the ring agent.
-
-    /**
-     * @return a lookup to fill and {@link #startLookup}, or null when the service cannot take one now (no member
-     * view yet, remote work disabled, or every pending slot in use): answer locally.
-     */
-    public PendingLookup acquireLookup()
-    {
-        if (!membership.remoteWorkEnabled(clock.nanoTime()) || !members.hasView())
-        {
-            discoverySkipped.incrementRelease();
-            return null;
-        }
-        final PendingLookup lookup = discovery.acquire();
-        if (null == lookup)
-        {
-            discoverySkipped.incrementRelease();
-        }
-        return lookup;
+        CloseHelper.quietClose(transport);
     }
 
     /**
-     * Let discovery answer the keys this Manager's own DRAM holds and go on after them; set once, before the first
-     * lookup, by whoever serves such keys (the peer fetcher).
+     * @return the catalog as the requester side uses it.
      */
-    public void localResidency(final LocalResidency localResidency)
+    public CatalogRequester requester()
     {
-        discovery.localResidency(localResidency);
-    }
-
-    /**
-     * Resolve a filled lookup; {@code sink} gets it once its peer candidates are known or its budget ran out (at
-     * once, from this call, when every key is warm or nothing can be asked).
-     */
-    public void startLookup(final PendingLookup lookup, final LookupAnswerSink sink)
-    {
-        discovery.start(lookup, sink, agent, clock.nanoTime() / 1_000_000L);
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-    // Requester API for peer transfers (agent thread).
-
-    /**
-     * @return whether this Manager may start remote work now: a complete member view and a valid registration.
-     */
-    public boolean remoteWorkEnabled()
-    {
-        return members.hasView() && membership.remoteWorkEnabled(clock.nanoTime());
-    }
-
-    /**
-     * @return the member record of a live incarnation in the member view, or null (unknown, retired or this one).
-     */
-    public MemberRecord member(final long msb, final long lsb)
-    {
-        return members.isSelf(msb, lsb) ? null : members.memberByIncarnation(msb, lsb);
-    }
-
-    /**
-     * @return this Manager's current incarnation (it changes when a lost registration is replaced).
-     */
-    public long localIncarnationMsb()
-    {
-        return members.selfMsb();
-    }
-
-    public long localIncarnationLsb()
-    {
-        return members.selfLsb();
-    }
-
-    public boolean isSelf(final long msb, final long lsb)
-    {
-        return members.isSelf(msb, lsb);
-    }
-
-    /**
-     * An active peer session to a source incarnation, kept in a bounded LRU of source links.
-     *
-     * @return the client, or null while it connects or when the incarnation is not a live member.
-     */
-    public PeerClient sourceClient(final long msb, final long lsb, final long nowMs)
-    {
-        final MemberRecord record = member(msb, lsb);
-        if (null == record)
-        {
-            return null;
-        }
-        // One session per remote incarnation: a second connect would replace the first at the remote, so a catalog
-        // host's link carries the transfers too.
-        final HostLink hostLink = members.linkForNode(record.nodeId());
-        return null != hostLink && hostLink.isFor(record) ?
-            hostLink.poll(agent, nowMs) : sourceLinks.client(record, agent, nowMs);
-    }
-
-    /**
-     * The peer agent, to send transfer messages on its thread.
-     */
-    public PeerAgent peerAgent()
-    {
-        return agent;
-    }
-
-    /**
-     * Drop one refused candidate version of a key from the candidate index; other candidates of the key stay.
-     */
-    public boolean removeCandidate(
-        final StateKeyFlyweight key, final long ownerMsb, final long ownerLsb, final long insertionSequence)
-    {
-        return candidates.removeCandidate(key.namespaceBuffer(), key.namespaceOffset(), key.namespaceLength(),
-            key.hashBuffer(), key.hashOffset(), key.hashLength(), ownerMsb, ownerLsb, insertionSequence);
+        return front;
     }
 
     private void updateGauges()

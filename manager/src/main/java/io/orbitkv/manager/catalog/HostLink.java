@@ -1,7 +1,7 @@
 package io.orbitkv.manager.catalog;
 
 import io.orbitkv.manager.membership.MemberRecord;
-import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
 
 /**
@@ -19,12 +19,14 @@ final class HostLink
     final String endpoint;
     final long incarnationMsb;
     final long incarnationLsb;
+    private final PeerPublisher publisher;
     private PeerClient client;
     private long reconnectAtMs;
     private boolean closed;
 
-    HostLink(final MemberRecord record)
+    HostLink(final MemberRecord record, final PeerPublisher publisher)
     {
+        this.publisher = publisher;
         this.nodeId = record.nodeId();
         this.endpoint = record.peerEndpoint();
         this.incarnationMsb = record.runtimeUuid().getMostSignificantBits();
@@ -42,7 +44,7 @@ final class HostLink
      *
      * @return the client when it is active, else null.
      */
-    PeerClient poll(final PeerAgent agent, final long nowMs)
+    PeerClient poll(final long nowMs)
     {
         if (closed)
         {
@@ -52,9 +54,9 @@ final class HostLink
         {
             if (null != client)
             {
-                agent.closeClient(client);
+                publisher.closeClient(client);
             }
-            client = agent.connect(endpoint, 0, incarnationMsb, incarnationLsb);
+            client = publisher.connect(endpoint, 0, incarnationMsb, incarnationLsb);
             reconnectAtMs = nowMs + RECONNECT_BACKOFF_MS;
         }
         return client.isActive() ? client : null;
@@ -65,12 +67,12 @@ final class HostLink
         return null != client && client == candidate;
     }
 
-    void close(final PeerAgent agent)
+    void close()
     {
         closed = true;
         if (null != client)
         {
-            agent.closeClient(client);
+            publisher.closeClient(client);
             client = null;
         }
     }

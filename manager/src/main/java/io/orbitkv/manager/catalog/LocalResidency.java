@@ -11,6 +11,11 @@ import org.agrona.DirectBuffer;
 public interface LocalResidency
 {
     /**
+     * A Manager that serves nothing from its own DRAM after a lookup's local prefix.
+     */
+    LocalResidency NONE = (namespaceId, hash, hashOffset, hashLength) -> -1;
+
+    /**
      * @param namespaceId registered namespace id, or negative when the namespace is unknown here.
      * @param hash        buffer holding the hash.
      * @param hashOffset  offset of the hash.

@@ -14,7 +14,7 @@ import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.membership.MemberView;
 import io.orbitkv.manager.membership.Membership;
-import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerPublisher;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.Object2IntHashMap;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -42,6 +42,8 @@ final class MemberViewSync
     private final CatalogHost host;
     private final OwnerStreams streams;
     private final AtomicCounter incarnationsRetired;
+    private final Membership membership;
+    private final PeerPublisher publisher;
     private long selfMsb;
     private long selfLsb;
 
@@ -65,8 +67,12 @@ final class MemberViewSync
         final UUID runtimeUuid,
         final CatalogHost host,
         final OwnerStreams streams,
-        final AtomicCounter incarnationsRetired)
+        final AtomicCounter incarnationsRetired,
+        final Membership membership,
+        final PeerPublisher publisher)
     {
+        this.membership = membership;
+        this.publisher = publisher;
         this.nodeId = nodeId;
         this.placement = placement;
         this.selfMsb = runtimeUuid.getMostSignificantBits();
@@ -146,7 +152,7 @@ final class MemberViewSync
      * for any new session, with a snapshot cut: the inventory is re-announced through the normal snapshot path.
      * The journal keeps its sequences; a new incarnation's receivers start from that snapshot's watermark.
      */
-    int syncIncarnation(final Membership membership, final PeerAgent agent)
+    int syncIncarnation()
     {
         final UUID uuid = membership.runtimeUuid();
         final long msb = uuid.getMostSignificantBits();
@@ -159,8 +165,8 @@ final class MemberViewSync
         selfMsb = msb;
         selfLsb = lsb;
         host.localIncarnation(msb, lsb);
-        agent.localIncarnation(msb, lsb);
-        closeLinks(agent);
+        publisher.localIncarnation(msb, lsb);
+        closeLinks();
         for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
         {
             streams.retarget(s, null);
@@ -171,7 +177,7 @@ final class MemberViewSync
         return 1;
     }
 
-    int syncView(final Membership membership, final PeerAgent agent)
+    int syncView()
     {
         final MemberView view = membership.view();
         if ((view == appliedView && !resyncView) || view == skippedView || !view.isComplete())
@@ -201,16 +207,16 @@ final class MemberViewSync
         {
             rememberRetired(previous);
         }
-        applyLinks(view, agent);
+        applyLinks(view);
         applyOwnerSlots(view, membership);
         return 1;
     }
 
-    void closeLinks(final PeerAgent agent)
+    void closeLinks()
     {
         for (final HostLink link : links.values())
         {
-            link.close(agent);
+            link.close();
         }
         links.clear();
     }
@@ -235,7 +241,7 @@ final class MemberViewSync
         }
     }
 
-    private void applyLinks(final MemberView view, final PeerAgent agent)
+    private void applyLinks(final MemberView view)
     {
         for (final String node : placement.nodes())
         {
@@ -243,12 +249,12 @@ final class MemberViewSync
             final HostLink link = links.get(node);
             if (null != link && !link.isFor(record))
             {
-                link.close(agent);
+                link.close();
                 links.remove(node);
             }
             if (null != record && !links.containsKey(node))
             {
-                links.put(node, new HostLink(record));
+                links.put(node, new HostLink(record, publisher));
             }
         }
         for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)

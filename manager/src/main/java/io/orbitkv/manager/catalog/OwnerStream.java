@@ -3,7 +3,7 @@ package io.orbitkv.manager.catalog;
 import io.orbitkv.catalog.OwnerJournal;
 import io.orbitkv.catalog.ShardInventory;
 import io.orbitkv.catalog.SnapshotCut;
-import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerSnapshotSender;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
@@ -42,6 +42,7 @@ final class OwnerStream
     static final int PACING_WINDOW_BYTES = 48 * 1024;
 
     final int shard;
+    private final PeerPublisher publisher;
     private final OwnerJournal journal;
     private final ShardInventory inventory;
     private final AtomicCounter recordsSent;
@@ -66,8 +67,10 @@ final class OwnerStream
     private long lagSequence;
     private long lagStartNs;
 
-    OwnerStream(final int shard, final ShardInventory inventory, final SystemCounters counters)
+    OwnerStream(
+        final int shard, final ShardInventory inventory, final SystemCounters counters, final PeerPublisher publisher)
     {
+        this.publisher = publisher;
         this.shard = shard;
         this.inventory = inventory;
         this.journal = inventory.journal();
@@ -109,13 +112,13 @@ final class OwnerStream
         }
     }
 
-    int doWork(final PeerAgent agent, final long nowNs, final long nowMs)
+    int doWork(final long nowNs, final long nowMs)
     {
         if (null == link || OwnerJournal.NO_RECEIVER_SLOT == receiver)
         {
             return 0;
         }
-        final PeerClient client = link.poll(agent, nowMs);
+        final PeerClient client = link.poll(nowMs);
         if (null == client)
         {
             return 0;
@@ -123,14 +126,14 @@ final class OwnerStream
         if (client != senderClient)
         {
             // A new session to the same host incarnation: its snapshot sender is bound to the session.
-            final PeerSnapshotSender sender = agent.snapshotSender(client, shard);
+            final PeerSnapshotSender sender = publisher.snapshotSender(client, shard);
             cut = new SnapshotCut(shard, receiver, inventory, sender);
             senderClient = client;
             snapshotting = false;
             needSnapshot = true;
         }
 
-        if (agent.availableWindow(client) < PACING_WINDOW_BYTES)
+        if (publisher.availableWindow(client) < PACING_WINDOW_BYTES)
         {
             return 0;
         }
@@ -189,7 +192,7 @@ final class OwnerStream
         }
         if (journal.lastSequence(shard) > sentUpTo)
         {
-            final int sent = agent.sendDeltaBatch(client, shard, journal, sentUpTo + 1, agent.maxBatchRecords());
+            final int sent = publisher.sendDeltaBatch(client, shard, journal, sentUpTo + 1, publisher.maxBatchRecords());
             if (OwnerJournal.READ_RESYNC_REQUIRED == sent)
             {
                 requestSnapshot(nowNs);

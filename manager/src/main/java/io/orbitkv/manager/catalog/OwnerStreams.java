@@ -7,7 +7,7 @@ import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.CatalogRecordTable;
 import io.orbitkv.index.NamespaceTable;
-import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.status.SystemCounters;
 
@@ -47,7 +47,8 @@ final class OwnerStreams
         final long inventoryResidences,
         final long inventoryBytes,
         final long journalBytes,
-        final SystemCounters counters)
+        final SystemCounters counters,
+        final PeerPublisher publisher)
     {
         this.journal = new OwnerJournal(CatalogLimits.SHARD_COUNT, journalBytes, OwnerJournal.DEFAULT_SEGMENT_BYTES,
             OwnerJournal.DEFAULT_MAX_RECEIVERS_PER_SHARD);
@@ -59,7 +60,7 @@ final class OwnerStreams
         this.ssdObserver = new InventoryObserver(JournalRecord.TIER_SSD, inventory, namespaces, counters);
         for (int s = 0; s < streams.length; s++)
         {
-            streams[s] = new OwnerStream(s, inventory, counters);
+            streams[s] = new OwnerStream(s, inventory, counters, publisher);
         }
     }
 
@@ -83,12 +84,12 @@ final class OwnerStreams
         return inventory;
     }
 
-    int doWork(final PeerAgent agent, final long nowNs, final long nowMs)
+    int doWork(final long nowNs, final long nowMs)
     {
         int work = 0;
         for (final OwnerStream stream : streams)
         {
-            work += stream.doWork(agent, nowNs, nowMs);
+            work += stream.doWork(nowNs, nowMs);
         }
         return work;
     }

@@ -10,7 +10,7 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.CandidateSet;
 import io.orbitkv.manager.membership.MemberRecord;
-import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
@@ -60,7 +60,8 @@ final class PeerDiscovery
     private final Long2LongHashMap inflightKeys = new Long2LongHashMap(NO_QUERY);
     private final CandidateSet set = new CandidateSet();
     private final StateKeyFlyweight key = new StateKeyFlyweight();
-    private LocalResidency localResidency;
+    private final LocalResidency localResidency;
+    private final PeerPublisher publisher;
     private int activeLookups;
     private int activeQueries;
 
@@ -68,9 +69,13 @@ final class PeerDiscovery
         final CatalogHost host,
         final MemberViewSync members,
         final CandidateIndex candidates,
-        final SystemCounters counters)
+        final SystemCounters counters,
+        final LocalResidency localResidency,
+        final PeerPublisher publisher)
     {
         this.host = host;
+        this.localResidency = localResidency;
+        this.publisher = publisher;
         this.members = members;
         this.candidates = candidates;
         this.candidateHits = counters.get(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS);
@@ -89,14 +94,6 @@ final class PeerDiscovery
         {
             queries[i] = new ColdQuerySlot(i, MAX_PENDING_LOOKUPS);
         }
-    }
-
-    /**
-     * Answer keys this Manager's DRAM holds without asking for them; set once, before the first lookup.
-     */
-    void localResidency(final LocalResidency localResidency)
-    {
-        this.localResidency = localResidency;
     }
 
     PendingLookup acquire()
@@ -118,7 +115,7 @@ final class PeerDiscovery
     /**
      * Resolve a filled lookup: at once when every key is warm (or nothing can be asked), else after its queries.
      */
-    void start(final PendingLookup lookup, final LookupAnswerSink sink, final PeerAgent agent, final long nowMs)
+    void start(final PendingLookup lookup, final LookupAnswerSink sink, final long nowMs)
     {
         lookup.sink = sink;
         lookup.generation++;
@@ -182,7 +179,7 @@ final class PeerDiscovery
             {
                 continue;
             }
-            final ColdQuerySlot query = queryFor(lookup, link, key.hashLength(), agent);
+            final ColdQuerySlot query = queryFor(lookup, link, key.hashLength());
             if (null == query)
             {
                 continue;
@@ -197,17 +194,17 @@ final class PeerDiscovery
         }
         else
         {
-            sendReady(agent, nowMs);
+            sendReady(nowMs);
         }
     }
 
-    int doWork(final PeerAgent agent, final long nowMs)
+    int doWork(final long nowMs)
     {
         if (0 == activeLookups && 0 == activeQueries)
         {
             return 0;
         }
-        int work = sendReady(agent, nowMs);
+        int work = sendReady(nowMs);
         for (final ColdQuerySlot query : queries)
         {
             if (query.active && (nowMs - query.deadlineMs >= 0 || query.link.isClosed()))
@@ -281,7 +278,7 @@ final class PeerDiscovery
     }
 
     private ColdQuerySlot queryFor(
-        final PendingLookup lookup, final HostLink link, final int hashLength, final PeerAgent agent)
+        final PendingLookup lookup, final HostLink link, final int hashLength)
     {
         ColdQuerySlot free = null;
         for (final ColdQuerySlot query : queries)
@@ -297,22 +294,22 @@ final class PeerDiscovery
         }
         if (null != free)
         {
-            free.open(link, agent.nextCorrelationId(), lookup.deadlineMs, lookup, lookup.namespaceBuffer(), 0,
+            free.open(link, publisher.nextCorrelationId(), lookup.deadlineMs, lookup, lookup.namespaceBuffer(), 0,
                 lookup.namespaceLength());
             activeQueries++;
         }
         return free;
     }
 
-    private int sendReady(final PeerAgent agent, final long nowMs)
+    private int sendReady(final long nowMs)
     {
         int sent = 0;
         for (final ColdQuerySlot query : queries)
         {
             if (query.active && !query.sent)
             {
-                final PeerClient client = query.link.poll(agent, nowMs);
-                if (null != client && agent.sendColdQuery(client, query.correlationId, query.shards[0],
+                final PeerClient client = query.link.poll(nowMs);
+                if (null != client && publisher.sendColdQuery(client, query.correlationId, query.shards[0],
                     query.keyCount, query.shards, query.namespaces, query.namespaceLengths, query.hashes,
                     query.hashLengths))
                 {
@@ -462,7 +459,7 @@ final class PeerDiscovery
      */
     private int localLength(final PendingLookup lookup, final int k)
     {
-        if (null == localResidency || lookup.namespaceId() < 0)
+        if (lookup.namespaceId() < 0)
         {
             return -1;
         }

@@ -2,7 +2,7 @@ package io.orbitkv.manager.catalog;
 
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.manager.membership.MemberRecord;
-import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
 
 /**
@@ -14,20 +14,22 @@ import io.orbitkv.manager.peer.PeerClient;
  */
 final class SourceLinks
 {
+    private final PeerPublisher publisher;
     private final HostLink[] links;
     private final long[] lastUseMs;
     private int count;
     private long evictions;
 
-    SourceLinks(final int capacity)
+    SourceLinks(final PeerPublisher publisher, final int capacity)
     {
+        this.publisher = publisher;
         links = new HostLink[capacity];
         lastUseMs = new long[capacity];
     }
 
-    SourceLinks()
+    SourceLinks(final PeerPublisher publisher)
     {
-        this(CatalogLimits.SOURCE_CHANNEL_CLIENTS);
+        this(publisher, CatalogLimits.SOURCE_CHANNEL_CLIENTS);
     }
 
     /**
@@ -35,7 +37,7 @@ final class SourceLinks
      *
      * @return the client, or null while it connects.
      */
-    PeerClient client(final MemberRecord record, final PeerAgent agent, final long nowMs)
+    PeerClient client(final MemberRecord record, final long nowMs)
     {
         final long msb = record.runtimeUuid().getMostSignificantBits();
         final long lsb = record.runtimeUuid().getLeastSignificantBits();
@@ -44,13 +46,13 @@ final class SourceLinks
         {
             if (slot >= 0)
             {
-                remove(slot, agent);
+                remove(slot);
             }
-            slot = count < links.length ? count++ : evictLeastRecent(agent);
-            links[slot] = new HostLink(record);
+            slot = count < links.length ? count++ : evictLeastRecent();
+            links[slot] = new HostLink(record, publisher);
         }
         lastUseMs[slot] = nowMs;
-        return links[slot].poll(agent, nowMs);
+        return links[slot].poll(nowMs);
     }
 
     /**
@@ -78,11 +80,11 @@ final class SourceLinks
         return evictions;
     }
 
-    void close(final PeerAgent agent)
+    void close()
     {
         for (int i = 0; i < count; i++)
         {
-            links[i].close(agent);
+            links[i].close();
             links[i] = null;
         }
         count = 0;
@@ -100,7 +102,7 @@ final class SourceLinks
         return -1;
     }
 
-    private int evictLeastRecent(final PeerAgent agent)
+    private int evictLeastRecent()
     {
         int oldest = 0;
         for (int i = 1; i < count; i++)
@@ -110,14 +112,14 @@ final class SourceLinks
                 oldest = i;
             }
         }
-        links[oldest].close(agent);
+        links[oldest].close();
         evictions++;
         return oldest;
     }
 
-    private void remove(final int slot, final PeerAgent agent)
+    private void remove(final int slot)
     {
-        links[slot].close(agent);
+        links[slot].close();
         final int last = --count;
         links[slot] = links[last];
         lastUseMs[slot] = lastUseMs[last];

@@ -218,7 +218,7 @@ public final class ManagerCommand implements Callable<Integer>
         Configuration.IDLE_PEER_WAIT_PROP_NAME,
         Configuration.COUNTERS_VALUES_BYTES_PROP_NAME,
         Configuration.ERROR_LOG_BYTES_PROP_NAME,
-        Configuration.TRANSFER_TEST_FLIP_FIRST_BYTE_PROP_NAME);
+        Configuration.TRANSFER_TRANSPORT_SUPPLIER_PROP_NAME);
 
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;

@@ -68,6 +68,7 @@ final class PeerAdapter implements FragmentHandler
     private static final int MIN_SCHEMA_VERSION = 1;
 
     private final PeerAgent agent;
+    private final PeerPublisher publisher;
     private final PeerHandler handler;
     private final ColdQueryHandler coldQueryHandler;
     private final CatalogRequestValidator validator;
@@ -111,10 +112,10 @@ final class PeerAdapter implements FragmentHandler
 
     PeerAdapter(
         final PeerAgent agent,
+        final PeerPublisher publisher,
         final PeerHandler handler,
         final ColdQueryHandler coldQueryHandler,
         final CatalogRequestValidator validator,
-        final PeerProxy proxy,
         final PeerCounters counters,
         final ErrorHandler errorHandler,
         final int streamId,
@@ -122,10 +123,11 @@ final class PeerAdapter implements FragmentHandler
     {
         this.transferHandler = transferHandler;
         this.agent = agent;
+        this.publisher = publisher;
         this.handler = handler;
         this.coldQueryHandler = coldQueryHandler;
         this.validator = validator;
-        this.proxy = proxy;
+        this.proxy = publisher.proxy();
         this.counters = counters;
         this.errorHandler = errorHandler;
         this.streamId = streamId;
@@ -341,7 +343,7 @@ final class PeerAdapter implements FragmentHandler
     private PeerClient acceptClientBound(final RouteDecoder route, final long sessionId)
     {
         final PeerClient client =
-            agent.client(sessionId, route.senderIncarnation().msb(), route.senderIncarnation().lsb());
+            publisher.client(sessionId, route.senderIncarnation().msb(), route.senderIncarnation().lsb());
         if (null == client)
         {
             counters.increment(PeerCounter.REJECTED_UNKNOWN_SESSION);
@@ -680,7 +682,7 @@ final class PeerAdapter implements FragmentHandler
                 headerDecoder.version());
             countRejection(replyPeek.code());
         }
-        final ExclusivePublication publication = agent.publication(session);
+        final ExclusivePublication publication = publisher.publication(session);
         if (proxy.offer(publication, out, 0, replyLength))
         {
             counters.increment(PeerCounter.RESPONSES_SENT);
@@ -706,11 +708,11 @@ final class PeerAdapter implements FragmentHandler
         final CatalogStatus code = responseDecoder.code();
         final long relevantSequence = responseDecoder.relevantSequence();
         final PeerClient connecting =
-            agent.connectingClient(correlationId, route.senderIncarnation().msb(), route.senderIncarnation().lsb());
+            publisher.connectingClient(correlationId, route.senderIncarnation().msb(), route.senderIncarnation().lsb());
         if (null != connecting && CatalogStatus.OK != code)
         {
             // A refusal can only stop this client, so it is taken even when this peer's placement differs.
-            agent.onConnectResponse(connecting, sessionId, code);
+            publisher.onConnectResponse(connecting, sessionId, code);
             return;
         }
         if (null != connecting)
@@ -722,7 +724,7 @@ final class PeerAdapter implements FragmentHandler
                 reject(status);
                 return;
             }
-            agent.onConnectResponse(connecting, sessionId, code);
+            publisher.onConnectResponse(connecting, sessionId, code);
             return;
         }
         final PeerClient client = acceptClientBound(route, sessionId);
@@ -865,7 +867,7 @@ final class PeerAdapter implements FragmentHandler
         }
         else if (null != staleSession)
         {
-            proxy.transferRefusal(agent.publication(staleSession), staleSession, authorizeDecoder.correlationId(),
+            proxy.transferRefusal(publisher.publication(staleSession), staleSession, authorizeDecoder.correlationId(),
                 authorizeDecoder.requesterSessionId(), TransferStatus.STALE_INCARNATION);
         }
     }
@@ -879,7 +881,7 @@ final class PeerAdapter implements FragmentHandler
         }
         else if (null != staleSession)
         {
-            proxy.transferReleaseAck(agent.publication(staleSession), staleSession, releaseDecoder.correlationId(),
+            proxy.transferReleaseAck(publisher.publication(staleSession), staleSession, releaseDecoder.correlationId(),
                 releaseDecoder.transferSessionId(), TransferStatus.STALE_INCARNATION);
         }
     }
@@ -911,7 +913,7 @@ final class PeerAdapter implements FragmentHandler
     private PeerClient acceptTransferAnswer(final TransferRouteDecoder route, final long peerSessionId)
     {
         final PeerClient client =
-            agent.client(peerSessionId, route.senderIncarnation().msb(), route.senderIncarnation().lsb());
+            publisher.client(peerSessionId, route.senderIncarnation().msb(), route.senderIncarnation().lsb());
         if (null == client)
         {
             counters.increment(PeerCounter.TRANSFER_REJECTED_UNKNOWN_SESSION);
@@ -959,7 +961,7 @@ final class PeerAdapter implements FragmentHandler
         {
             return;
         }
-        final ExclusivePublication publication = agent.publication(session);
+        final ExclusivePublication publication = publisher.publication(session);
         if (DeltaBatchOutcome.NO_ACK != outcome.ackSequence())
         {
             proxy.ack(publication, session, shard, outcome.ackSequence());
@@ -967,7 +969,7 @@ final class PeerAdapter implements FragmentHandler
         if (outcome.repairRequested())
         {
             proxy.gapRepair(
-                publication, session, shard, agent.nextCorrelationId(), outcome.repairFrom(), outcome.repairTo());
+                publication, session, shard, publisher.nextCorrelationId(), outcome.repairFrom(), outcome.repairTo());
         }
     }
 
@@ -988,7 +990,7 @@ final class PeerAdapter implements FragmentHandler
         final PeerSession session = currentSession;
         if (null != session && session.isActive())
         {
-            proxy.response(agent.publication(session), session.requesterIncarnationMsb(),
+            proxy.response(publisher.publication(session), session.requesterIncarnationMsb(),
                 session.requesterIncarnationLsb(), currentShard, session.sessionId(), currentCorrelationId, status, -1);
         }
     }

@@ -3,15 +3,13 @@ package io.orbitkv.manager.peer;
 import java.util.ArrayList;
 import java.util.Iterator;
 
-import io.aeron.Aeron;
 import io.aeron.ExclusivePublication;
 import io.aeron.FragmentAssembler;
 import io.aeron.Image;
 import io.aeron.Subscription;
-import io.orbitkv.catalog.OwnerJournal;
+import io.orbitkv.catalog.CatalogRequestValidator;
+import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.codecs.catalog.CatalogStatus;
-import org.agrona.DirectBuffer;
-import org.agrona.ErrorHandler;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentInvoker;
@@ -22,7 +20,9 @@ import org.agrona.concurrent.NanoClock;
  * Duty cycle of the peer transport, shaped like the driver's conductor: read the clock once, service the Aeron client
  * (when it runs invoked), poll the peer subscription with a fragment limit, drain images that became available or
  * unavailable (queued by the client's callbacks, which must not create publications themselves), and on each
- * millisecond tick advance sessions waiting for a response channel and clients waiting for their connect answer.
+ * millisecond tick advance sessions waiting for a response channel and the {@link PeerPublisher}'s clients waiting
+ * for their connect answer. Made once by {@link PeerTransport#newAgent} with the handlers frames go to; sending is the
+ * publisher's.
  * <p>
  * Sessions follow the archive's control protocol: a requester's PeerConnect names its response channel; this agent
  * creates (or reuses from the {@link PublicationLru}) a publication to it, and once connected answers with a
@@ -72,107 +72,55 @@ public final class PeerAgent implements Agent
      */
     static final int MAX_SESSIONS = 4096;
 
-    private final Aeron aeron;
     private final AgentInvoker clientInvoker;
     private final AgentInvoker driverInvoker;
     private final PeerWakeup wakeup;
-    private static final long RESOLVE_TIMEOUT_NS = 10_000_000_000L;
-
     private final Subscription subscription;
     private final FragmentAssembler assembler;
     private final PeerAdapter adapter;
+    private final PeerPublisher publisher;
     private final PeerProxy proxy;
-    private final PublicationLru publications;
     private final PeerCounters counters;
-    private final ErrorHandler errorHandler;
     private final NanoClock nanoClock;
-    private final String localChannel;
-    private final int streamId;
-    private final int localNodeIndex;
     private final long connectTimeoutMs;
-    private final ManyToOneConcurrentArrayQueue<Image> availableImages =
-        new ManyToOneConcurrentArrayQueue<>(IMAGE_QUEUE_CAPACITY);
-    private final ManyToOneConcurrentArrayQueue<Image> unavailableImages =
-        new ManyToOneConcurrentArrayQueue<>(IMAGE_QUEUE_CAPACITY);
+    private final ManyToOneConcurrentArrayQueue<Image> availableImages;
+    private final ManyToOneConcurrentArrayQueue<Image> unavailableImages;
 
     private final Long2ObjectHashMap<PeerSession> sessions = new Long2ObjectHashMap<>();
     private final ArrayList<PeerSession> pendingSessions = new ArrayList<>();
-    private final ArrayList<PeerClient> clients = new ArrayList<>();
 
     private long driverWorkAtNs;
     private int driverEmptyInvokes;
     private long driverDueAtNs;
     private long offeredAtDriverRun;
     private long nextSessionId;
-    private int nextClientId;
-    private long nextCorrelationId;
     private long lastTickMs;
     private long nowMs;
 
     PeerAgent(
         final PeerTransport.Context ctx,
-        final Aeron aeron,
-        final AgentInvoker driverInvoker,
-        final PeerCounters counters,
-        final PeerWakeup wakeup)
+        final PeerTransport.Media media,
+        final CatalogRequestValidator validator,
+        final ColdQueryHandler coldQueryHandler,
+        final PeerHandler handler,
+        final TransferHandler transferHandler)
     {
-        this.wakeup = wakeup;
-        this.aeron = aeron;
-        this.clientInvoker = aeron.conductorAgentInvoker();
-        this.driverInvoker = driverInvoker;
-        this.counters = counters;
-        this.errorHandler = ctx.errorHandler();
+        this.wakeup = media.wakeup;
+        this.clientInvoker = media.aeron.conductorAgentInvoker();
+        this.driverInvoker = media.driverInvoker;
+        this.counters = media.counters;
+        this.publisher = media.publisher;
+        this.proxy = publisher.proxy();
+        this.subscription = media.subscription;
+        this.availableImages = media.availableImages;
+        this.unavailableImages = media.unavailableImages;
         this.nanoClock = ctx.nanoClock();
-        this.streamId = ctx.streamId();
-        this.localNodeIndex = ctx.localNodeIndex();
         this.connectTimeoutMs = ctx.connectTimeoutMs();
-        this.proxy = new PeerProxy(
-            ctx.incarnationMsb(), ctx.incarnationLsb(), ctx.placementFingerprint(), counters, ctx.maxMessageBytes());
-        this.publications = new PublicationLru(aeron, streamId, ctx.publicationLruCapacity(), counters);
-        this.adapter = new PeerAdapter(this, ctx.handler(), ctx.coldQueryHandler(), ctx.validator(), proxy, counters,
-            ctx.errorHandler(), streamId, ctx.transferHandler());
+        this.adapter = new PeerAdapter(this, publisher, handler, coldQueryHandler, validator, counters,
+            ctx.errorHandler(), ctx.streamId(), transferHandler);
         this.assembler = new FragmentAssembler(adapter);
         // Session ids start at a random point so ids of a restarted peer do not alias an old session's.
         this.nextSessionId = (System.nanoTime() & 0x7FFF_FFFFL) << 20;
-        this.nextCorrelationId = ctx.incarnationLsb() & 0x7FFF_FFFF_0000_0000L;
-        this.subscription = aeron.addSubscription(
-            PeerTransport.channel(ctx.endpoint()), streamId, this::queueAvailableImage, this::queueUnavailableImage);
-        this.localChannel = resolveLocalChannel(subscription, ctx.endpoint(), driverInvoker);
-    }
-
-    /**
-     * The channel peers answer on: the configured one, or with port 0 the port the driver bound (ephemeral ports let
-     * several Managers share a host without choosing ports).
-     */
-    private static String resolveLocalChannel(
-        final Subscription subscription, final String endpoint, final AgentInvoker driverInvoker)
-    {
-        if (!endpoint.endsWith(":0"))
-        {
-            return PeerTransport.channel(endpoint);
-        }
-        final long deadlineNs = System.nanoTime() + RESOLVE_TIMEOUT_NS;
-        String resolved;
-        while (null == (resolved = subscription.tryResolveChannelEndpointPort()))
-        {
-            if (System.nanoTime() - deadlineNs > 0)
-            {
-                throw new IllegalStateException("the media driver did not bind " + endpoint + " in time");
-            }
-            if (null == driverInvoker || 0 == driverInvoker.invoke())
-            {
-                Thread.yield();
-            }
-        }
-        return resolved;
-    }
-
-    /**
-     * @return the endpoint peers reach this agent at (HOST:PORT, the port resolved when 0 was configured).
-     */
-    public String localEndpoint()
-    {
-        return localChannel.substring(localChannel.indexOf("endpoint=") + "endpoint=".length());
     }
 
     public String roleName()
@@ -215,7 +163,7 @@ public final class PeerAgent implements Agent
             lastTickMs = tickMs;
             nowMs = tickMs;
             workCount += advanceSessions(tickMs);
-            workCount += advanceClients(tickMs);
+            workCount += publisher.advanceClients(tickMs);
         }
         return workCount;
     }
@@ -265,207 +213,16 @@ public final class PeerAgent implements Agent
 
     public void onClose()
     {
-        publications.close();
+        publisher.close();
         subscription.close();
     }
 
     /**
-     * Open a session on a remote peer. The PeerConnect goes out once the publication connects; the client is active
-     * when the remote answers with its session id, failed after the connect timeout or a refusal.
+     * @return the sending half, whose clients and publications this agent's tick advances.
      */
-    public PeerClient connect(
-        final String remoteEndpoint, final int remoteNodeIndex, final long remoteMsb, final long remoteLsb)
+    public PeerPublisher publisher()
     {
-        final String channel = PeerTransport.channel(remoteEndpoint);
-        final PeerClient client = new PeerClient(++nextClientId, channel, remoteNodeIndex, remoteMsb, remoteLsb,
-            nextCorrelationId(), currentMs() + connectTimeoutMs);
-        clients.add(client);
-        publications.publication(channel);
-        return client;
-    }
-
-    /**
-     * Forget a client session (the remote left the member view or the caller is done with it). The publication stays
-     * in the LRU for other sessions to the same endpoint.
-     */
-    public void closeClient(final PeerClient client)
-    {
-        client.state(PeerClient.FAILED);
-        clients.remove(client);
-    }
-
-    public int clientCount()
-    {
-        return clients.size();
-    }
-
-    /**
-     * Owner: send journal records of a shard to a catalog host from {@code fromSequence}.
-     *
-     * @return records sent, 0 when none or the offer failed, or {@link OwnerJournal#READ_RESYNC_REQUIRED}.
-     */
-    public int sendDeltaBatch(
-        final PeerClient client, final int shard, final OwnerJournal journal, final long fromSequence,
-        final int maxRecords)
-    {
-        if (!client.isActive())
-        {
-            return 0;
-        }
-        return proxy.deltaBatch(publications.publication(client.channel()), client, shard, journal, fromSequence,
-            maxRecords);
-    }
-
-    /**
-     * Requester: one batched cold query to a catalog host (the batching policy belongs to the caller).
-     */
-    public boolean sendColdQuery(
-        final PeerClient client,
-        final long correlationId,
-        final int shard,
-        final int keyCount,
-        final int[] keyShards,
-        final DirectBuffer[] namespaces,
-        final int[] namespaceLengths,
-        final DirectBuffer[] hashes,
-        final int[] hashLengths)
-    {
-        return client.isActive() && proxy.coldQuery(publications.publication(client.channel()), client,
-            correlationId, shard, keyCount, keyShards, namespaces, namespaceLengths, hashes, hashLengths);
-    }
-
-    /**
-     * Owner: answer a host with a status (e.g. RESYNC_REQUIRED when a repair asks for history already dropped).
-     */
-    public boolean sendResponse(
-        final PeerClient client, final int shard, final long correlationId, final CatalogStatus code,
-        final long relevantSequence)
-    {
-        return client.isActive() && proxy.response(publications.publication(client.channel()),
-            client.remoteIncarnationMsb(), client.remoteIncarnationLsb(), shard, client.sessionId(), correlationId, code,
-            relevantSequence);
-    }
-
-    /**
-     * Owner: a {@link io.orbitkv.catalog.SnapshotSink} that sends a {@link io.orbitkv.catalog.SnapshotCut}'s frames
-     * of one shard to the host behind {@code client}. Allocates; create one per (host, shard) at set-up.
-     */
-    public PeerSnapshotSender snapshotSender(final PeerClient client, final int shard)
-    {
-        return new PeerSnapshotSender(this, proxy, client, shard);
-    }
-
-    /**
-     * Requester: send an encoded transfer message (schema {@code io.orbitkv.codecs.transfer}) to the peer behind an
-     * active client, with the same bounded retry and counting as every other send.
-     *
-     * @return false when the client is not active or the offer failed (counted): the caller's retry or deadline
-     * recovers.
-     */
-    public boolean offer(final PeerClient client, final DirectBuffer buffer, final int offset, final int length)
-    {
-        if (!client.isActive())
-        {
-            counters.increment(PeerCounter.OFFERS_FAILED);
-            return false;
-        }
-        final boolean sent = proxy.offer(publicationOrNull(client.channel()), buffer, offset, length);
-        if (sent)
-        {
-            counters.increment(PeerCounter.TRANSFER_MESSAGES_SENT);
-        }
-        return sent;
-    }
-
-    /**
-     * Source: answer a requester with an encoded transfer message on its session's response channel.
-     *
-     * @return false when the session is not active or the offer failed (counted).
-     */
-    public boolean offer(final PeerSession session, final DirectBuffer buffer, final int offset, final int length)
-    {
-        if (!session.isActive())
-        {
-            counters.increment(PeerCounter.OFFERS_FAILED);
-            return false;
-        }
-        final boolean sent = proxy.offer(publicationOrNull(session.responseChannel()), buffer, offset, length);
-        if (sent)
-        {
-            counters.increment(PeerCounter.TRANSFER_MESSAGES_SENT);
-        }
-        return sent;
-    }
-
-    /**
-     * @return most significant half of the incarnation this agent sends as (routes name it as sender).
-     */
-    public long localIncarnationMsb()
-    {
-        return proxy.localIncarnationMsb();
-    }
-
-    /**
-     * @return least significant half of the incarnation this agent sends as.
-     */
-    public long localIncarnationLsb()
-    {
-        return proxy.localIncarnationLsb();
-    }
-
-    /**
-     * @return the peer transport's counters.
-     */
-    public PeerCounters counters()
-    {
-        return counters;
-    }
-
-    ExclusivePublication publication(final PeerClient client)
-    {
-        return publications.publication(client.channel());
-    }
-
-    /**
-     * Bytes the publication to {@code client}'s peer may still take before flow control back-pressures it. A sender
-     * of many frames in a row (a snapshot cut) paces itself on this instead of losing a frame to a failed offer.
-     */
-    public long availableWindow(final PeerClient client)
-    {
-        return publications.publication(client.channel()).availableWindow();
-    }
-
-    /**
-     * @return the largest message this transport's publications accept.
-     */
-    public int maxMessageBytes()
-    {
-        return proxy.maxMessageBytes();
-    }
-
-    /**
-     * @return records an owner may put in one delta batch with this transport's message size.
-     */
-    public int maxBatchRecords()
-    {
-        return proxy.maxBatchRecords();
-    }
-
-    /**
-     * Send as a new incarnation of this runtime from now on (a re-registration). Sessions opened as the old one
-     * keep its identity on the remote side; the caller closes them and connects again.
-     *
-     * @param msb most significant half of the new runtime UUID.
-     * @param lsb least significant half.
-     */
-    public void localIncarnation(final long msb, final long lsb)
-    {
-        proxy.localIncarnation(msb, lsb);
-    }
-
-    public long nextCorrelationId()
-    {
-        return ++nextCorrelationId;
+        return publisher;
     }
 
     public int sessionCount()
@@ -473,77 +230,9 @@ public final class PeerAgent implements Agent
         return sessions.size();
     }
 
-    int publicationCount()
-    {
-        return publications.size();
-    }
-
-    /**
-     * Test and tooling access: a publication to any endpoint through the LRU (counts evictions like any other).
-     */
-    ExclusivePublication publicationTo(final String endpoint)
-    {
-        return publications.publication(PeerTransport.channel(endpoint));
-    }
-
-    Aeron aeron()
-    {
-        return aeron;
-    }
-
     PeerSession session(final long sessionId)
     {
         return sessions.get(sessionId);
-    }
-
-    /**
-     * @return the session's response publication, or null when it cannot be created (the send is then counted as
-     * failed by the proxy).
-     */
-    ExclusivePublication publication(final PeerSession session)
-    {
-        return publicationOrNull(session.responseChannel());
-    }
-
-    PeerClient client(final long sessionId, final long remoteMsb, final long remoteLsb)
-    {
-        for (int i = 0, size = clients.size(); i < size; i++)
-        {
-            final PeerClient client = clients.get(i);
-            if (client.isActive() && client.sessionId() == sessionId &&
-                client.remoteIncarnationMsb() == remoteMsb && client.remoteIncarnationLsb() == remoteLsb)
-            {
-                return client;
-            }
-        }
-        return null;
-    }
-
-    PeerClient connectingClient(final long correlationId, final long remoteMsb, final long remoteLsb)
-    {
-        for (int i = 0, size = clients.size(); i < size; i++)
-        {
-            final PeerClient client = clients.get(i);
-            if (PeerClient.AWAIT_RESPONSE == client.state() && client.connectCorrelationId() == correlationId &&
-                client.remoteIncarnationMsb() == remoteMsb && client.remoteIncarnationLsb() == remoteLsb)
-            {
-                return client;
-            }
-        }
-        return null;
-    }
-
-    void onConnectResponse(final PeerClient client, final long sessionId, final CatalogStatus code)
-    {
-        if (CatalogStatus.OK == code)
-        {
-            client.sessionId(sessionId);
-            client.state(PeerClient.ACTIVE);
-        }
-        else
-        {
-            client.state(PeerClient.FAILED);
-        }
     }
 
     void openSession(
@@ -576,7 +265,7 @@ public final class PeerAgent implements Agent
         {
             sessions.put(session.sessionId(), session);
         }
-        if (null == publicationOrNull(responseChannel))
+        if (null == publisher.publicationOrNull(responseChannel))
         {
             // The driver refused the channel a requester named (bad host or port): nobody to answer.
             sessions.remove(session.sessionId());
@@ -584,23 +273,6 @@ public final class PeerAgent implements Agent
             return;
         }
         pendingSessions.add(session);
-    }
-
-    /**
-     * A publication to a channel named by a peer, or null when the driver refuses it (logged, never thrown into the
-     * duty cycle).
-     */
-    private ExclusivePublication publicationOrNull(final String channel)
-    {
-        try
-        {
-            return publications.publication(channel);
-        }
-        catch (final RuntimeException ex)
-        {
-            errorHandler.onError(ex);
-            return null;
-        }
     }
 
     private void closeSessionsOf(final long requesterMsb, final long requesterLsb, final String responseChannel)
@@ -629,7 +301,7 @@ public final class PeerAgent implements Agent
         for (int i = pendingSessions.size() - 1; i >= 0; i--)
         {
             final PeerSession session = pendingSessions.get(i);
-            final ExclusivePublication publication = publicationOrNull(session.responseChannel());
+            final ExclusivePublication publication = publisher.publicationOrNull(session.responseChannel());
             if (null != publication && publication.isConnected())
             {
                 final CatalogStatus status = session.connectStatus();
@@ -661,34 +333,6 @@ public final class PeerAgent implements Agent
         return workCount;
     }
 
-    private int advanceClients(final long nowMs)
-    {
-        int workCount = 0;
-        for (int i = 0, size = clients.size(); i < size; i++)
-        {
-            final PeerClient client = clients.get(i);
-            final int state = client.state();
-            if (PeerClient.AWAIT_PUBLICATION == state)
-            {
-                final ExclusivePublication publication = publications.publication(client.channel());
-                if (publication.isConnected() &&
-                    proxy.connect(publication, client, localNodeIndex, streamId, localChannel))
-                {
-                    client.state(PeerClient.AWAIT_RESPONSE);
-                    workCount++;
-                }
-            }
-            if ((PeerClient.AWAIT_PUBLICATION == client.state() || PeerClient.AWAIT_RESPONSE == client.state()) &&
-                nowMs > client.connectDeadlineMs())
-            {
-                client.state(PeerClient.FAILED);
-                counters.increment(PeerCounter.SESSIONS_TIMED_OUT);
-                workCount++;
-            }
-        }
-        return workCount;
-    }
-
     private int drainImages()
     {
         int workCount = 0;
@@ -703,16 +347,5 @@ public final class PeerAgent implements Agent
             workCount++;
         }
         return workCount;
-    }
-
-    private void queueAvailableImage(final Image image)
-    {
-        // Reentrancy rule: no client calls here (creating a publication throws); the agent handles it in doWork.
-        availableImages.offer(image);
-    }
-
-    private void queueUnavailableImage(final Image image)
-    {
-        unavailableImages.offer(image);
     }
 }

@@ -25,7 +25,7 @@ public final class PeerSnapshotSender implements SnapshotSink
 {
     private static final int GROUP_COUNT_OFFSET = 2;
 
-    private final PeerAgent agent;
+    private final PeerPublisher publisher;
     private final PeerProxy proxy;
     private final PeerClient client;
     private final int shard;
@@ -41,9 +41,9 @@ public final class PeerSnapshotSender implements SnapshotSink
     private boolean broken;
     private long brokenSnapshots;
 
-    PeerSnapshotSender(final PeerAgent agent, final PeerProxy proxy, final PeerClient client, final int shard)
+    PeerSnapshotSender(final PeerPublisher publisher, final PeerProxy proxy, final PeerClient client, final int shard)
     {
-        this.agent = agent;
+        this.publisher = publisher;
         this.proxy = proxy;
         this.client = client;
         this.shard = shard;
@@ -185,7 +185,7 @@ public final class PeerSnapshotSender implements SnapshotSink
 
     private void send(final int length)
     {
-        if (!client.isActive() || !proxy.offer(agent.publication(client), buffer, 0, length))
+        if (!client.isActive() || !proxy.offer(publisher.publication(client), buffer, 0, length))
         {
             markBroken();
         }

@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 import io.aeron.Aeron;
+import io.aeron.Image;
+import io.aeron.Subscription;
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ThreadingMode;
 import io.orbitkv.catalog.CatalogRequestValidator;
@@ -16,6 +18,8 @@ import io.orbitkv.catalog.ColdQueryHandler;
 import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
 import org.agrona.IoUtil;
+import org.agrona.concurrent.AgentInvoker;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.NoOpIdleStrategy;
@@ -130,13 +134,16 @@ public final class PeerTransport implements AutoCloseable
         }
     }
 
+    private static final long RESOLVE_TIMEOUT_NS = 10_000_000_000L;
+
     private final Context ctx;
     private final File aeronDir;
     private final MediaDriver driver;
     private final Aeron aeron;
     private final PeerCounters counters;
-    private final PeerAgent agent;
     private final PeerWakeup wakeup;
+    private final Media media;
+    private PeerAgent agent;
 
     private PeerTransport(final Context ctx)
     {
@@ -177,7 +184,7 @@ public final class PeerTransport implements AutoCloseable
                 .subscriberErrorHandler(ctx.errorHandler()));
             allocated = new PeerCounters(ctx.countersManager());
             wakeup.counters(allocated);
-            this.agent = new PeerAgent(ctx, connected, launched.sharedAgentInvoker(), allocated, wakeup);
+            this.media = new Media(ctx, connected, launched.sharedAgentInvoker(), allocated, wakeup);
         }
         catch (final RuntimeException ex)
         {
@@ -190,6 +197,13 @@ public final class PeerTransport implements AutoCloseable
         this.counters = allocated;
     }
 
+    /**
+     * Bind the transport: the embedded driver, its client, the subscription on the endpoint (its port resolved) and
+     * the {@link PeerPublisher}. Nothing is received until {@link #newAgent} built the agent that delivers frames.
+     *
+     * @param ctx settings, concluded here.
+     * @return the bound transport, to close.
+     */
     public static PeerTransport launch(final Context ctx)
     {
         ctx.conclude();
@@ -249,9 +263,52 @@ public final class PeerTransport implements AutoCloseable
         return mtuLength >= MIN_MTU_LENGTH && mtuLength <= MAX_MTU_LENGTH && 0 == mtuLength % FRAME_ALIGNMENT;
     }
 
+    /**
+     * Build the agent that polls the subscription and delivers frames to the handlers; once only, after the parts
+     * that send through {@link #publisher()} exist.
+     *
+     * @param validator        judges the route of every catalog request before anything is touched.
+     * @param coldQueryHandler answers cold queries as catalog host.
+     * @param handler          where catalog frames go once checked.
+     * @param transferHandler  where transfer frames go once checked, or null to count and drop them.
+     * @return the agent.
+     */
+    public PeerAgent newAgent(
+        final CatalogRequestValidator validator,
+        final ColdQueryHandler coldQueryHandler,
+        final PeerHandler handler,
+        final TransferHandler transferHandler)
+    {
+        if (null != agent)
+        {
+            throw new IllegalStateException("the peer transport already has its agent");
+        }
+        if (null == validator || null == coldQueryHandler || null == handler)
+        {
+            throw new IllegalStateException("validator, coldQueryHandler and handler are required");
+        }
+        agent = new PeerAgent(ctx, media, validator, coldQueryHandler, handler, transferHandler);
+        return agent;
+    }
+
+    /**
+     * @return the agent made by {@link #newAgent}.
+     */
     public PeerAgent agent()
     {
+        if (null == agent)
+        {
+            throw new IllegalStateException("the peer transport has no agent yet");
+        }
         return agent;
+    }
+
+    /**
+     * @return the sending half, usable as soon as the transport is bound.
+     */
+    public PeerPublisher publisher()
+    {
+        return media.publisher;
     }
 
     public int doWork()
@@ -269,7 +326,7 @@ public final class PeerTransport implements AutoCloseable
      */
     public String endpoint()
     {
-        return agent.localEndpoint();
+        return media.publisher.localEndpoint();
     }
 
     /**
@@ -295,9 +352,92 @@ public final class PeerTransport implements AutoCloseable
 
     public void close()
     {
-        CloseHelper.quietClose(agent::onClose);
+        if (null != agent)
+        {
+            CloseHelper.quietClose(agent::onClose);
+        }
+        else
+        {
+            CloseHelper.quietClose(media.publisher::close);
+            CloseHelper.quietClose(media.subscription);
+        }
         CloseHelper.quietCloseAll(aeron, driver, counters, wakeup);
         IoUtil.delete(aeronDir, true);
+    }
+
+    /**
+     * What a bound transport has before its agent: the client and driver invokers, the subscription on this peer's
+     * endpoint with the queues its image callbacks fill, and the publisher.
+     */
+    static final class Media
+    {
+        final Aeron aeron;
+        final AgentInvoker driverInvoker;
+        final PeerCounters counters;
+        final PeerWakeup wakeup;
+        final Subscription subscription;
+        final PeerPublisher publisher;
+        final ManyToOneConcurrentArrayQueue<Image> availableImages =
+            new ManyToOneConcurrentArrayQueue<>(PeerAgent.IMAGE_QUEUE_CAPACITY);
+        final ManyToOneConcurrentArrayQueue<Image> unavailableImages =
+            new ManyToOneConcurrentArrayQueue<>(PeerAgent.IMAGE_QUEUE_CAPACITY);
+
+        Media(
+            final Context ctx,
+            final Aeron aeron,
+            final AgentInvoker driverInvoker,
+            final PeerCounters counters,
+            final PeerWakeup wakeup)
+        {
+            this.aeron = aeron;
+            this.driverInvoker = driverInvoker;
+            this.counters = counters;
+            this.wakeup = wakeup;
+            this.subscription = aeron.addSubscription(
+                channel(ctx.endpoint()), ctx.streamId(), this::queueAvailableImage, this::queueUnavailableImage);
+            final String localChannel = resolveLocalChannel(subscription, ctx.endpoint(), driverInvoker);
+            this.publisher = new PeerPublisher(
+                ctx, new PublicationLru(aeron, ctx.streamId(), ctx.publicationLruCapacity(), counters), counters,
+                localChannel);
+        }
+
+        private void queueAvailableImage(final Image image)
+        {
+            // Reentrancy rule: no client calls here (creating a publication throws); the agent handles it in doWork.
+            availableImages.offer(image);
+        }
+
+        private void queueUnavailableImage(final Image image)
+        {
+            unavailableImages.offer(image);
+        }
+
+        /**
+         * The channel peers answer on: the configured one, or with port 0 the port the driver bound (ephemeral ports
+         * let several Managers share a host without choosing ports).
+         */
+        private static String resolveLocalChannel(
+            final Subscription subscription, final String endpoint, final AgentInvoker driverInvoker)
+        {
+            if (!endpoint.endsWith(":0"))
+            {
+                return channel(endpoint);
+            }
+            final long deadlineNs = System.nanoTime() + RESOLVE_TIMEOUT_NS;
+            String resolved;
+            while (null == (resolved = subscription.tryResolveChannelEndpointPort()))
+            {
+                if (System.nanoTime() - deadlineNs > 0)
+                {
+                    throw new IllegalStateException("the media driver did not bind " + endpoint + " in time");
+                }
+                if (null == driverInvoker || 0 == driverInvoker.invoke())
+                {
+                    Thread.yield();
+                }
+            }
+            return resolved;
+        }
     }
 
     /**
@@ -316,10 +456,6 @@ public final class PeerTransport implements AutoCloseable
         private long placementFingerprint;
         private int publicationLruCapacity = PublicationLru.MAX_CLIENTS;
         private long connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS;
-        private CatalogRequestValidator validator;
-        private ColdQueryHandler coldQueryHandler;
-        private PeerHandler handler;
-        private TransferHandler transferHandler;
         private CountersManager countersManager;
         private ErrorHandler errorHandler;
         private NanoClock nanoClock = SystemNanoClock.INSTANCE;
@@ -330,9 +466,6 @@ public final class PeerTransport implements AutoCloseable
             require(null != endpoint && !endpoint.isEmpty() && endpoint.indexOf(':') > 0,
                 "endpoint must be HOST:PORT: " + endpoint);
             require(null != directory, "directory is required");
-            require(null != validator, "validator is required");
-            require(null != coldQueryHandler, "coldQueryHandler is required");
-            require(null != handler, "handler is required");
             require(null != countersManager, "countersManager is required");
             require(null != errorHandler, "errorHandler is required");
             require(publicationLruCapacity >= 1 && publicationLruCapacity <= PublicationLru.MAX_CLIENTS,
@@ -484,54 +617,6 @@ public final class PeerTransport implements AutoCloseable
         public long connectTimeoutMs()
         {
             return connectTimeoutMs;
-        }
-
-        public Context validator(final CatalogRequestValidator validator)
-        {
-            this.validator = validator;
-            return this;
-        }
-
-        public CatalogRequestValidator validator()
-        {
-            return validator;
-        }
-
-        public Context coldQueryHandler(final ColdQueryHandler coldQueryHandler)
-        {
-            this.coldQueryHandler = coldQueryHandler;
-            return this;
-        }
-
-        public ColdQueryHandler coldQueryHandler()
-        {
-            return coldQueryHandler;
-        }
-
-        public Context handler(final PeerHandler handler)
-        {
-            this.handler = handler;
-            return this;
-        }
-
-        public PeerHandler handler()
-        {
-            return handler;
-        }
-
-        /**
-         * Where transfer control frames (schema {@code io.orbitkv.codecs.transfer}) go, set once before launch;
-         * without one (default null) they are counted and dropped.
-         */
-        public Context transferHandler(final TransferHandler transferHandler)
-        {
-            this.transferHandler = transferHandler;
-            return this;
-        }
-
-        public TransferHandler transferHandler()
-        {
-            return transferHandler;
         }
 
         public Context countersManager(final CountersManager countersManager)

@@ -12,9 +12,9 @@ import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
  * the sender against the member view and everything in the body is the handler's. Decoders are wrapped at the
  * message and valid only during the call; a group or length running past the frame throws out of the decoder while
  * the handler reads it, and the adapter counts the frame as malformed. Answers leave through
- * {@link PeerAgent#offer(PeerSession, org.agrona.DirectBuffer, int, int)} (source) and requests through
- * {@link PeerAgent#offer(PeerClient, org.agrona.DirectBuffer, int, int)} (requester). Registered with
- * {@link PeerTransport.Context#transferHandler(TransferHandler)} before the transport launches.
+ * {@link PeerPublisher#offer(PeerSession, org.agrona.DirectBuffer, int, int)} (source) and requests through
+ * {@link PeerPublisher#offer(PeerClient, org.agrona.DirectBuffer, int, int)} (requester). Given to
+ * {@link PeerTransport#newAgent} with the catalog's handler.
  */
 public interface TransferHandler
 {

@@ -38,7 +38,7 @@ final class ClientSessions
     private final AtomicCounter clientsAttached;
     private final AtomicCounter clientTimeouts;
     private final AtomicCounter claimedSlotsReclaimed;
-    private PeerFetcher fetcher;
+    private final PeerFetcher fetcher;
     private int attachedCount;
 
     /**
@@ -64,8 +64,10 @@ final class ClientSessions
         final TieredStore store,
         final CopyScheduler copies,
         final Rejections rejections,
-        final SystemCounters counters)
+        final SystemCounters counters,
+        final PeerFetcher fetcher)
     {
+        this.fetcher = fetcher;
         this.sessions = sessions;
         this.slotTable = slotTable;
         this.store = store;
@@ -300,15 +302,6 @@ final class ClientSessions
         {
             fetcher.unregisterDestination(session.region().address());
         }
-    }
-
-    /**
-     * Serve peer reads through {@code fetcher}: client data regions are registered with its transport, and a
-     * departing client's peer work is handed to it. Set once, before the agent exists.
-     */
-    void fetcher(final PeerFetcher fetcher)
-    {
-        this.fetcher = fetcher;
     }
 
     /**

@@ -31,7 +31,7 @@ final class CopyScheduler
     private final AtomicCounter bytesRead;
     private final AtomicCounter operationsCancelled;
 
-    private PeerFetcher fetcher;
+    private final PeerFetcher fetcher;
     private ClientSession copyingSession;
     private CopyOperation unqueuedOperation;
     private long copyBudget;
@@ -43,8 +43,10 @@ final class CopyScheduler
         final ClientSession[] sessions,
         final ResponseProxy responseProxy,
         final int copyChunkBytes,
-        final SystemCounters counters)
+        final SystemCounters counters,
+        final PeerFetcher fetcher)
     {
+        this.fetcher = fetcher;
         this.store = store;
         this.sessions = sessions;
         this.responseProxy = responseProxy;
@@ -54,14 +56,6 @@ final class CopyScheduler
         blocksRead = counters.get(SystemCounterDescriptor.BLOCKS_READ);
         bytesRead = counters.get(SystemCounterDescriptor.BYTES_READ);
         operationsCancelled = counters.get(SystemCounterDescriptor.OPERATIONS_CANCELLED);
-    }
-
-    /**
-     * Hand the peer part of Reads to {@code fetcher} once their local part ended. Set once, before the agent exists.
-     */
-    void fetcher(final PeerFetcher fetcher)
-    {
-        this.fetcher = fetcher;
     }
 
     /**

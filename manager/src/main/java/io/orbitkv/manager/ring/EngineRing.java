@@ -3,10 +3,8 @@ package io.orbitkv.manager.ring;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.catalog.CatalogService;
-import io.orbitkv.manager.transfer.PeerAdmission;
+import io.orbitkv.manager.catalog.CatalogRequester;
 import io.orbitkv.manager.transfer.PeerFetcher;
-import io.orbitkv.transport.Transport;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
@@ -14,10 +12,11 @@ import org.agrona.ErrorHandler;
 import org.agrona.concurrent.errors.DistinctErrorLog;
 
 /**
- * The engine ring service's parts, built from a concluded context before its agent: the session table, the copy
- * scheduler, the request handler and the response proxy. The cluster catalog, built after these parts, is handed to
- * {@link #newAgent(CatalogService)} once; each peer lookup names the request handler as the sink of its answer, so
- * the catalog holds no reference back into the ring.
+ * The engine ring service's parts, built once from a concluded context before its agent: the session table, the
+ * copy scheduler, the request handler and the response proxy. A clustered Manager builds the peer side first and
+ * hands its requester parts in here: the catalog (peer lookups) and the {@link PeerFetcher} (pinned peer lookups and
+ * reads with peers); each peer lookup and fetch names the request handler as the receiver of its answer when it
+ * starts, so the peer side holds no reference back into the ring.
  */
 public final class EngineRing
 {
@@ -31,10 +30,12 @@ public final class EngineRing
     final ClientSessions sessions;
     final CopyScheduler copies;
     final RingRequests requests;
-    PeerFetcher fetcher;
+    final PeerFetcher fetcher;
     private boolean agentMade;
 
     /**
+     * A standalone engine ring: Lookups and Reads with the peers flag are answered locally.
+     *
      * @param ctx          concluded context: limits, timeouts and the clocks.
      * @param sections     the CnC file's sections.
      * @param store        the DRAM pool and SSD tier, owned by the agent's thread once it runs.
@@ -52,65 +53,59 @@ public final class EngineRing
         final ErrorHandler errorHandler,
         final DistinctErrorLog errorLog)
     {
+        this(ctx, sections, store, namespaces, counters, errorHandler, errorLog, null, null);
+    }
+
+    /**
+     * @param ctx          concluded context: limits, timeouts and the clocks.
+     * @param sections     the CnC file's sections.
+     * @param store        the DRAM pool and SSD tier, owned by the agent's thread once it runs.
+     * @param namespaces   the namespace table.
+     * @param counters     system counters.
+     * @param errorHandler counted handler for internal errors.
+     * @param errorLog     where refusals are recorded once per reason.
+     * @param catalog      serves Lookups with the peers flag, or null in standalone mode.
+     * @param fetcher      fetches from peers, or null: no peer fetches (candidates are still reported).
+     */
+    public EngineRing(
+        final ManagerContext ctx,
+        final CncFileDescriptor.Sections sections,
+        final TieredStore store,
+        final NamespaceTable namespaces,
+        final SystemCounters counters,
+        final ErrorHandler errorHandler,
+        final DistinctErrorLog errorLog,
+        final CatalogRequester catalog,
+        final PeerFetcher fetcher)
+    {
         this.ctx = ctx;
         this.sections = sections;
         this.store = store;
         this.namespaces = namespaces;
         this.counters = counters;
         this.errorHandler = errorHandler;
+        this.fetcher = fetcher;
         rejections = new Rejections(counters, errorLog);
         final ResponseProxy responseProxy = new ResponseProxy(counters.get(SystemCounterDescriptor.RESPONSES_DROPPED));
         final ClientSession[] table = ClientSessions.newTable(sections);
-        copies = new CopyScheduler(store, table, responseProxy, ctx.copyChunkBytes(), counters);
-        sessions = new ClientSessions(ctx, table, sections.slotTable(), store, copies, rejections, counters);
-        requests = new RingRequests(
-            ctx, sessions, store, namespaces, copies, responseProxy, rejections, counters, errorHandler);
+        copies = new CopyScheduler(store, table, responseProxy, ctx.copyChunkBytes(), counters, fetcher);
+        sessions = new ClientSessions(ctx, table, sections.slotTable(), store, copies, rejections, counters, fetcher);
+        requests = new RingRequests(ctx, sessions, store, namespaces, copies, responseProxy, rejections, counters,
+            errorHandler, catalog, fetcher);
     }
 
     /**
      * The agent that runs these parts. Once only.
      *
-     * @param catalog serves Lookups with the peers flag, or null in standalone mode.
      * @return the agent.
      */
-    public EngineRingAgent newAgent(final CatalogService catalog)
-    {
-        return newAgent(catalog, null, null);
-    }
-
-    /**
-     * The agent that runs these parts, fetching from peers through {@code transport}. Once only.
-     *
-     * @param catalog   serves Lookups with the peers flag, or null in standalone mode.
-     * @param transport moves blocks from peers, or null: no peer fetches (candidates are still reported).
-     * @param admission whether blocks fetched from peers are kept in the pool (with a transport).
-     * @return the agent.
-     */
-    public EngineRingAgent newAgent(
-        final CatalogService catalog, final Transport transport, final PeerAdmission admission)
+    public EngineRingAgent newAgent()
     {
         if (agentMade)
         {
             throw new IllegalStateException("the engine ring already has its agent");
         }
         agentMade = true;
-        requests.catalog(catalog);
-        if (null != catalog && null != transport)
-        {
-            fetcher = new PeerFetcher(catalog, transport, store, namespaces, admission, requests, counters, errorHandler);
-            requests.fetcher(fetcher);
-            catalog.localResidency(fetcher);
-            copies.fetcher(fetcher);
-            sessions.fetcher(fetcher);
-        }
         return new EngineRingAgent(this);
-    }
-
-    /**
-     * @return the requester side of peer transfers, or null without a catalog and transport.
-     */
-    public PeerFetcher fetcher()
-    {
-        return fetcher;
     }
 }

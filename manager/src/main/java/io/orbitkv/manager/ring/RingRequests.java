@@ -14,7 +14,7 @@ import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.catalog.CatalogService;
+import io.orbitkv.manager.catalog.CatalogRequester;
 import io.orbitkv.manager.catalog.LookupAnswerSink;
 import io.orbitkv.manager.catalog.PendingLookup;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
@@ -58,8 +58,8 @@ final class RingRequests implements LookupAnswerSink, FetchListener
     private final long[] scratchResidences = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final int[] scratchLengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final KeyStatus[] scratchStatuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    private CatalogService catalog;
-    private PeerFetcher fetcher;
+    private final CatalogRequester catalog;
+    private final PeerFetcher fetcher;
     private long nowNs;
 
     RingRequests(
@@ -71,8 +71,12 @@ final class RingRequests implements LookupAnswerSink, FetchListener
         final ResponseProxy responseProxy,
         final Rejections rejections,
         final SystemCounters counters,
-        final ErrorHandler errorHandler)
+        final ErrorHandler errorHandler,
+        final CatalogRequester catalog,
+        final PeerFetcher fetcher)
     {
+        this.catalog = catalog;
+        this.fetcher = fetcher;
         this.sessions = sessions;
         this.store = store;
         this.namespaces = namespaces;
@@ -393,7 +397,7 @@ final class RingRequests implements LookupAnswerSink, FetchListener
      */
     private boolean startHold(final PendingLookup lookup)
     {
-        final PeerFetch fetch = fetcher.acquire();
+        final PeerFetch fetch = fetcher.acquire(this);
         if (null == fetch)
         {
             return false;
@@ -458,24 +462,6 @@ final class RingRequests implements LookupAnswerSink, FetchListener
         }
         responseProxy.sendKeys(session.responseRing, fetch.clientId(), fetch.correlationId(), fetch.templateId(),
             value, leaseId, fetch.statuses(), fetch.lengths(), fetch.reasons(), fetch.rowCount(), fetch.answer());
-    }
-
-    /**
-     * Fetch past the local prefix through {@code fetcher} (Reads with the peers flag, Reads of held leases, pinned
-     * peer Lookups). Set once, by {@link EngineRing#newAgent}, before the agent exists.
-     */
-    void fetcher(final PeerFetcher fetcher)
-    {
-        this.fetcher = fetcher;
-    }
-
-    /**
-     * Serve Lookup requests with the peers flag through the cluster catalog, or locally when null. Set once, by
-     * {@link EngineRing#newAgent}, before the agent exists.
-     */
-    void catalog(final CatalogService catalog)
-    {
-        this.catalog = catalog;
     }
 
     void onRead(final long clientId, final long correlationId, final long leaseId, final int flags, final RequestKeys keys)
@@ -638,7 +624,7 @@ final class RingRequests implements LookupAnswerSink, FetchListener
         {
             return;
         }
-        final PeerFetch fetch = fetcher.acquire();
+        final PeerFetch fetch = fetcher.acquire(this);
         if (null == fetch)
         {
             return;

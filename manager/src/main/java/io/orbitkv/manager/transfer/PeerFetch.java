@@ -131,6 +131,11 @@ public final class PeerFetch
      * Start filling a fetch for an engine request: its identity, where its peer rows start, and the statuses and
      * lengths of its local rows (copied; the peer rows are answered by the fetch).
      */
+    /**
+     * Told when this fetch has its answer; named by whoever acquired it.
+     */
+    FetchListener listener;
+
     public PeerFetch request(
         final int kind,
         final long clientId,
@@ -372,6 +377,52 @@ public final class PeerFetch
     }
 
     /**
+     * Taken from the pool by a request: a new generation, nothing planned, nothing owned.
+     */
+    void begin(final FetchListener listener)
+    {
+        active = true;
+        this.listener = listener;
+        generation++;
+        phase = IDLE;
+        attemptCount = 0;
+        alternativesUsed = 0;
+        nextKey = 0;
+        stopKey = Integer.MAX_VALUE;
+        readsInFlight = 0;
+        localDone = false;
+        clientGone = false;
+        holdReleased = false;
+        orphanedRegion = null;
+        regionChecksum = null;
+        regionAddress = 0;
+        answered = false;
+        lookupIndex = -1;
+    }
+
+    /**
+     * A new attempt at one source for keys [firstKey, firstKey + keyCount), to be sent from {@code notBeforeMs} on;
+     * its keys are authorizing from now.
+     */
+    SourceAttempt newAttempt(
+        final long ownerMsb,
+        final long ownerLsb,
+        final int firstKey,
+        final int keyCount,
+        final long requesterSessionId,
+        final long notBeforeMs)
+    {
+        final SourceAttempt attempt = attempts[attemptCount++];
+        attempt.begin(ownerMsb, ownerLsb, firstKey, keyCount, requesterSessionId, notBeforeMs);
+        for (int i = firstKey; i < firstKey + keyCount; i++)
+        {
+            keyStates[i] = KEY_AUTHORIZING;
+            keyAttempts[i] = attempt.index;
+        }
+        return attempt;
+    }
+
+    /**
      * One span of keys asked of one source: its authorization, its grant and its release.
      */
     static final class SourceAttempt
@@ -413,6 +464,47 @@ public final class PeerFetch
         SourceAttempt(final int index)
         {
             this.index = index;
+        }
+
+        void begin(
+            final long ownerMsb,
+            final long ownerLsb,
+            final int firstKey,
+            final int keyCount,
+            final long requesterSessionId,
+            final long notBeforeMs)
+        {
+            state = TO_SEND;
+            this.ownerMsb = ownerMsb;
+            this.ownerLsb = ownerLsb;
+            this.firstKey = firstKey;
+            this.keyCount = keyCount;
+            grantedKeys = 0;
+            correlationId = 0;
+            this.requesterSessionId = requesterSessionId;
+            transferSessionId = 0;
+            token = 0;
+            peer = -1;
+            readsOutstanding = 0;
+            readsSubmitted = 0;
+            releaseAttempts = 0;
+            deadlineMs = notBeforeMs + TransferLimits.AUTHORIZE_TIMEOUT_MS;
+            this.notBeforeMs = notBeforeMs;
+            client = null;
+            local = false;
+        }
+
+        /**
+         * The source said "not yet": the same keys are asked of it again from {@code notBeforeMs}, as a new session.
+         */
+        void askAgain(final long requesterSessionId, final long notBeforeMs)
+        {
+            state = TO_SEND;
+            this.requesterSessionId = requesterSessionId;
+            correlationId = 0;
+            client = null;
+            this.notBeforeMs = notBeforeMs;
+            deadlineMs = notBeforeMs + TransferLimits.AUTHORIZE_TIMEOUT_MS;
         }
     }
 }

@@ -4,42 +4,27 @@ import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.codecs.transfer.MessageHeaderEncoder;
 import io.orbitkv.codecs.transfer.ReleaseReason;
-import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
-import io.orbitkv.codecs.transfer.TransferAuthorizeEncoder;
 import io.orbitkv.codecs.transfer.TransferGrantDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
-import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
-import io.orbitkv.codecs.transfer.TransferReleaseEncoder;
 import io.orbitkv.codecs.transfer.TransferStatus;
-import io.orbitkv.codecs.transfer.TransferTier;
 import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.index.NamespaceTable;
-import io.orbitkv.manager.catalog.CatalogService;
-import io.orbitkv.manager.catalog.LocalResidency;
+import io.orbitkv.manager.catalog.CatalogRequester;
 import io.orbitkv.manager.catalog.LookupAnswerSink;
 import io.orbitkv.manager.catalog.PeerAnswer;
 import io.orbitkv.manager.catalog.PendingLookup;
-import io.orbitkv.manager.membership.MemberRecord;
-import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
-import io.orbitkv.manager.peer.PeerSession;
-import io.orbitkv.manager.peer.TransferHandler;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
-import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.transport.TransportListener;
-import io.orbitkv.transport.TransportStatus;
-import org.agrona.DirectBuffer;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
-import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
 
 /**
  * The requester side of peer transfers, on the agent thread. For the keys after an engine request's local prefix it
@@ -56,41 +41,28 @@ import java.nio.ByteBuffer;
  * sent when the session's reads ended, retried {@link TransferLimits#RELEASE_ATTEMPTS} times until acknowledged.
  * Steady-state work allocates nothing.
  */
-public final class PeerFetcher implements LookupAnswerSink, TransportListener, LocalResidency
+public final class PeerFetcher implements LookupAnswerSink, TransportListener
 {
     /**
      * Fetches in progress at once; beyond it a request is answered from its local prefix only (counted).
      */
     public static final int MAX_FETCHES = 64;
 
-    /**
-     * Sources remembered as unanswering at once (a few Managers failing together; the oldest is forgotten first).
-     */
-    static final int SUSPECT_SOURCES = 16;
 
-    private static final int MAX_FRAME_BYTES = 64 * 1024;
-    /** A transport read's request id: fetch index (16 bits), generation (16), key (16), attempt (16). */
-    private static final int KEY_BITS = 16;
-    private static final int ATTEMPT_MASK = 0xFFFF;
-
-    private final CatalogService catalog;
+    private final CatalogRequester catalog;
+    private final TransferProxy proxy;
+    private final FetchReads reads;
+    private final FetchAnswers answers;
+    private final SpanPlanner planner;
     private final Transport transport;
     private final TieredStore store;
     private final NamespaceTable namespaces;
-    private final PeerAdmission admission;
-    private final FetchListener listener;
     private final ErrorHandler errorHandler;
     private final PeerFetch[] fetches = new PeerFetch[MAX_FETCHES];
-    private final UnsafeBuffer frame = new UnsafeBuffer(ByteBuffer.allocateDirect(MAX_FRAME_BYTES));
-    private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
-    private final TransferAuthorizeEncoder authorizeEncoder = new TransferAuthorizeEncoder();
-    private final TransferReleaseEncoder releaseEncoder = new TransferReleaseEncoder();
     private final StateKeyFlyweight key = new StateKeyFlyweight();
     private final byte[] endpointBytes = new byte[1024];
     private final org.agrona.AsciiSequenceView endpointView = new org.agrona.AsciiSequenceView();
     private final UnsafeBuffer endpointBuffer = new UnsafeBuffer(endpointBytes);
-    private final UnsafeBuffer localSource = new UnsafeBuffer(0, 0);
-    private final UnsafeBuffer localDestination = new UnsafeBuffer(0, 0);
     private final AtomicCounter fetchesStarted;
     private final AtomicCounter fetchesSkipped;
     private final AtomicCounter authorizeSent;
@@ -99,11 +71,6 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
     private final AtomicCounter authorizeTimeouts;
     private final AtomicCounter alternativesTried;
     private final AtomicCounter candidatesRemoved;
-    private final AtomicCounter blocksFetched;
-    private final AtomicCounter bytesFetched;
-    private final AtomicCounter readFailures;
-    private final AtomicCounter checksumMismatches;
-    private final AtomicCounter blocksAdmitted;
     private final AtomicCounter releasesSent;
     private final AtomicCounter releaseRetries;
     private final AtomicCounter releasesAbandoned;
@@ -113,54 +80,51 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
     private final AtomicCounter readsInFlightGauge;
     private final AtomicCounter prepareWaits;
     private final AtomicCounter budgetWaits;
-    private final AtomicCounter suspectSkips;
-    private final AtomicCounter localSpanKeys;
-    private final long[] suspectMsbs = new long[SUSPECT_SOURCES];
-    private final long[] suspectLsbs = new long[SUSPECT_SOURCES];
-    private final long[] suspectUntilMs = new long[SUSPECT_SOURCES];
-    private final TransferHandler answers = new TransferHandler()
-    {
-        public void onAuthorize(final PeerSession session, final TransferAuthorizeDecoder request)
-        {
-            // Authorizations are the source side's.
-        }
-
-        public void onRelease(final PeerSession session, final TransferReleaseDecoder request)
-        {
-            // Releases are the source side's.
-        }
-
-        public void onGrant(final PeerClient client, final TransferGrantDecoder grant)
-        {
-            PeerFetcher.this.onGrant(client, grant);
-        }
-
-        public void onReleaseAck(final PeerClient client, final TransferReleaseAckDecoder ack)
-        {
-            PeerFetcher.this.onReleaseAck(client, ack);
-        }
-    };
-    private long nextRequesterSessionId;
+    private final UnansweredSources unanswered = new UnansweredSources();
     private int activeFetches;
-    private int readsInFlight;
     private long nowMs;
 
+    /**
+     * @param catalog      the catalog as the requester uses it: lookups, members, source sessions.
+     * @param publisher    where authorizations and releases are sent.
+     * @param transport    reads granted ranges (and registers the engines' data regions).
+     * @param store        this Manager's tiered store: local spans and admitted blocks.
+     * @param namespaces   the Manager's namespace table.
+     * @param admission    whether a verified peer block is kept in DRAM.
+     * @param counters     the system counters.
+     * @param errorHandler where failed reads and checksum mismatches are recorded.
+     */
     public PeerFetcher(
-        final CatalogService catalog,
+        final CatalogRequester catalog,
+        final PeerPublisher publisher,
         final Transport transport,
         final TieredStore store,
         final NamespaceTable namespaces,
         final PeerAdmission admission,
-        final FetchListener listener,
+        final SystemCounters counters,
+        final ErrorHandler errorHandler)
+    {
+        this(catalog, new PublisherChannel(publisher), transport, store, namespaces, admission, counters, errorHandler);
+    }
+
+    PeerFetcher(
+        final CatalogRequester catalog,
+        final RequestChannel channel,
+        final Transport transport,
+        final TieredStore store,
+        final NamespaceTable namespaces,
+        final PeerAdmission admission,
         final SystemCounters counters,
         final ErrorHandler errorHandler)
     {
         this.catalog = catalog;
+        this.proxy = new TransferProxy(channel);
+        this.reads = new FetchReads(transport, counters, errorHandler);
+        this.answers = new FetchAnswers(catalog, store, namespaces, admission, counters);
+        this.planner = new SpanPlanner(catalog, store, namespaces, unanswered, counters);
         this.transport = transport;
         this.store = store;
         this.namespaces = namespaces;
-        this.admission = admission;
-        this.listener = listener;
         this.errorHandler = errorHandler;
         for (int i = 0; i < fetches.length; i++)
         {
@@ -174,11 +138,6 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
         authorizeTimeouts = counters.get(SystemCounterDescriptor.TRANSFER_AUTHORIZE_TIMEOUTS);
         alternativesTried = counters.get(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED);
         candidatesRemoved = counters.get(SystemCounterDescriptor.TRANSFER_CANDIDATES_REMOVED);
-        blocksFetched = counters.get(SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED);
-        bytesFetched = counters.get(SystemCounterDescriptor.TRANSFER_BYTES_FETCHED);
-        readFailures = counters.get(SystemCounterDescriptor.TRANSFER_READ_FAILURES);
-        checksumMismatches = counters.get(SystemCounterDescriptor.TRANSFER_CHECKSUM_MISMATCHES);
-        blocksAdmitted = counters.get(SystemCounterDescriptor.TRANSFER_BLOCKS_ADMITTED);
         releasesSent = counters.get(SystemCounterDescriptor.TRANSFER_RELEASES_SENT);
         releaseRetries = counters.get(SystemCounterDescriptor.TRANSFER_RELEASE_RETRIES);
         releasesAbandoned = counters.get(SystemCounterDescriptor.TRANSFER_RELEASES_ABANDONED);
@@ -188,18 +147,17 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
         readsInFlightGauge = counters.get(SystemCounterDescriptor.TRANSFER_READS_IN_FLIGHT);
         prepareWaits = counters.get(SystemCounterDescriptor.TRANSFER_PREPARE_WAITS);
         budgetWaits = counters.get(SystemCounterDescriptor.TRANSFER_BUDGET_WAITS);
-        suspectSkips = counters.get(SystemCounterDescriptor.TRANSFER_UNANSWERED_SOURCE_SKIPS);
-        localSpanKeys = counters.get(SystemCounterDescriptor.TRANSFER_LOCAL_SPAN_KEYS);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
     // Engine ring side.
 
     /**
+     * @param listener told when the fetch has its answer.
      * @return a free fetch to fill with {@link PeerFetch#request} and keys, or null when none is free or remote work
      * is disabled (counted): the request is then answered from its local prefix.
      */
-    public PeerFetch acquire()
+    public PeerFetch acquire(final FetchListener listener)
     {
         if (activeFetches < MAX_FETCHES && catalog.remoteWorkEnabled())
         {
@@ -207,22 +165,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
             {
                 if (!fetch.active)
                 {
-                    fetch.active = true;
-                    fetch.generation++;
-                    fetch.phase = PeerFetch.IDLE;
-                    fetch.attemptCount = 0;
-                    fetch.alternativesUsed = 0;
-                    fetch.nextKey = 0;
-                    fetch.stopKey = Integer.MAX_VALUE;
-                    fetch.readsInFlight = 0;
-                    fetch.localDone = false;
-                    fetch.clientGone = false;
-                    fetch.holdReleased = false;
-                    fetch.orphanedRegion = null;
-                    fetch.regionChecksum = null;
-                    fetch.regionAddress = 0;
-                    fetch.answered = false;
-                    fetch.lookupIndex = -1;
+                    fetch.begin(listener);
                     activeFetches++;
                     return fetch;
                 }
@@ -387,14 +330,6 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
         transport.unregisterMemory(address);
     }
 
-    /**
-     * @return the handler of the sources' answers (grants, release acks) addressed to this requester.
-     */
-    public TransferHandler answers()
-    {
-        return answers;
-    }
-
     public int activeFetches()
     {
         return activeFetches;
@@ -402,7 +337,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
 
     public int readsInFlight()
     {
-        return readsInFlight;
+        return reads.inFlight();
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -456,7 +391,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
             finishIfDone(fetch);
         }
         fetchesActiveGauge.setRelease(activeFetches);
-        readsInFlightGauge.setRelease(readsInFlight);
+        readsInFlightGauge.setRelease(reads.inFlight());
         return work;
     }
 
@@ -477,7 +412,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
                 {
                     // No answer: the source may have gone; a late grant is released as stale.
                     authorizeTimeouts.incrementRelease();
-                    suspect(attempt.ownerMsb, attempt.ownerLsb);
+                    unanswered.suspect(attempt.ownerMsb, attempt.ownerLsb, nowMs);
                     refused(fetch, attempt, TransferStatus.ERROR, false);
                     return 1;
                 }
@@ -519,16 +454,6 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
     // ---------------------------------------------------------------------------------------------------------------
     // Discovery.
 
-    public int dramLength(final int namespaceId, final DirectBuffer hash, final int hashOffset, final int hashLength)
-    {
-        if (namespaceId < 0)
-        {
-            return -1;
-        }
-        final long residence = store.findReady(namespaceId, hash, hashOffset, hashLength);
-        return Residence.isDram(residence) ? store.length(residence) : -1;
-    }
-
     public void answer(final PendingLookup lookup)
     {
         for (final PeerFetch fetch : fetches)
@@ -564,244 +489,33 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
     // Planning.
 
     /**
-     * Cut the keys from {@code fetch.nextKey} into spans: at each key, this Manager's own DRAM when it holds the key
-     * (a local span), else the source whose unrefused candidates continue furthest from it; the span ends where that
-     * run ends. Stops at the first key nobody can serve.
+     * Plan the keys from {@code fetch.nextKey} into spans ({@link SpanPlanner}), start the copies of new local spans
+     * of a READ, and send the authorizations the fetch may have in flight.
      */
     private void plan(final PeerFetch fetch)
     {
-        final int namespaceId = namespaces.lookup(fetch.namespace, 0, fetch.namespaceLength);
-        int k = fetch.nextKey;
-        while (k < fetch.keyCount && k < fetch.stopKey && fetch.attemptCount < PeerFetch.MAX_ATTEMPTS)
+        final int before = fetch.attemptCount;
+        planner.plan(fetch, nowMs);
+        if (PeerFetch.READ == fetch.kind)
         {
-            final int localRun = planLocal(fetch, namespaceId, k);
-            if (localRun > 0)
+            for (int a = before; a < fetch.attemptCount; a++)
             {
-                k += localRun;
-                fetch.nextKey = k;
-                continue;
-            }
-            long bestMsb = 0;
-            long bestLsb = 0;
-            int bestRun = 0;
-            MemberRecord bestRecord = null;
-            final int base = k * PeerFetch.MAX_CANDIDATES;
-            for (int c = 0; c < fetch.candidateCounts[k]; c++)
-            {
-                if (0 != (fetch.candidateRefused[k] & (1 << c)))
+                final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
+                if (attempt.local)
                 {
-                    continue;
-                }
-                final long msb = fetch.candidateMsbs[base + c];
-                final long lsb = fetch.candidateLsbs[base + c];
-                final MemberRecord record = catalog.member(msb, lsb);
-                if (null == record)
-                {
-                    continue;
-                }
-                if (isSuspect(msb, lsb))
-                {
-                    suspectSkips.incrementRelease();
-                    continue;
-                }
-                int run = 1;
-                while (k + run < fetch.keyCount && k + run < fetch.stopKey &&
-                    run < TransferLimits.MAX_KEYS_PER_AUTHORIZE && fetch.candidateOf(k + run, msb, lsb) >= 0)
-                {
-                    run++;
-                }
-                if (run > bestRun || (run == bestRun && precedes(record, msb, lsb, bestRecord, bestMsb, bestLsb)))
-                {
-                    bestRun = run;
-                    bestMsb = msb;
-                    bestLsb = lsb;
-                    bestRecord = record;
+                    submitReads(fetch, attempt);
                 }
             }
-            if (0 == bestRun)
-            {
-                fetch.stopKey = Math.min(fetch.stopKey, k);
-                break;
-            }
-            final PeerFetch.SourceAttempt attempt = newAttempt(fetch, bestMsb, bestLsb, k, bestRun, nowMs);
-            for (int i = k; i < k + bestRun; i++)
-            {
-                fetch.keyCandidates[i] = fetch.candidateOf(i, bestMsb, bestLsb);
-            }
-            k += bestRun;
-            fetch.nextKey = k;
         }
         for (int a = 0; a < fetch.attemptCount; a++)
         {
             final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
-            if (PeerFetch.SourceAttempt.TO_SEND == attempt.state && inFlightSources(fetch) < TransferLimits.MAX_CONCURRENT_SOURCES)
+            if (PeerFetch.SourceAttempt.TO_SEND == attempt.state &&
+                SpanPlanner.inFlightSources(fetch) < TransferLimits.MAX_CONCURRENT_SOURCES)
             {
                 sendAuthorize(fetch, attempt);
             }
         }
-    }
-
-    /**
-     * A local span from key {@code k}: the run of keys this Manager's DRAM holds, pinned now and granted at once (read
-     * at once for a READ). SSD residences are not served this way: their read goes through the storage agent.
-     *
-     * @return the keys in the span, 0 when DRAM does not hold key {@code k}.
-     */
-    private int planLocal(final PeerFetch fetch, final int namespaceId, final int k)
-    {
-        if (namespaceId < 0)
-        {
-            return 0;
-        }
-        int run = 0;
-        while (k + run < fetch.keyCount && k + run < fetch.stopKey && run < TransferLimits.MAX_KEYS_PER_AUTHORIZE)
-        {
-            final int i = k + run;
-            final long residence = store.findReady(namespaceId, fetch.hashes, fetch.hashOffset(i), fetch.hashLengths[i]);
-            if (!Residence.isDram(residence))
-            {
-                break;
-            }
-            fetch.keyResidences[i] = residence;
-            run++;
-        }
-        if (0 == run)
-        {
-            return 0;
-        }
-        final PeerFetch.SourceAttempt attempt = newAttempt(fetch, 0, 0, k, run, nowMs);
-        attempt.local = true;
-        attempt.state = PeerFetch.SourceAttempt.GRANTED;
-        attempt.grantedKeys = run;
-        final long poolAddress = store.pool().address();
-        for (int i = k; i < k + run; i++)
-        {
-            final long residence = fetch.keyResidences[i];
-            store.pin(residence);
-            fetch.keyAddresses[i] = poolAddress + store.offset(Residence.entryId(residence));
-            fetch.keyLengths[i] = store.length(residence);
-            fetch.keyCrcs[i] = store.crc32c(residence);
-            fetch.keyCandidates[i] = -1;
-            fetch.keyStates[i] = PeerFetch.KEY_GRANTED;
-        }
-        if (PeerFetch.READ == fetch.kind)
-        {
-            submitReads(fetch, attempt);
-        }
-        return run;
-    }
-
-    /**
-     * A new attempt, TO_SEND from {@code notBeforeMs} on, for keys [firstKey, firstKey + keyCount) at one source.
-     */
-    private PeerFetch.SourceAttempt newAttempt(
-        final PeerFetch fetch, final long ownerMsb, final long ownerLsb, final int firstKey, final int keyCount,
-        final long notBeforeMs)
-    {
-        final PeerFetch.SourceAttempt attempt = fetch.attempt(fetch.attemptCount++);
-        attempt.state = PeerFetch.SourceAttempt.TO_SEND;
-        attempt.ownerMsb = ownerMsb;
-        attempt.ownerLsb = ownerLsb;
-        attempt.firstKey = firstKey;
-        attempt.keyCount = keyCount;
-        attempt.grantedKeys = 0;
-        attempt.correlationId = 0;
-        attempt.requesterSessionId = ++nextRequesterSessionId;
-        attempt.transferSessionId = 0;
-        attempt.token = 0;
-        attempt.peer = -1;
-        attempt.readsOutstanding = 0;
-        attempt.readsSubmitted = 0;
-        attempt.releaseAttempts = 0;
-        attempt.deadlineMs = notBeforeMs + TransferLimits.AUTHORIZE_TIMEOUT_MS;
-        attempt.notBeforeMs = notBeforeMs;
-        attempt.client = null;
-        attempt.local = false;
-        for (int i = firstKey; i < firstKey + keyCount; i++)
-        {
-            fetch.keyStates[i] = PeerFetch.KEY_AUTHORIZING;
-            fetch.keyAttempts[i] = attempt.index;
-        }
-        return attempt;
-    }
-
-    /**
-     * A source left an authorization unanswered: plan around it for {@link TransferLimits#UNANSWERED_SOURCE_BACKOFF_MS}
-     * (a killed Manager stays in the member view until its lease expires, and every fetch would wait out its own
-     * timeout on it). The table is small and its oldest entry is reused first; an answer from the source ends its
-     * backoff.
-     */
-    private void suspect(final long msb, final long lsb)
-    {
-        int slot = 0;
-        for (int i = 0; i < suspectMsbs.length; i++)
-        {
-            if (suspectMsbs[i] == msb && suspectLsbs[i] == lsb)
-            {
-                slot = i;
-                break;
-            }
-            if (suspectUntilMs[i] - suspectUntilMs[slot] < 0)
-            {
-                slot = i;
-            }
-        }
-        suspectMsbs[slot] = msb;
-        suspectLsbs[slot] = lsb;
-        suspectUntilMs[slot] = nowMs + TransferLimits.UNANSWERED_SOURCE_BACKOFF_MS;
-    }
-
-    private boolean isSuspect(final long msb, final long lsb)
-    {
-        for (int i = 0; i < suspectMsbs.length; i++)
-        {
-            if (suspectMsbs[i] == msb && suspectLsbs[i] == lsb)
-            {
-                return nowMs - suspectUntilMs[i] < 0;
-            }
-        }
-        return false;
-    }
-
-    private void answeredBy(final long msb, final long lsb)
-    {
-        for (int i = 0; i < suspectMsbs.length; i++)
-        {
-            if (suspectMsbs[i] == msb && suspectLsbs[i] == lsb)
-            {
-                suspectUntilMs[i] = nowMs;
-            }
-        }
-    }
-
-    private static int inFlightSources(final PeerFetch fetch)
-    {
-        int n = 0;
-        for (int a = 0; a < fetch.attemptCount; a++)
-        {
-            if (PeerFetch.SourceAttempt.SENT == fetch.attempt(a).state)
-            {
-                n++;
-            }
-        }
-        return n;
-    }
-
-    private static boolean precedes(
-        final MemberRecord record, final long msb, final long lsb, final MemberRecord other, final long otherMsb,
-        final long otherLsb)
-    {
-        if (null == other)
-        {
-            return true;
-        }
-        final int byEndpoint = record.peerEndpoint().compareTo(other.peerEndpoint());
-        if (0 != byEndpoint)
-        {
-            return byEndpoint < 0;
-        }
-        final int byMsb = Long.compareUnsigned(msb, otherMsb);
-        return byMsb != 0 ? byMsb < 0 : Long.compareUnsigned(lsb, otherLsb) < 0;
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -809,7 +523,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
 
     private boolean sendAuthorize(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
     {
-        if (nowMs - attempt.notBeforeMs < 0 || inFlightSources(fetch) >= TransferLimits.MAX_CONCURRENT_SOURCES)
+        if (nowMs - attempt.notBeforeMs < 0 || SpanPlanner.inFlightSources(fetch) >= TransferLimits.MAX_CONCURRENT_SOURCES)
         {
             return false;
         }
@@ -824,40 +538,16 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
             if (nowMs - attempt.deadlineMs >= 0)
             {
                 authorizeTimeouts.incrementRelease();
-                suspect(attempt.ownerMsb, attempt.ownerLsb);
+                unanswered.suspect(attempt.ownerMsb, attempt.ownerLsb, nowMs);
                 refused(fetch, attempt, TransferStatus.ERROR, false);
                 return true;
             }
             return false;
         }
-        final PeerAgent agent = catalog.peerAgent();
-        attempt.correlationId = agent.nextCorrelationId();
+        attempt.correlationId = proxy.nextCorrelationId();
         attempt.client = client;
-        authorizeEncoder.wrapAndApplyHeader(frame, 0, headerEncoder);
-        authorizeEncoder.route().destinationIncarnation().msb(attempt.ownerMsb).lsb(attempt.ownerLsb);
-        authorizeEncoder.route().senderIncarnation().msb(catalog.localIncarnationMsb()).lsb(catalog.localIncarnationLsb());
-        authorizeEncoder.peerSessionId(client.sessionId())
-            .correlationId(attempt.correlationId)
-            .requesterSessionId(attempt.requesterSessionId)
-            .operationId(fetch.correlationId)
-            .requesterNodeIndex(0);
-        long maxBytes = 0;
-        final TransferAuthorizeEncoder.KeysEncoder keys = authorizeEncoder.keysCount(attempt.keyCount);
-        for (int i = attempt.firstKey; i < attempt.firstKey + attempt.keyCount; i++)
-        {
-            final int at = i * PeerFetch.MAX_CANDIDATES + fetch.keyCandidates[i];
-            final int length = fetch.candidateLengths[at];
-            maxBytes += length;
-            keys.next()
-                .tier(0 == fetch.candidateTiers[at] ? TransferTier.DRAM : TransferTier.SSD)
-                .insertionSequence(fetch.candidateSequences[at])
-                .expectedBytes(length)
-                .putKeyHash(fetch.hashes, fetch.hashOffset(i), fetch.hashLengths[i]);
-        }
-        authorizeEncoder.putKeyNamespace(fetch.namespace, 0, fetch.namespaceLength);
-        authorizeEncoder.maxBytes(maxBytes);
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + authorizeEncoder.encodedLength();
-        if (!agent.offer(client, frame, 0, length))
+        if (!proxy.authorize(client, attempt.correlationId, catalog.localIncarnationMsb(),
+            catalog.localIncarnationLsb(), fetch, attempt))
         {
             return false;
         }
@@ -902,7 +592,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
 
     private void onGrant(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final TransferGrantDecoder grant)
     {
-        answeredBy(attempt.ownerMsb, attempt.ownerLsb);
+        unanswered.answeredBy(attempt.ownerMsb, attempt.ownerLsb, nowMs);
         final TransferStatus status = grant.status();
         if (TransferStatus.OK != status || 0 == grant.grantedKeys())
         {
@@ -927,12 +617,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
             if (isWait(reason) && askAgainLater(fetch, reason))
             {
                 // The source prepares the span (or waits for staging credit): the same keys, the same source, later.
-                attempt.state = PeerFetch.SourceAttempt.TO_SEND;
-                attempt.requesterSessionId = ++nextRequesterSessionId;
-                attempt.correlationId = 0;
-                attempt.client = null;
-                attempt.notBeforeMs = nowMs + retryIntervalMs(reason);
-                attempt.deadlineMs = attempt.notBeforeMs + TransferLimits.AUTHORIZE_TIMEOUT_MS;
+                attempt.askAgain(planner.nextRequesterSessionId(), nowMs + retryIntervalMs(reason));
                 return;
             }
             refused(fetch, attempt, reason, true);
@@ -994,7 +679,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
             {
                 // The keys after the granted run are being prepared at this source: ask it for them again later.
                 attempt.keyCount = granted;
-                newAttempt(fetch, attempt.ownerMsb, attempt.ownerLsb, next, end - next,
+                planner.newAttempt(fetch, attempt.ownerMsb, attempt.ownerLsb, next, end - next,
                     nowMs + retryIntervalMs(firstRefusal));
             }
             else
@@ -1172,141 +857,28 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
     // ---------------------------------------------------------------------------------------------------------------
     // Reads.
 
-    private static int readable(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
-    {
-        final int end = Math.min(attempt.firstKey + attempt.grantedKeys, fetch.stopKey);
-        return Math.max(0, end - attempt.firstKey);
-    }
-
     private int submitReads(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
     {
-        if (attempt.local)
-        {
-            return copyLocal(fetch, attempt);
-        }
-        int submitted = 0;
-        final int end = attempt.firstKey + readable(fetch, attempt);
-        for (int i = attempt.firstKey + attempt.readsSubmitted; i < end; i++)
-        {
-            if (PeerFetch.KEY_GRANTED != fetch.keyStates[i])
-            {
-                break;
-            }
-            final int length = fetch.keyLengths[i];
-            if (length > fetch.capacities[i])
-            {
-                fetch.keyStates[i] = PeerFetch.KEY_TOO_SMALL;
-                fetch.stopKey = Math.min(fetch.stopKey, i);
-                break;
-            }
-            final long requestId = ((long)fetch.index << 48) | ((long)(fetch.generation & 0xFFFF) << 32) |
-                ((long)i << KEY_BITS) | (attempt.index & ATTEMPT_MASK);
-            if (!transport.submitRead(attempt.peer, attempt.transferSessionId, attempt.token, fetch.keyAddresses[i],
-                fetch.destinations[i], length, requestId))
-            {
-                break;
-            }
-            fetch.keyStates[i] = PeerFetch.KEY_READING;
-            attempt.readsOutstanding++;
-            attempt.readsSubmitted++;
-            fetch.readsInFlight++;
-            readsInFlight++;
-            submitted++;
-        }
-        return submitted;
+        return reads.submit(fetch, attempt);
     }
 
-    /**
-     * Copy the next key of a local span from the pool into its destination: one block per call, so a long span is
-     * spread over duty cycles like the engine ring's own copies.
-     */
-    private int copyLocal(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
+    private static int readable(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
     {
-        final int i = attempt.firstKey + attempt.readsSubmitted;
-        if (i >= attempt.firstKey + readable(fetch, attempt) || PeerFetch.KEY_GRANTED != fetch.keyStates[i])
-        {
-            return 0;
-        }
-        final int length = fetch.keyLengths[i];
-        if (length > fetch.capacities[i])
-        {
-            fetch.keyStates[i] = PeerFetch.KEY_TOO_SMALL;
-            fetch.stopKey = Math.min(fetch.stopKey, i);
-            return 1;
-        }
-        localSource.wrap(fetch.keyAddresses[i], length);
-        localDestination.wrap(fetch.destinations[i], length);
-        localDestination.putBytes(0, localSource, 0, length);
-        fetch.keyStates[i] = PeerFetch.KEY_DONE;
-        attempt.readsSubmitted++;
-        localSpanKeys.incrementRelease();
-        return 1;
+        return FetchReads.readable(fetch, attempt);
     }
 
     public void onReadComplete(final long requestId, final int status, final long bytes)
     {
-        final int fetchIndex = (int)(requestId >>> 48);
-        final int generation = (int)((requestId >>> 32) & 0xFFFF);
-        final int k = (int)((requestId >>> KEY_BITS) & 0xFFFF);
-        final int attemptIndex = (int)(requestId & ATTEMPT_MASK);
-        if (fetchIndex >= fetches.length)
+        final PeerFetch fetch = reads.complete(fetches, requestId, status, bytes);
+        if (null != fetch)
         {
-            return;
+            finishIfDone(fetch);
         }
-        final PeerFetch fetch = fetches[fetchIndex];
-        if (!fetch.active || (fetch.generation & 0xFFFF) != generation || k >= fetch.keyCount ||
-            attemptIndex >= fetch.attemptCount || PeerFetch.KEY_READING != fetch.keyStates[k])
-        {
-            return;
-        }
-        final PeerFetch.SourceAttempt attempt = fetch.attempt(attemptIndex);
-        attempt.readsOutstanding--;
-        fetch.readsInFlight--;
-        readsInFlight--;
-        final int length = fetch.keyLengths[k];
-        if (TransportStatus.OK != status || bytes != length)
-        {
-            readFailures.incrementRelease();
-            errorHandler.onError(new IllegalStateException("peer read " + TransportStatus.name(status) + ": key " + k +
-                " of fetch " + fetch.correlationId + ", " + bytes + " of " + length + " bytes"));
-            fail(fetch, k, FailureReason.TRANSFER);
-        }
-        else if (fetch.clientGone)
-        {
-            fetch.keyStates[k] = PeerFetch.KEY_DONE;
-        }
-        else if (checksum(fetch, k, length) != fetch.keyCrcs[k])
-        {
-            checksumMismatches.incrementRelease();
-            errorHandler.onError(new IllegalStateException("peer block failed its CRC32C check: key " + k +
-                " of fetch " + fetch.correlationId + ", " + length + " bytes"));
-            fail(fetch, k, FailureReason.CHECKSUM);
-        }
-        else
-        {
-            fetch.keyStates[k] = PeerFetch.KEY_DONE;
-            blocksFetched.incrementRelease();
-            bytesFetched.getAndAddRelease(length);
-        }
-        finishIfDone(fetch);
     }
 
     public void onRevoked(final long sessionId)
     {
         // Revocations are the source side's; the transfer service routes them there.
-    }
-
-    private void fail(final PeerFetch fetch, final int k, final FailureReason reason)
-    {
-        fetch.keyStates[k] = PeerFetch.KEY_FAILED;
-        fetch.keyReasons[k] = reason;
-        // design: a payload failure stops the prefix there, with no retry.
-        fetch.stopKey = Math.min(fetch.stopKey, k);
-    }
-
-    private static int checksum(final PeerFetch fetch, final int k, final int length)
-    {
-        return fetch.regionChecksum.compute(fetch.destinations[k] - fetch.regionAddress, length);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -1350,11 +922,11 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
         {
             return;
         }
-        attempt.correlationId = catalog.peerAgent().nextCorrelationId();
+        attempt.correlationId = proxy.nextCorrelationId();
         attempt.client = client;
-        encodeRelease(client, attempt.correlationId, attempt.transferSessionId, attempt.requesterSessionId,
-            attempt.abandoned ? ReleaseReason.ABANDONED : ReleaseReason.COMPLETED);
-        if (catalog.peerAgent().offer(client, frame, 0, MessageHeaderEncoder.ENCODED_LENGTH + releaseEncoder.encodedLength()))
+        if (proxy.release(client, attempt.correlationId, catalog.localIncarnationMsb(), catalog.localIncarnationLsb(),
+            attempt.transferSessionId, attempt.requesterSessionId,
+            attempt.abandoned ? ReleaseReason.ABANDONED : ReleaseReason.COMPLETED))
         {
             releasesSent.incrementRelease();
         }
@@ -1362,29 +934,11 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
 
     private void sendStaleRelease(final PeerClient client, final long transferSessionId, final long requesterSessionId)
     {
-        encodeRelease(client, catalog.peerAgent().nextCorrelationId(), transferSessionId, requesterSessionId,
-            ReleaseReason.ABANDONED);
-        if (catalog.peerAgent().offer(client, frame, 0, MessageHeaderEncoder.ENCODED_LENGTH + releaseEncoder.encodedLength()))
+        if (proxy.release(client, proxy.nextCorrelationId(), catalog.localIncarnationMsb(),
+            catalog.localIncarnationLsb(), transferSessionId, requesterSessionId, ReleaseReason.ABANDONED))
         {
             releasesSent.incrementRelease();
         }
-    }
-
-    private void encodeRelease(
-        final PeerClient client,
-        final long correlationId,
-        final long transferSessionId,
-        final long requesterSessionId,
-        final ReleaseReason reason)
-    {
-        releaseEncoder.wrapAndApplyHeader(frame, 0, headerEncoder);
-        releaseEncoder.route().destinationIncarnation().msb(client.remoteIncarnationMsb()).lsb(client.remoteIncarnationLsb());
-        releaseEncoder.route().senderIncarnation().msb(catalog.localIncarnationMsb()).lsb(catalog.localIncarnationLsb());
-        releaseEncoder.peerSessionId(client.sessionId())
-            .correlationId(correlationId)
-            .transferSessionId(transferSessionId)
-            .requesterSessionId(requesterSessionId)
-            .reason(reason);
     }
 
     /**
@@ -1472,72 +1026,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
     private void answer(final PeerFetch fetch)
     {
         fetch.answered = true;
-        final int delivered = fetch.deliveredKeys();
-        final int first = fetch.firstRow;
-        final PeerAnswer answer = fetch.answer;
-        answer.reset();
-        for (int k = 0; k < delivered; k++)
-        {
-            final int row = first + k;
-            final PeerFetch.SourceAttempt attempt = fetch.attempt(fetch.keyAttempts[k]);
-            fetch.lengths[row] = fetch.keyLengths[k];
-            fetch.reasons[row] = FailureReason.NONE;
-            if (attempt.local)
-            {
-                fetch.statuses[row] = KeyStatus.DRAM;
-                continue;
-            }
-            fetch.statuses[row] = KeyStatus.PEER;
-            final MemberRecord record = catalog.member(attempt.ownerMsb, attempt.ownerLsb);
-            final int c = k * PeerFetch.MAX_CANDIDATES + Math.max(0, fetch.keyCandidates[k]);
-            if (null != record)
-            {
-                final int owner = answer.addOwner(attempt.ownerMsb, attempt.ownerLsb, record.nodeId());
-                if (owner >= 0)
-                {
-                    answer.addCandidate(row, owner, 0 == fetch.candidateTiers[c] ? KeyStatus.DRAM : KeyStatus.SSD,
-                        fetch.candidateSequences[c], fetch.keyLengths[k]);
-                }
-            }
-            if (PeerFetch.READ == fetch.kind && !fetch.clientGone)
-            {
-                admit(fetch, k);
-            }
-        }
-        int row = first + delivered;
-        if (delivered < fetch.keyCount && row < fetch.rowCount)
-        {
-            final byte state = fetch.keyStates[delivered];
-            final FailureReason reason = fetch.keyReasons[delivered];
-            fetch.lengths[row] = 0;
-            if (PeerFetch.KEY_TOO_SMALL == state)
-            {
-                fetch.statuses[row] = KeyStatus.DESTINATION_TOO_SMALL;
-                fetch.lengths[row] = fetch.keyLengths[delivered];
-            }
-            else if (PeerFetch.KEY_FAILED == state || FailureReason.NONE != reason)
-            {
-                fetch.statuses[row] = KeyStatus.FAILED;
-                fetch.reasons[row] = FailureReason.NONE == reason ? FailureReason.TRANSFER : reason;
-            }
-            else
-            {
-                fetch.statuses[row] = KeyStatus.MISS;
-            }
-            row++;
-        }
-        else if (delivered == fetch.keyCount && row < fetch.rowCount)
-        {
-            fetch.statuses[row] = KeyStatus.MISS;
-            fetch.lengths[row] = 0;
-            row++;
-        }
-        for (; row < fetch.rowCount; row++)
-        {
-            fetch.statuses[row] = KeyStatus.NOT_ATTEMPTED;
-            fetch.lengths[row] = 0;
-        }
-        fetch.value = first + delivered;
+        final int delivered = answers.fill(fetch, nowMs);
         if (PeerFetch.HOLD == fetch.kind)
         {
             // Only the held run stays pinned at the sources; the rest is released now.
@@ -1559,37 +1048,8 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener, L
         }
         if (!fetch.clientGone)
         {
-            listener.onFetchAnswered(fetch);
+            fetch.listener.onFetchAnswered(fetch);
         }
-    }
-
-    /**
-     * Keep a verified peer block in local DRAM when the admission policy says so; a full pool or a key that became
-     * resident meanwhile admits nothing.
-     */
-    private void admit(final PeerFetch fetch, final int k)
-    {
-        final StateKeyFlyweight stateKey = fetch.key(k, key);
-        if (!admission.admit(stateKey.fingerprint(), nowMs))
-        {
-            return;
-        }
-        final int namespaceId = namespaces.lookupOrRegister(fetch.namespace, 0, fetch.namespaceLength);
-        if (namespaceId < 0)
-        {
-            return;
-        }
-        final int length = fetch.keyLengths[k];
-        final int entryId = store.reserve(namespaceId, fetch.hashes, fetch.hashOffset(k), fetch.hashLengths[k], length);
-        if (entryId < 0)
-        {
-            return;
-        }
-        final MemorySegment pool = store.pool();
-        MemorySegment.copy(MemorySegment.ofAddress(fetch.destinations[k]).reinterpret(length), 0, pool,
-            store.offset(entryId), length);
-        store.sealFetched(entryId, fetch.keyCrcs[k]);
-        blocksAdmitted.incrementRelease();
     }
 
     private void freeIfDone(final PeerFetch fetch)

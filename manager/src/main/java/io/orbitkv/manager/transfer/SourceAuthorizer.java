@@ -1,7 +1,5 @@
 package io.orbitkv.manager.transfer;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.SplittableRandom;
@@ -62,7 +60,6 @@ final class SourceAuthorizer
     private final TieredStore store;
     private final BlockStore dram;
     private final long poolAddress;
-    private final MemorySegment pool;
     private final NamespaceTable namespaces;
     private final Transport transport;
     private final SourceMembers members;
@@ -118,7 +115,6 @@ final class SourceAuthorizer
     private long nextDeadlineNs = Long.MAX_VALUE;
     private int revoking;
     private long appliedViewVersion;
-    private boolean flipped;
 
     SourceAuthorizer(
         final TransferSettings settings,
@@ -134,8 +130,7 @@ final class SourceAuthorizer
         this.exports = exports;
         this.store = store;
         this.dram = store.dram();
-        this.pool = store.pool();
-        this.poolAddress = pool.address();
+        this.poolAddress = store.pool().address();
         this.namespaces = namespaces;
         this.transport = transport;
         this.members = members;
@@ -496,13 +491,6 @@ final class SourceAuthorizer
             rejectedExport.incrementRelease();
             refuse(session, correlationId, requesterSessionId, TransferStatus.ERROR, 0);
             return;
-        }
-        if (settings.flipFirstByte() && !flipped && hold.stagedSlots[0] < 0)
-        {
-            // Test hook (orbitkv.manager.transfer.test.flipFirstByte): the sealed checksum no longer matches.
-            flipped = true;
-            final long offset = dram.offset(Residence.entryId(hold.residences[0]));
-            pool.set(ValueLayout.JAVA_BYTE, offset, (byte)(pool.get(ValueLayout.JAVA_BYTE, offset) ^ 0x01));
         }
         hold.deadlineNs = nowNs + settings.sessionTtlNs();
         nextDeadlineNs = Math.min(nextDeadlineNs, hold.deadlineNs);

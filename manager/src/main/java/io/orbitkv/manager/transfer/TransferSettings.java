@@ -5,16 +5,14 @@ import io.orbitkv.manager.ManagerContext;
 
 /**
  * The source's limits, resolved: the transfer budget in bytes (whole allocations), the session limits, the session
- * lifetime and the test hook. Built from a concluded {@link ManagerContext}, or directly by tests with small values.
+ * lifetime. Built from a concluded {@link ManagerContext}, or directly by tests with small values.
  *
  * @param budgetBytes     bytes of pinned allocations all sessions together may hold.
  * @param maxSessions     sessions held at once, 1..{@link TransferLimits#MAX_SESSIONS}.
  * @param sessionsPerPeer sessions one requesting incarnation may hold, 1..maxSessions.
  * @param sessionTtlNs    how long a granted session lives without a release.
- * @param flipFirstByte   test hook: corrupt one byte of the first granted block once (see docs/transfer.md).
  */
-public record TransferSettings(
-    long budgetBytes, int maxSessions, int sessionsPerPeer, long sessionTtlNs, boolean flipFirstByte)
+public record TransferSettings(long budgetBytes, int maxSessions, int sessionsPerPeer, long sessionTtlNs)
 {
     public TransferSettings
     {
@@ -44,7 +42,7 @@ public record TransferSettings(
     public static TransferSettings of(final ManagerContext ctx)
     {
         return new TransferSettings(ctx.effectiveTransferBudgetBytes(), ctx.transferMaxSessions(),
-            ctx.effectiveTransferSessionsPerPeer(), ctx.transferSessionTtlNs(), ctx.transferTestFlipFirstByte());
+            ctx.effectiveTransferSessionsPerPeer(), ctx.transferSessionTtlNs());
     }
 
     /**

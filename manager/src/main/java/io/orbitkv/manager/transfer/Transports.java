@@ -10,19 +10,16 @@ import io.orbitkv.transport.mooncake.MooncakeTransport;
 import java.nio.file.Path;
 
 /**
- * Opens the transport {@code --transport} names, bound where {@code --transfer-endpoint} says.
+ * The default {@link TransportSupplier}: opens the transport {@code --transport} names, bound where
+ * {@code --transfer-endpoint} says.
  */
-public final class Transports
+public final class Transports implements TransportSupplier
 {
-    private Transports()
-    {
-    }
-
     /**
      * @return an open transport; the caller closes it after the agent that uses it stopped.
      * @throws TransportException when it cannot be opened (bad endpoint, a library that does not load).
      */
-    public static Transport open(final ManagerContext ctx)
+    public Transport newTransport(final ManagerContext ctx)
     {
         final String endpoint = ctx.transferEndpoint();
         final int colon = endpoint.lastIndexOf(':');

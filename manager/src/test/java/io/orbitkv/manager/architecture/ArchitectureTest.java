@@ -6,6 +6,9 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.EvaluationResult;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -18,7 +21,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The package rules of the server, checked on its compiled classes (tests excluded):
  * <ul>
- *     <li>no dependency cycle among the Manager's parts (the sub-packages of {@code io.orbitkv.manager});</li>
+ *     <li>no dependency cycle among the Manager's parts (the sub-packages of {@code io.orbitkv.manager}) and its
+ *     composition root (the root package's classes other than {@code Configuration} and {@code ManagerContext}, the
+ *     settings every part reads);</li>
+ *     <li>{@code peer} moves bytes and sessions only: it imports neither {@code catalog} nor {@code transfer}, whose
+ *     messages it carries;</li>
  *     <li>a part uses the root package only for the concluded configuration ({@code Configuration},
  *     {@code ManagerContext}): the root composes the parts, the parts do not reach back into it;</li>
  *     <li>only {@code cli}, the process entry point, is allowed to depend on {@code cli} and on the engine client
@@ -30,7 +37,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ArchitectureTest
 {
     private static final String SERVER = "io.orbitkv.manager";
-    private static final String PARTS = "io.orbitkv.manager.(*)..";
     private static final String[] LIBRARIES =
         { "io.orbitkv.codecs..", "io.orbitkv.index..", "io.orbitkv.catalog..", "io.orbitkv.ffm..", "io.orbitkv.client.." };
 
@@ -46,9 +52,41 @@ class ArchitectureTest
         fixture = new ClassFileImporter().importPackages(ArchitectureTest.class.getPackageName() + ".fixture");
     }
 
-    static ArchRule partsFreeOfCycles(final String parts)
+    /**
+     * Slices of the server: one per part (first sub-package) and one for the composition root; the settings classes
+     * of the root belong to no slice.
+     */
+    static ArchRule serverFreeOfCycles(final String root)
     {
-        return slices().matching(parts).should().beFreeOfCycles();
+        return slices().assignedFrom(new SliceAssignment()
+        {
+            public SliceIdentifier getIdentifierOf(final JavaClass type)
+            {
+                final String pkg = type.getPackageName();
+                if (pkg.equals(root))
+                {
+                    return configurationOf(root).test(type) ? SliceIdentifier.ignore() : SliceIdentifier.of("root");
+                }
+                if (pkg.startsWith(root + "."))
+                {
+                    final String rest = pkg.substring(root.length() + 1);
+                    final int dot = rest.indexOf('.');
+                    return SliceIdentifier.of(dot < 0 ? rest : rest.substring(0, dot));
+                }
+                return SliceIdentifier.ignore();
+            }
+
+            public String getDescription()
+            {
+                return "the parts of " + root + " and its composition root";
+            }
+        }).should().beFreeOfCycles();
+    }
+
+    static ArchRule peerMovesBytesOnly(final String root)
+    {
+        return noClasses().that().resideInAPackage(root + ".peer..")
+            .should().dependOnClassesThat().resideInAnyPackage(root + ".catalog..", root + ".transfer..");
     }
 
     @Test
@@ -62,9 +100,15 @@ class ArchitectureTest
     }
 
     @Test
-    void shouldHaveNoCycleAmongTheManagersParts()
+    void shouldHaveNoCycleAmongTheManagersPartsAndItsRoot()
     {
-        partsFreeOfCycles(PARTS).check(production);
+        serverFreeOfCycles(SERVER).check(production);
+    }
+
+    @Test
+    void shouldKeepCatalogAndTransferTypesOutOfThePeerTransport()
+    {
+        peerMovesBytesOnly(SERVER).check(production);
     }
 
     @Test
@@ -96,8 +140,12 @@ class ArchitectureTest
     void shouldReportACycleAndABackReferenceInTheFixture()
     {
         final String root = ArchitectureTest.class.getPackageName() + ".fixture";
-        assertTrue(partsFreeOfCycles(root + ".(*)..").evaluate(fixture).hasViolation(), "cycle left..right missed");
+        final EvaluationResult cycles = serverFreeOfCycles(root).evaluate(fixture);
+        assertTrue(cycles.hasViolation(), "cycle left..right missed");
+        assertTrue(cycles.getFailureReport().toString().contains("Slice root"), () ->
+            "the root's cycle with left missed: " + cycles.getFailureReport());
         assertTrue(partsUseRootOnlyForConfiguration(root).evaluate(fixture).hasViolation(), "back reference missed");
+        assertTrue(peerMovesBytesOnly(root).evaluate(fixture).hasViolation(), "peer decoding a transfer type missed");
     }
 
     private static ArchRule partsUseRootOnlyForConfiguration(final String root)

@@ -22,6 +22,7 @@ import io.orbitkv.manager.ManagerTestSupport;
 import io.orbitkv.manager.membership.EtcdCluster;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.membership.MembershipSettings;
+import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.CloseHelper;
@@ -103,28 +104,34 @@ class CatalogServiceTest
             final CountersManager countersManager = new CountersManager(
                 new UnsafeBuffer(new byte[2 << 20]), new UnsafeBuffer(new byte[512 << 10]), StandardCharsets.US_ASCII);
             counters = new SystemCounters(countersManager);
+            final PeerTransport peerTransport = PeerTransport.launch(new PeerTransport.Context()
+                .endpoint("127.0.0.1:0")
+                .directory(dir.toPath())
+                .incarnation(uuid.getMostSignificantBits(), uuid.getLeastSignificantBits())
+                .placementFingerprint(CatalogService.fingerprintOf(placement))
+                .countersManager(countersManager)
+                .errorHandler(errors::add)
+                .nanoClock(clock));
+            closeables.add(peerTransport);
+            membership = Membership.start(
+                new MembershipSettings(etcd.endpoints(), cluster, nodeId, MEMBERSHIP_TTL_SECS, 2_000, placement,
+                    peerTransport.endpoint(), "", uuid, System.currentTimeMillis()),
+                counters, errors::add, System.out, SystemNanoClock.INSTANCE);
+            closeables.add(membership);
             ctx = new CatalogContext()
                 .nodeId(nodeId)
                 .placement(placement)
                 .runtimeUuid(uuid)
-                .peerEndpoint("127.0.0.1:0")
-                .directory(dir.toPath())
                 .namespaces(new NamespaceTable())
                 .inventoryResidences(4096)
                 .inventoryBytes(16L << 20)
                 .journalBytes(1L << 20)
                 .systemCounters(counters)
-                .countersManager(countersManager)
-                .errorHandler(errors::add)
                 .nanoClock(clock)
+                .peerTransport(peerTransport)
+                .membership(membership)
                 .conclude();
-            closeables.add(ctx);
-            membership = Membership.start(
-                new MembershipSettings(etcd.endpoints(), cluster, nodeId, MEMBERSHIP_TTL_SECS, 2_000, placement,
-                    ctx.transport().endpoint(), "", uuid, System.currentTimeMillis()),
-                counters, errors::add, System.out, SystemNanoClock.INSTANCE);
-            closeables.add(membership);
-            service = new CatalogService(ctx, membership);
+            service = new CatalogService(ctx, null);
         }
 
         boolean sees(final int members)
@@ -272,13 +279,13 @@ class CatalogServiceTest
 
     private PendingLookup lookup(final Node node, final int hashLength)
     {
-        final PendingLookup lookup = node.service.acquireLookup();
+        final PendingLookup lookup = node.service.requester().acquireLookup();
         assertNotNull(lookup, "the catalog takes peer lookups once it follows a view");
         final KeyStatus[] statuses = {KeyStatus.MISS};
         final int[] lengths = {0};
         lookup.request(1, 2, 0, 0, statuses, lengths, 1).namespace(namespace, 0, NAMESPACE.length);
         assertTrue(lookup.addPeerKey(hash, 0, hashLength));
-        node.service.startLookup(lookup, sink);
+        node.service.requester().startLookup(lookup, sink);
         return lookup;
     }
 

@@ -284,7 +284,7 @@ class CatalogEndToEndTest
             try (RoguePeer rogue = new RoguePeer(rogueDir, 9, 0x9A, 0x9B, fingerprint ^ 1, RoguePeer.allShards(),
                 1L << 20, PeerTransport.TERM_LENGTH, new org.agrona.concurrent.YieldingIdleStrategy()))
             {
-                final PeerClient client = rogue.agent().connect(endpoint, 1, bMsb, bLsb);
+                final PeerClient client = rogue.publisher().connect(endpoint, 1, bMsb, bLsb);
                 drive(rogue, client::isFailed, "connect with a wrong fingerprint refused");
             }
             awaitAbove(b, PeerCounter.REJECTED_WRONG_FINGERPRINT.label(), 0);
@@ -293,16 +293,16 @@ class CatalogEndToEndTest
             try (RoguePeer rogue = new RoguePeer(rogueDir, 10, 0x9C, 0x9D, fingerprint, RoguePeer.allShards(),
                 1L << 20, PeerTransport.TERM_LENGTH, new org.agrona.concurrent.YieldingIdleStrategy()))
             {
-                final PeerClient client = rogue.agent().connect(endpoint, 1, bMsb, bLsb);
+                final PeerClient client = rogue.publisher().connect(endpoint, 1, bMsb, bLsb);
                 drive(rogue, client::isActive, "session of a non-member opened");
                 appendKeyOfShard(rogue.journal(), shard, shard);
                 final long unregistered = b.counter(PeerCounter.REJECTED_UNREGISTERED_PUBLISHER.label());
-                drive(rogue, () -> rogue.agent().sendDeltaBatch(client, shard, rogue.journal(), 1, 1) > 0,
+                drive(rogue, () -> rogue.publisher().sendDeltaBatch(client, shard, rogue.journal(), 1, 1) > 0,
                     "delta offered");
                 drive(rogue, () -> b.counter(PeerCounter.REJECTED_UNREGISTERED_PUBLISHER.label()) > unregistered,
                     "unregistered publisher counted");
                 appendKeyOfShard(rogue.journal(), shard, (shard + 1) % 16);
-                drive(rogue, () -> rogue.agent().sendDeltaBatch(client, shard, rogue.journal(), 2, 1) > 0,
+                drive(rogue, () -> rogue.publisher().sendDeltaBatch(client, shard, rogue.journal(), 2, 1) > 0,
                     "cross-shard delta offered");
                 drive(rogue, () -> b.counter(PeerCounter.REJECTED_CROSS_SHARD_KEY.label()) > 0,
                     "cross-shard key counted");
@@ -321,10 +321,10 @@ class CatalogEndToEndTest
                 retired.getLeastSignificantBits(), fingerprint, RoguePeer.allShards(), 1L << 20, PeerTransport.TERM_LENGTH,
                 new org.agrona.concurrent.YieldingIdleStrategy()))
             {
-                final PeerClient client = ghost.agent().connect(endpoint, 1, bMsb, bLsb);
+                final PeerClient client = ghost.publisher().connect(endpoint, 1, bMsb, bLsb);
                 drive(ghost, client::isActive, "session of the retired incarnation opened");
                 appendKeyOfShard(ghost.journal(), shard, shard);
-                drive(ghost, () -> ghost.agent().sendDeltaBatch(client, shard, ghost.journal(), 1, 1) > 0,
+                drive(ghost, () -> ghost.publisher().sendDeltaBatch(client, shard, ghost.journal(), 1, 1) > 0,
                     "late delta offered");
                 drive(ghost, () -> b.counter(PeerCounter.REJECTED_STALE_INCARNATION.label()) > 0,
                     "stale incarnation counted");

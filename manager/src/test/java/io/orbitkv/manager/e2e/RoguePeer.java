@@ -19,6 +19,7 @@ import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.manager.catalog.CatalogHostHandler;
 import io.orbitkv.manager.peer.PeerAgent;
+import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.peer.PeerTransport;
@@ -69,12 +70,13 @@ final class RoguePeer extends CatalogHostHandler implements AutoCloseable
             .localNodeIndex(nodeIndex)
             .incarnation(incarnationMsb, incarnationLsb)
             .placementFingerprint(placementFingerprint)
-            .validator(validator)
-            .coldQueryHandler(
-                new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, placementFingerprint))
-            .handler(this)
             .countersManager(countersManager)
             .errorHandler(errors::add));
+        transport.newAgent(
+            validator,
+            new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, placementFingerprint),
+            this,
+            null);
     }
 
     static boolean[] allShards()
@@ -99,6 +101,11 @@ final class RoguePeer extends CatalogHostHandler implements AutoCloseable
     PeerAgent agent()
     {
         return transport.agent();
+    }
+
+    PeerPublisher publisher()
+    {
+        return transport.publisher();
     }
 
     int doWork()

@@ -468,7 +468,8 @@ class TransferEndToEndTest
     @Timeout(180)
     void shouldFailAFlippedPayloadByteAtItsChecksumAndAdmitNothing() throws Exception
     {
-        startCluster(new String[]{"-Dorbitkv.manager.transfer.test.flipFirstByte=true"}, "--peer-admission", "always");
+        startCluster(new String[]{"-D" + io.orbitkv.manager.Configuration.TRANSFER_TRANSPORT_SUPPLIER_PROP_NAME + "=" +
+            io.orbitkv.manager.transfer.FlipFirstByteTransportSupplier.class.getName()}, "--peer-admission", "always");
         final OrbitKvProcesses b = managers.get(1);
         final EngineClient engineA = engine(0);
         final EngineClient engineB = engine(1);

@@ -134,13 +134,14 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
             .localNodeIndex(nodeIndex)
             .incarnation(incarnationMsb, incarnationLsb)
             .placementFingerprint(fingerprint)
-            .validator(validator)
-            .coldQueryHandler(new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, fingerprint))
-            .handler(this)
-            .transferHandler(transferHandler)
             .countersManager(countersManager)
             .nanoClock(clock)
             .errorHandler(errors::add));
+        transport.newAgent(
+            validator,
+            new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, fingerprint),
+            this,
+            transferHandler);
     }
 
     static int freeUdpPort()
@@ -158,6 +159,11 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
     PeerAgent agent()
     {
         return transport.agent();
+    }
+
+    PeerPublisher publisher()
+    {
+        return transport.publisher();
     }
 
     long counter(final PeerCounter counter)
@@ -203,10 +209,10 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
     {
         // Serve from the journal: everything retained from the first missing sequence on, since the host dropped
         // the records after the gap too.
-        final int sent = agent().sendDeltaBatch(client, shard, journal, fromSequence, PeerProxy.MAX_DELTA_BATCH_RECORDS);
+        final int sent = publisher().sendDeltaBatch(client, shard, journal, fromSequence, PeerProxy.MAX_DELTA_BATCH_RECORDS);
         if (OwnerJournal.READ_RESYNC_REQUIRED == sent)
         {
-            agent().sendResponse(client, shard, correlationId, CatalogStatus.RESYNC_REQUIRED, fromSequence - 1);
+            publisher().sendResponse(client, shard, correlationId, CatalogStatus.RESYNC_REQUIRED, fromSequence - 1);
         }
         repairsServed++;
     }

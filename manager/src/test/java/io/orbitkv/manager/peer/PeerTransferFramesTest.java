@@ -88,8 +88,8 @@ class PeerTransferFramesTest
             org.agrona.concurrent.SystemNanoClock.INSTANCE, sourceHandler);
         requester = new PeerNode(dir, 2, REQUESTER_MSB, REQUESTER_LSB, PeerNode.FINGERPRINT, PeerTransport.AUTO_MTU,
             false, org.agrona.concurrent.SystemNanoClock.INSTANCE, requesterHandler);
-        sourceHandler.agent = source.agent();
-        client = requester.agent().connect(source.transport.endpoint(), 1, SOURCE_MSB, SOURCE_LSB);
+        sourceHandler.agent = source.publisher();
+        client = requester.publisher().connect(source.transport.endpoint(), 1, SOURCE_MSB, SOURCE_LSB);
         await(client::isActive, "peer session");
     }
 
@@ -237,7 +237,7 @@ class PeerTransferFramesTest
         final int length = MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
         final PeerSession session = source.agent().session(client.sessionId());
         final long deadlineNs = System.nanoTime() + AWAIT_NS;
-        while (!source.agent().offer(session, out, 0, length))
+        while (!source.publisher().offer(session, out, 0, length))
         {
             duty();
             if (System.nanoTime() - deadlineNs > 0)
@@ -250,7 +250,7 @@ class PeerTransferFramesTest
     private void send(final int length)
     {
         final long deadlineNs = System.nanoTime() + AWAIT_NS;
-        while (!requester.agent().offer(client, raw, 0, length))
+        while (!requester.publisher().offer(client, raw, 0, length))
         {
             duty();
             if (System.nanoTime() - deadlineNs > 0)
@@ -290,7 +290,7 @@ class PeerTransferFramesTest
     {
         private final UnsafeBuffer out = new UnsafeBuffer(new byte[1024]);
         private final MessageHeaderEncoder header = new MessageHeaderEncoder();
-        PeerAgent agent;
+        PeerPublisher agent;
         int authorizes;
         int releases;
         int grants;

@@ -9,10 +9,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 import io.aeron.ExclusivePublication;
-import io.orbitkv.catalog.CatalogDirectory;
-import io.orbitkv.catalog.CatalogRequestValidator;
-import io.orbitkv.catalog.ColdQueryHandler;
-import io.orbitkv.catalog.HostBudget;
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardInventory;
 import io.orbitkv.catalog.ShardReceiver;
@@ -140,7 +136,7 @@ class PeerTransportTest
         host = new PeerNode(dir, 1, HOST_MSB, HOST_LSB);
         owner = new PeerNode(dir, 2, OWNER_MSB, OWNER_LSB, PeerNode.FINGERPRINT, PeerTransport.AUTO_MTU, false,
             ownerClock);
-        final PeerClient client = owner.agent().connect(
+        final PeerClient client = owner.publisher().connect(
             host.transport.endpoint(), host.nodeIndex, host.incarnationMsb, host.incarnationLsb);
         await(() ->
         {
@@ -159,7 +155,7 @@ class PeerTransportTest
         final long queriesBefore = host.counter(PeerCounter.FRAMES_COLD_QUERY);
 
         final int key = PeerKeys.keysOfShard(SHARD, 1)[0];
-        assertTrue(owner.agent().sendColdQuery(client, 77, SHARD, 1, new int[]{SHARD},
+        assertTrue(owner.publisher().sendColdQuery(client, 77, SHARD, 1, new int[]{SHARD},
             new DirectBuffer[]{PeerKeys.NAMESPACE}, new int[]{PeerKeys.NAMESPACE_BYTES.length},
             new DirectBuffer[]{PeerKeys.hash(key)}, new int[]{PeerKeys.HASH_LENGTH}));
         owner.transport.doWork();
@@ -269,7 +265,7 @@ class PeerTransportTest
             owner.journal.append(SHARD, PeerKeys.record(key, 0));
         }
 
-        assertEquals(3, owner.agent().sendDeltaBatch(client, SHARD, owner.journal, 1, 3));
+        assertEquals(3, owner.publisher().sendDeltaBatch(client, SHARD, owner.journal, 1, 3));
         await(() -> 1 == owner.responseCodes.size(), "refusal answered");
         assertEquals(CatalogStatus.UNREGISTERED_PUBLISHER, owner.responseCodes.get(0));
         assertEquals(1, host.counter(PeerCounter.REJECTED_UNREGISTERED_PUBLISHER));
@@ -290,7 +286,7 @@ class PeerTransportTest
         }
         final int slot = owner.receiverSlot(SHARD);
 
-        assertEquals(count, owner.agent().sendDeltaBatch(client, SHARD, owner.journal, 1, count));
+        assertEquals(count, owner.publisher().sendDeltaBatch(client, SHARD, owner.journal, 1, count));
         await(() -> count == owner.journal.ackedSequence(SHARD, slot), "ack of one batch in ~40 datagrams");
         assertEquals(1, host.counter(PeerCounter.FRAMES_DELTA_BATCH));
         assertEquals(count, host.directory.receiver(owner.nodeIndex, SHARD).deltasApplied());
@@ -298,15 +294,9 @@ class PeerTransportTest
 
     private PeerTransport.Context validContext()
     {
-        final CatalogRequestValidator validator =
-            new CatalogRequestValidator(HOST_MSB, HOST_LSB, PeerNode.FINGERPRINT, new boolean[16]);
         return new PeerTransport.Context()
             .endpoint("127.0.0.1:0")
             .directory(dir)
-            .validator(validator)
-            .coldQueryHandler(new ColdQueryHandler(validator,
-                new CatalogDirectory(new boolean[16], new HostBudget()), HOST_MSB, HOST_LSB, PeerNode.FINGERPRINT))
-            .handler(host)
             .countersManager(new CountersManager(new UnsafeBuffer(new byte[4096]), new UnsafeBuffer(new byte[1024])))
             .errorHandler(Throwable::printStackTrace);
     }
@@ -324,11 +314,11 @@ class PeerTransportTest
         }
         final int slot = owner.receiverSlot(SHARD);
 
-        assertEquals(2, owner.agent().sendDeltaBatch(client, SHARD, owner.journal, 1, 2));
+        assertEquals(2, owner.publisher().sendDeltaBatch(client, SHARD, owner.journal, 1, 2));
         await(() -> 2 == owner.journal.ackedSequence(SHARD, slot), "ack of 1..2");
 
         // Sequences 3..4 are "lost": never offered. The next batch opens a gap the host asks to repair.
-        assertEquals(2, owner.agent().sendDeltaBatch(client, SHARD, owner.journal, 5, 2));
+        assertEquals(2, owner.publisher().sendDeltaBatch(client, SHARD, owner.journal, 5, 2));
         await(() -> 6 == owner.journal.ackedSequence(SHARD, slot), "repair and ack of 1..6");
 
         final ShardReceiver receiver = host.directory.receiver(owner.nodeIndex, SHARD);
@@ -361,7 +351,7 @@ class PeerTransportTest
         final ShardReceiver receiver = host.directory.receiver(owner.nodeIndex, SHARD);
         receiver.onResyncRequired();
         final int slot = owner.receiverSlot(SHARD);
-        final PeerSnapshotSender sender = owner.agent().snapshotSender(client, SHARD);
+        final PeerSnapshotSender sender = owner.publisher().snapshotSender(client, SHARD);
         final SnapshotCut cut = new SnapshotCut(SHARD, slot, inventory, sender);
         cut.start();
         assertEquals(1, cut.doWork(System.nanoTime()), "begin sent");
@@ -429,7 +419,7 @@ class PeerTransportTest
         {
             final long deadlineNs = System.nanoTime() + AWAIT_NS;
             final long sequence = owner.journal.append(SHARD, records[i % records.length]);
-            while (owner.agent().sendDeltaBatch(client, SHARD, owner.journal, sequence, 1) <= 0)
+            while (owner.publisher().sendDeltaBatch(client, SHARD, owner.journal, sequence, 1) <= 0)
             {
                 duty();
             }
@@ -472,7 +462,7 @@ class PeerTransportTest
         // The member view now shows a newer incarnation of the owner: this session's incarnation is retired.
         receiver.admitIncarnation(OWNER_MSB, OWNER_LSB + 1);
         owner.journal.append(SHARD, PeerKeys.record(key, 0));
-        assertEquals(1, owner.agent().sendDeltaBatch(client, SHARD, owner.journal, 1, 1));
+        assertEquals(1, owner.publisher().sendDeltaBatch(client, SHARD, owner.journal, 1, 1));
         await(() -> 4 == owner.responseCodes.size(), "stale incarnation answered");
         assertEquals(CatalogStatus.STALE_INCARNATION, owner.responseCodes.get(3));
         assertEquals(1, host.counter(PeerCounter.REJECTED_STALE_INCARNATION));
@@ -508,7 +498,7 @@ class PeerTransportTest
     {
         host = new PeerNode(dir, 1, HOST_MSB, HOST_LSB);
         owner = new PeerNode(dir, 2, OWNER_MSB, OWNER_LSB, PeerNode.FINGERPRINT + 9);
-        final PeerClient client = owner.agent().connect(host.transport.endpoint(), host.nodeIndex, HOST_MSB, HOST_LSB);
+        final PeerClient client = owner.publisher().connect(host.transport.endpoint(), host.nodeIndex, HOST_MSB, HOST_LSB);
         await(client::isFailed, "refusal answered on the requester's response channel");
         assertFalse(client.isActive());
         assertEquals(1, host.counter(PeerCounter.REJECTED_WRONG_FINGERPRINT));
@@ -620,7 +610,7 @@ class PeerTransportTest
     void shouldEvictTheLeastRecentlyUsedPublicationBeyond64AndCountIt()
     {
         host = new PeerNode(dir, 1, HOST_MSB, HOST_LSB);
-        final PeerAgent agent = host.agent();
+        final PeerPublisher agent = host.publisher();
         final int basePort = 41_000 + new Random().nextInt(10_000);
         final ExclusivePublication[] publications = new ExclusivePublication[PublicationLru.MAX_CLIENTS + 2];
         for (int i = 0; i < PublicationLru.MAX_CLIENTS; i++)
@@ -668,7 +658,7 @@ class PeerTransportTest
     private PeerClient connect(final PeerNode from, final PeerNode to)
     {
         final PeerClient client =
-            from.agent().connect(to.transport.endpoint(), to.nodeIndex, to.incarnationMsb, to.incarnationLsb);
+            from.publisher().connect(to.transport.endpoint(), to.nodeIndex, to.incarnationMsb, to.incarnationLsb);
         await(client::isActive, "session on " + to.transport.endpoint());
         assertNotNull(to.agent().session(client.sessionId()));
         return client;
@@ -723,7 +713,7 @@ class PeerTransportTest
      */
     private void offerRaw(final int length)
     {
-        final ExclusivePublication publication = owner.agent().publicationTo(host.transport.endpoint());
+        final ExclusivePublication publication = owner.publisher().publicationTo(host.transport.endpoint());
         offer(publication, raw, length);
     }
 

@@ -21,4 +21,17 @@ public final class TestPeerSessions
         session.state(PeerSession.ACTIVE);
         return session;
     }
+
+    /**
+     * @return an active client session this peer opened on the remote incarnation (msb, lsb), as its connect answer
+     * made it.
+     */
+    public static PeerClient activeClient(final int clientId, final long sessionId, final long msb, final long lsb)
+    {
+        final PeerClient client =
+            new PeerClient(clientId, "aeron:udp?endpoint=127.0.0.1:2", 0, msb, lsb, clientId, Long.MAX_VALUE);
+        client.sessionId(sessionId);
+        client.state(PeerClient.ACTIVE);
+        return client;
+    }
 }

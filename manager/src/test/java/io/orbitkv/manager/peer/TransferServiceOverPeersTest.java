@@ -149,14 +149,18 @@ class TransferServiceOverPeersTest
         readerTransport = new BuiltinTransport(new BuiltinTransport.Context().streamsPerPeer(1));
         final MemorySegment staging = arena.allocate(LENGTH, 4096);
         readerTransport.registerMemory(staging.address(), LENGTH);
-        transfers = new TransferService(new TransferSettings(1L << 20, 8, 4, TimeUnit.SECONDS.toNanos(30), false),
-            store, namespaces, transport, counters, SystemNanoClock.INSTANCE);
-        transfers.requester(answers, null);
+        // The source's transport is bound before the transfer service that sends through its publisher; the frames
+        // it receives reach the service once that exists.
+        final Forwarding toTransfers = new Forwarding();
         source = new PeerNode(dir, 1, SOURCE_MSB, SOURCE_LSB, PeerNode.FINGERPRINT, PeerTransport.AUTO_MTU, false,
-            SystemNanoClock.INSTANCE, transfers);
+            SystemNanoClock.INSTANCE, toTransfers);
+        transfers = new TransferService(new TransferSettings(1L << 20, 8, 4, TimeUnit.SECONDS.toNanos(30)),
+            store, namespaces, transport, null, members, source.publisher(), null, null, counters,
+            SystemNanoClock.INSTANCE);
+        toTransfers.to = transfers;
         requester = new PeerNode(dir, 2, REQUESTER_MSB, REQUESTER_LSB, PeerNode.FINGERPRINT, PeerTransport.AUTO_MTU,
             false, SystemNanoClock.INSTANCE, answers);
-        final PeerClient client = requester.agent().connect(source.transport.endpoint(), 1, SOURCE_MSB, SOURCE_LSB);
+        final PeerClient client = requester.publisher().connect(source.transport.endpoint(), 1, SOURCE_MSB, SOURCE_LSB);
         await(client::isActive, "peer session");
 
         send(client, authorize(client.sessionId(), sequence, hash));
@@ -235,7 +239,7 @@ class TransferServiceOverPeersTest
     private void send(final PeerClient client, final int length)
     {
         final long deadlineNs = System.nanoTime() + AWAIT_NS;
-        while (!requester.agent().offer(client, raw, 0, length))
+        while (!requester.publisher().offer(client, raw, 0, length))
         {
             duty();
             if (System.nanoTime() - deadlineNs > 0)
@@ -261,7 +265,7 @@ class TransferServiceOverPeersTest
     private void duty()
     {
         // As the catalog service runs it: transfers first, then the transport that delivers this cycle's frames.
-        int work = transfers.doWork(source.agent(), members, System.nanoTime());
+        int work = transfers.doWork(System.nanoTime());
         work += source.transport.doWork() + requester.transport.doWork();
         if (0 == work)
         {
@@ -272,6 +276,31 @@ class TransferServiceOverPeersTest
     /**
      * The requester side: what came back.
      */
+    private static final class Forwarding implements TransferHandler
+    {
+        private TransferHandler to;
+
+        public void onAuthorize(final PeerSession session, final TransferAuthorizeDecoder request)
+        {
+            to.onAuthorize(session, request);
+        }
+
+        public void onRelease(final PeerSession session, final TransferReleaseDecoder request)
+        {
+            to.onRelease(session, request);
+        }
+
+        public void onGrant(final PeerClient client, final TransferGrantDecoder grant)
+        {
+            to.onGrant(client, grant);
+        }
+
+        public void onReleaseAck(final PeerClient client, final TransferReleaseAckDecoder ack)
+        {
+            to.onReleaseAck(client, ack);
+        }
+    }
+
     private static final class Answers implements TransferHandler
     {
         int grants;

@@ -128,7 +128,7 @@ final class RingAgentFixture implements AutoCloseable
         final SsdTier ssd = null == ssdAdmission ? null : openSsdTier(pool);
         store = new TieredStore(ctx, pool, ssd, counters);
         namespaces = new NamespaceTable(ctx.maxNamespaces());
-        agent = new EngineRing(ctx, sections, store, namespaces, counters, errors::add, errorLog).newAgent(null);
+        agent = new EngineRing(ctx, sections, store, namespaces, counters, errors::add, errorLog).newAgent();
         agent.onStart();
     }
 

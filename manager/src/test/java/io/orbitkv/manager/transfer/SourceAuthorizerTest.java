@@ -144,6 +144,9 @@ class SourceAuthorizerTest
         start(canRevoke, budgetBytes, maxSessions, perPeer, false);
     }
 
+    /**
+     * @param flip wrap the source's transport in the fault injector that flips a byte of the first range it exports.
+     */
     private void start(
         final boolean canRevoke, final long budgetBytes, final int maxSessions, final int perPeer, final boolean flip)
     {
@@ -161,7 +164,7 @@ class SourceAuthorizerTest
             builtin = open(new BuiltinTransport(sourceContext));
             sourceContext = new BuiltinTransport.Context();
             mooncake = null;
-            transport = builtin;
+            transport = flip ? new FlipFirstByteTransportSupplier.FlippingTransport(builtin) : builtin;
             reader = open(new BuiltinTransport(new BuiltinTransport.Context().streamsPerPeer(1)));
         }
         else
@@ -180,7 +183,7 @@ class SourceAuthorizerTest
         assertTrue(readerPeer >= 0, "the requester reaches the source's transport");
         members.add(REQUESTER_MSB, REQUESTER_LSB);
         members.add(OTHER_MSB, OTHER_LSB);
-        source = new SourceAuthorizer(new TransferSettings(budgetBytes, maxSessions, perPeer, TTL_NS, flip), store,
+        source = new SourceAuthorizer(new TransferSettings(budgetBytes, maxSessions, perPeer, TTL_NS), store,
             namespaces, transport, members, channel, null, counters);
         revocations = new Revocations(source);
     }
@@ -967,7 +970,7 @@ class SourceAuthorizerTest
     }
 
     @Test
-    void shouldFlipOneByteOfTheFirstGrantedBlockOnceWhenTheTestHookIsOn()
+    void shouldReadAFlippedByteOfTheFirstGrantedBlockOnceThroughTheFaultInjectingTransport()
     {
         start(true, 1L << 20, 16, 4, true);
         final long seq0 = publish(0, BLOCK_LENGTH);

@@ -9,7 +9,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -37,7 +36,6 @@ class TransferSettingsTest
         assertEquals(TransferLimits.DEFAULT_MAX_SESSIONS_PER_PEER, settings.sessionsPerPeer());
         assertEquals(TimeUnit.MILLISECONDS.toNanos(TransferLimits.DEFAULT_SESSION_TTL_MS), settings.sessionTtlNs());
         assertEquals((int)TransferLimits.DEFAULT_SESSION_TTL_MS, settings.sessionTtlMs());
-        assertFalse(settings.flipFirstByte());
     }
 
     @Test
@@ -48,11 +46,9 @@ class TransferSettingsTest
             .transferMaxSessions(TransferLimits.MAX_SESSIONS)
             .transferSessionsPerPeer(TransferLimits.MAX_SESSIONS)
             .transferSessionTtlNs(1_000_000L)
-            .transferTestFlipFirstByte(true)
             .conclude());
         assertEquals(POOL_BYTES, settings.budgetBytes());
         assertEquals(TransferLimits.MAX_SESSIONS, settings.sessionsPerPeer());
-        assertTrue(settings.flipFirstByte());
 
         assertTrue(assertThrows(IllegalArgumentException.class,
             () -> context().transferBudgetBytes(POOL_BYTES + 1).conclude()).getMessage().contains("--transfer-budget"));

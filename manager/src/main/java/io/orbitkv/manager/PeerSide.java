@@ -1,0 +1,160 @@
+package io.orbitkv.manager;
+
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import io.orbitkv.ffm.HugePageMemory;
+import io.orbitkv.ffm.MappedRegion;
+import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.catalog.CatalogContext;
+import io.orbitkv.manager.catalog.CatalogRequester;
+import io.orbitkv.manager.catalog.CatalogService;
+import io.orbitkv.manager.membership.Membership;
+import io.orbitkv.manager.membership.MembershipSettings;
+import io.orbitkv.manager.peer.PeerTransport;
+import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.store.SsdTier;
+import io.orbitkv.manager.store.TieredStore;
+import io.orbitkv.manager.transfer.DramResidency;
+import io.orbitkv.manager.transfer.MembershipMembers;
+import io.orbitkv.manager.transfer.PeerAdmission;
+import io.orbitkv.manager.transfer.PeerFetcher;
+import io.orbitkv.manager.transfer.TransferService;
+import io.orbitkv.manager.transfer.TransferSettings;
+import io.orbitkv.manager.transfer.TransportCounters;
+import io.orbitkv.transport.Transport;
+import org.agrona.CloseHelper;
+import org.agrona.ErrorHandler;
+import org.agrona.concurrent.status.CountersManager;
+
+/**
+ * A clustered Manager's peer side, built once and in dependency order, each part with its collaborators in its
+ * constructor: the transfer transport (bound first: the member record advertises where it listens, and the pool is
+ * what peers read from), the peer transport (bound: its endpoint goes into the member record too), the membership,
+ * the catalog's parts from their concluded context (they send through the peer transport's publisher), the
+ * requester's {@link PeerFetcher}, the {@link TransferService} (source side, and the router of the sources' answers
+ * and read completions to the fetcher), and last the {@link CatalogService}, which builds the peer transport's agent
+ * with the handlers that frames go to. The ring's parts are built after this, with the catalog's requester and the
+ * fetcher. A part that fails to start closes what was started before it.
+ */
+final class PeerSide
+{
+    final Transport transport;
+    final MappedRegion exportStagingRegion;
+    final Membership membership;
+    final CatalogService catalog;
+    final CatalogRequester requester;
+    final PeerFetcher fetcher;
+    final TransferService transfers;
+
+    PeerSide(
+        final ManagerContext ctx,
+        final UUID runtimeUuid,
+        final long startTimeMs,
+        final TieredStore store,
+        final SsdTier ssdTier,
+        final MappedRegion poolRegion,
+        final NamespaceTable namespaces,
+        final SystemCounters systemCounters,
+        final CountersManager countersManager,
+        final ErrorHandler errorHandler)
+    {
+        Transport openedTransport = null;
+        MappedRegion stagingRegion = null;
+        PeerTransport peerTransport = null;
+        Membership startedMembership = null;
+        try
+        {
+            openedTransport = ctx.transferTransportSupplier().newTransport(ctx);
+            openedTransport.registerMemory(poolRegion.segment().address(), poolRegion.segment().byteSize());
+            if (null != ssdTier && ctx.transferSsdStagingBytes() > 0)
+            {
+                // SSD-only residences are prepared here for peers; small pages, touched only when first used.
+                stagingRegion = HugePageMemory.mapAnonymous(ctx.transferSsdStagingBytes(), false);
+                openedTransport.registerMemory(stagingRegion.segment().address(), stagingRegion.segment().byteSize());
+            }
+            peerTransport = PeerTransport.launch(new PeerTransport.Context()
+                .endpoint(ctx.peerEndpoint())
+                .mtuLength(ctx.peerMtuLength())
+                .directory(ctx.dir().toPath())
+                .localNodeIndex(0)
+                .incarnation(runtimeUuid.getMostSignificantBits(), runtimeUuid.getLeastSignificantBits())
+                .placementFingerprint(CatalogService.fingerprintOf(ctx.placement()))
+                .countersManager(countersManager)
+                .errorHandler(errorHandler)
+                .nanoClock(ctx.nanoClock()));
+            // Joining runs on the membership threads; the catalog follows it (no remote work until registered).
+            startedMembership = Membership.start(
+                new MembershipSettings(
+                    ctx.etcdEndpoints(),
+                    ctx.clusterName(),
+                    ctx.nodeId(),
+                    ctx.membershipTtlSecs(),
+                    ctx.etcdDeadlineMs(),
+                    ctx.placement(),
+                    peerTransport.endpoint(),
+                    openedTransport.localEndpoint(),
+                    runtimeUuid,
+                    startTimeMs,
+                    ctx.joinTimeoutMs()),
+                systemCounters,
+                errorHandler,
+                ctx.membershipLog(),
+                ctx.nanoClock());
+            final CatalogContext catalogContext = new CatalogContext()
+                .nodeId(ctx.nodeId())
+                .placement(ctx.placement())
+                .runtimeUuid(runtimeUuid)
+                .namespaces(namespaces)
+                .inventoryResidences(store.dram().indexCapacity() + (null == ssdTier ? 0L : ssdTier.indexCapacity()))
+                .inventoryBytes(ctx.catalogInventoryBytes())
+                .candidateBytes(ctx.catalogCandidateBytes())
+                .journalBytes(ctx.catalogJournalBytes())
+                .systemCounters(systemCounters)
+                .nanoClock(ctx.nanoClock())
+                .peerTransport(peerTransport)
+                .membership(startedMembership)
+                .localResidency(new DramResidency(store))
+                .conclude();
+            requester = catalogContext.requester();
+            fetcher = new PeerFetcher(requester, peerTransport.publisher(), openedTransport, store, namespaces,
+                new PeerAdmission(ctx.peerAdmission(), TimeUnit.NANOSECONDS.toMillis(ctx.peerAdmissionWindowNs())),
+                systemCounters, errorHandler);
+            transfers = new TransferService(
+                TransferSettings.of(ctx),
+                store,
+                namespaces,
+                openedTransport,
+                null == stagingRegion ? null : stagingRegion.segment(),
+                new MembershipMembers(startedMembership),
+                peerTransport.publisher(),
+                fetcher,
+                TransportCounters.of(openedTransport, countersManager),
+                systemCounters,
+                ctx.nanoClock());
+            catalog = new CatalogService(catalogContext, transfers);
+            store.dram().residencyObserver(catalogContext.dramObserver());
+            if (null != ssdTier)
+            {
+                ssdTier.residencyObserver(catalogContext.ssdObserver());
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            CloseHelper.quietCloseAll(startedMembership, openedTransport, peerTransport, stagingRegion);
+            throw ex;
+        }
+        this.transport = openedTransport;
+        this.exportStagingRegion = stagingRegion;
+        this.membership = startedMembership;
+    }
+
+    /**
+     * @return what the idle agent must stay awake for: a transport's completions are polled and a source asked
+     * again later is asked on a timer, so no deep sleep while peer reads, revocations or such asks are outstanding.
+     */
+    int outstandingPolledWork()
+    {
+        return fetcher.readsInFlight() + transfers.revocationsPending() + fetcher.waitingToAsk();
+    }
+}

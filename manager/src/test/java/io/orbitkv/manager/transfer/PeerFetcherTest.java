@@ -1,0 +1,547 @@
+package io.orbitkv.manager.transfer;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+import io.orbitkv.codecs.StateKeyFlyweight;
+import io.orbitkv.codecs.TransferLimits;
+import io.orbitkv.codecs.engine.FailureReason;
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.codecs.engine.LookupRequestDecoder;
+import io.orbitkv.codecs.transfer.MessageHeaderDecoder;
+import io.orbitkv.codecs.transfer.MessageHeaderEncoder;
+import io.orbitkv.codecs.transfer.ReleaseReason;
+import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
+import io.orbitkv.codecs.transfer.TransferGrantDecoder;
+import io.orbitkv.codecs.transfer.TransferGrantEncoder;
+import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
+import io.orbitkv.codecs.transfer.TransferReleaseAckEncoder;
+import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
+import io.orbitkv.codecs.transfer.TransferStatus;
+import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.ManagerContext;
+import io.orbitkv.manager.catalog.CatalogRequester;
+import io.orbitkv.manager.catalog.LookupAnswerSink;
+import io.orbitkv.manager.catalog.PendingLookup;
+import io.orbitkv.manager.catalog.TestLookups;
+import io.orbitkv.manager.membership.MemberRecord;
+import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.peer.TestPeerSessions;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.store.TieredStore;
+import io.orbitkv.transport.Transport;
+import io.orbitkv.transport.TransportListener;
+import org.agrona.DirectBuffer;
+import org.agrona.IoUtil;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The requester's coordinator alone, in the manner of aeron-cluster's ConsensusModuleAgentTest: built from a catalog
+ * of fakes (members, source sessions, candidate removals), a channel that records the frames it would send, a
+ * transport that only counts reads, and stepped with {@code doWork(nowMs)} on a clock the test moves. No Aeron, no
+ * etcd, no transport process.
+ */
+class PeerFetcherTest
+{
+    private static final byte[] NAMESPACE = "model=fetcher-test".getBytes(StandardCharsets.US_ASCII);
+    private static final int BLOCK = 4096;
+    private static final long T0 = 1_000_000L;
+    private static final long SELF_MSB = 0x5E1FL;
+    private static final long SELF_LSB = 0x5E1FL;
+
+    private final SystemCounters counters = SystemCounters.inMemory();
+    private final FakeCatalog catalog = new FakeCatalog();
+    private final RecordingChannel channel = new RecordingChannel();
+    private final CountingTransport transport = new CountingTransport();
+    private final List<PeerFetch> answered = new ArrayList<>();
+    private final FetchListener listener = answered::add;
+    private final UnsafeBuffer hash = new UnsafeBuffer(new byte[32]);
+    private final UnsafeBuffer namespace = new UnsafeBuffer(NAMESPACE);
+    private Arena arena;
+    private Path dir;
+    private PeerFetcher fetcher;
+
+    @BeforeEach
+    void setUp() throws Exception
+    {
+        arena = Arena.ofShared();
+        dir = Files.createTempDirectory("orbitkv-fetcher-test");
+        final ManagerContext ctx = new ManagerContext().name("fetcher-test").dir(dir.toFile()).poolBytes(8L << 20)
+            .conclude();
+        final MemorySegment pool = arena.allocate(ctx.poolBytes(), 4096);
+        final TieredStore store = new TieredStore(ctx, pool, null, counters);
+        fetcher = new PeerFetcher(catalog, channel, transport, store, new NamespaceTable(),
+            new PeerAdmission(PeerAdmission.Policy.OFF, 60_000), counters,
+            Throwable::printStackTrace);
+        fetcher.doWork(T0);
+        hash.putLong(0, 0x1234_5678L);
+    }
+
+    @AfterEach
+    void tearDown()
+    {
+        arena.close();
+        IoUtil.delete(dir.toFile(), true);
+    }
+
+    @Test
+    void shouldRemoveEachRefusedVersionAndTryAnotherSourceAtMostTwice()
+    {
+        final Source a = catalog.source(1);
+        final Source b = catalog.source(2);
+        final Source c = catalog.source(3);
+        final Source d = catalog.source(4);
+        final PeerFetch fetch = startHold(a, b, c, d);
+
+        grant(a, channel.lastAuthorize(), TransferStatus.MISSING, 0);
+        assertEquals(b.msb, channel.lastAuthorize().destinationMsb, "the refused key is asked of the next source");
+        grant(b, channel.lastAuthorize(), TransferStatus.STALE_SEQUENCE, 0);
+        assertEquals(c.msb, channel.lastAuthorize().destinationMsb);
+        grant(c, channel.lastAuthorize(), TransferStatus.LENGTH_MISMATCH, 0);
+
+        assertEquals(3, channel.authorizes.size(), "the first source and two alternatives; the fourth is never asked");
+        assertEquals(3, catalog.removedVersions, "each verdict on the evidence removes that version only");
+        assertEquals(2, counter(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED));
+        assertEquals(3, counter(SystemCounterDescriptor.TRANSFER_REFUSALS_RECEIVED));
+        assertEquals(List.of(fetch), answered);
+        assertEquals(KeyStatus.FAILED, fetch.statuses()[0]);
+        assertEquals(FailureReason.REJECTED, fetch.reasons()[0]);
+        assertEquals(0, fetch.value());
+    }
+
+    @Test
+    void shouldKeepACandidateWhoseSourceIsOnlyOutOfBudgetAndGetTheKeyFromAnother()
+    {
+        final Source a = catalog.source(1);
+        final Source b = catalog.source(2);
+        final PeerFetch fetch = startHold(a, b);
+
+        grant(a, channel.lastAuthorize(), TransferStatus.OVER_BUDGET, 0);
+        assertEquals(0, catalog.removedVersions, "the source still holds the block");
+        grant(b, channel.lastAuthorize(), TransferStatus.OK, 1);
+
+        assertEquals(List.of(fetch), answered);
+        assertEquals(KeyStatus.PEER, fetch.statuses()[0]);
+        assertEquals(1, fetch.value());
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_GRANTS_RECEIVED));
+    }
+
+    @Test
+    void shouldAskTheSameSourceAgainAfterPendingWithoutSpendingAnAlternative()
+    {
+        final Source a = catalog.source(1);
+        final Source b = catalog.source(2);
+        final PeerFetch fetch = startHold(a, b);
+        final Authorize first = channel.lastAuthorize();
+
+        grant(a, first, TransferStatus.PENDING, 0);
+        fetcher.doWork(T0 + TransferLimits.PREPARE_RETRY_INTERVAL_MS - 1);
+        assertEquals(1, channel.authorizes.size(), "not asked again before the prepare interval");
+        assertEquals(1, fetcher.waitingToAsk(), "the agent must stay awake for the timer");
+        fetcher.doWork(T0 + TransferLimits.PREPARE_RETRY_INTERVAL_MS);
+        final Authorize second = channel.lastAuthorize();
+        assertEquals(2, channel.authorizes.size());
+        assertEquals(a.msb, second.destinationMsb, "the same source, still preparing the span");
+        assertNotEquals(first.requesterSessionId, second.requesterSessionId, "each ask is a new session");
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_PREPARE_WAITS));
+        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED));
+        assertEquals(0, catalog.removedVersions);
+
+        grant(a, second, TransferStatus.OK, 1);
+        assertEquals(List.of(fetch), answered);
+        assertEquals(KeyStatus.PEER, fetch.statuses()[0]);
+    }
+
+    @Test
+    void shouldWaitTheBackpressureIntervalBeforeAskingAgain()
+    {
+        final Source a = catalog.source(1);
+        startHold(a);
+
+        grant(a, channel.lastAuthorize(), TransferStatus.BACKPRESSURE, 0);
+        fetcher.doWork(T0 + TransferLimits.BACKPRESSURE_RETRY_INTERVAL_MS - 1);
+        assertEquals(1, channel.authorizes.size());
+        fetcher.doWork(T0 + TransferLimits.BACKPRESSURE_RETRY_INTERVAL_MS);
+        assertEquals(2, channel.authorizes.size());
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_BUDGET_WAITS));
+    }
+
+    @Test
+    void shouldRetryAnUnacknowledgedReleaseAndAbandonItAfterTheLastAttempt()
+    {
+        final Source a = catalog.source(1);
+        final PeerFetch fetch = startHold(a);
+        grant(a, channel.lastAuthorize(), TransferStatus.OK, 1);
+        assertEquals(1, fetcher.activeFetches(), "a held fetch lives until its lease goes");
+
+        fetcher.releaseHold(fetch);
+        assertEquals(1, channel.releases.size());
+        assertEquals(ReleaseReason.ABANDONED, channel.releases.get(0).reason, "a lease released unread");
+        long nowMs = T0;
+        for (int attempt = 2; attempt <= TransferLimits.RELEASE_ATTEMPTS; attempt++)
+        {
+            fetcher.doWork(nowMs + TransferLimits.RELEASE_RETRY_INTERVAL_MS - 1);
+            assertEquals(attempt - 1, channel.releases.size(), "not before the retry interval");
+            nowMs += TransferLimits.RELEASE_RETRY_INTERVAL_MS;
+            fetcher.doWork(nowMs);
+            assertEquals(attempt, channel.releases.size());
+        }
+        fetcher.doWork(nowMs + TransferLimits.RELEASE_RETRY_INTERVAL_MS);
+
+        assertEquals(TransferLimits.RELEASE_ATTEMPTS, channel.releases.size());
+        assertEquals(TransferLimits.RELEASE_ATTEMPTS, counter(SystemCounterDescriptor.TRANSFER_RELEASES_SENT));
+        assertEquals(TransferLimits.RELEASE_ATTEMPTS - 1, counter(SystemCounterDescriptor.TRANSFER_RELEASE_RETRIES));
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_RELEASES_ABANDONED));
+        assertEquals(0, fetcher.activeFetches(), "the source's session TTL reclaims it from here");
+    }
+
+    @Test
+    void shouldEndTheReleaseAtItsAcknowledgement()
+    {
+        final Source a = catalog.source(1);
+        final PeerFetch fetch = startHold(a);
+        grant(a, channel.lastAuthorize(), TransferStatus.OK, 1);
+        fetcher.releaseHold(fetch);
+        fetcher.doWork(T0 + TransferLimits.RELEASE_RETRY_INTERVAL_MS);
+        assertEquals(2, channel.releases.size());
+
+        releaseAck(a, channel.releases.get(1));
+        fetcher.doWork(T0 + 10L * TransferLimits.RELEASE_RETRY_INTERVAL_MS);
+
+        assertEquals(2, channel.releases.size(), "no retry after the acknowledgement");
+        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_RELEASES_ABANDONED));
+        assertEquals(0, fetcher.activeFetches());
+    }
+
+    @Test
+    void shouldPlanAroundASourceThatLeftAnAuthorizationUnanswered()
+    {
+        final Source a = catalog.source(1);
+        final Source b = catalog.source(2);
+        startHold(a, b);
+
+        fetcher.doWork(T0 + TransferLimits.AUTHORIZE_TIMEOUT_MS - 1);
+        assertEquals(1, channel.authorizes.size());
+        fetcher.doWork(T0 + TransferLimits.AUTHORIZE_TIMEOUT_MS);
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_AUTHORIZE_TIMEOUTS));
+        assertEquals(b.msb, channel.lastAuthorize().destinationMsb, "no verdict, but another source is asked");
+        assertEquals(0, catalog.removedVersions, "nothing was judged");
+        grant(b, channel.lastAuthorize(), TransferStatus.OK, 1);
+
+        // Within the backoff a new fetch does not wait on the silent source again.
+        startHold(a, b);
+        assertEquals(b.msb, channel.lastAuthorize().destinationMsb);
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_UNANSWERED_SOURCE_SKIPS));
+    }
+
+    @Test
+    void shouldReleaseAGrantNobodyWaitsForAtOnce()
+    {
+        final Source a = catalog.source(1);
+        startHold(a);
+        final Authorize authorize = channel.lastAuthorize();
+        fetcher.doWork(T0 + TransferLimits.AUTHORIZE_TIMEOUT_MS);
+        assertEquals(1, answered.size(), "answered without the source");
+
+        grant(a, authorize, TransferStatus.OK, 1);
+
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_STALE_GRANTS));
+        assertEquals(1, channel.releases.size());
+        assertEquals(ReleaseReason.ABANDONED, channel.releases.get(0).reason);
+    }
+
+    @Test
+    void shouldAnswerFromTheLocalPrefixWhenRemoteWorkIsDisabled()
+    {
+        catalog.remoteWork = false;
+        assertNull(fetcher.acquire(listener));
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_FETCHES_SKIPPED));
+    }
+
+    /**
+     * A pinned lookup of one key whose discovery found it at {@code sources}: the fetch authorizes a span at the
+     * first one (endpoints order them).
+     */
+    private PeerFetch startHold(final Source... sources)
+    {
+        final KeyStatus[] statuses = {KeyStatus.MISS};
+        final int[] lengths = {0};
+        final PendingLookup lookup = TestLookups.newLookup(0);
+        lookup.request(7, 8, 0, 0, statuses, lengths, 1).namespace(namespace, 0, NAMESPACE.length).pinned(true);
+        lookup.addPeerKey(hash, 0, 8);
+        for (final Source source : sources)
+        {
+            final int owner = lookup.answer().addOwner(source.msb, source.lsb, source.record.nodeId());
+            lookup.answer().addCandidate(0, owner, KeyStatus.DRAM, source.sequence, BLOCK);
+        }
+        final PeerFetch fetch = fetcher.acquire(listener);
+        assertNotNull(fetch);
+        fetch.request(PeerFetch.HOLD, 7, 8, LookupRequestDecoder.TEMPLATE_ID, 0, 0, 1, statuses, lengths)
+            .namespace(namespace, 0, NAMESPACE.length);
+        assertTrue(fetch.addKey(hash, 0, 8, 0, 0));
+        final int before = channel.authorizes.size();
+        fetcher.startHold(fetch, lookup);
+        assertEquals(before + 1, channel.authorizes.size(), "one authorization for the one span");
+        return fetch;
+    }
+
+    private void grant(final Source source, final Authorize to, final TransferStatus status, final int grantedKeys)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[1024]);
+        final TransferGrantEncoder encoder = new TransferGrantEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
+        encoder.route().destinationIncarnation().msb(SELF_MSB).lsb(SELF_LSB);
+        encoder.route().senderIncarnation().msb(source.msb).lsb(source.lsb);
+        encoder.peerSessionId(source.client.sessionId()).correlationId(to.correlationId)
+            .requesterSessionId(to.requesterSessionId).status(grantedKeys > 0 ? TransferStatus.OK : status)
+            .transferSessionId(grantedKeys > 0 ? 500 + source.msb : 0).token(1).ttlMs(30_000)
+            .grantedKeys(grantedKeys);
+        final TransferGrantEncoder.KeysEncoder keys = encoder.keysCount(1);
+        keys.next().status(grantedKeys > 0 ? TransferStatus.OK : status)
+            .address(grantedKeys > 0 ? 0x10_0000L : 0).length(grantedKeys > 0 ? BLOCK : 0).crc32c(7);
+        encoder.putTransportEndpoint(new UnsafeBuffer("127.0.0.1:9".getBytes(StandardCharsets.US_ASCII)), 0, 11);
+        encoder.putMessage(new UnsafeBuffer(new byte[0]), 0, 0);
+        fetcher.onGrant(source.client, new TransferGrantDecoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderDecoder()));
+    }
+
+    private void releaseAck(final Source source, final Release release)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[256]);
+        final TransferReleaseAckEncoder encoder = new TransferReleaseAckEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
+        encoder.route().destinationIncarnation().msb(SELF_MSB).lsb(SELF_LSB);
+        encoder.route().senderIncarnation().msb(source.msb).lsb(source.lsb);
+        encoder.peerSessionId(source.client.sessionId()).correlationId(release.correlationId)
+            .transferSessionId(release.transferSessionId).status(TransferStatus.OK);
+        fetcher.onReleaseAck(
+            source.client, new TransferReleaseAckDecoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderDecoder()));
+    }
+
+    private long counter(final SystemCounterDescriptor descriptor)
+    {
+        return counters.get(descriptor).get();
+    }
+
+    private static final class Source
+    {
+        final long msb;
+        final long lsb;
+        final long sequence;
+        final MemberRecord record;
+        final PeerClient client;
+
+        Source(final int n)
+        {
+            msb = 0xA000L + n;
+            lsb = 0xB000L + n;
+            sequence = 40 + n;
+            record = new MemberRecord("node-" + n, 1, new UUID(msb, lsb), n, "127.0.0.1:" + (1000 + n),
+                "127.0.0.1:" + (2000 + n), 1, 0);
+            client = TestPeerSessions.activeClient(n, 300 + n, msb, lsb);
+        }
+    }
+
+    /**
+     * The catalog as the requester sees it: a member view of the test's sources, each with an active session, and
+     * a count of the candidate versions removed.
+     */
+    private static final class FakeCatalog implements CatalogRequester
+    {
+        private final Long2ObjectHashMap<Source> sources = new Long2ObjectHashMap<>();
+        boolean remoteWork = true;
+        int removedVersions;
+
+        Source source(final int n)
+        {
+            final Source source = new Source(n);
+            sources.put(source.msb, source);
+            return source;
+        }
+
+        public PendingLookup acquireLookup()
+        {
+            return null;
+        }
+
+        public void startLookup(final PendingLookup lookup, final LookupAnswerSink sink)
+        {
+            sink.answer(lookup);
+        }
+
+        public boolean remoteWorkEnabled()
+        {
+            return remoteWork;
+        }
+
+        public MemberRecord member(final long msb, final long lsb)
+        {
+            final Source source = sources.get(msb);
+            return null == source || source.lsb != lsb ? null : source.record;
+        }
+
+        public long localIncarnationMsb()
+        {
+            return SELF_MSB;
+        }
+
+        public long localIncarnationLsb()
+        {
+            return SELF_LSB;
+        }
+
+        public PeerClient sourceClient(final long msb, final long lsb, final long nowMs)
+        {
+            final Source source = sources.get(msb);
+            return null == source ? null : source.client;
+        }
+
+        public boolean removeCandidate(
+            final StateKeyFlyweight key, final long ownerMsb, final long ownerLsb, final long insertionSequence)
+        {
+            removedVersions++;
+            return true;
+        }
+    }
+
+    private record Authorize(long correlationId, long requesterSessionId, long destinationMsb, int keys)
+    {
+    }
+
+    private record Release(long correlationId, long transferSessionId, ReleaseReason reason)
+    {
+    }
+
+    /**
+     * Decodes what the fetcher sends, as a source's adapter would.
+     */
+    private static final class RecordingChannel implements RequestChannel
+    {
+        private final MessageHeaderDecoder header = new MessageHeaderDecoder();
+        private final TransferAuthorizeDecoder authorize = new TransferAuthorizeDecoder();
+        private final TransferReleaseDecoder release = new TransferReleaseDecoder();
+        final List<Authorize> authorizes = new ArrayList<>();
+        final List<Release> releases = new ArrayList<>();
+        private long correlationId;
+
+        Authorize lastAuthorize()
+        {
+            return authorizes.get(authorizes.size() - 1);
+        }
+
+        public boolean offer(final PeerClient client, final DirectBuffer buffer, final int offset, final int length)
+        {
+            header.wrap(buffer, offset);
+            if (TransferAuthorizeDecoder.TEMPLATE_ID == header.templateId())
+            {
+                authorize.wrapAndApplyHeader(buffer, offset, header);
+                authorizes.add(new Authorize(authorize.correlationId(), authorize.requesterSessionId(),
+                    authorize.route().destinationIncarnation().msb(), authorize.keys().count()));
+            }
+            else if (TransferReleaseDecoder.TEMPLATE_ID == header.templateId())
+            {
+                release.wrapAndApplyHeader(buffer, offset, header);
+                releases.add(new Release(release.correlationId(), release.transferSessionId(), release.reason()));
+            }
+            return true;
+        }
+
+        public long nextCorrelationId()
+        {
+            return ++correlationId;
+        }
+    }
+
+    /**
+     * A transport whose reads never complete on their own; a held span is never read.
+     */
+    private static final class CountingTransport implements Transport
+    {
+        int reads;
+
+        public String name()
+        {
+            return "counting";
+        }
+
+        public String localEndpoint()
+        {
+            return "127.0.0.1:9";
+        }
+
+        public boolean canRevoke()
+        {
+            return false;
+        }
+
+        public void registerMemory(final long address, final long length)
+        {
+        }
+
+        public void unregisterMemory(final long address)
+        {
+        }
+
+        public boolean export(
+            final long sessionId, final long token, final long[] addresses, final int[] lengths, final int count)
+        {
+            return true;
+        }
+
+        public void revoke(final long sessionId)
+        {
+        }
+
+        public int peer(final CharSequence endpoint)
+        {
+            return 0;
+        }
+
+        public void closePeer(final int peer)
+        {
+        }
+
+        public boolean submitRead(
+            final int peer,
+            final long sessionId,
+            final long token,
+            final long remoteAddress,
+            final long localAddress,
+            final int length,
+            final long requestId)
+        {
+            reads++;
+            return true;
+        }
+
+        public int poll(final TransportListener listener, final int limit)
+        {
+            return 0;
+        }
+
+        public int readsInFlight()
+        {
+            return 0;
+        }
+
+        public void close()
+        {
+        }
+    }
+}
