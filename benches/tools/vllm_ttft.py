@@ -31,8 +31,10 @@ KINDS = ("cold", "vllmPrefix", "local", "peer", "peerSsd", "ssd")
 def main() -> int:
     parser = argparse.ArgumentParser(prog="orbitkv bench vllm")
     parser.add_argument("--json")
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--lengths", default="512,1024,2048")
+    parser.add_argument("--measured-cores", default="0", help="VLLM_CPU_OMP_THREADS_BIND of the measured engine")
+    parser.add_argument("--producer-cores", default="1", help="VLLM_CPU_OMP_THREADS_BIND of the peer-side engine")
     args = parser.parse_args()
     lengths = [int(x) for x in args.lengths.split(",")]
     workdir = tempfile.mkdtemp(prefix="orbitkv-bench-vllm-")
@@ -50,9 +52,13 @@ def main() -> int:
             os.makedirs(os.path.join(ssd_root, node))
             managers.append(Manager(directory, os.path.join(workdir, f"manager-{node}.log"), *cluster, "--node-id",
                                     node, "--ssd-dir", os.path.join(ssd_root, node)))
-        measured = Engine(workdir, "measured", dirs[0], model=MODEL)
+        # One core each: two engines whose OpenMP threads share both cores slow each other down many times over
+        # (their barriers spin), so the measured engine has core 0 and the producer core 1.
+        measured = Engine(workdir, "measured", dirs[0], model=MODEL,
+                          env_extra={"VLLM_CPU_OMP_THREADS_BIND": args.measured_cores})
         engines.append(measured)
-        producer = Engine(workdir, "producer", dirs[1], model=MODEL)
+        producer = Engine(workdir, "producer", dirs[1], model=MODEL,
+                          env_extra={"VLLM_CPU_OMP_THREADS_BIND": args.producer_cores})
         engines.append(producer)
         filler = [seed * 10]
 
@@ -65,8 +71,8 @@ def main() -> int:
 
         # warm-up: first calls pay one-time costs
         for n in lengths:
-            ttft(measured, prompt(seed - n, n))
-            ttft(producer, prompt(seed - 2 * n, n))
+            ttft(measured, prompt(seed - 10 * n, n))
+            ttft(producer, prompt(seed - 10 * n - 1, n))
         for run in range(args.runs):
             for n in lengths:
                 base = seed + 1000 * run + n
@@ -106,6 +112,7 @@ def main() -> int:
              f"everyHitAt{top}Under0.25xCold": all(ratios[top][f"{k}OverCold"] < 0.25
                                                    for k in ("local", "peer", "peerSsd", "ssd"))}
     result = {"ttftMs": medians, "ratios": ratios, "goals": goals, "runs": args.runs,
+              "cores": {"measured": args.measured_cores, "producer": args.producer_cores},
               "model": {**MODEL, "dtype": "bfloat16", "blockTokens": BLOCK, "blockBytes": BLOCK_BYTES},
               "ldPreload": okv_procs.engines_env()[1]["LD_PRELOAD"], "connectorTotals": stats,
               "samplesMs": {str(n): {k: [round(x, 2) for x in v] for k, v in s.items()} for n, s in samples.items()}}

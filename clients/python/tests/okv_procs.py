@@ -146,8 +146,10 @@ class Engine:
     """A vLLM engine (vllm_engine.py) in its own process group, driven by JSON lines."""
 
     def __init__(self, workdir: str, name: str, orbitkv_dir: str | None, *, model: dict[str, Any] | None = None,
-                 extra: dict[str, Any] | None = None, ready_timeout_s: float = 300) -> None:
+                 extra: dict[str, Any] | None = None, ready_timeout_s: float = 300,
+                 env_extra: dict[str, str] | None = None) -> None:
         python, env = engines_env()
+        env.update(env_extra or {})
         self.stats_file = os.path.join(workdir, f"{name}-stats.json")
         self.log = os.path.join(workdir, f"{name}.log")
         model = dict(model or {})

@@ -127,6 +127,78 @@ def test_a_bad_dir_is_a_warning_and_a_counter_not_an_error():
     assert stats.data["manager_unavailable"] == 2
 
 
+# -- the scheduler part's leases, against the real Manager (fake requests, no engine) -------------------------------
+
+class FakeRequest:
+    def __init__(self, rid: str, hashes: list[bytes], num_tokens: int) -> None:
+        self.request_id, self.block_hashes, self.num_tokens, self.num_computed_tokens = rid, hashes, num_tokens, 0
+
+
+class FakeBlocks:
+    def __init__(self, ids: list[int]) -> None:
+        self.ids = ids
+
+    def get_block_ids(self):
+        return (self.ids,)
+
+
+def scheduler_part(manager):
+    from orbitkv.vllm.config import Identity
+    from orbitkv.vllm.scheduler import OrbitKVScheduler
+    ident = Identity(b"pytest-leases", BLOCK, ("l0",), 4096)
+    return OrbitKVScheduler(Settings(dir=manager.dir, peers=False), ident), ident
+
+
+def test_the_scheduler_releases_its_lease_on_every_path_the_worker_does_not_take_it(manager):
+    from orbitkv.vllm.metadata import OrbitKVWorkerMeta
+    hashes = [bytes([7, i]) * 16 for i in range(4)]
+    with Client(dir=manager.dir, name="pytest-publisher", data_region_bytes=4 * 4096) as publisher:
+        publisher.put(b"pytest-leases", hashes, [bytes(4096)] * 4)
+    part, ident = scheduler_part(manager)
+    try:
+        # finished (or aborted) while waiting: matched, never allocated
+        waiting = FakeRequest("waiting", hashes, 5 * BLOCK)
+        assert part.get_num_new_matched_tokens(waiting, 0) == (4 * BLOCK, False)
+        assert part.get_num_new_matched_tokens(waiting, 0) == (4 * BLOCK, False), "asked again: the same lease"
+        assert manager.pins() == (4, 1)
+        part.request_finished(waiting, [])
+        assert_no_pins(manager)
+        # allocated with no external tokens (vLLM chose not to load)
+        skipped = FakeRequest("skipped", hashes, 5 * BLOCK)
+        part.get_num_new_matched_tokens(skipped, 0)
+        part.update_state_after_alloc(skipped, FakeBlocks([1, 2, 3, 4, 5]), 0)
+        assert_no_pins(manager)
+        # handed to the worker in a step's metadata, which the worker did not take (it had no Manager)
+        handed = FakeRequest("handed", hashes, 5 * BLOCK)
+        part.get_num_new_matched_tokens(handed, 0)
+        part.update_state_after_alloc(handed, FakeBlocks([1, 2, 3, 4, 5]), 4 * BLOCK)
+        meta = part.build_connector_meta(types.SimpleNamespace(num_scheduled_tokens={}))
+        assert [run.block_ids for run in meta.loads] == [[1, 2, 3, 4]] and meta.loads[0].lease_ids
+        part.request_finished(handed, [])
+        assert manager.pins() == (4, 1), "held until the worker's report for that step"
+        part.update_connector_output(types.SimpleNamespace(kv_connector_worker_meta=OrbitKVWorkerMeta({meta.step: set()})))
+        assert_no_pins(manager)
+        # handed and taken: the worker's Read consumed it
+        taken = FakeRequest("taken", hashes, 5 * BLOCK)
+        part.get_num_new_matched_tokens(taken, 0)
+        part.update_state_after_alloc(taken, FakeBlocks([1, 2, 3, 4, 5]), 4 * BLOCK)
+        meta = part.build_connector_meta(types.SimpleNamespace(num_scheduled_tokens={}))
+        with Client(dir=manager.dir, name="pytest-worker", data_region_bytes=4 * 4096) as worker:
+            run = meta.loads[0]
+            assert worker.read(ident.namespace, run.hashes, [i * 4096 for i in range(4)],
+                               lease_id=run.lease_ids[0]).restored == 4
+        assert_no_pins(manager)
+        part.update_connector_output(types.SimpleNamespace(
+            kv_connector_worker_meta=OrbitKVWorkerMeta({meta.step: {"taken"}})))
+        assert manager.counters()["Rejected: unknown lease"] == 0, "nothing released twice"
+        # engine shutdown with a lease still held
+        held = FakeRequest("held", hashes, 5 * BLOCK)
+        part.get_num_new_matched_tokens(held, 0)
+    finally:
+        part.shutdown()
+    assert_no_pins(manager)
+
+
 # -- the engine against a real Manager -----------------------------------------------------------------------------
 
 def test_restores_its_own_blocks_once_vllm_dropped_them(engine, manager):

@@ -35,6 +35,7 @@ class Server:
     def __init__(self, workdir: str, orbitkv_dir: str, model_dir: str) -> None:
         python, env = okv_procs.engines_env()
         env["VLLM_SERVER_DEV_MODE"] = "1"   # /reset_prefix_cache, to drop vLLM's own copy between scenarios
+        env["VLLM_CPU_OMP_THREADS_BIND"] = "1"
         self.port = okv_procs.free_port()
         self.stats_file = os.path.join(workdir, "server-stats.json")
         self.log = os.path.join(workdir, "server.log")
@@ -136,7 +137,9 @@ def main() -> int:
         b = Manager(dir_b, os.path.join(workdir, "manager-b.log"), *cluster, "--node-id", "b", "--pool-bytes",
                     str(POOL_A), "--ssd-dir", os.path.join(ssd_root, "b"), "--ssd-bytes", "512m")
         managers.append(b)
-        engine1 = Engine(workdir, "engine1", dir_a, model=MODEL, extra={"retry_attach_s": 1})
+        # one core each: two engines whose OpenMP threads share both cores slow each other down many times over
+        engine1 = Engine(workdir, "engine1", dir_a, model=MODEL, extra={"retry_attach_s": 1},
+                         env_extra={"VLLM_CPU_OMP_THREADS_BIND": "0"})
         engines.append(engine1)
         server = Server(workdir, dir_b, engine1.model_dir)
         engines.append(server)

@@ -50,13 +50,14 @@ class OrbitKVScheduler:
     # -- lookups ---------------------------------------------------------------------------------------------------
 
     def get_num_new_matched_tokens(self, request: Any, num_computed_tokens: int) -> tuple[int, bool]:
-        if not self._settings.load:
-            return 0, False
         rid = request.request_id
         self._requests[rid] = request
         bs = self._ident.block_size
         start = num_computed_tokens // bs
+        # blocks of vLLM's own prefix hit were computed, and saved, by an earlier request
         self._save_from.setdefault(rid, start)
+        if not self._settings.load:
+            return 0, False
         # the engine computes the prompt's last token itself, so the block holding it is never loaded
         end = min(len(request.block_hashes), (request.num_tokens - 1) // bs, start + self._settings.region_blocks)
         match = self._matches.get(rid)
@@ -117,7 +118,8 @@ class OrbitKVScheduler:
                 if request is None:
                     continue
                 full = min(len(request.block_hashes), (request.num_computed_tokens + scheduled) // bs)
-                start = self._save_from.get(rid, full)
+                # a request never asked about: its resident blocks are skipped by the worker's lookup
+                start = self._save_from.get(rid, 0)
                 if full <= start:
                     continue
                 block_ids = self._kv_cache_manager.get_block_ids(rid)[0]

@@ -60,11 +60,6 @@ public final class HostBudget
         return reservedBytes;
     }
 
-    public long availableBytes()
-    {
-        return budgetBytes - reservedBytes;
-    }
-
     public long refusals()
     {
         return refusals;

@@ -183,14 +183,4 @@ public final class JournalRecord
     {
         return byteSize;
     }
-
-    /**
-     * Same transition content (key, tier, op, generation, insertion sequence, size), ignoring the sequence.
-     */
-    boolean sameContent(
-        final int tier, final int op, final long generation, final long insertionSequence, final int byteSize)
-    {
-        return this.tier == tier && this.op == op && this.generation == generation &&
-            this.insertionSequence == insertionSequence && this.byteSize == byteSize;
-    }
 }

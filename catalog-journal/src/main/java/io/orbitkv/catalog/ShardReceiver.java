@@ -542,11 +542,6 @@ public final class ShardReceiver
         return contiguousSequence;
     }
 
-    public boolean gapOutstanding()
-    {
-        return gapOutstanding;
-    }
-
     public long gapFrom()
     {
         return contiguousSequence + 1;

@@ -63,12 +63,6 @@ public final class StateKey
         }
     }
 
-    public static boolean validLengths(final int namespaceLength, final int hashLength)
-    {
-        return namespaceLength >= 1 && namespaceLength <= MAX_NAMESPACE_LENGTH &&
-            hashLength >= 1 && hashLength <= MAX_HASH_LENGTH;
-    }
-
     /**
      * Write the canonical encoding of a key held in buffers.
      *

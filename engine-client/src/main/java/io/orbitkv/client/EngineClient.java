@@ -568,21 +568,11 @@ public final class EngineClient implements AutoCloseable
             publishEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end);
     }
 
-    int encodeLookup(final KeyBatch batch, final int start, final int end, final boolean pin, final long correlationId)
-    {
-        return encodeLookup(batch, start, end, pin, false, correlationId);
-    }
-
     int encodeLookup(
         final KeyBatch batch, final int start, final int end, final boolean pin, final boolean peers, final long correlationId)
     {
         return RequestEncoding.lookup(
             lookupEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end, pin, peers);
-    }
-
-    int encodeRead(final KeyBatch batch, final int start, final int end, final long leaseId, final long correlationId)
-    {
-        return encodeRead(batch, start, end, leaseId, false, correlationId);
     }
 
     int encodeRead(

@@ -112,20 +112,6 @@ final class RequestEncoding
         final KeyBatch batch,
         final int start,
         final int end,
-        final boolean pin)
-    {
-        return lookup(encoder, headerEncoder, buffer, clientId, correlationId, batch, start, end, pin, false);
-    }
-
-    static int lookup(
-        final LookupRequestEncoder encoder,
-        final MessageHeaderEncoder headerEncoder,
-        final MutableDirectBuffer buffer,
-        final long clientId,
-        final long correlationId,
-        final KeyBatch batch,
-        final int start,
-        final int end,
         final boolean pin,
         final boolean peers)
     {
@@ -141,20 +127,6 @@ final class RequestEncoding
         }
         encoder.putKeyNamespace(batch.namespaceBuffer(), 0, batch.namespaceLength());
         return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
-    }
-
-    static int read(
-        final ReadRequestEncoder encoder,
-        final MessageHeaderEncoder headerEncoder,
-        final MutableDirectBuffer buffer,
-        final long clientId,
-        final long correlationId,
-        final KeyBatch batch,
-        final int start,
-        final int end,
-        final long leaseId)
-    {
-        return read(encoder, headerEncoder, buffer, clientId, correlationId, batch, start, end, leaseId, false);
     }
 
     static int read(

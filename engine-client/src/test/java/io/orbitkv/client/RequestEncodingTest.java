@@ -74,7 +74,7 @@ class RequestEncodingTest
     {
         final KeyBatch batch = batch(3, 64);
         final int length = RequestEncoding.lookup(
-            new LookupRequestEncoder(), headerEncoder, buffer, 1L, 2L, batch, 0, 3, true);
+            new LookupRequestEncoder(), headerEncoder, buffer, 1L, 2L, batch, 0, 3, true, false);
         headerDecoder.wrap(buffer, 0);
         final LookupRequestDecoder decoder = new LookupRequestDecoder().wrapAndApplyHeader(buffer, 0, headerDecoder);
         assertTrue(decoder.flags().pin());
@@ -90,7 +90,7 @@ class RequestEncodingTest
         decoder.skipKeyNamespace();
         assertEquals(length, MessageHeaderDecoder.ENCODED_LENGTH + decoder.encodedLength());
 
-        RequestEncoding.lookup(new LookupRequestEncoder(), headerEncoder, buffer, 1L, 3L, batch, 0, 3, false);
+        RequestEncoding.lookup(new LookupRequestEncoder(), headerEncoder, buffer, 1L, 3L, batch, 0, 3, false, false);
         assertFalse(new LookupRequestDecoder().wrapAndApplyHeader(buffer, 0, headerDecoder.wrap(buffer, 0)).flags().pin());
     }
 
@@ -98,7 +98,7 @@ class RequestEncodingTest
     void shouldEncodeReadWithLeaseAndDestinations()
     {
         final KeyBatch batch = batch(4, 16);
-        RequestEncoding.read(new ReadRequestEncoder(), headerEncoder, buffer, 5L, 6L, batch, 1, 4, 99L);
+        RequestEncoding.read(new ReadRequestEncoder(), headerEncoder, buffer, 5L, 6L, batch, 1, 4, 99L, false);
         headerDecoder.wrap(buffer, 0);
         final ReadRequestDecoder decoder = new ReadRequestDecoder().wrapAndApplyHeader(buffer, 0, headerDecoder);
         assertEquals(99L, decoder.leaseId());
@@ -136,8 +136,8 @@ class RequestEncodingTest
         decoder.skipKeyNamespace();
         assertEquals(length, MessageHeaderDecoder.ENCODED_LENGTH + decoder.encodedLength());
 
-        // the overload without the flag, on a buffer the flagged read left dirty, clears it
-        RequestEncoding.read(new ReadRequestEncoder(), headerEncoder, buffer, 5L, 7L, batch, 0, 4, 0L);
+        // a read without the flag, on a buffer the flagged read left dirty, clears it
+        RequestEncoding.read(new ReadRequestEncoder(), headerEncoder, buffer, 5L, 7L, batch, 0, 4, 0L, false);
         final ReadRequestDecoder plain = new ReadRequestDecoder().wrapAndApplyHeader(buffer, 0, headerDecoder.wrap(buffer, 0));
         assertEquals(7L, plain.correlationId());
         assertFalse(plain.flags().peers());
@@ -187,7 +187,7 @@ class RequestEncodingTest
         {
             final int end = RequestEncoding.readChunkEnd(batch, start, EngineRingLimits.MAX_KEYS_PER_REQUEST, maxBytes);
             final int length = RequestEncoding.read(
-                new ReadRequestEncoder(), headerEncoder, buffer, 1, 1, batch, start, end, 0);
+                new ReadRequestEncoder(), headerEncoder, buffer, 1, 1, batch, start, end, 0, false);
             assertTrue(length <= maxBytes, "frame " + length);
             assertTrue(end > start);
             start = end;

@@ -200,8 +200,7 @@ public final class Manager implements AutoCloseable
         }
         final EngineRing ring = null == peerSide ?
             new EngineRing(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog) :
-            new EngineRing(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog,
-                peerSide.requester, peerSide.fetcher);
+            new EngineRing(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog, peerSide.fetcher);
         ringAgent = ring.newAgent();
 
         if (ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy lingering)

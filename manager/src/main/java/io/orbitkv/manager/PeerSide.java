@@ -7,7 +7,6 @@ import io.orbitkv.ffm.HugePageMemory;
 import io.orbitkv.ffm.MappedRegion;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.catalog.CatalogContext;
-import io.orbitkv.manager.catalog.CatalogRequester;
 import io.orbitkv.manager.catalog.CatalogService;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.membership.MembershipSettings;
@@ -34,8 +33,8 @@ import org.agrona.concurrent.status.CountersManager;
  * the catalog's parts from their concluded context (they send through the peer transport's publisher), the
  * requester's {@link PeerFetcher}, the {@link TransferService} (source side, and the router of the sources' answers
  * and read completions to the fetcher), and last the {@link CatalogService}, which builds the peer transport's agent
- * with the handlers that frames go to. The ring's parts are built after this, with the catalog's requester and the
- * fetcher. A part that fails to start closes what was started before it.
+ * with the handlers that frames go to. The ring's parts are built after this, with the fetcher as their one
+ * door to the peer side ({@link io.orbitkv.manager.transfer.PeerPort}). A part that fails to start closes what was started before it.
  */
 final class PeerSide
 {
@@ -43,7 +42,6 @@ final class PeerSide
     final MappedRegion exportStagingRegion;
     final Membership membership;
     final CatalogService catalog;
-    final CatalogRequester requester;
     final PeerFetcher fetcher;
     final TransferService transfers;
 
@@ -116,8 +114,8 @@ final class PeerSide
                 .membership(startedMembership)
                 .localResidency(new DramResidency(store))
                 .conclude();
-            requester = catalogContext.requester();
-            fetcher = new PeerFetcher(requester, peerTransport.publisher(), openedTransport, store, namespaces,
+            fetcher = new PeerFetcher(
+                catalogContext.requester(), peerTransport.publisher(), openedTransport, store, namespaces,
                 new PeerAdmission(ctx.peerAdmission(), TimeUnit.NANOSECONDS.toMillis(ctx.peerAdmissionWindowNs())),
                 systemCounters, errorHandler);
             transfers = new TransferService(

@@ -360,14 +360,6 @@ public final class SlabAllocator
     }
 
     /**
-     * @return bytes of free chunks inside slab pages.
-     */
-    public long freeChunkBytes()
-    {
-        return freeChunkBytes;
-    }
-
-    /**
      * @return bytes lost at the tail of slab pages and runs, where a whole chunk does not fit.
      */
     public long slackBytes()

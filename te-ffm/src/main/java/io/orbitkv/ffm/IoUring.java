@@ -82,8 +82,6 @@ public final class IoUring implements AutoCloseable
     private static final int RING_MAP_FLAGS = LibC.MAP_SHARED | LibC.MAP_POPULATE;
     private static final int UNSUPPORTED_SETUP_FLAGS =
         IoUringConstants.IORING_SETUP_SQE128 | IoUringConstants.IORING_SETUP_CQE32;
-    private static final int UNSUPPORTED_SQE_FLAGS =
-        IoUringConstants.IOSQE_CQE_SKIP_SUCCESS | IoUringConstants.IOSQE_BUFFER_SELECT;
 
     private final CallState state = new CallState();
     private final int ringFd;
@@ -401,50 +399,8 @@ public final class IoUring implements AutoCloseable
     }
 
     /**
-     * Prepare {@code preadv(fd, iov, iovcnt, fileOffset)}.
-     *
-     * @param sqe           index from {@link #nextSqe()}.
-     * @param fd            open file.
-     * @param iovecsAddress native address of {@code iovecCount} {@link Iovec} structs, alive until completion.
-     * @param iovecCount    number of iovecs.
-     * @param fileOffset    where to read from.
-     * @param userData      returned with the completion.
-     */
-    public void prepReadv(
-        final int sqe,
-        final int fd,
-        final long iovecsAddress,
-        final int iovecCount,
-        final long fileOffset,
-        final long userData)
-    {
-        prep(sqe, IoUringConstants.IORING_OP_READV, fd, iovecsAddress, iovecCount, fileOffset, userData, 0, 0);
-    }
-
-    /**
-     * Prepare {@code pwritev(fd, iov, iovcnt, fileOffset)}.
-     *
-     * @param sqe           index from {@link #nextSqe()}.
-     * @param fd            open file.
-     * @param iovecsAddress native address of {@code iovecCount} {@link Iovec} structs, alive until submitted.
-     * @param iovecCount    number of iovecs.
-     * @param fileOffset    where to write to.
-     * @param userData      returned with the completion.
-     */
-    public void prepWritev(
-        final int sqe,
-        final int fd,
-        final long iovecsAddress,
-        final int iovecCount,
-        final long fileOffset,
-        final long userData)
-    {
-        prep(sqe, IoUringConstants.IORING_OP_WRITEV, fd, iovecsAddress, iovecCount, fileOffset, userData, 0, 0);
-    }
-
-    /**
      * Prepare {@code fsync(fd)}, or {@code fdatasync(fd)} with {@code IORING_FSYNC_DATASYNC}. It is not ordered
-     * after writes in flight: link it ({@code IOSQE_IO_LINK} on the write) or submit it after they complete.
+     * after writes in flight: submit it after they complete.
      *
      * @param sqe        index from {@link #nextSqe()}.
      * @param fd         open file.
@@ -454,23 +410,6 @@ public final class IoUring implements AutoCloseable
     public void prepFsync(final int sqe, final int fd, final int fsyncFlags, final long userData)
     {
         prep(sqe, IoUringConstants.IORING_OP_FSYNC, fd, 0, 0, 0, userData, 0, fsyncFlags);
-    }
-
-    /**
-     * Set {@code IOSQE_*} flags on a prepared SQE, e.g. {@code IOSQE_IO_LINK} to order the next SQE after it.
-     *
-     * @param sqe      index of a prepared SQE.
-     * @param sqeFlags {@code IOSQE_*} bits.
-     * @throws IllegalArgumentException for flags that break one completion per SQE.
-     */
-    public void sqeFlags(final int sqe, final int sqeFlags)
-    {
-        if ((sqeFlags & UNSUPPORTED_SQE_FLAGS) != 0)
-        {
-            throw new IllegalArgumentException("CQE_SKIP_SUCCESS and BUFFER_SELECT are not supported: 0x" +
-                Integer.toHexString(sqeFlags));
-        }
-        sqes.set(ValueLayout.JAVA_BYTE, ((long)sqe << SQE_SHIFT) + IoUringSqe.FLAGS$OFFSET, (byte)sqeFlags);
     }
 
     /**

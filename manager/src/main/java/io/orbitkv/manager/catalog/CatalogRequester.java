@@ -13,6 +13,12 @@ import io.orbitkv.manager.peer.PeerClient;
 public interface CatalogRequester
 {
     /**
+     * Engine lookups that may wait for peer candidates at once; beyond it a lookup is answered locally (counted).
+     * {@link PendingLookup#index()} is below it.
+     */
+    int MAX_PENDING_LOOKUPS = 64;
+
+    /**
      * @return a lookup to fill and {@link #startLookup}, or null when discovery cannot take one now (no member
      * view yet, remote work disabled, or every pending slot in use): answer locally.
      */

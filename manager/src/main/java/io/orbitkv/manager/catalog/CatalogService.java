@@ -149,14 +149,6 @@ public final class CatalogService implements Agent, AutoCloseable
         CloseHelper.quietClose(transport);
     }
 
-    /**
-     * @return the catalog as the requester side uses it.
-     */
-    public CatalogRequester requester()
-    {
-        return front;
-    }
-
     private void updateGauges()
     {
         journalBytes.setRelease(streams.journal().usedBytes());

@@ -30,10 +30,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  */
 final class PeerDiscovery
 {
-    /**
-     * Engine lookups that may wait for peer candidates at once; beyond it a lookup is answered locally (counted).
-     */
-    static final int MAX_PENDING_LOOKUPS = 64;
+    static final int MAX_PENDING_LOOKUPS = CatalogRequester.MAX_PENDING_LOOKUPS;
 
     /**
      * Cold queries in flight at once.

@@ -79,11 +79,6 @@ public final class ClientChainRunner
         return statuses[index];
     }
 
-    public int keyLength(final int index)
-    {
-        return lengths[index];
-    }
-
     /**
      * Publish every block of the chain.
      *

@@ -128,11 +128,6 @@ public final class StatCommand implements Callable<Integer>
         }
     }
 
-    static boolean render(final CncReader reader, final StringBuilder text)
-    {
-        return render(reader, text, null);
-    }
-
     static boolean render(final CncReader reader, final StringBuilder text, final MetadataRate rate)
     {
         final long nowMs = System.currentTimeMillis();

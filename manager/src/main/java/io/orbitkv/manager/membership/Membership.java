@@ -597,12 +597,6 @@ public final class Membership implements AutoCloseable
         return null == current ? 0 : current.leaseId();
     }
 
-    public long grantedTtlSecs()
-    {
-        final Incarnation current = incarnation;
-        return null == current ? 0 : current.ttlSecs();
-    }
-
     MembershipSettings settings()
     {
         return settings;

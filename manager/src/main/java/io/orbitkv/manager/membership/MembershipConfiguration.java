@@ -1,6 +1,5 @@
 package io.orbitkv.manager.membership;
 
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -138,10 +137,5 @@ public final class MembershipConfiguration
             throw new IllegalArgumentException(
                 "--cluster-name must be 1-64 characters of [A-Za-z0-9._-]: '" + clusterName + "'");
         }
-    }
-
-    static byte[] utf8(final String s)
-    {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -7,7 +7,7 @@ import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.manager.transfer.PeerFetch;
-import io.orbitkv.manager.transfer.PeerFetcher;
+import io.orbitkv.manager.transfer.PeerPort;
 import java.io.File;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -38,7 +38,7 @@ final class ClientSessions
     private final AtomicCounter clientsAttached;
     private final AtomicCounter clientTimeouts;
     private final AtomicCounter claimedSlotsReclaimed;
-    private final PeerFetcher fetcher;
+    private final PeerPort fetcher;
     private int attachedCount;
 
     /**
@@ -65,7 +65,7 @@ final class ClientSessions
         final CopyScheduler copies,
         final Rejections rejections,
         final SystemCounters counters,
-        final PeerFetcher fetcher)
+        final PeerPort fetcher)
     {
         this.fetcher = fetcher;
         this.sessions = sessions;
@@ -279,7 +279,7 @@ final class ClientSessions
             if (null != held)
             {
                 session.leaseFetch(i, null);
-                fetcher.releaseHold(held);
+                fetcher.release(held);
             }
         }
         final int reads = session.peerReadCount();

@@ -7,7 +7,7 @@ import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.manager.transfer.PeerFetch;
-import io.orbitkv.manager.transfer.PeerFetcher;
+import io.orbitkv.manager.transfer.PeerPort;
 import java.lang.foreign.MemorySegment;
 import org.agrona.concurrent.status.AtomicCounter;
 
@@ -31,7 +31,7 @@ final class CopyScheduler
     private final AtomicCounter bytesRead;
     private final AtomicCounter operationsCancelled;
 
-    private final PeerFetcher fetcher;
+    private final PeerPort fetcher;
     private ClientSession copyingSession;
     private CopyOperation unqueuedOperation;
     private long copyBudget;
@@ -44,7 +44,7 @@ final class CopyScheduler
         final ResponseProxy responseProxy,
         final int copyChunkBytes,
         final SystemCounters counters,
-        final PeerFetcher fetcher)
+        final PeerPort fetcher)
     {
         this.fetcher = fetcher;
         this.store = store;
@@ -382,7 +382,7 @@ final class CopyScheduler
                 if (null != held && held != op.peerFetch)
                 {
                     session.leaseFetch(leaseIndex, null);
-                    fetcher.releaseHold(held);
+                    fetcher.release(held);
                 }
                 session.removeLease(leaseIndex, store);
             }
@@ -438,7 +438,7 @@ final class CopyScheduler
     {
         if (op.peerHeld)
         {
-            fetcher.releaseHold(fetch);
+            fetcher.release(fetch);
         }
         else
         {

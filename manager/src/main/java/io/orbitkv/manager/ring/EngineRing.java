@@ -3,8 +3,7 @@ package io.orbitkv.manager.ring;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.catalog.CatalogRequester;
-import io.orbitkv.manager.transfer.PeerFetcher;
+import io.orbitkv.manager.transfer.PeerPort;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
@@ -14,9 +13,9 @@ import org.agrona.concurrent.errors.DistinctErrorLog;
 /**
  * The engine ring service's parts, built once from a concluded context before its agent: the session table, the
  * copy scheduler, the request handler and the response proxy. A clustered Manager builds the peer side first and
- * hands its requester parts in here: the catalog (peer lookups) and the {@link PeerFetcher} (pinned peer lookups and
- * reads with peers); each peer lookup and fetch names the request handler as the receiver of its answer when it
- * starts, so the peer side holds no reference back into the ring.
+ * hands its front door in here, the {@link PeerPort} (lookups, pinned lookups and reads with peers); each request
+ * names the request handler as the {@link io.orbitkv.manager.transfer.PeerListener} of its answer, so the peer side
+ * holds no reference back into the ring.
  */
 public final class EngineRing
 {
@@ -30,7 +29,7 @@ public final class EngineRing
     final ClientSessions sessions;
     final CopyScheduler copies;
     final RingRequests requests;
-    final PeerFetcher fetcher;
+    final PeerPort peers;
     private boolean agentMade;
 
     /**
@@ -53,7 +52,7 @@ public final class EngineRing
         final ErrorHandler errorHandler,
         final DistinctErrorLog errorLog)
     {
-        this(ctx, sections, store, namespaces, counters, errorHandler, errorLog, null, null);
+        this(ctx, sections, store, namespaces, counters, errorHandler, errorLog, null);
     }
 
     /**
@@ -64,8 +63,8 @@ public final class EngineRing
      * @param counters     system counters.
      * @param errorHandler counted handler for internal errors.
      * @param errorLog     where refusals are recorded once per reason.
-     * @param catalog      serves Lookups with the peers flag, or null in standalone mode.
-     * @param fetcher      fetches from peers, or null: no peer fetches (candidates are still reported).
+     * @param peers        the peer side's front door (Lookups and Reads with the peers flag), or null in standalone
+     *                     mode.
      */
     public EngineRing(
         final ManagerContext ctx,
@@ -75,8 +74,7 @@ public final class EngineRing
         final SystemCounters counters,
         final ErrorHandler errorHandler,
         final DistinctErrorLog errorLog,
-        final CatalogRequester catalog,
-        final PeerFetcher fetcher)
+        final PeerPort peers)
     {
         this.ctx = ctx;
         this.sections = sections;
@@ -84,14 +82,14 @@ public final class EngineRing
         this.namespaces = namespaces;
         this.counters = counters;
         this.errorHandler = errorHandler;
-        this.fetcher = fetcher;
+        this.peers = peers;
         rejections = new Rejections(counters, errorLog);
         final ResponseProxy responseProxy = new ResponseProxy(counters.get(SystemCounterDescriptor.RESPONSES_DROPPED));
         final ClientSession[] table = ClientSessions.newTable(sections);
-        copies = new CopyScheduler(store, table, responseProxy, ctx.copyChunkBytes(), counters, fetcher);
-        sessions = new ClientSessions(ctx, table, sections.slotTable(), store, copies, rejections, counters, fetcher);
+        copies = new CopyScheduler(store, table, responseProxy, ctx.copyChunkBytes(), counters, peers);
+        sessions = new ClientSessions(ctx, table, sections.slotTable(), store, copies, rejections, counters, peers);
         requests = new RingRequests(ctx, sessions, store, namespaces, copies, responseProxy, rejections, counters,
-            errorHandler, catalog, fetcher);
+            errorHandler, peers);
     }
 
     /**

@@ -6,7 +6,7 @@ import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
-import io.orbitkv.manager.transfer.PeerFetcher;
+import io.orbitkv.manager.transfer.PeerPort;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.EpochClock;
@@ -34,7 +34,7 @@ public final class EngineRingAgent implements Agent
     private final CopyScheduler copies;
     private final RingRequests requests;
     private final RequestAdapter adapter;
-    private final PeerFetcher fetcher;
+    private final PeerPort fetcher;
     private final Rejections rejections;
     private final ErrorHandler errorHandler;
     private final EpochClock epochClock;
@@ -59,7 +59,7 @@ public final class EngineRingAgent implements Agent
         this.requestRing = new ManyToOneRingBuffer(ring.sections.requestRing());
         this.store = ring.store;
         this.namespaces = ring.namespaces;
-        this.fetcher = ring.fetcher;
+        this.fetcher = ring.peers;
         this.errorHandler = ring.errorHandler;
         this.epochClock = ctx.epochClock();
         this.nanoClock = ctx.nanoClock();

@@ -14,16 +14,14 @@ import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.catalog.CatalogRequester;
-import io.orbitkv.manager.catalog.LookupAnswerSink;
 import io.orbitkv.manager.catalog.PendingLookup;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
-import io.orbitkv.manager.transfer.FetchListener;
 import io.orbitkv.manager.transfer.PeerFetch;
-import io.orbitkv.manager.transfer.PeerFetcher;
+import io.orbitkv.manager.transfer.PeerListener;
+import io.orbitkv.manager.transfer.PeerPort;
 import org.agrona.DirectBuffer;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -34,7 +32,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  * Release) or hands a copy to the {@link CopyScheduler} (Publish, Read). Every refusal is counted by reason and
  * answered where the sender can be identified. Steady-state requests allocate nothing.
  */
-final class RingRequests implements LookupAnswerSink, FetchListener
+final class RingRequests implements PeerListener
 {
     private final ClientSessions sessions;
     private final TieredStore store;
@@ -58,8 +56,7 @@ final class RingRequests implements LookupAnswerSink, FetchListener
     private final long[] scratchResidences = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final int[] scratchLengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final KeyStatus[] scratchStatuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    private final CatalogRequester catalog;
-    private final PeerFetcher fetcher;
+    private final PeerPort fetcher;
     private long nowNs;
 
     RingRequests(
@@ -72,10 +69,8 @@ final class RingRequests implements LookupAnswerSink, FetchListener
         final Rejections rejections,
         final SystemCounters counters,
         final ErrorHandler errorHandler,
-        final CatalogRequester catalog,
-        final PeerFetcher fetcher)
+        final PeerPort fetcher)
     {
-        this.catalog = catalog;
         this.fetcher = fetcher;
         this.sessions = sessions;
         this.store = store;
@@ -322,10 +317,11 @@ final class RingRequests implements LookupAnswerSink, FetchListener
             leaseId = session.addLease(scratchResidences, prefix);
         }
 
-        if (missed && 0 != (flags & Configuration.LOOKUP_FLAG_PEERS) && null != catalog &&
+        if (missed && 0 != (flags & Configuration.LOOKUP_FLAG_PEERS) && null != fetcher &&
             startPeerLookup(clientId, correlationId, prefix, leaseId, pin, namespaceId, keys))
         {
-            // Answered by answer(PendingLookup) once the candidates are known or the discovery budget ran out.
+            // Answered by onLookupAnswered once the candidates are known or the discovery budget ran out, or by
+            // onFetchAnswered once the sources of a pinned lookup granted or refused their spans.
             return;
         }
         responseProxy.sendKeys(
@@ -334,8 +330,8 @@ final class RingRequests implements LookupAnswerSink, FetchListener
     }
 
     /**
-     * Hand the keys after the local prefix to the catalog's discovery; false when it cannot take them now (the
-     * lookup is then answered locally, as without the flag).
+     * Hand the keys after the local prefix to the peer side; false when it cannot take them now (the lookup is then
+     * answered locally, as without the flag).
      */
     private boolean startPeerLookup(
         final long clientId,
@@ -348,7 +344,7 @@ final class RingRequests implements LookupAnswerSink, FetchListener
     {
         final int keyCount = keys.count();
         final DirectBuffer buffer = keys.buffer();
-        final PendingLookup lookup = catalog.acquireLookup();
+        final PendingLookup lookup = fetcher.acquireLookup();
         if (null == lookup)
         {
             return false;
@@ -364,53 +360,24 @@ final class RingRequests implements LookupAnswerSink, FetchListener
                 break;
             }
         }
-        catalog.startLookup(lookup, this);
+        fetcher.startLookup(lookup, this);
         return true;
     }
 
     /**
      * A peer lookup is resolved: answer the client if it is still attached (a detached client's lease is gone).
      */
-    public void answer(final PendingLookup lookup)
+    public void onLookupAnswered(final PendingLookup lookup)
     {
         final ClientSession session = sessions.lookupAttached(lookup.clientId());
         if (null == session)
         {
             return;
         }
-        if (lookup.isPinned() && null != fetcher && lookup.answer().peerKeyCount() > 0 && startHold(lookup))
-        {
-            // Answered by onFetchAnswered once the sources granted (or refused) their spans.
-            return;
-        }
         responseProxy.sendKeys(
             session.responseRing, lookup.clientId(), lookup.correlationId(), LookupRequestDecoder.TEMPLATE_ID,
             lookup.localPrefix(), lookup.leaseId(), lookup.statuses(), lookup.lengths(), lookup.keyCount(),
             lookup.answer());
-    }
-
-    /**
-     * A Lookup with pin and peers whose candidates are known: ask their sources to authorize and pin them, so the
-     * lease covers them too.
-     *
-     * @return false when no fetch is free (the lookup is then answered as a hint).
-     */
-    private boolean startHold(final PendingLookup lookup)
-    {
-        final PeerFetch fetch = fetcher.acquire(this);
-        if (null == fetch)
-        {
-            return false;
-        }
-        fetch.request(PeerFetch.HOLD, lookup.clientId(), lookup.correlationId(), LookupRequestDecoder.TEMPLATE_ID,
-            lookup.leaseId(), lookup.firstPeerKey(), lookup.keyCount(), lookup.statuses(), lookup.lengths())
-            .namespace(lookup.namespaceBuffer(), 0, lookup.namespaceLength());
-        for (int k = 0; k < lookup.peerKeyCount(); k++)
-        {
-            fetch.addKey(lookup.hashBuffer(), lookup.hashOffset(k), lookup.hashLength(k), 0, 0);
-        }
-        fetcher.startHold(fetch, lookup);
-        return true;
     }
 
     /**
@@ -432,7 +399,7 @@ final class RingRequests implements LookupAnswerSink, FetchListener
         }
         if (null == session)
         {
-            fetcher.releaseHold(fetch);
+            fetcher.release(fetch);
             return;
         }
         long leaseId = fetch.leaseId();
@@ -452,13 +419,13 @@ final class RingRequests implements LookupAnswerSink, FetchListener
             else
             {
                 // No lease to hold the sources under (the limit, or the lease went meanwhile): a hint only.
-                fetcher.releaseHold(fetch);
+                fetcher.release(fetch);
                 value = fetch.firstRow();
             }
         }
         else
         {
-            fetcher.releaseHold(fetch);
+            fetcher.release(fetch);
         }
         responseProxy.sendKeys(session.responseRing, fetch.clientId(), fetch.correlationId(), fetch.templateId(),
             value, leaseId, fetch.statuses(), fetch.lengths(), fetch.reasons(), fetch.rowCount(), fetch.answer());
@@ -624,7 +591,7 @@ final class RingRequests implements LookupAnswerSink, FetchListener
         {
             return;
         }
-        final PeerFetch fetch = fetcher.acquire(this);
+        final PeerFetch fetch = fetcher.acquireFetch(this);
         if (null == fetch)
         {
             return;
@@ -661,7 +628,7 @@ final class RingRequests implements LookupAnswerSink, FetchListener
         if (null != held)
         {
             session.leaseFetch(leaseIndex, null);
-            fetcher.releaseHold(held);
+            fetcher.release(held);
         }
         final int unpinned = session.removeLease(leaseIndex, store);
         responseProxy.sendStatus(

@@ -134,7 +134,7 @@ public final class PeerFetch
     /**
      * Told when this fetch has its answer; named by whoever acquired it.
      */
-    FetchListener listener;
+    PeerListener listener;
 
     public PeerFetch request(
         final int kind,
@@ -379,7 +379,7 @@ public final class PeerFetch
     /**
      * Taken from the pool by a request: a new generation, nothing planned, nothing owned.
      */
-    void begin(final FetchListener listener)
+    void begin(final PeerListener listener)
     {
         active = true;
         this.listener = listener;

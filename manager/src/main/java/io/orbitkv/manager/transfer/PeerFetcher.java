@@ -4,6 +4,7 @@ import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.codecs.engine.LookupRequestDecoder;
 import io.orbitkv.codecs.transfer.ReleaseReason;
 import io.orbitkv.codecs.transfer.TransferGrantDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
@@ -41,7 +42,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  * sent when the session's reads ended, retried {@link TransferLimits#RELEASE_ATTEMPTS} times until acknowledged.
  * Steady-state work allocates nothing.
  */
-public final class PeerFetcher implements LookupAnswerSink, TransportListener
+public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportListener
 {
     /**
      * Fetches in progress at once; beyond it a request is answered from its local prefix only (counted).
@@ -59,6 +60,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     private final NamespaceTable namespaces;
     private final ErrorHandler errorHandler;
     private final PeerFetch[] fetches = new PeerFetch[MAX_FETCHES];
+    private final PeerListener[] lookupListeners = new PeerListener[CatalogRequester.MAX_PENDING_LOOKUPS];
     private final StateKeyFlyweight key = new StateKeyFlyweight();
     private final byte[] endpointBytes = new byte[1024];
     private final org.agrona.AsciiSequenceView endpointView = new org.agrona.AsciiSequenceView();
@@ -157,7 +159,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
      * @return a free fetch to fill with {@link PeerFetch#request} and keys, or null when none is free or remote work
      * is disabled (counted): the request is then answered from its local prefix.
      */
-    public PeerFetch acquire(final FetchListener listener)
+    public PeerFetch acquireFetch(final PeerListener listener)
     {
         if (activeFetches < MAX_FETCHES && catalog.remoteWorkEnabled())
         {
@@ -220,7 +222,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     /**
      * Start a HOLD fetch from a Lookup whose discovery has just ended: its candidates are those of the answer.
      */
-    public void startHold(final PeerFetch fetch, final PendingLookup lookup)
+    void startHold(final PeerFetch fetch, final PendingLookup lookup)
     {
         fetchesStarted.incrementRelease();
         fetch.deadlineMs = nowMs + TransferLimits.FETCH_BUDGET_MS;
@@ -273,7 +275,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     /**
      * The lease holding a HOLD fetch went away (Release, a Read that did not use it, detach): release its sources.
      */
-    public void releaseHold(final PeerFetch fetch)
+    public void release(final PeerFetch fetch)
     {
         if (!fetch.active || PeerFetch.HOLD != fetch.kind)
         {
@@ -299,7 +301,7 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
         fetch.orphanedRegion = region;
         if (PeerFetch.HOLD == fetch.kind && fetch.answered)
         {
-            releaseHold(fetch);
+            release(fetch);
         }
         else
         {
@@ -454,6 +456,21 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
     // ---------------------------------------------------------------------------------------------------------------
     // Discovery.
 
+    public PendingLookup acquireLookup()
+    {
+        return catalog.acquireLookup();
+    }
+
+    public void startLookup(final PendingLookup lookup, final PeerListener listener)
+    {
+        lookupListeners[lookup.index()] = listener;
+        catalog.startLookup(lookup, this);
+    }
+
+    /**
+     * Discovery resolved a lookup: the candidates of a READ being fetched, or a lookup of the ring's, which a pinned
+     * lookup with peer keys turns into a HOLD of its sources.
+     */
     public void answer(final PendingLookup lookup)
     {
         for (final PeerFetch fetch : fetches)
@@ -467,6 +484,40 @@ public final class PeerFetcher implements LookupAnswerSink, TransportListener
                 return;
             }
         }
+        final PeerListener listener = lookupListeners[lookup.index()];
+        lookupListeners[lookup.index()] = null;
+        if (null == listener)
+        {
+            return;
+        }
+        if (!lookup.isPinned() || 0 == lookup.answer().peerKeyCount() || !startHold(lookup, listener))
+        {
+            listener.onLookupAnswered(lookup);
+        }
+    }
+
+    /**
+     * A pinned lookup whose candidates are known: ask their sources to authorize and pin them, so its lease covers
+     * them too; answered through {@link PeerListener#onFetchAnswered} once they granted or refused.
+     *
+     * @return false when no fetch is free (the lookup is then answered as a hint).
+     */
+    private boolean startHold(final PendingLookup lookup, final PeerListener listener)
+    {
+        final PeerFetch fetch = acquireFetch(listener);
+        if (null == fetch)
+        {
+            return false;
+        }
+        fetch.request(PeerFetch.HOLD, lookup.clientId(), lookup.correlationId(), LookupRequestDecoder.TEMPLATE_ID,
+            lookup.leaseId(), lookup.firstPeerKey(), lookup.keyCount(), lookup.statuses(), lookup.lengths())
+            .namespace(lookup.namespaceBuffer(), 0, lookup.namespaceLength());
+        for (int k = 0; k < lookup.peerKeyCount(); k++)
+        {
+            fetch.addKey(lookup.hashBuffer(), lookup.hashOffset(k), lookup.hashLength(k), 0, 0);
+        }
+        startHold(fetch, lookup);
+        return true;
     }
 
     private void copyCandidates(final PeerFetch fetch, final PeerAnswer answer, final int firstRow)

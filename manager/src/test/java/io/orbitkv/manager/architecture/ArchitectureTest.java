@@ -26,6 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *     settings every part reads);</li>
  *     <li>{@code peer} moves bytes and sessions only: it imports neither {@code catalog} nor {@code transfer}, whose
  *     messages it carries;</li>
+ *     <li>{@code ring} reaches the peer side only through its front door ({@code PeerPort}, {@code PeerListener})
+ *     and the values that cross it ({@code PeerFetch}, {@code PendingLookup}, {@code PeerAnswer});</li>
  *     <li>a part uses the root package only for the concluded configuration ({@code Configuration},
  *     {@code ManagerContext}): the root composes the parts, the parts do not reach back into it;</li>
  *     <li>only {@code cli}, the process entry point, is allowed to depend on {@code cli} and on the engine client
@@ -37,6 +39,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ArchitectureTest
 {
     private static final String SERVER = "io.orbitkv.manager";
+    private static final java.util.Set<String> FRONT_DOOR =
+        java.util.Set.of("PeerPort", "PeerListener", "PeerFetch", "PendingLookup", "PeerAnswer");
     private static final String[] LIBRARIES =
         { "io.orbitkv.codecs..", "io.orbitkv.index..", "io.orbitkv.catalog..", "io.orbitkv.ffm..", "io.orbitkv.client.." };
 
@@ -83,6 +87,15 @@ class ArchitectureTest
         }).should().beFreeOfCycles();
     }
 
+    static ArchRule ringUsesOnlyThePeerFrontDoor(final String root)
+    {
+        final DescribedPredicate<JavaClass> pastTheDoor = resideInAnyPackage(root + ".catalog..", root + ".transfer..")
+            .and(DescribedPredicate.describe("outside the front door", (final JavaClass type) ->
+                !FRONT_DOOR.contains(type.getBaseComponentType().getSimpleName())))
+            .as("catalog or transfer classes other than %s", FRONT_DOOR);
+        return noClasses().that().resideInAPackage(root + ".ring..").should().dependOnClassesThat(pastTheDoor);
+    }
+
     static ArchRule peerMovesBytesOnly(final String root)
     {
         return noClasses().that().resideInAPackage(root + ".peer..")
@@ -103,6 +116,12 @@ class ArchitectureTest
     void shouldHaveNoCycleAmongTheManagersPartsAndItsRoot()
     {
         serverFreeOfCycles(SERVER).check(production);
+    }
+
+    @Test
+    void shouldReachThePeerSideFromTheRingOnlyThroughItsFrontDoor()
+    {
+        ringUsesOnlyThePeerFrontDoor(SERVER).check(production);
     }
 
     @Test
@@ -146,6 +165,7 @@ class ArchitectureTest
             "the root's cycle with left missed: " + cycles.getFailureReport());
         assertTrue(partsUseRootOnlyForConfiguration(root).evaluate(fixture).hasViolation(), "back reference missed");
         assertTrue(peerMovesBytesOnly(root).evaluate(fixture).hasViolation(), "peer decoding a transfer type missed");
+        assertTrue(ringUsesOnlyThePeerFrontDoor(root).evaluate(fixture).hasViolation(), "ring past the door missed");
     }
 
     private static ArchRule partsUseRootOnlyForConfiguration(final String root)

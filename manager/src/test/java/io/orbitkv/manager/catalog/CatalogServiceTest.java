@@ -279,13 +279,13 @@ class CatalogServiceTest
 
     private PendingLookup lookup(final Node node, final int hashLength)
     {
-        final PendingLookup lookup = node.service.requester().acquireLookup();
+        final PendingLookup lookup = node.ctx.requester().acquireLookup();
         assertNotNull(lookup, "the catalog takes peer lookups once it follows a view");
         final KeyStatus[] statuses = {KeyStatus.MISS};
         final int[] lengths = {0};
         lookup.request(1, 2, 0, 0, statuses, lengths, 1).namespace(namespace, 0, NAMESPACE.length);
         assertTrue(lookup.addPeerKey(hash, 0, hashLength));
-        node.service.requester().startLookup(lookup, sink);
+        node.ctx.requester().startLookup(lookup, sink);
         return lookup;
     }
 

@@ -14,6 +14,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class FailingSsdBackends implements SsdBackendSupplier
 {
+    private static final int NOT_OWED = 0;
+    private static final int FAILED = 1;
+    private static final int NO_ROOM = 2;
+
     private final AtomicInteger failuresOwed = new AtomicInteger();
 
     /**
@@ -68,36 +72,36 @@ public final class FailingSsdBackends implements SsdBackendSupplier
 
         public boolean read(final int command, final long fileOffset, final long stagingOffset, final int length)
         {
-            if (failuresOwed.get() > 0)
-            {
-                if (failedCount == failedCommands.length)
-                {
-                    return false;
-                }
-                if (takeFailure())
-                {
-                    failedCommands[failedCount++] = command;
-                    return true;
-                }
-            }
-            return delegate.read(command, fileOffset, stagingOffset, length);
+            final int outcome = failIfOwed(command);
+            return FAILED == outcome || (NOT_OWED == outcome && delegate.read(command, fileOffset, stagingOffset, length));
         }
 
         public boolean write(final int command, final long fileOffset, final long stagingOffset, final int length)
         {
-            if (failuresOwed.get() > 0)
+            final int outcome = failIfOwed(command);
+            return FAILED == outcome || (NOT_OWED == outcome && delegate.write(command, fileOffset, stagingOffset, length));
+        }
+
+        /**
+         * @return {@link #FAILED} when the operation takes an owed failure, {@link #NO_ROOM} when one is owed but the
+         * failed completions are full (the tier retries), {@link #NOT_OWED} otherwise.
+         */
+        private int failIfOwed(final int command)
+        {
+            if (failuresOwed.get() <= 0)
             {
-                if (failedCount == failedCommands.length)
-                {
-                    return false;
-                }
-                if (takeFailure())
-                {
-                    failedCommands[failedCount++] = command;
-                    return true;
-                }
+                return NOT_OWED;
             }
-            return delegate.write(command, fileOffset, stagingOffset, length);
+            if (failedCount == failedCommands.length)
+            {
+                return NO_ROOM;
+            }
+            if (!takeFailure())
+            {
+                return NOT_OWED;
+            }
+            failedCommands[failedCount++] = command;
+            return FAILED;
         }
 
         public int process(final Completions handler, final long waitNs)

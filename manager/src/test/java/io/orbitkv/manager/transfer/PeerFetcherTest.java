@@ -71,7 +71,19 @@ class PeerFetcherTest
     private final RecordingChannel channel = new RecordingChannel();
     private final CountingTransport transport = new CountingTransport();
     private final List<PeerFetch> answered = new ArrayList<>();
-    private final FetchListener listener = answered::add;
+    private final List<PendingLookup> lookupsAnswered = new ArrayList<>();
+    private final PeerListener listener = new PeerListener()
+    {
+        public void onLookupAnswered(final PendingLookup lookup)
+        {
+            lookupsAnswered.add(lookup);
+        }
+
+        public void onFetchAnswered(final PeerFetch fetch)
+        {
+            answered.add(fetch);
+        }
+    };
     private final UnsafeBuffer hash = new UnsafeBuffer(new byte[32]);
     private final UnsafeBuffer namespace = new UnsafeBuffer(NAMESPACE);
     private Arena arena;
@@ -191,7 +203,7 @@ class PeerFetcherTest
         grant(a, channel.lastAuthorize(), TransferStatus.OK, 1);
         assertEquals(1, fetcher.activeFetches(), "a held fetch lives until its lease goes");
 
-        fetcher.releaseHold(fetch);
+        fetcher.release(fetch);
         assertEquals(1, channel.releases.size());
         assertEquals(ReleaseReason.ABANDONED, channel.releases.get(0).reason, "a lease released unread");
         long nowMs = T0;
@@ -218,7 +230,7 @@ class PeerFetcherTest
         final Source a = catalog.source(1);
         final PeerFetch fetch = startHold(a);
         grant(a, channel.lastAuthorize(), TransferStatus.OK, 1);
-        fetcher.releaseHold(fetch);
+        fetcher.release(fetch);
         fetcher.doWork(T0 + TransferLimits.RELEASE_RETRY_INTERVAL_MS);
         assertEquals(2, channel.releases.size());
 
@@ -268,11 +280,48 @@ class PeerFetcherTest
     }
 
     @Test
+    void shouldHoldAPinnedLookupsSourcesBehindTheFrontDoorAndAnswerAHintDirectly()
+    {
+        final Source a = catalog.source(1);
+        final PendingLookup pinned = lookup(0, true, a);
+        fetcher.startLookup(pinned, listener);
+        assertEquals(1, channel.authorizes.size(), "a pinned lookup asks its source to hold the key");
+        assertTrue(lookupsAnswered.isEmpty());
+        grant(a, channel.lastAuthorize(), TransferStatus.OK, 1);
+        assertEquals(1, answered.size(), "answered as a fetch, with the held key");
+        assertEquals(KeyStatus.PEER, answered.get(0).statuses()[0]);
+        assertEquals(1, answered.get(0).value());
+
+        final PendingLookup hint = lookup(1, false, a);
+        fetcher.startLookup(hint, listener);
+        assertEquals(List.of(hint), lookupsAnswered, "without pin the candidates are the answer");
+        assertEquals(1, channel.authorizes.size(), "and nobody is asked to hold anything");
+    }
+
+    @Test
     void shouldAnswerFromTheLocalPrefixWhenRemoteWorkIsDisabled()
     {
         catalog.remoteWork = false;
-        assertNull(fetcher.acquire(listener));
+        assertNull(fetcher.acquireFetch(listener));
         assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_FETCHES_SKIPPED));
+    }
+
+    /**
+     * A lookup of one key, as discovery leaves it: a candidate at each of {@code sources}.
+     */
+    private PendingLookup lookup(final int index, final boolean pinned, final Source... sources)
+    {
+        final KeyStatus[] statuses = {KeyStatus.MISS};
+        final int[] lengths = {0};
+        final PendingLookup lookup = TestLookups.newLookup(index);
+        lookup.request(7, 8, 0, 0, statuses, lengths, 1).namespace(namespace, 0, NAMESPACE.length).pinned(pinned);
+        lookup.addPeerKey(hash, 0, 8);
+        for (final Source source : sources)
+        {
+            final int owner = lookup.answer().addOwner(source.msb, source.lsb, source.record.nodeId());
+            lookup.answer().addCandidate(0, owner, KeyStatus.DRAM, source.sequence, BLOCK);
+        }
+        return lookup;
     }
 
     /**
@@ -283,15 +332,8 @@ class PeerFetcherTest
     {
         final KeyStatus[] statuses = {KeyStatus.MISS};
         final int[] lengths = {0};
-        final PendingLookup lookup = TestLookups.newLookup(0);
-        lookup.request(7, 8, 0, 0, statuses, lengths, 1).namespace(namespace, 0, NAMESPACE.length).pinned(true);
-        lookup.addPeerKey(hash, 0, 8);
-        for (final Source source : sources)
-        {
-            final int owner = lookup.answer().addOwner(source.msb, source.lsb, source.record.nodeId());
-            lookup.answer().addCandidate(0, owner, KeyStatus.DRAM, source.sequence, BLOCK);
-        }
-        final PeerFetch fetch = fetcher.acquire(listener);
+        final PendingLookup lookup = lookup(0, true, sources);
+        final PeerFetch fetch = fetcher.acquireFetch(listener);
         assertNotNull(fetch);
         fetch.request(PeerFetch.HOLD, 7, 8, LookupRequestDecoder.TEMPLATE_ID, 0, 0, 1, statuses, lengths)
             .namespace(namespace, 0, NAMESPACE.length);
