@@ -21,10 +21,9 @@ sys.path.insert(0, os.path.join(ROOT, "clients", "python", "tests"))
 import okv_procs  # noqa: E402
 from okv_procs import Engine, Etcd, Manager, prompt  # noqa: E402
 
-MODEL = {"layers": 8, "hidden": 1024, "heads": 16, "kv-heads": 8, "intermediate": 2816}
+SHAPE = {"layers": 8, "hidden": 1024, "heads": 16, "kv-heads": 8, "intermediate": 2816}
 BLOCK = 128
-BLOCK_BYTES = 8 * 8 * BLOCK * 2 * 64 * 2     # layers x KV heads x block x K+V x head size x bf16 = 2 MiB
-POOL = 128 << 20
+POOL = 256 << 20
 KINDS = ("cold", "vllmPrefix", "local", "peer", "peerSsd", "ssd")
 
 
@@ -32,11 +31,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="orbitkv bench vllm")
     parser.add_argument("--json")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--dtype", default="bfloat16",
+                        help="bfloat16, or float32 on CPUs without AVX-512 BF16 / AMX (bf16 is emulated there)")
     parser.add_argument("--lengths", default="512,1024,2048")
     parser.add_argument("--measured-cores", default="0", help="VLLM_CPU_OMP_THREADS_BIND of the measured engine")
     parser.add_argument("--producer-cores", default="1", help="VLLM_CPU_OMP_THREADS_BIND of the peer-side engine")
     args = parser.parse_args()
     lengths = [int(x) for x in args.lengths.split(",")]
+    model = {**SHAPE, "dtype": args.dtype}
+    # layers x KV heads x block x K+V x head size x element: 2 MiB in bf16
+    block_bytes = 8 * 8 * BLOCK * 2 * 64 * (2 if args.dtype == "bfloat16" else 4)
     workdir = tempfile.mkdtemp(prefix="orbitkv-bench-vllm-")
     tag = f"bench-vllm-{os.getpid()}"
     etcd = Etcd(tag)
@@ -54,17 +58,17 @@ def main() -> int:
                                     node, "--ssd-dir", os.path.join(ssd_root, node)))
         # One core each: two engines whose OpenMP threads share both cores slow each other down many times over
         # (their barriers spin), so the measured engine has core 0 and the producer core 1.
-        measured = Engine(workdir, "measured", dirs[0], model=MODEL,
+        measured = Engine(workdir, "measured", dirs[0], model=model,
                           env_extra={"VLLM_CPU_OMP_THREADS_BIND": args.measured_cores})
         engines.append(measured)
-        producer = Engine(workdir, "producer", dirs[1], model=MODEL,
+        producer = Engine(workdir, "producer", dirs[1], model=model,
                           env_extra={"VLLM_CPU_OMP_THREADS_BIND": args.producer_cores})
         engines.append(producer)
         filler = [seed * 10]
 
         def push_to_ssd(directory: str) -> None:
             filler[0] += 1
-            okv_procs.publish_filler(directory, POOL // BLOCK_BYTES + 8, BLOCK_BYTES, filler[0])
+            okv_procs.publish_filler(directory, POOL // block_bytes + 8, block_bytes, filler[0])
 
         def ttft(engine: Engine, tokens: list[int]) -> float:
             return engine.generate([tokens], max_tokens=1)[0]["seconds"] * 1000
@@ -113,7 +117,8 @@ def main() -> int:
                                                    for k in ("local", "peer", "peerSsd", "ssd"))}
     result = {"ttftMs": medians, "ratios": ratios, "goals": goals, "runs": args.runs,
               "cores": {"measured": args.measured_cores, "producer": args.producer_cores},
-              "model": {**MODEL, "dtype": "bfloat16", "blockTokens": BLOCK, "blockBytes": BLOCK_BYTES},
+              "model": {**model, "blockTokens": BLOCK, "blockBytes": block_bytes},
+              "cpu": _cpu(),
               "ldPreload": okv_procs.engines_env()[1]["LD_PRELOAD"], "connectorTotals": stats,
               "samplesMs": {str(n): {k: [round(x, 2) for x in v] for k, v in s.items()} for n, s in samples.items()}}
     text = json.dumps(result, indent=2)
@@ -122,6 +127,14 @@ def main() -> int:
             out.write(text + "\n")
     print(text)
     return 0
+
+
+def _cpu() -> str:
+    with open("/proc/cpuinfo", encoding="utf-8") as info:
+        text = info.read()
+    name = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")), "?")
+    flags = [f for f in ("avx512f", "avx512_bf16", "amx_bf16") if f" {f}" in text]
+    return f"{name}, {os.cpu_count()} cores, {' '.join(flags) or 'no AVX-512/AMX'}"
 
 
 if __name__ == "__main__":
