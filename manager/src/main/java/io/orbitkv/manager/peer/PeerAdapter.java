@@ -4,7 +4,6 @@ import io.aeron.ExclusivePublication;
 import io.aeron.logbuffer.FragmentHandler;
 import io.aeron.logbuffer.Header;
 import io.orbitkv.catalog.CatalogRequestValidator;
-import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.catalog.SnapshotCut;
@@ -35,7 +34,8 @@ import org.agrona.concurrent.UnsafeBuffer;
 /**
  * Decodes every frame arriving on the peer endpoint: checks length, schema id, template id and block length, wraps
  * the preallocated decoder with the sender's block length and version, validates the route, the session and every
- * key, and delivers to the {@link PeerHandler}; cold queries go to the transport-free {@link ColdQueryHandler}.
+ * key, and delivers to the {@link PeerHandler}; a cold query goes to the handler too, which answers it (the catalog
+ * host), and its answer's status is counted here without decoding the reply again.
  * <p>
  * Bad bytes never throw out of here: the frame is read through a view bounded to its length, so any overrun (huge
  * group counts or var-data lengths) is an {@link IndexOutOfBoundsException} turned into a counted MALFORMED
@@ -70,7 +70,6 @@ final class PeerAdapter implements FragmentHandler
     private final PeerAgent agent;
     private final PeerPublisher publisher;
     private final PeerHandler handler;
-    private final ColdQueryHandler coldQueryHandler;
     private final CatalogRequestValidator validator;
     private final PeerProxy proxy;
     private final PeerCounters counters;
@@ -98,7 +97,6 @@ final class PeerAdapter implements FragmentHandler
     private final ColdQueryDecoder queryDecoder = new ColdQueryDecoder();
     private final ColdQueryResponseDecoder queryResponseDecoder = new ColdQueryResponseDecoder();
     private final CatalogResponseDecoder responseDecoder = new CatalogResponseDecoder();
-    private final CatalogResponseDecoder replyPeek = new CatalogResponseDecoder();
     private final TransferAuthorizeDecoder authorizeDecoder = new TransferAuthorizeDecoder();
     private final TransferGrantDecoder grantDecoder = new TransferGrantDecoder();
     private final TransferReleaseDecoder releaseDecoder = new TransferReleaseDecoder();
@@ -114,7 +112,6 @@ final class PeerAdapter implements FragmentHandler
         final PeerAgent agent,
         final PeerPublisher publisher,
         final PeerHandler handler,
-        final ColdQueryHandler coldQueryHandler,
         final CatalogRequestValidator validator,
         final PeerCounters counters,
         final ErrorHandler errorHandler,
@@ -125,7 +122,6 @@ final class PeerAdapter implements FragmentHandler
         this.agent = agent;
         this.publisher = publisher;
         this.handler = handler;
-        this.coldQueryHandler = coldQueryHandler;
         this.validator = validator;
         this.proxy = publisher.proxy();
         this.counters = counters;
@@ -674,13 +670,11 @@ final class PeerAdapter implements FragmentHandler
             return;
         }
         final UnsafeBuffer out = proxy.buffer();
-        final int replyLength = coldQueryHandler.onFrame(frame, 0, length, out, 0);
-        headerDecoder.wrap(out, 0);
-        if (CatalogResponseDecoder.TEMPLATE_ID == headerDecoder.templateId())
+        final int replyLength = handler.onColdQuery(session, frame, 0, length, out, 0);
+        final CatalogStatus status = handler.lastColdQueryStatus();
+        if (CatalogStatus.OK != status)
         {
-            replyPeek.wrap(out, MessageHeaderDecoder.ENCODED_LENGTH, headerDecoder.blockLength(),
-                headerDecoder.version());
-            countRejection(replyPeek.code());
+            countRejection(status);
         }
         final ExclusivePublication publication = publisher.publication(session);
         if (proxy.offer(publication, out, 0, replyLength))
