@@ -63,6 +63,7 @@ public final class ColdQueryHandler
     private long unknownTemplates;
     private long schemaMismatches;
     private long rejected;
+    private CatalogStatus lastStatus = CatalogStatus.OK;
     private long claimsCorrected;
 
     public ColdQueryHandler(
@@ -160,6 +161,15 @@ public final class ColdQueryHandler
             return status(out, outOffset, CatalogStatus.MALFORMED, sessionId, correlationId, requesterMsb, requesterLsb,
                 shard);
         }
+    }
+
+    /**
+     * @return the status of the last reply {@link #onFrame} encoded: OK for rows, else the refusal it carried, so a
+     * caller counts refusals by reason without decoding the reply again.
+     */
+    public CatalogStatus lastStatus()
+    {
+        return lastStatus;
     }
 
     public long queriesServed()
@@ -277,6 +287,7 @@ public final class ColdQueryHandler
         final long requesterLsb,
         final int shard)
     {
+        lastStatus = CatalogStatus.OK;
         responseEncoder.wrapAndApplyHeader(out, outOffset, headerEncoder);
         route(responseEncoder.route(), requesterMsb, requesterLsb, shard);
         responseEncoder.sessionId(sessionId).correlationId(correlationId).status(CatalogStatus.OK);
@@ -339,6 +350,7 @@ public final class ColdQueryHandler
         final long requesterLsb,
         final int shard)
     {
+        lastStatus = code;
         statusEncoder.wrapAndApplyHeader(out, outOffset, headerEncoder);
         route(statusEncoder.route(), requesterMsb, requesterLsb, shard);
         statusEncoder.sessionId(sessionId).correlationId(correlationId).code(code).relevantSequence(-1);

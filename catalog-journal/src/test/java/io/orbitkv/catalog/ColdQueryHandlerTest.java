@@ -111,6 +111,7 @@ class ColdQueryHandlerTest
         publish(1, OWNER_A_MSB, key, 1, TIER_DRAM);
 
         assertEquals(CatalogStatus.OK, statusOf(handler.onFrame(request, 0, encodeQuery(FINGERPRINT, key), reply, 0)));
+        assertEquals(CatalogStatus.OK, handler.lastStatus());
         assertEquals(1, candidatesOfFirstRow());
         assertEquals(0, handler.claimsCorrected());
 
@@ -198,8 +199,10 @@ class ColdQueryHandlerTest
         final int[] keys = Keys.keysOfShard(6, 1);
         hostAllBut(6);
         assertEquals(CatalogStatus.WRONG_FINGERPRINT, statusOf(handler.onFrame(request, 0, encodeQuery(5, 1), reply, 0)));
+        assertEquals(CatalogStatus.WRONG_FINGERPRINT, handler.lastStatus(), "the status a caller counts, undecoded");
         assertEquals(CatalogStatus.WRONG_DESTINATION,
             statusOf(handler.onFrame(request, 0, encodeQuery(FINGERPRINT, keys[0]), reply, 0)));
+        assertEquals(CatalogStatus.WRONG_DESTINATION, handler.lastStatus());
         assertEquals(1, validator.wrongFingerprints());
         assertEquals(1, validator.wrongDestinations());
         assertEquals(2, handler.rejected());

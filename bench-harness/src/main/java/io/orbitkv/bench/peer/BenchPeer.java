@@ -64,6 +64,7 @@ public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
         void onColdQueryResponse(PeerClient client, ColdQueryResponseDecoder response);
     }
 
+    private ColdQueryHandler coldQueries;
     private final int nodeIndex;
     private final long incarnationMsb;
     private final long incarnationLsb;
@@ -128,11 +129,8 @@ public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
             .placementFingerprint(placementFingerprint)
             .countersManager(countersManager)
             .errorHandler(errors::add));
-        transport.newAgent(
-            validator,
-            new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, placementFingerprint),
-            this,
-            null);
+        coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, placementFingerprint);
+        transport.newAgent(validator, this, null);
     }
 
     public static boolean[] allShards()
@@ -172,6 +170,11 @@ public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
     public PeerTransport transport()
     {
         return transport;
+    }
+
+    protected ColdQueryHandler coldQueryHandler()
+    {
+        return coldQueries;
     }
 
     public PeerAgent agent()

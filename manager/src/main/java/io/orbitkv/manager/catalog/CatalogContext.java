@@ -87,7 +87,7 @@ public final class CatalogContext
         discovery = new PeerDiscovery(host, members, candidates, systemCounters, localResidency, publisher);
         front = new CatalogFront(
             members, membership, discovery, candidates, new SourceLinks(publisher), systemCounters, nanoClock);
-        peerHandler = new CatalogPeerHandler(members, streams, discovery, systemCounters, nanoClock);
+        peerHandler = new CatalogPeerHandler(host, members, streams, discovery, systemCounters, nanoClock);
         return this;
     }
 

@@ -1,16 +1,20 @@
 package io.orbitkv.manager.catalog;
 
+import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.manager.peer.DeltaBatchOutcome;
 import io.orbitkv.manager.peer.PeerHandler;
 import io.orbitkv.manager.peer.PeerSession;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
 
 /**
  * The catalog host's half of a {@link PeerHandler}: owner deltas and snapshot frames go to the {@link ShardReceiver}
  * of (publisher, shard) that the subclass resolves, outcomes become wire statuses ({@link ShardReceiver#catalogStatus}),
- * batch ends fill the ack and a rate-limited repair request. A frame from a publisher with no receiver is
+ * batch ends fill the ack and a rate-limited repair request, and cold queries are answered by the subclass's
+ * {@link ColdQueryHandler}. A frame from a publisher with no receiver is
  * UNREGISTERED_PUBLISHER. Subclasses (the Manager's {@link CatalogPeerHandler}, the bench and test peers) decide how
  * a session maps to a publisher and may observe outcomes; the owner and requester callbacks stay theirs. It lives with
  * the catalog, not the transport: the peer package decodes and delivers frames, what a host does with them is the
@@ -22,6 +26,27 @@ public abstract class CatalogHostHandler implements PeerHandler
      * @return the receiver of the session's publisher for a hosted shard, or null when the publisher is unknown.
      */
     protected abstract ShardReceiver receiverOf(PeerSession session, int shard);
+
+    /**
+     * @return what answers this host's cold queries (over the subclass's directory and validator).
+     */
+    protected abstract ColdQueryHandler coldQueryHandler();
+
+    public final int onColdQuery(
+        final PeerSession session,
+        final DirectBuffer frame,
+        final int offset,
+        final int length,
+        final MutableDirectBuffer reply,
+        final int replyOffset)
+    {
+        return coldQueryHandler().onFrame(frame, offset, length, reply, replyOffset);
+    }
+
+    public final CatalogStatus lastColdQueryStatus()
+    {
+        return coldQueryHandler().lastStatus();
+    }
 
     /**
      * Observe the outcome of one delta record (a {@link ShardReceiver} outcome constant).

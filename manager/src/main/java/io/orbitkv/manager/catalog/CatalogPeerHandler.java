@@ -1,5 +1,6 @@
 package io.orbitkv.manager.catalog;
 
+import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
@@ -24,14 +25,17 @@ final class CatalogPeerHandler extends CatalogHostHandler
     private final AtomicCounter recordsApplied;
     private final AtomicCounter hostResyncs;
     private final NanoClock clock;
+    private final CatalogHost host;
 
     CatalogPeerHandler(
+        final CatalogHost host,
         final MemberViewSync members,
         final OwnerStreams streams,
         final PeerDiscovery discovery,
         final SystemCounters counters,
         final NanoClock clock)
     {
+        this.host = host;
         this.members = members;
         this.streams = streams;
         this.discovery = discovery;
@@ -42,6 +46,11 @@ final class CatalogPeerHandler extends CatalogHostHandler
 
     // ---------------------------------------------------------------------------------------------------------------
     // Catalog host.
+
+    protected ColdQueryHandler coldQueryHandler()
+    {
+        return host.coldQueryHandler();
+    }
 
     protected ShardReceiver receiverOf(final PeerSession session, final int shard)
     {

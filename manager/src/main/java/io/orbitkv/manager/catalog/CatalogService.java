@@ -88,7 +88,7 @@ public final class CatalogService implements Agent, AutoCloseable
         this.discovery = ctx.discovery();
         this.front = ctx.front();
         this.transfers = transfers;
-        this.agent = transport.newAgent(host.validator(), host.coldQueryHandler(), ctx.peerHandler(), transfers);
+        this.agent = transport.newAgent(host.validator(), ctx.peerHandler(), transfers);
     }
 
     /**

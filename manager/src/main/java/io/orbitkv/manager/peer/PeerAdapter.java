@@ -4,7 +4,6 @@ import io.aeron.ExclusivePublication;
 import io.aeron.logbuffer.FragmentHandler;
 import io.aeron.logbuffer.Header;
 import io.orbitkv.catalog.CatalogRequestValidator;
-import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.catalog.SnapshotCut;
@@ -22,12 +21,6 @@ import io.orbitkv.codecs.catalog.RouteDecoder;
 import io.orbitkv.codecs.catalog.SnapshotBeginDecoder;
 import io.orbitkv.codecs.catalog.SnapshotEndDecoder;
 import io.orbitkv.codecs.catalog.SnapshotPageDecoder;
-import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
-import io.orbitkv.codecs.transfer.TransferGrantDecoder;
-import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
-import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
-import io.orbitkv.codecs.transfer.TransferRouteDecoder;
-import io.orbitkv.codecs.transfer.TransferStatus;
 import org.agrona.DirectBuffer;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -35,7 +28,8 @@ import org.agrona.concurrent.UnsafeBuffer;
 /**
  * Decodes every frame arriving on the peer endpoint: checks length, schema id, template id and block length, wraps
  * the preallocated decoder with the sender's block length and version, validates the route, the session and every
- * key, and delivers to the {@link PeerHandler}; cold queries go to the transport-free {@link ColdQueryHandler}.
+ * key, and delivers to the {@link PeerHandler}; a cold query goes to the handler too, which answers it (the catalog
+ * host), and its answer's status is counted here without decoding the reply again.
  * <p>
  * Bad bytes never throw out of here: the frame is read through a view bounded to its length, so any overrun (huge
  * group counts or var-data lengths) is an {@link IndexOutOfBoundsException} turned into a counted MALFORMED
@@ -48,9 +42,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  * that state over classes that all need it.
  * <p>
  * Transfer control frames (schema {@code io.orbitkv.codecs.transfer}) share the endpoint: they are told apart by
- * schema id, checked for their peer session (or client), destination incarnation and sender, and handed to the
- * {@link TransferHandler}; their refusals have counters of their own and are never answered with a
- * CatalogResponse. A request naming another incarnation of this peer is answered STALE_INCARNATION.
+ * schema id and go to {@link TransferFrames}.
  */
 final class PeerAdapter implements FragmentHandler
 {
@@ -58,25 +50,19 @@ final class PeerAdapter implements FragmentHandler
     private static final PeerFrameException WRONG_SCHEMA_FRAME = new PeerFrameException("peer frame of another schema");
     private static final PeerFrameException UNKNOWN_TEMPLATE_FRAME =
         new PeerFrameException("peer frame with an unknown template");
-    private static final PeerFrameException MALFORMED_TRANSFER_FRAME =
-        new PeerFrameException("malformed peer transfer frame");
-    private static final PeerFrameException UNKNOWN_TRANSFER_TEMPLATE_FRAME =
-        new PeerFrameException("peer transfer frame with an unknown template");
     private static final int TRANSFER_SCHEMA_ID = io.orbitkv.codecs.transfer.MessageHeaderDecoder.SCHEMA_ID;
-    private static final int TRANSFER_HEADER_LENGTH = io.orbitkv.codecs.transfer.MessageHeaderDecoder.ENCODED_LENGTH;
     private static final int NO_SHARD = 0;
-    private static final int MIN_SCHEMA_VERSION = 1;
+    static final int MIN_SCHEMA_VERSION = 1;
 
     private final PeerAgent agent;
     private final PeerPublisher publisher;
     private final PeerHandler handler;
-    private final ColdQueryHandler coldQueryHandler;
     private final CatalogRequestValidator validator;
     private final PeerProxy proxy;
     private final PeerCounters counters;
     private final ErrorHandler errorHandler;
     private final int streamId;
-    private final TransferHandler transferHandler;
+    private final TransferFrames transferFrames;
 
     private final UnsafeBuffer frame = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer namespace = new UnsafeBuffer(new byte[StateKey.MAX_NAMESPACE_LENGTH]);
@@ -98,15 +84,9 @@ final class PeerAdapter implements FragmentHandler
     private final ColdQueryDecoder queryDecoder = new ColdQueryDecoder();
     private final ColdQueryResponseDecoder queryResponseDecoder = new ColdQueryResponseDecoder();
     private final CatalogResponseDecoder responseDecoder = new CatalogResponseDecoder();
-    private final CatalogResponseDecoder replyPeek = new CatalogResponseDecoder();
-    private final TransferAuthorizeDecoder authorizeDecoder = new TransferAuthorizeDecoder();
-    private final TransferGrantDecoder grantDecoder = new TransferGrantDecoder();
-    private final TransferReleaseDecoder releaseDecoder = new TransferReleaseDecoder();
-    private final TransferReleaseAckDecoder releaseAckDecoder = new TransferReleaseAckDecoder();
 
     private long nowNs;
     private PeerSession currentSession;
-    private PeerSession staleSession;
     private int currentShard;
     private long currentCorrelationId;
 
@@ -114,18 +94,16 @@ final class PeerAdapter implements FragmentHandler
         final PeerAgent agent,
         final PeerPublisher publisher,
         final PeerHandler handler,
-        final ColdQueryHandler coldQueryHandler,
         final CatalogRequestValidator validator,
         final PeerCounters counters,
         final ErrorHandler errorHandler,
         final int streamId,
         final TransferHandler transferHandler)
     {
-        this.transferHandler = transferHandler;
+        this.transferFrames = new TransferFrames(agent, publisher, counters, errorHandler, transferHandler);
         this.agent = agent;
         this.publisher = publisher;
         this.handler = handler;
-        this.coldQueryHandler = coldQueryHandler;
         this.validator = validator;
         this.proxy = publisher.proxy();
         this.counters = counters;
@@ -156,7 +134,8 @@ final class PeerAdapter implements FragmentHandler
             if (TRANSFER_SCHEMA_ID == headerDecoder.schemaId())
             {
                 // Same header layout in both schemas; a transfer frame is judged and counted on its own path.
-                onTransferFrame(length, headerDecoder.blockLength(), headerDecoder.version(), headerDecoder.templateId());
+                transferFrames.onFrame(
+                    frame, length, headerDecoder.blockLength(), headerDecoder.version(), headerDecoder.templateId());
                 return;
             }
             if (headerDecoder.schemaId() != MessageHeaderDecoder.SCHEMA_ID)
@@ -674,13 +653,11 @@ final class PeerAdapter implements FragmentHandler
             return;
         }
         final UnsafeBuffer out = proxy.buffer();
-        final int replyLength = coldQueryHandler.onFrame(frame, 0, length, out, 0);
-        headerDecoder.wrap(out, 0);
-        if (CatalogResponseDecoder.TEMPLATE_ID == headerDecoder.templateId())
+        final int replyLength = handler.onColdQuery(session, frame, 0, length, out, 0);
+        final CatalogStatus status = handler.lastColdQueryStatus();
+        if (CatalogStatus.OK != status)
         {
-            replyPeek.wrap(out, MessageHeaderDecoder.ENCODED_LENGTH, headerDecoder.blockLength(),
-                headerDecoder.version());
-            countRejection(replyPeek.code());
+            countRejection(status);
         }
         final ExclusivePublication publication = publisher.publication(session);
         if (proxy.offer(publication, out, 0, replyLength))
@@ -732,199 +709,6 @@ final class PeerAdapter implements FragmentHandler
         {
             handler.onResponse(client, route.shard(), correlationId, code, relevantSequence);
         }
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-    // Transfer control (schema io.orbitkv.codecs.transfer): routed to the TransferHandler once the session, the
-    // destination incarnation and the sender are checked. Never answered with a CatalogResponse.
-
-    private void onTransferFrame(final int length, final int blockLength, final int version, final int templateId)
-    {
-        if (null == transferHandler)
-        {
-            counters.increment(PeerCounter.TRANSFER_REJECTED_NO_HANDLER);
-            return;
-        }
-        if (version < MIN_SCHEMA_VERSION)
-        {
-            rejectTransferFrame();
-            return;
-        }
-        try
-        {
-            switch (templateId)
-            {
-                case TransferAuthorizeDecoder.TEMPLATE_ID ->
-                {
-                    counters.increment(PeerCounter.FRAMES_TRANSFER_AUTHORIZE);
-                    if (transferBlockOk(blockLength, TransferAuthorizeDecoder.BLOCK_LENGTH, length))
-                    {
-                        authorizeDecoder.wrap(frame, TRANSFER_HEADER_LENGTH, blockLength, version);
-                        onTransferAuthorize();
-                    }
-                }
-                case TransferReleaseDecoder.TEMPLATE_ID ->
-                {
-                    counters.increment(PeerCounter.FRAMES_TRANSFER_RELEASE);
-                    if (transferBlockOk(blockLength, TransferReleaseDecoder.BLOCK_LENGTH, length))
-                    {
-                        releaseDecoder.wrap(frame, TRANSFER_HEADER_LENGTH, blockLength, version);
-                        onTransferRelease();
-                    }
-                }
-                case TransferGrantDecoder.TEMPLATE_ID ->
-                {
-                    counters.increment(PeerCounter.FRAMES_TRANSFER_GRANT);
-                    if (transferBlockOk(blockLength, TransferGrantDecoder.BLOCK_LENGTH, length))
-                    {
-                        grantDecoder.wrap(frame, TRANSFER_HEADER_LENGTH, blockLength, version);
-                        onTransferGrant();
-                    }
-                }
-                case TransferReleaseAckDecoder.TEMPLATE_ID ->
-                {
-                    counters.increment(PeerCounter.FRAMES_TRANSFER_RELEASE_ACK);
-                    if (transferBlockOk(blockLength, TransferReleaseAckDecoder.BLOCK_LENGTH, length))
-                    {
-                        releaseAckDecoder.wrap(frame, TRANSFER_HEADER_LENGTH, blockLength, version);
-                        onTransferReleaseAck();
-                    }
-                }
-                default ->
-                {
-                    errorHandler.onError(UNKNOWN_TRANSFER_TEMPLATE_FRAME);
-                    counters.increment(PeerCounter.TRANSFER_REJECTED_UNKNOWN_TEMPLATE);
-                }
-            }
-        }
-        catch (final IndexOutOfBoundsException | IllegalArgumentException | IllegalStateException ex)
-        {
-            // A group or var-data length past the frame, read by the handler through the bounded view.
-            rejectTransferFrame();
-        }
-    }
-
-    private boolean transferBlockOk(final int blockLength, final int minimumBlockLength, final int length)
-    {
-        if (blockLength < minimumBlockLength || TRANSFER_HEADER_LENGTH + blockLength > length)
-        {
-            rejectTransferFrame();
-            return false;
-        }
-        return true;
-    }
-
-    private void rejectTransferFrame()
-    {
-        errorHandler.onError(MALFORMED_TRANSFER_FRAME);
-        counters.increment(PeerCounter.TRANSFER_REJECTED_MALFORMED);
-    }
-
-    /**
-     * A request to this peer as transfer source: an active session whose requester is the route's sender, addressed
-     * to this incarnation. A request from the session's requester to another incarnation of this peer leaves that
-     * session in {@link #staleSession} for the caller to answer STALE_INCARNATION (the requester drops the
-     * candidate); anything else is only counted.
-     *
-     * @return the session, or null when the frame was refused.
-     */
-    private PeerSession acceptTransferRequest(final TransferRouteDecoder route, final long peerSessionId)
-    {
-        staleSession = null;
-        final PeerSession session = agent.session(peerSessionId);
-        if (null == session || !session.isActive())
-        {
-            counters.increment(PeerCounter.TRANSFER_REJECTED_UNKNOWN_SESSION);
-            return null;
-        }
-        if (!session.isFrom(route.senderIncarnation().msb(), route.senderIncarnation().lsb()))
-        {
-            // Not answered: the session's channel belongs to the incarnation that opened it, not to this sender.
-            counters.increment(PeerCounter.TRANSFER_REJECTED_WRONG_SENDER);
-            return null;
-        }
-        if (!isLocalDestination(route))
-        {
-            counters.increment(PeerCounter.TRANSFER_REJECTED_STALE_INCARNATION);
-            staleSession = session;
-            return null;
-        }
-        return session;
-    }
-
-    private boolean isLocalDestination(final TransferRouteDecoder route)
-    {
-        return route.destinationIncarnation().msb() == proxy.localIncarnationMsb() &&
-            route.destinationIncarnation().lsb() == proxy.localIncarnationLsb();
-    }
-
-    private void onTransferAuthorize()
-    {
-        final PeerSession session = acceptTransferRequest(authorizeDecoder.route(), authorizeDecoder.peerSessionId());
-        if (null != session)
-        {
-            transferHandler.onAuthorize(session, authorizeDecoder);
-        }
-        else if (null != staleSession)
-        {
-            proxy.transferRefusal(publisher.publication(staleSession), staleSession, authorizeDecoder.correlationId(),
-                authorizeDecoder.requesterSessionId(), TransferStatus.STALE_INCARNATION);
-        }
-    }
-
-    private void onTransferRelease()
-    {
-        final PeerSession session = acceptTransferRequest(releaseDecoder.route(), releaseDecoder.peerSessionId());
-        if (null != session)
-        {
-            transferHandler.onRelease(session, releaseDecoder);
-        }
-        else if (null != staleSession)
-        {
-            proxy.transferReleaseAck(publisher.publication(staleSession), staleSession, releaseDecoder.correlationId(),
-                releaseDecoder.transferSessionId(), TransferStatus.STALE_INCARNATION);
-        }
-    }
-
-    private void onTransferGrant()
-    {
-        final TransferRouteDecoder route = grantDecoder.route();
-        final PeerClient client = acceptTransferAnswer(route, grantDecoder.peerSessionId());
-        if (null != client)
-        {
-            transferHandler.onGrant(client, grantDecoder);
-        }
-    }
-
-    private void onTransferReleaseAck()
-    {
-        final TransferRouteDecoder route = releaseAckDecoder.route();
-        final PeerClient client = acceptTransferAnswer(route, releaseAckDecoder.peerSessionId());
-        if (null != client)
-        {
-            transferHandler.onReleaseAck(client, releaseAckDecoder);
-        }
-    }
-
-    /**
-     * An answer to this peer as requester: an active client whose remote incarnation is the route's sender (the
-     * client lookup checks both), addressed to this incarnation. Only counted when refused.
-     */
-    private PeerClient acceptTransferAnswer(final TransferRouteDecoder route, final long peerSessionId)
-    {
-        final PeerClient client =
-            publisher.client(peerSessionId, route.senderIncarnation().msb(), route.senderIncarnation().lsb());
-        if (null == client)
-        {
-            counters.increment(PeerCounter.TRANSFER_REJECTED_UNKNOWN_SESSION);
-            return null;
-        }
-        if (!isLocalDestination(route))
-        {
-            counters.increment(PeerCounter.TRANSFER_REJECTED_STALE_INCARNATION);
-            return null;
-        }
-        return client;
     }
 
     private static CatalogStatus checkRecord(final int tier, final int op, final long byteSize)

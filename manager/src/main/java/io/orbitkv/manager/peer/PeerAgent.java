@@ -8,7 +8,6 @@ import io.aeron.FragmentAssembler;
 import io.aeron.Image;
 import io.aeron.Subscription;
 import io.orbitkv.catalog.CatalogRequestValidator;
-import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.Agent;
@@ -101,7 +100,6 @@ public final class PeerAgent implements Agent
         final PeerTransport.Context ctx,
         final PeerTransport.Media media,
         final CatalogRequestValidator validator,
-        final ColdQueryHandler coldQueryHandler,
         final PeerHandler handler,
         final TransferHandler transferHandler)
     {
@@ -116,7 +114,7 @@ public final class PeerAgent implements Agent
         this.unavailableImages = media.unavailableImages;
         this.nanoClock = ctx.nanoClock();
         this.connectTimeoutMs = ctx.connectTimeoutMs();
-        this.adapter = new PeerAdapter(this, publisher, handler, coldQueryHandler, validator, counters,
+        this.adapter = new PeerAdapter(this, publisher, handler, validator, counters,
             ctx.errorHandler(), ctx.streamId(), transferHandler);
         this.assembler = new FragmentAssembler(adapter);
         // Session ids start at a random point so ids of a restarted peer do not alias an old session's.

@@ -4,6 +4,8 @@ import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
 
 /**
  * Decoded, validated catalog messages delivered by the {@link PeerAdapter} on the peer agent's thread. The Manager
@@ -92,6 +94,20 @@ public interface PeerHandler
     /**
      * Requester: rows of a cold query, aligned with the request.
      */
+    /**
+     * Host: answer a cold query that arrived on an active session from the incarnation that opened it; the reply
+     * (rows in request order, or a refusal) is encoded into {@code reply}.
+     *
+     * @return the reply's length.
+     */
+    int onColdQuery(
+        PeerSession session, DirectBuffer frame, int offset, int length, MutableDirectBuffer reply, int replyOffset);
+
+    /**
+     * @return the status of the last cold query answer: OK, or the refusal it carried (the transport counts it).
+     */
+    CatalogStatus lastColdQueryStatus();
+
     void onColdQueryResponse(PeerClient client, ColdQueryResponseDecoder response);
 
     /**

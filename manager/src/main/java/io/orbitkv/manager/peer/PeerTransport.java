@@ -14,7 +14,6 @@ import io.aeron.Subscription;
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ThreadingMode;
 import io.orbitkv.catalog.CatalogRequestValidator;
-import io.orbitkv.catalog.ColdQueryHandler;
 import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
 import org.agrona.IoUtil;
@@ -267,15 +266,13 @@ public final class PeerTransport implements AutoCloseable
      * Build the agent that polls the subscription and delivers frames to the handlers; once only, after the parts
      * that send through {@link #publisher()} exist.
      *
-     * @param validator        judges the route of every catalog request before anything is touched.
-     * @param coldQueryHandler answers cold queries as catalog host.
-     * @param handler          where catalog frames go once checked.
-     * @param transferHandler  where transfer frames go once checked, or null to count and drop them.
+     * @param validator       judges the route of every catalog request before anything is touched.
+     * @param handler         where catalog frames go once checked (cold queries included, which it answers).
+     * @param transferHandler where transfer frames go once checked, or null to count and drop them.
      * @return the agent.
      */
     public PeerAgent newAgent(
         final CatalogRequestValidator validator,
-        final ColdQueryHandler coldQueryHandler,
         final PeerHandler handler,
         final TransferHandler transferHandler)
     {
@@ -283,11 +280,11 @@ public final class PeerTransport implements AutoCloseable
         {
             throw new IllegalStateException("the peer transport already has its agent");
         }
-        if (null == validator || null == coldQueryHandler || null == handler)
+        if (null == validator || null == handler)
         {
-            throw new IllegalStateException("validator, coldQueryHandler and handler are required");
+            throw new IllegalStateException("validator and handler are required");
         }
-        agent = new PeerAgent(ctx, media, validator, coldQueryHandler, handler, transferHandler);
+        agent = new PeerAgent(ctx, media, validator, handler, transferHandler);
         return agent;
     }
 

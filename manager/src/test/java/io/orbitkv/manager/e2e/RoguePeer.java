@@ -38,6 +38,7 @@ import org.agrona.concurrent.status.CountersManager;
  */
 final class RoguePeer extends CatalogHostHandler implements AutoCloseable
 {
+    private ColdQueryHandler coldQueries;
     private final CatalogDirectory directory;
     private final OwnerJournal journal;
     private final PeerTransport transport;
@@ -72,11 +73,8 @@ final class RoguePeer extends CatalogHostHandler implements AutoCloseable
             .placementFingerprint(placementFingerprint)
             .countersManager(countersManager)
             .errorHandler(errors::add));
-        transport.newAgent(
-            validator,
-            new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, placementFingerprint),
-            this,
-            null);
+        coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, placementFingerprint);
+        transport.newAgent(validator, this, null);
     }
 
     static boolean[] allShards()
@@ -96,6 +94,11 @@ final class RoguePeer extends CatalogHostHandler implements AutoCloseable
         {
             throw new IllegalStateException(ex);
         }
+    }
+
+    protected ColdQueryHandler coldQueryHandler()
+    {
+        return coldQueries;
     }
 
     PeerAgent agent()

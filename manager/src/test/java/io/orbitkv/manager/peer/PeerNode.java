@@ -31,6 +31,7 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
 {
     static final long FINGERPRINT = 0x5EED_F00DL;
 
+    private ColdQueryHandler coldQueries;
     final int nodeIndex;
     final long incarnationMsb;
     final long incarnationLsb;
@@ -137,11 +138,8 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
             .countersManager(countersManager)
             .nanoClock(clock)
             .errorHandler(errors::add));
-        transport.newAgent(
-            validator,
-            new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, fingerprint),
-            this,
-            transferHandler);
+        coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, fingerprint);
+        transport.newAgent(validator, this, transferHandler);
     }
 
     static int freeUdpPort()
@@ -154,6 +152,11 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
         {
             throw new IllegalStateException(ex);
         }
+    }
+
+    protected ColdQueryHandler coldQueryHandler()
+    {
+        return coldQueries;
     }
 
     PeerAgent agent()
