@@ -319,7 +319,7 @@ final class CrossLanguageTest
     void pythonUnittestSuite() throws Exception
     {
         final Run suite = run(List.of("python3", "-m", "unittest", "discover", "-s", PYTHON_DIR.resolve("tests").toString(),
-            "-t", PYTHON_DIR.resolve("tests").toString(), "-v"));
+            "-t", PYTHON_DIR.resolve("tests").toString(), "-p", "test_client.py", "-v"));
         System.out.println(suite.output);
         assertEquals(0, suite.exit, suite.output);
         assertTrue(suite.output.contains("OK"), suite.output);
