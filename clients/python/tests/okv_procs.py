@@ -61,6 +61,9 @@ def wait_until(predicate, timeout_s: float, what: str, interval_s: float = 0.2) 
         time.sleep(interval_s)
 
 
+_READY = re.compile(r"^\s+ready \d+ ms after process start", re.M)
+
+
 class Manager:
     """One Manager process on its own directory (and optionally in a cluster)."""
 
@@ -99,7 +102,8 @@ class Manager:
             return log.read().decode("utf-8", "replace")
 
     def _state(self) -> str | None:
-        if "ready " in self._log_tail():
+        # the Manager's own ready line: a bare "ready " would also match a refusal that says "already registered"
+        if _READY.search(self._log_tail()):
             return "ready"
         if self.proc is not None and self.proc.poll() is not None:
             return "exited"

@@ -206,8 +206,9 @@ def main() -> int:
         served("source-killed", p4, ref4, None, None, [b])
         killer.join()
 
-        # a block corrupted at the source (A restarted with the transfer's flip-one-byte test hook)
-        a.java_opts = "-Dorbitkv.manager.transfer.test.flipFirstByte=true"
+        # a block corrupted at the source: A restarted with a transport that flips a byte of the first range it exports
+        a.java_opts = ("-Dorbitkv.manager.transfer.transport.supplier="
+                       "io.orbitkv.manager.transfer.ext.FlipFirstByteTransportSupplier")
         a.start()
         p5 = prompt(seed + 5, PROMPT_TOKENS)
         filler_seed = [seed + 1000]
@@ -230,7 +231,6 @@ def main() -> int:
             ref5 = engine1.generate([p5])[0]["ids"]
             wait_until(lambda: engine1.stats().get("saved_blocks", 0) >= saved_before + full // BLOCK, 20,
                        "engine 1 saved to the restarted A")
-            time.sleep(1)
             corrupt = served("source-corrupted", p5, ref5, None, None, [a, b])
             if corrupt["loadErrors"] or corrupt["tierBlocks"]["PEER"] or time.monotonic() > deadline:
                 break

@@ -37,7 +37,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Every hand-written class in a module's main sources is reached from a product entry point (a {@code main}):
  * a class that only tests or benchmarks use belongs in their sources, not in the product. The main classes of
  * every library module and of the Manager are imported (benchmarks are not on this module's class path, and tests
- * are left out), the classes each one depends on are followed from every {@code main}, and what is left over is a
+ * are left out), the classes each one depends on are followed from every {@code main} and every public class of an
+ * {@code ext} package (loaded by a name a property gives), and what is left over is a
  * finding. Generated code (the SBE codecs) is not judged: only classes whose source file lies under a module's
  * {@code src/main/java}.
  *
@@ -139,7 +140,7 @@ final class MainCodeReachabilityTest
             {
                 targets.add(topLevelName(dependency.getTargetClass().getName()));
             }
-            if (hasMain(type) && reached.add(nest))
+            if ((hasMain(type) || loadedByName(type)) && reached.add(nest))
             {
                 pending.add(nest);
             }
@@ -189,6 +190,15 @@ final class MainCodeReachabilityTest
             }
         }
         return unreached;
+    }
+
+    /**
+     * @return true for a class of an {@code ext} package: a fault injector or other supplier that a property names
+     * and the context loads by that name, so no class file refers to it (as in Aeron's driver {@code ext}).
+     */
+    private static boolean loadedByName(final JavaClass type)
+    {
+        return type.getPackageName().endsWith(".ext") && type.getModifiers().contains(JavaModifier.PUBLIC);
     }
 
     /**

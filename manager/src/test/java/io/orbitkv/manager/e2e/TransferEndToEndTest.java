@@ -469,7 +469,7 @@ class TransferEndToEndTest
     void shouldFailAFlippedPayloadByteAtItsChecksumAndAdmitNothing() throws Exception
     {
         startCluster(new String[]{"-D" + io.orbitkv.manager.Configuration.TRANSFER_TRANSPORT_SUPPLIER_PROP_NAME + "=" +
-            io.orbitkv.manager.transfer.FlipFirstByteTransportSupplier.class.getName()}, "--peer-admission", "always");
+            io.orbitkv.manager.transfer.ext.FlipFirstByteTransportSupplier.class.getName()}, "--peer-admission", "always");
         final OrbitKvProcesses b = managers.get(1);
         final EngineClient engineA = engine(0);
         final EngineClient engineB = engine(1);

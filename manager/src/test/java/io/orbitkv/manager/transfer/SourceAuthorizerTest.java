@@ -31,6 +31,7 @@ import io.orbitkv.codecs.transfer.TransferTier;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.peer.PeerSession;
+import io.orbitkv.manager.transfer.ext.FlipFirstByteTransportSupplier;
 import io.orbitkv.manager.peer.TestPeerSessions;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;

@@ -1,6 +1,8 @@
-package io.orbitkv.manager.transfer;
+package io.orbitkv.manager.transfer.ext;
 
 import io.orbitkv.manager.ManagerContext;
+import io.orbitkv.manager.transfer.TransportSupplier;
+import io.orbitkv.manager.transfer.Transports;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.transport.TransportListener;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -9,7 +11,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * A fault injector in the manner of Aeron's {@code ext/} loss generators: opens the transport the context names and
  * wraps it so that the first range a source exports has one byte flipped (once per transport), after its checksum
  * was sealed and sent in the grant. A requester then reads a block whose CRC32C does not match. Named by
- * {@code -Dorbitkv.manager.transfer.transport.supplier} in a Manager process started by a test.
+ * {@code -Dorbitkv.manager.transfer.transport.supplier} in a Manager process started by a test or a serving gate;
+ * nothing in the product path refers to it (the {@code ext} package holds what is only ever loaded by name).
  */
 public final class FlipFirstByteTransportSupplier implements TransportSupplier
 {
@@ -21,13 +24,13 @@ public final class FlipFirstByteTransportSupplier implements TransportSupplier
     /**
      * Every call goes to the wrapped transport; the first export flips the first byte of its first range.
      */
-    static final class FlippingTransport implements Transport
+    public static final class FlippingTransport implements Transport
     {
         private final Transport transport;
         private final UnsafeBuffer target = new UnsafeBuffer(0, 0);
         private boolean flipped;
 
-        FlippingTransport(final Transport transport)
+        public FlippingTransport(final Transport transport)
         {
             this.transport = transport;
         }
