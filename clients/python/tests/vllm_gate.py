@@ -134,8 +134,13 @@ def main() -> int:
         os.makedirs(os.path.join(ssd_root, "b"))
         a = Manager(dir_a, os.path.join(workdir, "manager-a.log"), *a_args)
         managers.append(a)
+        # B's reads from peers can be held back (while hold_file exists) to kill a source mid-load
+        hold_file = os.path.join(workdir, "hold-reads")
         b = Manager(dir_b, os.path.join(workdir, "manager-b.log"), *cluster, "--node-id", "b", "--pool-bytes",
-                    str(POOL_A), "--ssd-dir", os.path.join(ssd_root, "b"), "--ssd-bytes", "512m")
+                    str(POOL_A), "--ssd-dir", os.path.join(ssd_root, "b"), "--ssd-bytes", "512m",
+                    java_opts=("-Dorbitkv.manager.transfer.transport.supplier="
+                               "io.orbitkv.manager.transfer.ext.HoldReadsTransportSupplier "
+                               f"-Dorbitkv.manager.transfer.ext.holdReadsFile={hold_file}"))
         managers.append(b)
         # one core each: two engines whose OpenMP threads share both cores slow each other down many times over
         engine1 = Engine(workdir, "engine1", dir_a, model=MODEL, extra={"retry_attach_s": 1},
@@ -195,16 +200,35 @@ def main() -> int:
         server.reset()
         served("local-ssd", p3, ref3, "SSD", full, [a, b])
 
-        # the source Manager killed during the load: recomputed, identical
+        # the source Manager killed during the load: B's reads are held once A granted and pinned the blocks, A is
+        # killed there, then the reads go on into the dead source: the load fails, vLLM recomputes, outputs identical
         p4 = prompt(seed + 4, PROMPT_TOKENS)
+        saved_before = engine1.stats().get("saved_blocks", 0)
         ref4 = engine1.generate([p4])[0]["ids"]
+        wait_until(lambda: engine1.stats().get("saved_blocks", 0) >= saved_before + full // BLOCK, 20,
+                   "engine 1 saved the prompt to be killed")
+        held = hold_file + ".held"
+        with open(hold_file, "wb"):
+            pass
+        killed = {"held": False}
+
+        def kill_when_held() -> None:
+            try:
+                wait_until(lambda: os.path.exists(held), 60, "B holds its reads from A")
+                killed["held"] = True
+                a.kill()
+            except TimeoutError:
+                pass
+            finally:
+                os.remove(hold_file)
+
         import threading
-        # the kill races with the request: either the load fails part way (load errors, recomputed) or the lookup
-        # already finds no live source (nothing matched); both must serve identical outputs and leave no pin on B
-        killer = threading.Timer(0.025, a.kill)
+        killer = threading.Thread(target=kill_when_held, daemon=True)
         killer.start()
-        served("source-killed", p4, ref4, None, None, [b])
+        row = served("source-killed", p4, ref4, None, None, [b])
         killer.join()
+        row["readsHeldThenSourceKilled"] = killed["held"]
+        row["passed"] = row["passed"] and killed["held"] and row["loadErrors"] > 0 and a.proc.poll() is not None
 
         # a block corrupted at the source: A restarted with a transport that flips a byte of the first range it exports
         a.java_opts = ("-Dorbitkv.manager.transfer.transport.supplier="

@@ -4,7 +4,6 @@ import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.transfer.TransportSupplier;
 import io.orbitkv.manager.transfer.Transports;
 import io.orbitkv.transport.Transport;
-import io.orbitkv.transport.TransportListener;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -24,40 +23,14 @@ public final class FlipFirstByteTransportSupplier implements TransportSupplier
     /**
      * Every call goes to the wrapped transport; the first export flips the first byte of its first range.
      */
-    public static final class FlippingTransport implements Transport
+    public static final class FlippingTransport extends ForwardingTransport
     {
-        private final Transport transport;
         private final UnsafeBuffer target = new UnsafeBuffer(0, 0);
         private boolean flipped;
 
         public FlippingTransport(final Transport transport)
         {
-            this.transport = transport;
-        }
-
-        public String name()
-        {
-            return transport.name();
-        }
-
-        public String localEndpoint()
-        {
-            return transport.localEndpoint();
-        }
-
-        public boolean canRevoke()
-        {
-            return transport.canRevoke();
-        }
-
-        public void registerMemory(final long address, final long length)
-        {
-            transport.registerMemory(address, length);
-        }
-
-        public void unregisterMemory(final long address)
-        {
-            transport.unregisterMemory(address);
+            super(transport);
         }
 
         public boolean export(
@@ -71,48 +44,6 @@ public final class FlipFirstByteTransportSupplier implements TransportSupplier
                 target.putByte(0, (byte)(target.getByte(0) ^ 0x01));
             }
             return exported;
-        }
-
-        public void revoke(final long sessionId)
-        {
-            transport.revoke(sessionId);
-        }
-
-        public int peer(final CharSequence endpoint)
-        {
-            return transport.peer(endpoint);
-        }
-
-        public void closePeer(final int peer)
-        {
-            transport.closePeer(peer);
-        }
-
-        public boolean submitRead(
-            final int peer,
-            final long sessionId,
-            final long token,
-            final long remoteAddress,
-            final long localAddress,
-            final int length,
-            final long requestId)
-        {
-            return transport.submitRead(peer, sessionId, token, remoteAddress, localAddress, length, requestId);
-        }
-
-        public int poll(final TransportListener listener, final int limit)
-        {
-            return transport.poll(listener, limit);
-        }
-
-        public int readsInFlight()
-        {
-            return transport.readsInFlight();
-        }
-
-        public void close()
-        {
-            transport.close();
         }
     }
 }
