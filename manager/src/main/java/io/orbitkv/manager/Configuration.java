@@ -4,6 +4,8 @@ import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.manager.transfer.TransportSupplier;
 import io.orbitkv.manager.transfer.Transports;
+import io.orbitkv.manager.idle.IdleSleep;
+import io.orbitkv.manager.idle.IdleWait;
 import io.orbitkv.manager.idle.WaitingBackoffIdleStrategy;
 import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.manager.transfer.PeerAdmission;
@@ -14,6 +16,7 @@ import org.agrona.SystemUtil;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.YieldingIdleStrategy;
 
 /**
@@ -1215,8 +1218,7 @@ public final class Configuration
         switch (name.trim().toLowerCase(Locale.ROOT))
         {
             case "backoff":
-                return new WaitingBackoffIdleStrategy(
-                    100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(100));
+                return newBackoffIdleStrategy(0, null, null, 0);
             case "agrona-backoff":
                 return new BackoffIdleStrategy();
             case "yielding":
@@ -1227,5 +1229,38 @@ public final class Configuration
                 throw new IllegalArgumentException(
                     "unknown idle strategy '" + name + "': expected backoff, agrona-backoff, yielding or busy");
         }
+    }
+
+    /**
+     * @param name an idle strategy's name.
+     * @return whether it names {@code backoff}, the one strategy that lingers, waits on the peer socket and sleeps.
+     */
+    public static boolean isBackoffIdleStrategy(final String name)
+    {
+        return "backoff".equals(name.trim().toLowerCase(Locale.ROOT));
+    }
+
+    /**
+     * The {@code backoff} strategy: 100 spins, 10 yields, parks from 1 us doubling to 100 us.
+     *
+     * @param lingerNs     yield this long after the last work before parking.
+     * @param wait         how parks wait (null: on the timer).
+     * @param sleep        the deep sleep after {@code sleepAfterNs} of parking (null: none).
+     * @param sleepAfterNs how long the agent parks before it sleeps.
+     * @return a new strategy for one agent thread.
+     */
+    public static IdleStrategy newBackoffIdleStrategy(
+        final long lingerNs, final IdleWait wait, final IdleSleep sleep, final long sleepAfterNs)
+    {
+        return new WaitingBackoffIdleStrategy(
+            100,
+            10,
+            TimeUnit.MICROSECONDS.toNanos(1),
+            TimeUnit.MICROSECONDS.toNanos(100),
+            SystemNanoClock.INSTANCE,
+            lingerNs,
+            wait,
+            sleep,
+            sleepAfterNs);
     }
 }

@@ -2,7 +2,7 @@ package io.orbitkv.manager;
 
 import io.orbitkv.manager.idle.AgentSleep;
 import io.orbitkv.manager.idle.Doorbell;
-import io.orbitkv.manager.idle.WaitingBackoffIdleStrategy;
+import io.orbitkv.manager.idle.IdleInput;
 import io.orbitkv.manager.ring.EngineRing;
 import io.orbitkv.manager.ring.EngineRingAgent;
 import io.orbitkv.transport.Transport;
@@ -18,8 +18,11 @@ import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.ffm.HugePageMemory;
 import io.orbitkv.ffm.MappedRegion;
+import io.orbitkv.index.BlockIndex;
+import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.catalog.CatalogService;
+import io.orbitkv.manager.catalog.OwnerInventory;
 import io.orbitkv.manager.membership.Membership;
 import java.io.File;
 import java.io.IOException;
@@ -28,12 +31,15 @@ import java.nio.MappedByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 import org.agrona.BufferUtil;
+import org.agrona.ErrorHandler;
 import org.agrona.CloseHelper;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.CompositeAgent;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.errors.DistinctErrorLog;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.status.CountersManager;
 import org.agrona.concurrent.status.CountersReader;
 
@@ -58,7 +64,6 @@ public final class Manager implements AutoCloseable
     private MappedRegion poolRegion;
     private PoolToucher poolToucher;
     private long readyMs;
-    private EngineRingAgent ringAgent;
     private AgentRunner agentRunner;
     private MetricsServer metricsServer;
     private SsdTier ssdTier;
@@ -175,58 +180,38 @@ public final class Manager implements AutoCloseable
             systemCounters,
             errorHandler);
         poolToucher.start();
+        final NamespaceTable namespaces = new NamespaceTable(ctx.maxNamespaces());
+        // A clustered Manager's stores report every residence to the catalog's inventory from their constructors on.
+        final OwnerInventory inventory = ctx.hasMembership() ? new OwnerInventory(
+            namespaces,
+            (null == ctx.ssdDir() ? 1L : 2L) * BlockIndex.capacityFor(ctx.indexBudgetBytes()),
+            ctx.catalogInventoryBytes(),
+            ctx.catalogJournalBytes(),
+            systemCounters) : null;
         if (null != ctx.ssdDir())
         {
-            ssdTier = openSsdTier(errorHandler);
+            ssdTier = openSsdTier(
+                null == inventory ? BlockStore.NO_OP_OBSERVER : inventory.ssdObserver(), errorHandler);
         }
-        final TieredStore store = new TieredStore(ctx, poolRegion.segment(), ssdTier, systemCounters);
-        final NamespaceTable namespaces = new NamespaceTable(ctx.maxNamespaces());
+        final TieredStore store = new TieredStore(ctx, poolRegion.segment(), ssdTier, systemCounters,
+            null == inventory ? BlockStore.NO_OP_OBSERVER : inventory.dramObserver());
 
-        if (ctx.hasMembership())
+        if (null != inventory)
         {
             // The catalog shares the ring agent's thread: inventory transitions happen inside the stores that thread
             // owns, and the journal they append to is streamed from the same thread.
-            peerSide = new PeerSide(ctx, runtimeUuid, startTimeMs, store, ssdTier, poolRegion, namespaces,
+            peerSide = new PeerSide(ctx, runtimeUuid, startTimeMs, store, ssdTier, poolRegion, namespaces, inventory,
                 systemCounters, countersManager, errorHandler);
             transport = peerSide.transport;
             exportStagingRegion = peerSide.exportStagingRegion;
             membership = peerSide.membership;
             catalog = peerSide.catalog;
-            if (ctx.idlePeerWait() && ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy waiting)
-            {
-                // Idle, the agent sleeps in epoll on its peer socket: a peer's datagram wakes it, not the timer.
-                waiting.idleWait(catalog.transport().wakeup());
-            }
         }
         final EngineRing ring = null == peerSide ?
             new EngineRing(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog) :
             new EngineRing(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog, peerSide.fetcher);
-        ringAgent = ring.newAgent();
-
-        if (ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy lingering)
-        {
-            lingering.linger(ctx.idleLingerNs());
-        }
-        if (ctx.idleSleep() && ctx.idleStrategy() instanceof WaitingBackoffIdleStrategy waiting)
-        {
-            // Idle for a spell, the agent sleeps until an engine rings, a peer's datagram arrives or a timer is due.
-            agentSleep = new AgentSleep(
-                sections.header(),
-                new org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer(sections.requestRing()),
-                doorbell,
-                ctx.effectiveIdleSleepMaxNs(),
-                systemCounters,
-                errorHandler);
-            if (null != catalog)
-            {
-                agentSleep.peerWakeup(catalog.transport().wakeup());
-            }
-            if (null != peerSide)
-            {
-                agentSleep.awakeWhile(peerSide::outstandingPolledWork);
-            }
-            waiting.idleSleep(agentSleep, ctx.idleSleepAfterNs());
-        }
+        final EngineRingAgent ringAgent = ring.newAgent();
+        final IdleStrategy idleStrategy = newIdleStrategy(errorHandler);
 
         final Agent agent;
         if (null != catalog)
@@ -237,7 +222,7 @@ public final class Manager implements AutoCloseable
         {
             agent = Configuration.ThreadingMode.SHARED == ctx.threadingMode() ? new CompositeAgent(ringAgent) : ringAgent;
         }
-        agentRunner = new AgentRunner(ctx.idleStrategy(), errorHandler, null, agent);
+        agentRunner = new AgentRunner(idleStrategy, errorHandler, null, agent);
         AgentRunner.startOnThread(agentRunner, ctx.agentThreadFactory());
         awaitSsdStarted();
 
@@ -291,7 +276,44 @@ public final class Manager implements AutoCloseable
      * pre-fault the staging region on 2 MiB pages, and choose the backend: io_uring when the probe succeeds (or
      * required by --ssd-backend=io_uring), FileChannel otherwise.
      */
-    private SsdTier openSsdTier(final ManagerErrorHandler errorHandler)
+    /**
+     * The agent's idle strategy: the one the context was given, else the one it names. The {@code backoff} strategy
+     * is built here, once the parts it waits on exist: the peer socket's wait (a clustered Manager) and the deep
+     * sleep that the doorbell, a peer's datagram or the agent's next deadline ends.
+     */
+    private IdleStrategy newIdleStrategy(final ErrorHandler errorHandler)
+    {
+        if (null != ctx.idleStrategy())
+        {
+            return ctx.idleStrategy();
+        }
+        if (!Configuration.isBackoffIdleStrategy(ctx.idleStrategyName()))
+        {
+            return Configuration.newIdleStrategy(ctx.idleStrategyName());
+        }
+
+        final IdleInput peerWakeup = null == catalog ? null : catalog.transport().wakeup();
+        if (ctx.idleSleep())
+        {
+            agentSleep = new AgentSleep(
+                sections.header(),
+                new ManyToOneRingBuffer(sections.requestRing()),
+                doorbell,
+                ctx.effectiveIdleSleepMaxNs(),
+                peerWakeup,
+                null == peerSide ? null : peerSide::outstandingPolledWork,
+                systemCounters,
+                errorHandler);
+        }
+        return Configuration.newBackoffIdleStrategy(
+            ctx.idleLingerNs(),
+            ctx.idlePeerWait() ? peerWakeup : null,
+            agentSleep,
+            ctx.idleSleepAfterNs());
+    }
+
+    private SsdTier openSsdTier(
+        final BlockStore.ResidencyObserver residencyObserver, final ManagerErrorHandler errorHandler)
     {
         final File ssdDir = ctx.ssdDir();
         if (!ssdDir.isDirectory() && !ssdDir.mkdirs())
@@ -369,7 +391,15 @@ public final class Manager implements AutoCloseable
             }
         }
         return new SsdTier(
-            ctx, ssdFile, backend, stagingRegion, poolRegion.segment(), systemCounters, errorHandler, System.err);
+            ctx,
+            ssdFile,
+            backend,
+            stagingRegion,
+            poolRegion.segment(),
+            systemCounters,
+            residencyObserver,
+            errorHandler,
+            System.err);
     }
 
     private void awaitSsdStarted()
@@ -499,21 +529,6 @@ public final class Manager implements AutoCloseable
     public int metricsPort()
     {
         return null == metricsServer ? 0 : metricsServer.port();
-    }
-
-    /**
-     * The background pool toucher's thread, for tests: null unless the mode is background.
-     *
-     * @return the thread, alive while it touches.
-     */
-    Thread poolToucherThread()
-    {
-        return null == poolToucher ? null : poolToucher.thread();
-    }
-
-    public EngineRingAgent ringAgent()
-    {
-        return ringAgent;
     }
 
     public void close()

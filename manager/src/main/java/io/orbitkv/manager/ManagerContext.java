@@ -202,7 +202,8 @@ public final class ManagerContext
         }
         if (null == idleStrategy)
         {
-            idleStrategy = Configuration.newIdleStrategy(idleStrategyName);
+            // Fails on an unknown name; the Manager builds the strategy it uses once the parts it waits on exist.
+            Configuration.newIdleStrategy(idleStrategyName);
         }
         if (null == epochClock)
         {
@@ -751,6 +752,13 @@ public final class ManagerContext
         return idleStrategy;
     }
 
+    /**
+     * An idle strategy the agent uses as it is: no linger, peer-socket wait or deep sleep is added to it.
+     *
+     * @param idleStrategy the strategy, or null (the default) for the one {@link #idleStrategyName} names, built by
+     *                     the Manager with those waits.
+     * @return this.
+     */
     public ManagerContext idleStrategy(final IdleStrategy idleStrategy)
     {
         this.idleStrategy = idleStrategy;

@@ -8,6 +8,7 @@ import io.orbitkv.ffm.MappedRegion;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.catalog.CatalogContext;
 import io.orbitkv.manager.catalog.CatalogService;
+import io.orbitkv.manager.catalog.OwnerInventory;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.membership.MembershipSettings;
 import io.orbitkv.manager.peer.PeerTransport;
@@ -53,6 +54,7 @@ final class PeerSide
         final SsdTier ssdTier,
         final MappedRegion poolRegion,
         final NamespaceTable namespaces,
+        final OwnerInventory inventory,
         final SystemCounters systemCounters,
         final CountersManager countersManager,
         final ErrorHandler errorHandler)
@@ -104,10 +106,8 @@ final class PeerSide
                 .placement(ctx.placement())
                 .runtimeUuid(runtimeUuid)
                 .namespaces(namespaces)
-                .inventoryResidences(store.dram().indexCapacity() + (null == ssdTier ? 0L : ssdTier.indexCapacity()))
-                .inventoryBytes(ctx.catalogInventoryBytes())
+                .inventory(inventory)
                 .candidateBytes(ctx.catalogCandidateBytes())
-                .journalBytes(ctx.catalogJournalBytes())
                 .systemCounters(systemCounters)
                 .nanoClock(ctx.nanoClock())
                 .peerTransport(peerTransport)
@@ -131,11 +131,6 @@ final class PeerSide
                 systemCounters,
                 ctx.nanoClock());
             catalog = new CatalogService(catalogContext, transfers);
-            store.dram().residencyObserver(catalogContext.dramObserver());
-            if (null != ssdTier)
-            {
-                ssdTier.residencyObserver(catalogContext.ssdObserver());
-            }
         }
         catch (final RuntimeException ex)
         {

@@ -2,8 +2,10 @@ package io.orbitkv.manager;
 
 import io.orbitkv.manager.status.CncReader;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.store.PoolToucher;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -69,7 +71,7 @@ class PoolPretouchTest
         final long touchedAtReady = manager.counter(SystemCounterDescriptor.POOL_BYTES_TOUCHED);
         assertTrue(touchedAtReady < poolBytes, "ready before the touch is done: " + touchedAtReady);
         assertEquals(Configuration.PoolPretouch.BACKGROUND.code(), manager.counter(SystemCounterDescriptor.POOL_TOUCH_MODE));
-        assertTrue(manager.poolToucherThread().isAlive());
+        assertNotNull(toucherThread(), "the toucher thread runs");
 
         try (EngineClient engine = connect(2L * blocks * MB))
         {
@@ -96,7 +98,7 @@ class PoolPretouchTest
                 TOUCH_DEADLINE_NS,
                 () -> "touch not done: " + manager.counter(SystemCounterDescriptor.POOL_BYTES_TOUCHED));
             assertEquals(poolBytes, manager.counter(SystemCounterDescriptor.POOL_BYTES_TOUCHED));
-            awaitTrue(() -> !manager.poolToucherThread().isAlive(), TOUCH_DEADLINE_NS, () -> "toucher thread still alive");
+            awaitTrue(() -> null == toucherThread(), TOUCH_DEADLINE_NS, () -> "toucher thread still alive");
 
             // The toucher populated the pages under the stored blocks after they were written: they must be intact.
             region.asSlice((long)blocks * MB, (long)blocks * MB).fill((byte)0);
@@ -122,7 +124,7 @@ class PoolPretouchTest
         assertEquals(SystemCounterDescriptor.POOL_TOUCH_DONE, manager.counter(SystemCounterDescriptor.POOL_TOUCH_STATE));
         assertEquals(Configuration.PoolPretouch.BLOCKING.code(), manager.counter(SystemCounterDescriptor.POOL_TOUCH_MODE));
         assertTrue(launchMs >= 15 * 100, "launch returned after " + launchMs + " ms");
-        assertNull(manager.poolToucherThread(), "blocking mode touches on the launching thread");
+        assertNull(toucherThread(), "blocking mode touches on the launching thread");
         assertTrue(stat().contains("pool touch: 100% (32 MiB of 32 MiB), blocking, done in "));
     }
 
@@ -130,7 +132,7 @@ class PoolPretouchTest
     void shouldLeaveThePoolUntouchedWhenOff()
     {
         manager = Manager.launch(context(16L * MB).poolPretouch(Configuration.PoolPretouch.OFF));
-        assertNull(manager.poolToucherThread());
+        assertNull(toucherThread());
 
         try (EngineClient engine = connect(8L * MB))
         {
@@ -154,7 +156,7 @@ class PoolPretouchTest
         manager = Manager.launch(context(poolBytes)
             .poolPretouch(Configuration.PoolPretouch.BACKGROUND)
             .poolPretouchPauseNs(TimeUnit.SECONDS.toNanos(20)));
-        final Thread toucher = manager.poolToucherThread();
+        final Thread toucher = toucherThread();
         try (CncReader reader = CncReader.map(manager.cncFile()))
         {
             final CountersReader counters = reader.countersReader();
@@ -176,7 +178,7 @@ class PoolPretouchTest
     {
         final long poolBytes = 4L << 30;
         manager = Manager.launch(context(poolBytes).poolPretouch(Configuration.PoolPretouch.BACKGROUND));
-        final Thread toucher = manager.poolToucherThread();
+        final Thread toucher = toucherThread();
         try (CncReader reader = CncReader.map(manager.cncFile()))
         {
             final CountersReader counters = reader.countersReader();
@@ -282,5 +284,20 @@ class PoolPretouchTest
         final int exit = cli.execute("stat", "--dir", dir.getAbsolutePath(), "--once");
         assertEquals(0, exit, out.toString());
         return out.toString();
+    }
+
+    /**
+     * @return the live background toucher thread, found by its name, or null.
+     */
+    private static Thread toucherThread()
+    {
+        for (final Thread thread : Thread.getAllStackTraces().keySet())
+        {
+            if (PoolToucher.THREAD_NAME.equals(thread.getName()) && thread.isAlive())
+            {
+                return thread;
+            }
+        }
+        return null;
     }
 }

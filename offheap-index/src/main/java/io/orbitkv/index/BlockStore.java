@@ -111,7 +111,7 @@ public final class BlockStore
     private final SlabAllocator allocator;
     private final BlockIndex index;
     private final EvictionListener listener;
-    private ResidencyObserver observer = NO_OP_OBSERVER;
+    private final ResidencyObserver observer;
     private final int[] lruHead;
     private final int[] lruTail;
 
@@ -130,10 +130,32 @@ public final class BlockStore
     public BlockStore(
         final long poolBytes, final int maxBlockBytes, final long indexBudgetBytes, final EvictionListener listener)
     {
+        this(poolBytes, maxBlockBytes, indexBudgetBytes, listener, NO_OP_OBSERVER);
+    }
+
+    /**
+     * @param poolBytes        size of the pool, a positive multiple of {@link SlabAllocator#PAGE_BYTES}.
+     * @param maxBlockBytes    largest block accepted.
+     * @param indexBudgetBytes bytes for the index; fixes the maximum block count.
+     * @param listener         told about each eviction, may be {@link #NO_OP_LISTENER}.
+     * @param observer         told about every READY transition, may be {@link #NO_OP_OBSERVER}.
+     */
+    public BlockStore(
+        final long poolBytes,
+        final int maxBlockBytes,
+        final long indexBudgetBytes,
+        final EvictionListener listener,
+        final ResidencyObserver observer)
+    {
         if (null == listener)
         {
             throw new NullPointerException("listener");
         }
+        if (null == observer)
+        {
+            throw new NullPointerException("observer");
+        }
+        this.observer = observer;
         this.allocator = new SlabAllocator(poolBytes, maxBlockBytes);
         this.index = new BlockIndex(indexBudgetBytes);
         this.listener = listener;
@@ -145,20 +167,6 @@ public final class BlockStore
             lruHead[i] = NULL_ID;
             lruTail[i] = NULL_ID;
         }
-    }
-
-    /**
-     * Set the observer of READY transitions (one per store; set before the store is used from its owning thread).
-     *
-     * @param observer the observer, or {@link #NO_OP_OBSERVER}.
-     */
-    public void residencyObserver(final ResidencyObserver observer)
-    {
-        if (null == observer)
-        {
-            throw new NullPointerException("observer");
-        }
-        this.observer = observer;
     }
 
     /**

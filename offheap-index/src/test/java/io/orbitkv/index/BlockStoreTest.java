@@ -446,9 +446,8 @@ class BlockStoreTest
     @Test
     void shouldReportEverySealAndEveryReleaseOfAReadyEntryButNoAbort()
     {
-        final BlockStore store = new BlockStore(4L * PAGE_BYTES, 8 * MIB, INDEX_BUDGET, NO_OP_LISTENER);
         final List<String> events = new ArrayList<>();
-        store.residencyObserver(new BlockStore.ResidencyObserver()
+        final BlockStore.ResidencyObserver observer = new BlockStore.ResidencyObserver()
         {
             public void onResident(final BlockStore s, final int entryId)
             {
@@ -461,7 +460,8 @@ class BlockStoreTest
                 assertTrue(s.isReady(entryId), "still readable while reported");
                 events.add("gone " + s.insertionSequence(entryId));
             }
-        });
+        };
+        final BlockStore store = new BlockStore(4L * PAGE_BYTES, 8 * MIB, INDEX_BUDGET, NO_OP_LISTENER, observer);
 
         final int aborted = reserve(store, 1, 100 * KIB);
         store.abort(aborted);

@@ -4,7 +4,6 @@ import java.util.UUID;
 
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.ShardPlacement;
-import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.membership.Membership;
@@ -17,7 +16,7 @@ import org.agrona.concurrent.SystemNanoClock;
 
 /**
  * Settings of the Manager's catalog and, once {@link #conclude() concluded}, its parts, each built once with its
- * collaborators: the owner streams (whose inventory observers the block stores take), the catalog host, the member
+ * collaborators: the owner streams (of the {@link OwnerInventory} the block stores feed), the catalog host, the member
  * view follower, the candidate index, discovery, the source links, the {@link CatalogRequester} the transfer
  * requester and the ring use, and the handler of catalog frames. The peer transport is bound and the membership
  * started before (the member record advertises the transport's endpoint); the parts send through the transport's
@@ -29,10 +28,8 @@ public final class CatalogContext
     private ShardPlacement placement;
     private UUID runtimeUuid;
     private NamespaceTable namespaces;
-    private long inventoryResidences;
-    private long inventoryBytes;
+    private OwnerInventory inventory;
     private long candidateBytes = CatalogLimits.CANDIDATE_INDEX_BUDGET_BYTES;
-    private long journalBytes;
     private SystemCounters systemCounters;
     private NanoClock nanoClock = SystemNanoClock.INSTANCE;
     private PeerTransport peerTransport;
@@ -64,9 +61,7 @@ public final class CatalogContext
         require(null != placement, "placement is required");
         require(null != runtimeUuid, "runtimeUuid is required");
         require(null != namespaces, "namespaces is required");
-        require(inventoryResidences >= 0, "inventoryResidences must not be negative: " + inventoryResidences);
-        require(inventoryBytes > 0, "inventoryBytes must be positive: " + inventoryBytes);
-        require(journalBytes > 0, "journalBytes must be positive: " + journalBytes);
+        require(null != inventory, "inventory is required");
         require(null != systemCounters, "systemCounters is required");
         require(null != nanoClock, "nanoClock is required");
         require(null != peerTransport, "peerTransport is required");
@@ -77,8 +72,7 @@ public final class CatalogContext
         final PeerPublisher publisher = peerTransport.publisher();
         final long selfMsb = runtimeUuid.getMostSignificantBits();
         final long selfLsb = runtimeUuid.getLeastSignificantBits();
-        streams = new OwnerStreams(
-            namespaces, inventoryResidences, inventoryBytes, journalBytes, systemCounters, publisher);
+        streams = new OwnerStreams(inventory, systemCounters, publisher);
         host = new CatalogHost(nodeId, placement, selfMsb, selfLsb);
         systemCounters.get(SystemCounterDescriptor.CATALOG_HOSTED_SHARDS).setRelease(host.hostedCount());
         members = new MemberViewSync(nodeId, placement, runtimeUuid, host, streams,
@@ -117,24 +111,6 @@ public final class CatalogContext
     {
         requireConcluded();
         return front;
-    }
-
-    /**
-     * @return what the DRAM store reports its READY transitions to.
-     */
-    public BlockStore.ResidencyObserver dramObserver()
-    {
-        requireConcluded();
-        return streams.dramObserver();
-    }
-
-    /**
-     * @return what the SSD tier reports its READY transitions to.
-     */
-    public BlockStore.ResidencyObserver ssdObserver()
-    {
-        requireConcluded();
-        return streams.ssdObserver();
     }
 
     SystemCounters systemCounters()
@@ -236,12 +212,12 @@ public final class CatalogContext
     }
 
     /**
-     * @param inventoryResidences residences both tiers can hold (sizes the inventory).
+     * @param inventory what this Manager owns: the inventory the block stores feed and its journal.
      * @return this.
      */
-    public CatalogContext inventoryResidences(final long inventoryResidences)
+    public CatalogContext inventory(final OwnerInventory inventory)
     {
-        this.inventoryResidences = inventoryResidences;
+        this.inventory = inventory;
         return this;
     }
 
@@ -252,26 +228,6 @@ public final class CatalogContext
     public CatalogContext candidateBytes(final long candidateBytes)
     {
         this.candidateBytes = candidateBytes;
-        return this;
-    }
-
-    /**
-     * @param inventoryBytes ceiling of the inventory's tables over all shards.
-     * @return this.
-     */
-    public CatalogContext inventoryBytes(final long inventoryBytes)
-    {
-        this.inventoryBytes = inventoryBytes;
-        return this;
-    }
-
-    /**
-     * @param journalBytes owner journal budget of all shards (design: 16 MiB).
-     * @return this.
-     */
-    public CatalogContext journalBytes(final long journalBytes)
-    {
-        this.journalBytes = journalBytes;
         return this;
     }
 

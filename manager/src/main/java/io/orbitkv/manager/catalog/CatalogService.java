@@ -2,7 +2,6 @@ package io.orbitkv.manager.catalog;
 
 import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.codecs.ShardPlacement;
-import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerTransport;
@@ -97,16 +96,6 @@ public final class CatalogService implements Agent, AutoCloseable
     public static long fingerprintOf(final ShardPlacement placement)
     {
         return Long.parseUnsignedLong(placement.fingerprint().substring(0, 16), 16);
-    }
-
-    public BlockStore.ResidencyObserver dramObserver()
-    {
-        return streams.dramObserver();
-    }
-
-    public BlockStore.ResidencyObserver ssdObserver()
-    {
-        return streams.ssdObserver();
     }
 
     public String roleName()

@@ -39,7 +39,7 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
     private final ManyToOneRingBuffer requestRing;
     private final Doorbell doorbell;
     private final long maxSleepNs;
-    private IntSupplier workInFlight;
+    private final IntSupplier workInFlight;
     private final ErrorHandler errorHandler;
     private final AtomicCounter sleeps;
     private final AtomicCounter doorbellWakeups;
@@ -47,7 +47,7 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
     private final AtomicCounter sleepsAbandoned;
     private final AtomicCounter doorbellBytes;
     private final EpollWait epoll = new EpollWait(MAX_EVENTS);
-    private IdleInput peerWakeup;
+    private final IdleInput peerWakeup;
     private boolean peerSocketWatched;
     private boolean disabled;
     private boolean closed;
@@ -57,6 +57,11 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
      * @param requestRing the request ring over the CnC file, looked at after the announcement.
      * @param doorbell    the FIFO engines ring.
      * @param maxSleepNs  the longest sleep.
+     * @param peerWakeup  the peer transport's wait, which knows the media driver's socket (a clustered Manager), or
+     *                    null. Sleeps end on a datagram too; until the socket can be watched the agent does not sleep,
+     *                    it parks briefly: a peer's datagram must not wait for the sleep's timeout.
+     * @param workInFlight work whose completion no watched descriptor announces (peer transfers: a transport's
+     *                    completions are polled), or null; while it reports any the agent parks briefly instead.
      * @param counters    the system counters (ids 135-139).
      * @param errorHandler told once when sleeping falls back to parking.
      */
@@ -65,6 +70,8 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
         final ManyToOneRingBuffer requestRing,
         final Doorbell doorbell,
         final long maxSleepNs,
+        final IdleInput peerWakeup,
+        final IntSupplier workInFlight,
         final SystemCounters counters,
         final ErrorHandler errorHandler)
     {
@@ -72,6 +79,8 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
         this.requestRing = requestRing;
         this.doorbell = doorbell;
         this.maxSleepNs = maxSleepNs;
+        this.peerWakeup = peerWakeup;
+        this.workInFlight = workInFlight;
         this.errorHandler = errorHandler;
         this.sleeps = counters.get(SystemCounterDescriptor.IDLE_SLEEPS);
         this.doorbellWakeups = counters.get(SystemCounterDescriptor.IDLE_DOORBELL_WAKEUPS);
@@ -98,29 +107,6 @@ public final class AgentSleep implements IdleSleep, AutoCloseable
         {
             disable("epoll is not available: " + ex);
         }
-    }
-
-    /**
-     * Also end sleeps on the media driver's peer socket (a clustered Manager); set before the agent thread starts.
-     * Until the socket can be watched the agent does not sleep, it parks briefly: a peer's datagram must not wait
-     * for the sleep's timeout.
-     *
-     * @param peerWakeup the peer transport's wait, which knows the socket.
-     */
-    public void peerWakeup(final IdleInput peerWakeup)
-    {
-        this.peerWakeup = peerWakeup;
-    }
-
-    /**
-     * Do not sleep while {@code workInFlight} reports work whose completion no watched descriptor announces (peer
-     * transfers: a transport's completions are polled); park briefly instead. Set before the agent thread starts.
-     *
-     * @param workInFlight how much such work is outstanding.
-     */
-    public void awakeWhile(final IntSupplier workInFlight)
-    {
-        this.workInFlight = workInFlight;
     }
 
     /**

@@ -20,8 +20,8 @@ import org.agrona.concurrent.SystemNanoClock;
  * a second instead of ~10,000 times. A sleep that ends on its timeout leaves the strategy asleep: the duty cycle
  * after it runs the agent's timers (housekeeping, the media driver's heartbeats), and if that one cycle had work the
  * strategy still goes straight back to sleep rather than through another spell of spinning and parking. An event, or
- * work in two cycles in a row, resets it. The wait and the sleep are set before the agent thread starts; the
- * strategy is used by that one thread.
+ * work in two cycles in a row, resets it. The wait and the sleep are given at construction; the strategy is used by
+ * one agent thread.
  * <p>
  * With a linger, the agent keeps yielding after its spins and yields until the linger has passed since it last had
  * work, and only then parks: a request that follows the last one within the linger (an engine's next call after a
@@ -40,12 +40,12 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
     private final long maxYields;
     private final long minParkPeriodNs;
     private final long maxParkPeriodNs;
-    private NanoClock clock = SystemNanoClock.INSTANCE;
-    private IdleWait wait;
-    private IdleSleep sleep;
-    private long sleepAfterNs;
+    private final NanoClock clock;
+    private final IdleWait wait;
+    private final IdleSleep sleep;
+    private final long sleepAfterNs;
+    private final long lingerNs;
     private long parkingSinceNs;
-    private long lingerNs;
     private long idleSinceNs;
     private boolean sleepTimedOut;
     private int state = NOT_IDLE;
@@ -54,6 +54,8 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
     private long parkPeriodNs;
 
     /**
+     * A plain backoff: no linger, parks on the timer, no deep sleep.
+     *
      * @param maxSpins        idle cycles spent spinning before yielding.
      * @param maxYields       idle cycles spent yielding before sleeping.
      * @param minParkPeriodNs first sleep.
@@ -62,66 +64,53 @@ public final class WaitingBackoffIdleStrategy implements IdleStrategy
     public WaitingBackoffIdleStrategy(
         final long maxSpins, final long maxYields, final long minParkPeriodNs, final long maxParkPeriodNs)
     {
+        this(maxSpins, maxYields, minParkPeriodNs, maxParkPeriodNs, SystemNanoClock.INSTANCE, 0, null, null, 0);
+    }
+
+    /**
+     * @param maxSpins        idle cycles spent spinning before yielding.
+     * @param maxYields       idle cycles spent yielding before sleeping.
+     * @param minParkPeriodNs first sleep.
+     * @param maxParkPeriodNs longest sleep.
+     * @param clock           what the linger and the spell before the deep sleep are measured with.
+     * @param lingerNs        how long after its last work the agent yields before it parks (0: after its yields only).
+     * @param wait            how sleeps wait (null: timer parks).
+     * @param sleep           the deep sleep after a spell of idleness (null: park for ever at the longest park).
+     * @param sleepAfterNs    how long the agent parks before it sleeps.
+     */
+    public WaitingBackoffIdleStrategy(
+        final long maxSpins,
+        final long maxYields,
+        final long minParkPeriodNs,
+        final long maxParkPeriodNs,
+        final NanoClock clock,
+        final long lingerNs,
+        final IdleWait wait,
+        final IdleSleep sleep,
+        final long sleepAfterNs)
+    {
         if (minParkPeriodNs < 1 || maxParkPeriodNs < minParkPeriodNs)
         {
             throw new IllegalArgumentException("park periods must satisfy 1 <= min <= max: " + minParkPeriodNs +
                 ", " + maxParkPeriodNs);
         }
-        this.maxSpins = maxSpins;
-        this.maxYields = maxYields;
-        this.minParkPeriodNs = minParkPeriodNs;
-        this.maxParkPeriodNs = maxParkPeriodNs;
-    }
-
-    /**
-     * @param wait how sleeps wait from now on (null: timer parks); set before the agent thread starts.
-     * @return this.
-     */
-    public WaitingBackoffIdleStrategy idleWait(final IdleWait wait)
-    {
-        this.wait = wait;
-        return this;
-    }
-
-    /**
-     * @param sleep        the deep sleep after a spell of idleness (null: park for ever at the longest park).
-     * @param sleepAfterNs how long the agent parks before it sleeps.
-     * @return this.
-     */
-    public WaitingBackoffIdleStrategy idleSleep(final IdleSleep sleep, final long sleepAfterNs)
-    {
-        if (sleepAfterNs < 0)
-        {
-            throw new IllegalArgumentException("sleepAfterNs must be >= 0: " + sleepAfterNs);
-        }
-        this.sleep = sleep;
-        this.sleepAfterNs = sleepAfterNs;
-        return this;
-    }
-
-    /**
-     * @param clock what the linger and the spell before the deep sleep are measured with (the system's monotonic
-     *              clock unless set); set before the agent thread starts.
-     * @return this.
-     */
-    public WaitingBackoffIdleStrategy nanoClock(final NanoClock clock)
-    {
-        this.clock = clock;
-        return this;
-    }
-
-    /**
-     * @param lingerNs how long after its last work the agent yields before it parks (0: after its yields only).
-     * @return this.
-     */
-    public WaitingBackoffIdleStrategy linger(final long lingerNs)
-    {
         if (lingerNs < 0)
         {
             throw new IllegalArgumentException("lingerNs must be >= 0: " + lingerNs);
         }
+        if (sleepAfterNs < 0)
+        {
+            throw new IllegalArgumentException("sleepAfterNs must be >= 0: " + sleepAfterNs);
+        }
+        this.maxSpins = maxSpins;
+        this.maxYields = maxYields;
+        this.minParkPeriodNs = minParkPeriodNs;
+        this.maxParkPeriodNs = maxParkPeriodNs;
+        this.clock = clock;
         this.lingerNs = lingerNs;
-        return this;
+        this.wait = wait;
+        this.sleep = sleep;
+        this.sleepAfterNs = sleepAfterNs;
     }
 
     public void idle(final int workCount)

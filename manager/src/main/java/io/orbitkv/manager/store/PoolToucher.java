@@ -31,7 +31,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  */
 public final class PoolToucher
 {
-    static final String THREAD_NAME = "orbitkv-pool-toucher";
+    public static final String THREAD_NAME = "orbitkv-pool-toucher";
 
     private final MappedRegion region;
     private final Configuration.PoolPretouch mode;
@@ -139,14 +139,6 @@ public final class PoolToucher
             Thread.currentThread().interrupt();
         }
         return !toucher.isAlive();
-    }
-
-    /**
-     * @return the background thread, or null in blocking and off modes.
-     */
-    public Thread thread()
-    {
-        return thread;
     }
 
     private void runInBackground()

@@ -112,6 +112,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         final MappedRegion stagingRegion,
         final MemorySegment pool,
         final SystemCounters counters,
+        final BlockStore.ResidencyObserver residencyObserver,
         final ErrorHandler errorHandler,
         final PrintStream log)
     {
@@ -126,7 +127,10 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         this.promote = ctx.ssdPromote();
         this.errorHandler = errorHandler;
         this.log = log;
-        this.residences = new BlockStore(ctx.ssdBytes(), ctx.maxBlockBytes(), ctx.indexBudgetBytes(), BlockStore.NO_OP_LISTENER);
+        // Residences are reported to the observer (the catalog's inventory) when sealed, once their write completed,
+        // and when gone, on eviction or I/O error.
+        this.residences = new BlockStore(
+            ctx.ssdBytes(), ctx.maxBlockBytes(), ctx.indexBudgetBytes(), BlockStore.NO_OP_LISTENER, residencyObserver);
         this.stagingAllocator = new SlabAllocator(ctx.ssdStagingBytes(), ctx.maxBlockBytes());
         this.description = backend.description();
 
@@ -171,23 +175,6 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         checksumBytesVerified = counters.get(SystemCounterDescriptor.CHECKSUM_BYTES_VERIFIED);
         fallbackGauge.setRelease(SsdBackend.KIND_FILECHANNEL == backend.kind() ? 1 : 0);
         updateGauges();
-    }
-
-    /**
-     * Report this tier's residences (sealed once their write completed; gone on eviction or I/O error) to an
-     * observer, e.g. the catalog inventory. Before the agent starts.
-     */
-    public void residencyObserver(final BlockStore.ResidencyObserver observer)
-    {
-        residences.residencyObserver(observer);
-    }
-
-    /**
-     * Residences this tier can index.
-     */
-    public int indexCapacity()
-    {
-        return residences.indexCapacity();
     }
 
     // ---------------------------------------------------------------------------------------------------------------

@@ -52,14 +52,24 @@ public final class TieredStore
      * @param pool     the DRAM pool's memory, {@link ManagerContext#poolBytes()} long.
      * @param ssd      the SSD tier over the same pool, or null without {@code --ssd-dir}.
      * @param counters the pool gauges.
+     * @param observer told about every READY transition of the DRAM store (the catalog's inventory in a cluster), or
+     *                 {@link BlockStore#NO_OP_OBSERVER}.
      */
     public TieredStore(
-        final ManagerContext ctx, final MemorySegment pool, final SsdTier ssd, final SystemCounters counters)
+        final ManagerContext ctx,
+        final MemorySegment pool,
+        final SsdTier ssd,
+        final SystemCounters counters,
+        final BlockStore.ResidencyObserver observer)
     {
         this.pool = pool;
         this.ssd = ssd;
         this.dram = new BlockStore(
-            ctx.poolBytes(), ctx.maxBlockBytes(), ctx.indexBudgetBytes(), null == ssd ? BlockStore.NO_OP_LISTENER : ssd);
+            ctx.poolBytes(),
+            ctx.maxBlockBytes(),
+            ctx.indexBudgetBytes(),
+            null == ssd ? BlockStore.NO_OP_LISTENER : ssd,
+            observer);
         poolBytesUsed = counters.get(SystemCounterDescriptor.POOL_BYTES_USED);
         poolBytesFree = counters.get(SystemCounterDescriptor.POOL_BYTES_FREE);
         poolPayloadBytes = counters.get(SystemCounterDescriptor.POOL_PAYLOAD_BYTES);

@@ -118,14 +118,13 @@ class CatalogServiceTest
                     peerTransport.endpoint(), "", uuid, System.currentTimeMillis()),
                 counters, errors::add, System.out, SystemNanoClock.INSTANCE);
             closeables.add(membership);
+            final NamespaceTable namespaces = new NamespaceTable();
             ctx = new CatalogContext()
                 .nodeId(nodeId)
                 .placement(placement)
                 .runtimeUuid(uuid)
-                .namespaces(new NamespaceTable())
-                .inventoryResidences(4096)
-                .inventoryBytes(16L << 20)
-                .journalBytes(1L << 20)
+                .namespaces(namespaces)
+                .inventory(new OwnerInventory(namespaces, 4096, 16L << 20, 1L << 20, counters))
                 .systemCounters(counters)
                 .nanoClock(clock)
                 .peerTransport(peerTransport)

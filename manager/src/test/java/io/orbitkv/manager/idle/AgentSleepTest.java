@@ -63,7 +63,7 @@ class AgentSleepTest
             BufferUtil.allocateDirectAligned(RING_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH, 64)));
         counters = SystemCounters.inMemory();
         doorbell = new Doorbell(new File(dir.toFile(), CncFileDescriptor.DOORBELL_FILE_NAME));
-        sleep = new AgentSleep(header, ring, doorbell, LONG_SLEEP_NS, counters, errors::set);
+        sleep = new AgentSleep(header, ring, doorbell, LONG_SLEEP_NS, null, null, counters, errors::set);
         engine = ManagerDoorbell.open(dir, header);
         otherEngine = ManagerDoorbell.open(dir, header);
     }

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.agrona.concurrent.CachedNanoClock;
+import org.agrona.concurrent.SystemNanoClock;
 import org.junit.jupiter.api.Test;
 
 class WaitingBackoffIdleStrategyTest
@@ -31,7 +32,8 @@ class WaitingBackoffIdleStrategyTest
     @Test
     void shouldSpinYieldThenWaitWithDoublingPeriodsUpToTheMaximum()
     {
-        final WaitingBackoffIdleStrategy idle = new WaitingBackoffIdleStrategy(3, 2, 1_000, 5_000).idleWait(recording);
+        final WaitingBackoffIdleStrategy idle =
+            new WaitingBackoffIdleStrategy(3, 2, 1_000, 5_000, SystemNanoClock.INSTANCE, 0, recording, null, 0);
         // One cycle to enter, three spins, two yields and the switch: no wait yet.
         for (int i = 0; i < 7; i++)
         {
@@ -51,8 +53,8 @@ class WaitingBackoffIdleStrategyTest
         final long lingerNs = TimeUnit.MICROSECONDS.toNanos(50);
         final CachedNanoClock clock = new CachedNanoClock();
         clock.update(1_000_000L);
-        final WaitingBackoffIdleStrategy idle = new WaitingBackoffIdleStrategy(3, 2, 1_000, 5_000)
-            .idleWait(recording).nanoClock(clock).linger(lingerNs);
+        final WaitingBackoffIdleStrategy idle = new WaitingBackoffIdleStrategy(
+            3, 2, 1_000, 5_000, clock, lingerNs, recording, null, 0);
         for (int round = 0; round < 2; round++)
         {
             idle.idle(1);
@@ -80,13 +82,15 @@ class WaitingBackoffIdleStrategyTest
     @Test
     void shouldRefuseANegativeLinger()
     {
-        assertThrows(IllegalArgumentException.class, () -> new WaitingBackoffIdleStrategy(1, 1, 1, 10).linger(-1));
+        assertThrows(IllegalArgumentException.class, () -> new WaitingBackoffIdleStrategy(
+            1, 1, 1, 10, SystemNanoClock.INSTANCE, -1, null, null, 0));
     }
 
     @Test
     void shouldStartOverAfterAnEventOrWork()
     {
-        final WaitingBackoffIdleStrategy idle = new WaitingBackoffIdleStrategy(3, 2, 1_000, 5_000).idleWait(recording);
+        final WaitingBackoffIdleStrategy idle =
+            new WaitingBackoffIdleStrategy(3, 2, 1_000, 5_000, SystemNanoClock.INSTANCE, 0, recording, null, 0);
         for (int i = 0; i < 9; i++)
         {
             idle.idle(0);
@@ -138,9 +142,8 @@ class WaitingBackoffIdleStrategyTest
                 return recording.await(timeoutNs);
             }
         };
-        final WaitingBackoffIdleStrategy idle = new WaitingBackoffIdleStrategy(3, 2, 1_000, 5_000)
-            .idleWait(waitNotUsed)
-            .idleSleep(sleep, 0);
+        final WaitingBackoffIdleStrategy idle = new WaitingBackoffIdleStrategy(
+            3, 2, 1_000, 5_000, SystemNanoClock.INSTANCE, 0, waitNotUsed, sleep, 0);
         // Spins and yields, then one park (a nap of the sleep, not the wait): with no spell to wait out, every idle
         // cycle after it is a sleep.
         for (int i = 0; i < 8; i++)

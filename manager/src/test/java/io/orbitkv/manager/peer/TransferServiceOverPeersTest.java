@@ -18,6 +18,7 @@ import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseEncoder;
 import io.orbitkv.codecs.transfer.TransferStatus;
 import io.orbitkv.codecs.transfer.TransferTier;
+import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
@@ -132,7 +133,7 @@ class TransferServiceOverPeersTest
         final ManagerContext ctx = new ManagerContext().name("transfer-peers").dir(dir.resolve("m").toFile())
             .poolBytes(4L << 20).conclude();
         final MemorySegment pool = arena.allocate(ctx.poolBytes(), 4096);
-        final TieredStore store = new TieredStore(ctx, pool, null, counters);
+        final TieredStore store = new TieredStore(ctx, pool, null, counters, BlockStore.NO_OP_OBSERVER);
         final NamespaceTable namespaces = new NamespaceTable();
         final int namespaceId = namespaces.register(new UnsafeBuffer(NAMESPACE), 0, NAMESPACE.length);
         final UnsafeBuffer hash = new UnsafeBuffer(new byte[]{ 9, 8, 7, 6 });

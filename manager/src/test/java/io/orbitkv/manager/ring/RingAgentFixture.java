@@ -10,6 +10,7 @@ import io.orbitkv.codecs.engine.MessageHeaderDecoder;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.ResponseDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
+import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
@@ -126,7 +127,7 @@ final class RingAgentFixture implements AutoCloseable
 
         final MemorySegment pool = arena.allocate(ctx.poolBytes(), 4096);
         final SsdTier ssd = null == ssdAdmission ? null : openSsdTier(pool);
-        store = new TieredStore(ctx, pool, ssd, counters);
+        store = new TieredStore(ctx, pool, ssd, counters, BlockStore.NO_OP_OBSERVER);
         namespaces = new NamespaceTable(ctx.maxNamespaces());
         agent = new EngineRing(ctx, sections, store, namespaces, counters, errors::add, errorLog).newAgent();
         agent.onStart();
@@ -151,7 +152,7 @@ final class RingAgentFixture implements AutoCloseable
         final FileChannelSsdBackend backend = new FileChannelSsdBackend(
             file.toPath(), ctx.ssdQueueDepth(), stagingRegion, "test");
         return new SsdTier(
-            ctx, file.toPath(), backend, stagingRegion, pool, counters, errors::add, System.err);
+            ctx, file.toPath(), backend, stagingRegion, pool, counters, BlockStore.NO_OP_OBSERVER, errors::add, System.err);
     }
 
     EngineRingAgent agent()

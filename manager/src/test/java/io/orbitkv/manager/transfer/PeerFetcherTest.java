@@ -24,6 +24,7 @@ import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseAckEncoder;
 import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
 import io.orbitkv.codecs.transfer.TransferStatus;
+import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.catalog.CatalogRequester;
@@ -98,7 +99,7 @@ class PeerFetcherTest
         final ManagerContext ctx = new ManagerContext().name("fetcher-test").dir(dir.toFile()).poolBytes(8L << 20)
             .conclude();
         final MemorySegment pool = arena.allocate(ctx.poolBytes(), 4096);
-        final TieredStore store = new TieredStore(ctx, pool, null, counters);
+        final TieredStore store = new TieredStore(ctx, pool, null, counters, BlockStore.NO_OP_OBSERVER);
         fetcher = new PeerFetcher(catalog, channel, transport, store, new NamespaceTable(),
             new PeerAdmission(PeerAdmission.Policy.OFF, 60_000), counters,
             Throwable::printStackTrace);

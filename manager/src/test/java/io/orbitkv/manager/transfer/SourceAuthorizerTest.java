@@ -28,6 +28,7 @@ import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseEncoder;
 import io.orbitkv.codecs.transfer.TransferStatus;
 import io.orbitkv.codecs.transfer.TransferTier;
+import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.peer.PeerSession;
@@ -157,7 +158,7 @@ class SourceAuthorizerTest
             .poolBytes(POOL_BYTES)
             .conclude();
         final MemorySegment pool = arena.allocate(ctx.poolBytes(), 4096);
-        store = new TieredStore(ctx, pool, null, counters);
+        store = new TieredStore(ctx, pool, null, counters, BlockStore.NO_OP_OBSERVER);
         final UnsafeBuffer ns = new UnsafeBuffer(NAMESPACE);
         namespaceId = namespaces.register(ns, 0, NAMESPACE.length);
         if (canRevoke)
