@@ -1,13 +1,24 @@
 package io.orbitkv.manager;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import io.orbitkv.manager.peer.PeerCounter;
 import io.orbitkv.manager.peer.PeerCounters;
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.CounterSet;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.transfer.TransportCounter;
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersManager;
@@ -18,10 +29,14 @@ import org.junit.jupiter.api.Test;
  * The counters section as the Manager fills it (system counters, then the peer transport's), as external readers
  * ({@code orbitkv stat}, /metrics, dashboards) rely on it: every system counter at its fixed id with that id as its
  * key, every id between them held by a reserved placeholder, the peer counters after them in declaration order with
- * their own type ids and no key; and a reader finds each counter again by its descriptor.
+ * their own type ids and no key; and a reader finds each counter again by its descriptor. Every counter's id, type,
+ * kind and label also stay those of a golden list ({@code counter-layout.txt}).
  */
 class CounterLayoutTest
 {
+    /** Every counter as {@code <fixed id or -> <type id> <gauge|count> <label>}, one per line. */
+    private static final String GOLDEN = "counter-layout.txt";
+
     @Test
     void shouldLayOutSystemThenPeerCountersAndFindEachByItsDescriptor()
     {
@@ -66,6 +81,38 @@ class CounterLayoutTest
             }
             assertEquals(counterId, nextFreeId(countersManager), "nothing else allocated");
         }
+    }
+
+    @Test
+    void shouldKeepEveryCounterIdTypeKindAndLabelOfTheGoldenList() throws IOException
+    {
+        // Sorted by fixed id, then type id: a descriptor may move to another family, its counter may not change.
+        final List<CounterDescriptor> all = new ArrayList<>();
+        Stream.of(SystemCounterDescriptor.values(), PeerCounter.values(), TransportCounter.values())
+            .forEach(family -> all.addAll(List.of(family)));
+        all.sort(Comparator.comparingInt(CounterDescriptor::fixedId).thenComparingInt(CounterDescriptor::typeId));
+        final StringBuilder layout = new StringBuilder();
+        for (final CounterDescriptor descriptor : all)
+        {
+            layout.append(CounterDescriptor.NO_FIXED_ID == descriptor.fixedId() ? "-" : descriptor.fixedId())
+                .append(' ').append(descriptor.typeId())
+                .append(' ').append(descriptor.isGauge() ? "gauge" : "count")
+                .append(' ').append(descriptor.label())
+                .append('\n');
+        }
+
+        final String expected;
+        try (InputStream in = CounterLayoutTest.class.getResourceAsStream(GOLDEN))
+        {
+            assertNotNull(in, GOLDEN);
+            expected = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        if (!expected.contentEquals(layout))
+        {
+            // For a diff against the golden list.
+            Files.writeString(Path.of("target", "counter-layout.actual"), layout);
+        }
+        assertEquals(expected, layout.toString());
     }
 
     private static int keyInt(final CountersReader reader, final int counterId)
