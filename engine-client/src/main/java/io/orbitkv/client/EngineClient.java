@@ -35,6 +35,10 @@ import org.agrona.concurrent.status.CountersReader;
  * {@link EngineClientException}; the Manager's per-request answers are reported in {@link OperationResult}.
  * Bad arguments (too long namespace or hash, ranges outside the data region) throw
  * {@link IllegalArgumentException} before anything is sent.
+ *
+ * <p>This class is the facade and the owner of the data region and the heartbeat; the mapped CnC file, its
+ * liveness checks and the slot claim are {@link ManagerCnc}'s, and encoding, sending and awaiting each request is
+ * {@link ManagerRequests}'s.
  */
 public final class EngineClient implements AutoCloseable
 {
