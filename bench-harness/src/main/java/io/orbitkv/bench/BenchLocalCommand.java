@@ -4,13 +4,10 @@ import io.orbitkv.manager.cli.OptionConverters;
 import java.io.File;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.lang.management.GarbageCollectorMXBean;
-import java.lang.management.ManagementFactory;
 import java.nio.MappedByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,17 +15,11 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.codecs.engine.MessageHeaderDecoder;
-import io.orbitkv.codecs.engine.MessageHeaderEncoder;
-import io.orbitkv.codecs.engine.RingPingDecoder;
-import io.orbitkv.codecs.engine.RingPingEncoder;
 import io.orbitkv.ffm.HugePageMemory;
 import io.orbitkv.ffm.MappedRegion;
 import io.orbitkv.manager.status.CncReader;
@@ -37,7 +28,6 @@ import io.orbitkv.manager.status.SystemCounterDescriptor;
 import org.HdrHistogram.Histogram;
 import org.agrona.CloseHelper;
 import org.agrona.IoUtil;
-import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
@@ -62,7 +52,7 @@ public final class BenchLocalCommand implements Callable<Integer>
     private static final int SMALL_BLOCK_BYTES = 4096;
     private static final int LOOKUP_KEYS = 64;
     private static final int BIG_BLOCK_BYTES = 2 * 1024 * 1024;
-    private static final long MAX_RTT_NS = TimeUnit.SECONDS.toNanos(10);
+    private static final long MAX_RTT_NS = RingPinger.MAX_RTT_NS;
     /**
      * Longest the Manager may go without visible progress (its CnC file, ready, more of the pool touched) before the
      * bench gives up: the wait scales with the work, however large the pool, and a stuck Manager still fails.
@@ -116,7 +106,7 @@ public final class BenchLocalCommand implements Callable<Integer>
         "measures once the touch is done, whatever the mode.")
     private String poolPretouch;
 
-    private final Map<String, Object> results = new LinkedHashMap<>();
+    private final LocalBenchResults results = new LocalBenchResults();
 
     public Integer call() throws Exception
     {
@@ -133,7 +123,7 @@ public final class BenchLocalCommand implements Callable<Integer>
 
         if (null != jsonFile)
         {
-            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(jsonFile, results);
+            results.writeJson(jsonFile);
             System.out.println("results written to " + jsonFile);
         }
         IoUtil.delete(dir.toFile(), true);
@@ -169,7 +159,7 @@ public final class BenchLocalCommand implements Callable<Integer>
                     histogram.recordValue(pinger.ping());
                 }
                 final GcSnapshot gcAfter = gc.again();
-                report("bareRingRtt", histogram, null, gc.collectionsUntil(gcAfter));
+                results.report("bareRingRtt", histogram, null, gc.collectionsUntil(gcAfter));
                 System.out.println("  " + gc.describeUntil(gcAfter, "anchor responder"));
                 header.putIntRelease(BenchRingEchoCommand.READY_OFFSET, 0);
                 return histogram;
@@ -245,7 +235,7 @@ public final class BenchLocalCommand implements Callable<Integer>
         final Histogram oneKey = lookupLoop(client, one, result, 1, managerPid, "lookup1Rtt", bareRing);
         lookupLoop(client, batch, result, LOOKUP_KEYS, managerPid, "lookup64Rtt", bareRing);
         final double ratioP99 = (double)oneKey.getValueAtPercentile(99) / bareRing.getValueAtPercentile(99);
-        goal("lookup1P99VsBareRingP99", ratioP99, ratioP99 <= 3.0, "<= 3.0x");
+        results.goal("lookup1P99VsBareRingP99", ratioP99, ratioP99 <= 3.0, "<= 3.0x");
         firstLookupAfterIdle(client, one, result, managerPid);
     }
 
@@ -290,8 +280,8 @@ public final class BenchLocalCommand implements Callable<Integer>
         row.put("doorbellRings", rings);
         row.put("managerIdleCpuPercent", cpuPercent);
         results.put("firstLookupAfterIdle", row);
-        goal("firstLookupAfterIdleMaxUs", maxNs / 1e3, maxNs <= TimeUnit.MILLISECONDS.toNanos(1), "<= 1000 us");
-        goal("managerIdleCpuPercent", cpuPercent, cpuPercent <= 1.0, "<= 1%");
+        results.goal("firstLookupAfterIdleMaxUs", maxNs / 1e3, maxNs <= TimeUnit.MILLISECONDS.toNanos(1), "<= 1000 us");
+        results.goal("managerIdleCpuPercent", cpuPercent, cpuPercent <= 1.0, "<= 1%");
     }
 
     /**
@@ -328,13 +318,13 @@ public final class BenchLocalCommand implements Callable<Integer>
             histogram.recordValue(Math.min(System.nanoTime() - start, MAX_RTT_NS));
         }
         final GcSnapshot gcAfter = gc.again();
-        report(name, histogram, bareRing, gc.collectionsUntil(gcAfter));
+        results.report(name, histogram, bareRing, gc.collectionsUntil(gcAfter));
         System.out.println("  " + gc.describeUntil(gcAfter, "Manager"));
-        goal(name + "GcCollections", gc.collectionsUntil(gcAfter), gc.collectionsUntil(gcAfter) == 0, "0");
+        results.goal(name + "GcCollections", gc.collectionsUntil(gcAfter), gc.collectionsUntil(gcAfter) == 0, "0");
         if (expectedPrefix == LOOKUP_KEYS)
         {
             final double p50Us = histogram.getValueAtPercentile(50) / 1000.0;
-            goal("lookup64P50Us", p50Us, p50Us <= 10.0, "<= 10 us");
+            results.goal("lookup64P50Us", p50Us, p50Us <= 10.0, "<= 10 us");
         }
         return histogram;
     }
@@ -394,10 +384,10 @@ public final class BenchLocalCommand implements Callable<Integer>
             results.put("memcpyGBps", memcpyGb);
             results.put("publishGBps", publishGb);
             results.put("readGBps", readGb);
-            goal("publishVsMemcpy", publishGb / memcpyGb, publishGb / memcpyGb >= 0.8, ">= 0.8x");
-            goal("readVsMemcpy", readGb / memcpyGb, readGb / memcpyGb >= 0.8, ">= 0.8x");
+            results.goal("publishVsMemcpy", publishGb / memcpyGb, publishGb / memcpyGb >= 0.8, ">= 0.8x");
+            results.goal("readVsMemcpy", readGb / memcpyGb, readGb / memcpyGb >= 0.8, ">= 0.8x");
             System.out.println("  " + gc.describeUntil(gcAfter, "Manager"));
-            goal("throughputGcCollections", gc.collectionsUntil(gcAfter), gc.collectionsUntil(gcAfter) == 0, "0");
+            results.goal("throughputGcCollections", gc.collectionsUntil(gcAfter), gc.collectionsUntil(gcAfter) == 0, "0");
         }
     }
 
@@ -480,43 +470,6 @@ public final class BenchLocalCommand implements Callable<Integer>
     {
         final long mismatch = region.asSlice(0, bytes).mismatch(copy.asSlice(0, bytes));
         check(mismatch == -1, "bytes read back differ from those published, first at offset " + mismatch);
-    }
-
-    private void report(final String name, final Histogram h, final Histogram anchor, final long gcs)
-    {
-        final Map<String, Object> row = new LinkedHashMap<>();
-        row.put("p50Ns", h.getValueAtPercentile(50));
-        row.put("p99Ns", h.getValueAtPercentile(99));
-        row.put("p999Ns", h.getValueAtPercentile(99.9));
-        row.put("maxNs", h.getMaxValue());
-        row.put("count", h.getTotalCount());
-        row.put("gcCollections", gcs);
-        if (null == anchor)
-        {
-            System.out.printf("%-12s p50 %7.2f us  p99 %7.2f us  p99.9 %7.2f us   (anchor; GCs %d)%n", name,
-                h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3, h.getValueAtPercentile(99.9) / 1e3, gcs);
-        }
-        else
-        {
-            final double r50 = (double)h.getValueAtPercentile(50) / anchor.getValueAtPercentile(50);
-            final double r99 = (double)h.getValueAtPercentile(99) / anchor.getValueAtPercentile(99);
-            final double r999 = (double)h.getValueAtPercentile(99.9) / anchor.getValueAtPercentile(99.9);
-            System.out.printf("%-12s p50 %7.2f us  p99 %7.2f us  p99.9 %7.2f us   = %.2fx / %.2fx / %.2fx bare ring" +
-                " (GCs %d)%n", name, h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3,
-                h.getValueAtPercentile(99.9) / 1e3, r50, r99, r999, gcs);
-            row.put("ratioP50", r50);
-            row.put("ratioP99", r99);
-            row.put("ratioP999", r999);
-        }
-        results.put(name, row);
-    }
-
-    @SuppressWarnings("unchecked")
-    private void goal(final String name, final double value, final boolean met, final String target)
-    {
-        System.out.printf("  goal %-32s %10.3f  target %-8s %s%n", name, value, target, met ? "MET" : "MISSED");
-        final Map<String, Object> goals = (Map<String, Object>)results.computeIfAbsent("goals", k -> new LinkedHashMap<>());
-        goals.put(name, Map.of("value", value, "target", target, "met", met));
     }
 
     private static Histogram newHistogram()
@@ -690,153 +643,6 @@ public final class BenchLocalCommand implements Callable<Integer>
         if (!process.waitFor(10, TimeUnit.SECONDS))
         {
             process.destroyForcibly().waitFor();
-        }
-    }
-
-    /** Ping-pong over the anchor rings with the same SBE header + fixed block as a small engine request. */
-    static final class RingPinger
-    {
-        private final ManyToOneRingBuffer out;
-        private final OneToOneRingBuffer in;
-        private final IdleStrategy idle;
-        private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[128]);
-        private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
-        private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
-        private final RingPingEncoder encoder = new RingPingEncoder();
-        private final RingPingDecoder decoder = new RingPingDecoder();
-        private long correlationId;
-        private long echoedCorrelationId;
-        private final org.agrona.concurrent.MessageHandler handler = this::onEcho;
-
-        RingPinger(final ManyToOneRingBuffer out, final OneToOneRingBuffer in, final IdleStrategy idle)
-        {
-            this.out = out;
-            this.in = in;
-            this.idle = idle;
-        }
-
-        long ping()
-        {
-            final long id = ++correlationId;
-            final long start = System.nanoTime();
-            encoder.wrapAndApplyHeader(buffer, 0, headerEncoder).clientId(1).correlationId(id).sendTimeNs(start);
-            final int length = MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
-            while (!out.write(RingPingEncoder.TEMPLATE_ID, buffer, 0, length))
-            {
-                Thread.onSpinWait();
-            }
-            idle.reset();
-            while (echoedCorrelationId != id)
-            {
-                idle.idle(in.read(handler, 1));
-            }
-            return Math.min(System.nanoTime() - start, MAX_RTT_NS);
-        }
-
-        private void onEcho(final int msgTypeId, final org.agrona.MutableDirectBuffer b, final int index, final int length)
-        {
-            decoder.wrapAndApplyHeader(b, index, headerDecoder);
-            echoedCorrelationId = decoder.correlationId();
-        }
-    }
-
-    /**
-     * GC collections and time of this JVM (MXBeans) and of one child JVM ({@code jstat -gc}), taken before and
-     * after a measured phase. Counts include young, full and concurrent cycles.
-     */
-    static final class GcSnapshot
-    {
-        private final long pid;
-        private final long clientCount;
-        private final long clientTimeMs;
-        private final long peerCount;
-        private final double peerTimeMs;
-
-        private GcSnapshot(final long pid, final long clientCount, final long clientTimeMs, final long peerCount,
-            final double peerTimeMs)
-        {
-            this.pid = pid;
-            this.clientCount = clientCount;
-            this.clientTimeMs = clientTimeMs;
-            this.peerCount = peerCount;
-            this.peerTimeMs = peerTimeMs;
-        }
-
-        static GcSnapshot take(final long pid)
-        {
-            long count = 0;
-            long timeMs = 0;
-            for (final GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans())
-            {
-                count += Math.max(0, gc.getCollectionCount());
-                timeMs += Math.max(0, gc.getCollectionTime());
-            }
-            final double[] peer = jstat(pid);
-            return new GcSnapshot(pid, count, timeMs, (long)peer[0], peer[1]);
-        }
-
-        /**
-         * Collections since this snapshot in both processes, -1 if the peer could not be read.
-         *
-         * @param later snapshot after the phase.
-         * @return total collections.
-         */
-        long collectionsUntil(final GcSnapshot later)
-        {
-            if (peerCount < 0 || later.peerCount < 0)
-            {
-                return -1;
-            }
-            return (later.clientCount - clientCount) + (later.peerCount - peerCount);
-        }
-
-        String describeUntil(final GcSnapshot later, final String peerName)
-        {
-            return String.format("GC during phase: this client %d (%d ms), %s %d (%.1f ms)",
-                later.clientCount - clientCount, later.clientTimeMs - clientTimeMs, peerName,
-                later.peerCount - peerCount, later.peerTimeMs - peerTimeMs);
-        }
-
-        GcSnapshot again()
-        {
-            return take(pid);
-        }
-
-        /** {collections, time ms} of a child JVM from {@code jstat -gc}, or {-1, -1} when jstat cannot tell. */
-        private static double[] jstat(final long pid)
-        {
-            try
-            {
-                final Process jstat = new ProcessBuilder(
-                    Path.of(System.getProperty("java.home"), "bin", "jstat").toString(), "-gc", Long.toString(pid))
-                    .redirectErrorStream(true).start();
-                final String text = new String(jstat.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
-                jstat.waitFor(10, TimeUnit.SECONDS);
-                final String[] lines = text.trim().split("\n");
-                if (lines.length < 2)
-                {
-                    return new double[]{-1, -1};
-                }
-                final List<String> names = new ArrayList<>(List.of(lines[0].trim().split("\\s+")));
-                final String[] values = lines[1].trim().split("\\s+");
-                long count = 0;
-                for (final String column : new String[]{"YGC", "FGC", "CGC"})
-                {
-                    final int i = names.indexOf(column);
-                    if (i >= 0 && i < values.length && !"-".equals(values[i]))
-                    {
-                        count += Long.parseLong(values[i]);
-                    }
-                }
-                final int t = names.indexOf("GCT");
-                final double timeMs = t >= 0 && t < values.length && !"-".equals(values[t]) ?
-                    Double.parseDouble(values[t]) * 1000.0 : 0.0;
-                return new double[]{count, timeMs};
-            }
-            catch (final IOException | InterruptedException | NumberFormatException ex)
-            {
-                return new double[]{-1, -1};
-            }
         }
     }
 

@@ -1,5 +1,8 @@
 package io.orbitkv.bench;
 
+import static io.orbitkv.bench.CatalogSummary.fmt;
+import static io.orbitkv.bench.CatalogSummary.ratio;
+
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -11,35 +14,25 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardInventory;
 import io.orbitkv.catalog.ShardReceiver;
-import io.orbitkv.catalog.SnapshotCut;
 import io.orbitkv.codecs.CatalogLimits;
-import io.orbitkv.codecs.StateKeyShard;
-import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.index.CatalogRecordTable;
 import io.orbitkv.index.NamespaceTable;
-import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerCounter;
-import io.orbitkv.manager.peer.PeerSnapshotSender;
 import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.bench.peer.BenchPeer;
 import org.HdrHistogram.Histogram;
-import org.agrona.DirectBuffer;
 import org.agrona.IoUtil;
-import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.UnsafeBuffer;
-import org.agrona.concurrent.YieldingIdleStrategy;
 
 /**
- * The catalog benchmarks of issue 5 against Redis (FlexKV's directory), every figure next to its anchor measured in
+ * The catalog benchmarks against Redis (FlexKV's directory), every figure next to its anchor measured in
  * the same run:
  * <ol>
  *     <li>delta apply throughput at one catalog host (full CatalogDeltaBatch frames from a real ShardInventory and
@@ -60,16 +53,7 @@ final class CatalogBench
     static final long FINGERPRINT = 0x0C47_A10CL;
     static final int QUERY_KEYS = CatalogLimits.MAX_COLD_QUERY_KEYS;
     static final int HOSTS = 3;
-    private static final long AWAIT_NS = TimeUnit.SECONDS.toNanos(120);
-
-    /** How long applying or acknowledging may make no progress at all before a wait for it fails. */
-    private static final long STALL_NS = TimeUnit.SECONDS.toNanos(30);
-
-    /**
-     * Window an owner wants before it encodes a delta batch: a full batch of these keys is ~21 KiB, and a frame that
-     * does not fit the rest of the term is preceded by padding that also consumes window.
-     */
-    private static final long FRAME_WINDOW_BYTES = 32 * 1024;
+    static final long AWAIT_NS = TimeUnit.SECONDS.toNanos(120);
 
     /**
      * What the command line chose.
@@ -96,37 +80,15 @@ final class CatalogBench
     private final Settings settings;
     private final PrintWriter out;
     private final Map<String, Object> results = new LinkedHashMap<>();
-    private final List<String[]> summary = new ArrayList<>();
-    private final UnsafeBuffer namespace = new UnsafeBuffer(NAMESPACE);
-    private final StateKeyShard shardFunction = new StateKeyShard();
-    private final byte[] hashes;
-    private final UnsafeBuffer hashBuffer;
-    private final byte[] shardOfKey;
-    private final int keyPool;
-    private RespClient redis;
+    private final CatalogSummary summary = new CatalogSummary();
+    private final CatalogKeys keys;
+    private CatalogRedisAnchor anchor;
 
     CatalogBench(final Settings settings, final PrintWriter out)
     {
         this.settings = settings;
         this.out = out;
-        this.keyPool = (int)Math.max(settings.keys, settings.lookupKeys);
-        this.hashes = new byte[keyPool * HASH_LENGTH];
-        final SplittableRandom random = new SplittableRandom(0x5EED_CA7AL);
-        for (int i = 0; i < hashes.length; i += 8)
-        {
-            final long v = random.nextLong();
-            for (int b = 0; b < 8; b++)
-            {
-                hashes[i + b] = (byte)(v >>> (b * 8));
-            }
-        }
-        this.hashBuffer = new UnsafeBuffer(hashes);
-        this.shardOfKey = new byte[keyPool];
-        final StateKeyShard shards = new StateKeyShard();
-        for (int k = 0; k < keyPool; k++)
-        {
-            shardOfKey[k] = (byte)shards.shard(namespace, 0, NAMESPACE.length, hashBuffer, k * HASH_LENGTH, HASH_LENGTH);
-        }
+        this.keys = new CatalogKeys((int)Math.max(settings.keys, settings.lookupKeys));
     }
 
     Map<String, Object> run() throws Exception
@@ -134,23 +96,12 @@ final class CatalogBench
         final long startNs = System.nanoTime();
         Files.createDirectories(settings.dir);
         results.put("driver_idle", settings.driverIdle);
-        String redisName = null;
         try
         {
             if (settings.anchor)
             {
-                int port = settings.redisPort;
-                if (port <= 0)
-                {
-                    redisName = "bench-catalog-" + ProcessHandle.current().pid();
-                    port = RespClient.startServer(settings.redisScript, redisName);
-                }
-                settings.redisPort = port;
-                redis = new RespClient(port);
-                redis.command(1).arg("FLUSHALL");
-                redis.flush();
-                redis.readReply();
-                results.put("redis_version", redisVersion());
+                anchor = new CatalogRedisAnchor(settings, out, results, keys.hashes);
+                results.put("redis_version", anchor.version());
             }
             out.printf(Locale.ROOT, "bench catalog: %d keys (namespace %d B, hash %d B), %d records after %d warm-up," +
                 " %d queries of %d keys over %d hosts, lag at %d records/s for %d s, term %d KiB, driver idle %s," +
@@ -163,34 +114,30 @@ final class CatalogBench
             // Redis anchors run while no peer exists: an invoked Aeron client nobody services for the driver's
             // client liveness timeout (10 s) is closed by its driver.
             final double[] anchorSetRates = settings.anchor ?
-                new double[]{ redisBenchmarkSet(false), redisBenchmarkSet(true) } : new double[]{ Double.NaN, Double.NaN };
-            final double anchorReloadMs = settings.anchor ? redisLoadAndReload() : Double.NaN;
+                new double[]{ anchor.benchmarkSet(false), anchor.benchmarkSet(true) } : new double[]{ Double.NaN, Double.NaN };
+            final double anchorReloadMs = settings.anchor ? anchor.loadAndReload() : Double.NaN;
             try (BenchPeer owner = new BenchPeer(settings.dir, 0, 0xA0, 0xA1, FINGERPRINT, BenchPeer.allShards(),
-                journalBudgetFor(settings.keys + settings.warmupRecords + settings.records), settings.termLength,
-                driverIdle()))
+                CatalogPeers.journalBudgetFor(settings.keys + settings.warmupRecords + settings.records), settings.termLength,
+                CatalogPeers.driverIdle(settings.driverIdle)))
             {
                 final ShardInventory inventory = new ShardInventory(
-                    owner.journal(), new NamespaceTable(), inventoryShardBudget(settings.keys));
+                    owner.journal(), new NamespaceTable(), CatalogPeers.inventoryShardBudget(settings.keys));
                 deltaThroughput(owner, inventory, anchorSetRates[0], anchorSetRates[1]);
-                snapshotRebuild(owner, inventory, anchorReloadMs);
+                new CatalogSnapshotRebuild(settings, out, results, summary).run(owner, inventory, anchorReloadMs);
             }
             final int[] lookupKeys = coldLookupAndLag();
             lookupAndLagAnchors(lookupKeys);
         }
         finally
         {
-            if (null != redis)
+            if (null != anchor)
             {
-                redis.close();
-            }
-            if (null != redisName)
-            {
-                RespClient.stopServer(settings.redisScript, redisName);
+                anchor.close();
             }
             IoUtil.delete(settings.dir.toFile(), true);
         }
         results.put("elapsed_s", (System.nanoTime() - startNs) / 1e9);
-        printSummary();
+        summary.print(out, results);
         return results;
     }
 
@@ -217,7 +164,7 @@ final class CatalogBench
                 owner.doWork();
             }
             final int key = (int)(i % settings.keys);
-            if (inventory.add(JournalRecord.TIER_DRAM, namespace, 0, NAMESPACE.length, hashBuffer, key * HASH_LENGTH,
+            if (inventory.add(JournalRecord.TIER_DRAM, keys.namespace, 0, NAMESPACE.length, keys.hashBuffer, key * HASH_LENGTH,
                 HASH_LENGTH, 1_000_000L + i, 2 * 1024 * 1024) < 0)
             {
                 throw new IllegalStateException("inventory refused record " + i + ": raise its shard budget");
@@ -235,10 +182,10 @@ final class CatalogBench
         final long fillRate;
         final double hostCpuPerRecordNs;
         try (BenchPeer host = new BenchPeer(settings.dir, 1, 0xB0, 0xB1, FINGERPRINT, BenchPeer.allShards(),
-            1L << 20, settings.termLength, driverIdle()))
+            1L << 20, settings.termLength, CatalogPeers.driverIdle(settings.driverIdle)))
         {
             host.admitOwner(0, owner.incarnationMsb(), owner.incarnationLsb());
-            final PeerClient client = connect(owner, host);
+            final PeerClient client = CatalogPeers.connect(owner, host);
             final int maxBatch = owner.publisher().maxBatchRecords();
             final long ownerBytesBefore = owner.counter(PeerCounter.METADATA_BYTES_SENT);
             final long hostBytesBefore = host.counter(PeerCounter.METADATA_BYTES_SENT);
@@ -247,7 +194,7 @@ final class CatalogBench
             final AtomicBoolean running = new AtomicBoolean(true);
             final Thread ownerThread = new Thread(() ->
             {
-                final IdleStrategy idle = agentIdleStrategy();
+                final IdleStrategy idle = CatalogPeers.agentIdleStrategy();
                 final long[] next = new long[CatalogLimits.SHARD_COUNT];
                 java.util.Arrays.fill(next, 1);
                 long count = 0;
@@ -259,7 +206,7 @@ final class CatalogBench
                         // Pace on the publication window: PeerProxy reads and encodes a batch before it offers it,
                         // so sending into a back-pressured publication would re-encode the same batch in a loop.
                         if (next[s] <= owner.journal().lastSequence(s) &&
-                            owner.publisher().availableWindow(client) >= FRAME_WINDOW_BYTES)
+                            owner.publisher().availableWindow(client) >= CatalogPeers.FRAME_WINDOW_BYTES)
                         {
                             final int n = owner.publisher().sendDeltaBatch(client, s, owner.journal(), next[s], maxBatch);
                             if (n > 0)
@@ -280,7 +227,7 @@ final class CatalogBench
             }, "bench-owner");
             final Thread hostThread = new Thread(() ->
             {
-                final IdleStrategy idle = agentIdleStrategy();
+                final IdleStrategy idle = CatalogPeers.agentIdleStrategy();
                 while (running.get())
                 {
                     idle.idle(host.doWork());
@@ -293,22 +240,22 @@ final class CatalogBench
             {
                 final java.lang.management.ThreadMXBean threads =
                     java.lang.management.ManagementFactory.getThreadMXBean();
-                awaitApplied(host, settings.warmupRecords);
+                CatalogPeers.awaitApplied(host, settings.warmupRecords);
                 final long firstPassStartNs = System.nanoTime();
                 final long firstPassStartApplied = host.appliedRecords();
-                awaitApplied(host, settings.keys);
+                CatalogPeers.awaitApplied(host, settings.keys);
                 final long firstPassApplied = host.appliedRecords() - firstPassStartApplied;
                 // A host fast enough to apply the whole first pass before the warm-up was seen leaves an empty window:
                 // then the pass is timed from the first send, warm-up included (a lower bound of the rate).
                 fillRate = firstPassApplied > 0 ?
                     Math.round(firstPassApplied * 1e9 / (System.nanoTime() - firstPassStartNs)) :
                     Math.round(host.appliedRecords() * 1e9 / (System.nanoTime() - sendStartNs));
-                awaitApplied(host, steadyStart);
+                CatalogPeers.awaitApplied(host, steadyStart);
                 final long startNs = System.nanoTime();
                 final long startApplied = host.appliedRecords();
                 final long hostCpuStartNs = threads.getThreadCpuTime(hostThread.threadId());
                 final long ownerCpuStartNs = threads.getThreadCpuTime(ownerThread.threadId());
-                awaitApplied(host, total);
+                CatalogPeers.awaitApplied(host, total);
                 final long endNs = System.nanoTime();
                 final long endApplied = host.appliedRecords();
                 final long hostCpuNs = threads.getThreadCpuTime(hostThread.threadId()) - hostCpuStartNs;
@@ -327,7 +274,7 @@ final class CatalogBench
                 results.put("delta_apply_records_per_host_cpu_s", 1e9 / hostCpuPerRecordNs);
                 // Let the last acks arrive before the threads stop.
                 final long ackDeadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-                while (System.nanoTime() - ackDeadlineNs < 0 && !allAcked(owner, 1))
+                while (System.nanoTime() - ackDeadlineNs < 0 && !CatalogPeers.allAcked(owner, 1))
                 {
                     Thread.sleep(1);
                 }
@@ -343,7 +290,7 @@ final class CatalogBench
             final long batches = host.counter(PeerCounter.FRAMES_DELTA_BATCH);
             final long acks = owner.counter(PeerCounter.FRAMES_ACK) - ackFramesBefore;
             final long applied = host.appliedRecords();
-            checkErrors(owner, host);
+            CatalogPeers.checkErrors(owner, host);
 
             int entries = 0;
             long reserved = 0;
@@ -399,177 +346,6 @@ final class CatalogBench
             ratio(fillRatio), ">= 3x" });
     }
 
-    private static boolean allAcked(final BenchPeer owner, final int hostNode)
-    {
-        for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
-        {
-            if (owner.ackedSequence(hostNode, s) < owner.journal().lastSequence(s))
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * Idle strategy of the bench's agent threads: the one a Manager's agent uses by default (spin, yield, then park
-     * up to 100 us; {@code -Dorbitkv.manager.idle.strategy} changes it).
-     */
-    private static IdleStrategy agentIdleStrategy()
-    {
-        return Configuration.newIdleStrategy(Configuration.idleStrategyName());
-    }
-
-    private static void awaitApplied(final BenchPeer host, final long records) throws InterruptedException
-    {
-        final StallDeadline deadline = new StallDeadline(STALL_NS, host.appliedRecords(), System.nanoTime());
-        while (host.appliedRecords() < records)
-        {
-            if (deadline.stalled(host.appliedRecords(), System.nanoTime()))
-            {
-                throw new IllegalStateException("host applied only " + host.appliedRecords() + " of " + records +
-                    " records, none in the last " + TimeUnit.NANOSECONDS.toSeconds(STALL_NS) + " s; errors: " +
-                    host.errors());
-            }
-            if (!host.errors().isEmpty())
-            {
-                throw new IllegalStateException("host errors: " + host.errors());
-            }
-            // The observer wakes rarely: each wake takes a core from the two agent threads for a moment.
-            Thread.sleep(1);
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-    // 3b. Snapshot rebuild of a new host incarnation
-
-    private void snapshotRebuild(final BenchPeer owner, final ShardInventory inventory, final double anchorReloadMs)
-    {
-        long entries = 0;
-        for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
-        {
-            entries += inventory.size(s);
-        }
-        try (BenchPeer host = new BenchPeer(settings.dir, 2, 0xC0, 0xC1, FINGERPRINT, BenchPeer.allShards(),
-            1L << 20, settings.termLength, driverIdle()))
-        {
-            host.admitOwner(0, owner.incarnationMsb(), owner.incarnationLsb());
-            final PeerClient client = connect(owner, host);
-            final SnapshotCut[] cuts = new SnapshotCut[CatalogLimits.SHARD_COUNT];
-            final PeerSnapshotSender[] senders = new PeerSnapshotSender[CatalogLimits.SHARD_COUNT];
-            for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
-            {
-                senders[s] = owner.publisher().snapshotSender(client, s);
-                cuts[s] = new SnapshotCut(s, owner.receiverSlot(2, s), inventory, senders[s]);
-            }
-            // A cut step sends at most one frame, and an offer succeeds while the publication is below its flow
-            // control limit, unless the frame does not fit the rest of the term: then the padding to the term's end
-            // (less than one frame) is appended first and may use up the window. Step only with a frame's worth of
-            // window (a page of 128 records of the longest keys is ~47 KiB), or the sender counts a failed offer and
-            // breaks the attempt.
-            final long frameBudget = Math.min(owner.publisher().maxMessageBytes(), 48 * 1024);
-            final long[] brokenSeen = new long[CatalogLimits.SHARD_COUNT];
-            long restarts = 0;
-            final long startNs = System.nanoTime();
-            for (final SnapshotCut cut : cuts)
-            {
-                cut.start();
-            }
-            final long deadlineNs = startNs + AWAIT_NS / 2;
-            while (!rebuilt(host, entries))
-            {
-                int work = 0;
-                for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
-                {
-                    final SnapshotCut cut = cuts[s];
-                    if (owner.publisher().availableWindow(client) >= frameBudget)
-                    {
-                        work += cut.doWork(System.nanoTime());
-                    }
-                    if (SnapshotCut.FAILED == cut.state())
-                    {
-                        throw new IllegalStateException("snapshot cut failed");
-                    }
-                    if (SnapshotCut.COMPLETE == cut.state() && senders[s].brokenSnapshots() > brokenSeen[s])
-                    {
-                        // The sink gave up on a frame but the cut itself completed: the host can never install
-                        // this attempt, so cut again (what the owner does when the host asks for a resync).
-                        brokenSeen[s] = senders[s].brokenSnapshots();
-                        restarts++;
-                        cut.start();
-                    }
-                }
-                work += owner.doWork();
-                work += host.doWork();
-                if (0 == work)
-                {
-                    Thread.yield();
-                }
-                if (System.nanoTime() - deadlineNs > 0)
-                {
-                    final StringBuilder state = new StringBuilder();
-                    for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
-                    {
-                        final ShardReceiver receiver = host.directory().receiver(0, s);
-                        state.append(String.format(Locale.ROOT, "%n  shard %d: cut state %d attempts %d broken %d;" +
-                            " host mode %d view %d installed %d abandoned %d", s, cuts[s].state(), cuts[s].attempts(),
-                            senders[s].brokenSnapshots(), receiver.mode(), receiver.viewSize(),
-                            receiver.snapshotsInstalled(), receiver.snapshotsAbandoned()));
-                    }
-                    throw new IllegalStateException("snapshot rebuild timed out; host rejections " +
-                        host.rejections() + ", owner failed offers " + owner.counter(PeerCounter.OFFERS_FAILED) +
-                        ", errors " + host.errors() + state);
-                }
-            }
-            final long elapsedNs = System.nanoTime() - startNs;
-            long broken = 0;
-            for (final PeerSnapshotSender sender : senders)
-            {
-                broken += sender.brokenSnapshots();
-            }
-            checkErrors(owner, host);
-            final double ms = elapsedNs / 1e6;
-            out.printf(Locale.ROOT, "%n[3] snapshot rebuild: new host incarnation STREAMING on 16 shards with %d " +
-                "entries after %.0f ms (%.0f entries/s, %d broken attempts, %d cuts restarted); HostBudget %.1f B/entry%n",
-                entries, ms, entries * 1e9 / elapsedNs, broken, restarts,
-                (double)host.directory().budget().reservedBytes() / entries);
-            out.flush();
-            results.put("snapshot_entries", entries);
-            results.put("snapshot_rebuild_ms", ms);
-            results.put("snapshot_broken_attempts", broken);
-            results.put("snapshot_cuts_restarted", restarts);
-            results.put("snapshot_host_index_bytes_per_entry",
-                (double)host.directory().budget().reservedBytes() / entries);
-            results.put("anchor_redis_debug_reload_ms", anchorReloadMs);
-            final double ratio = ms / anchorReloadMs;
-            results.put("snapshot_rebuild_ratio", ratio);
-            summary.add(new String[]{ "snapshot rebuild, " + entries + " entries (ms)", fmt(ms, "%.0f"),
-                "redis DEBUG RELOAD (RDB save+load): " + fmt(anchorReloadMs, "%.0f"), ratio(ratio), "report" });
-        }
-        owner.removeReceivers(2);
-        final double ours = (double)results.get("host_index_bytes_per_entry");
-        final double anchor = results.containsKey("anchor_redis_bytes_per_key") ?
-            (double)results.get("anchor_redis_bytes_per_key") : Double.NaN;
-        results.put("index_bytes_per_entry_ratio", ours / anchor);
-        summary.add(new String[]{ "index bytes per entry at host (HostBudget)", fmt(ours, "%.1f"),
-            "redis used_memory per key: " + fmt(anchor, "%.1f"), ratio(ours / anchor), "report" });
-    }
-
-    private static boolean rebuilt(final BenchPeer host, final long entries)
-    {
-        long total = 0;
-        for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
-        {
-            final ShardReceiver receiver = host.directory().receiver(0, s);
-            if (ShardReceiver.STREAMING != receiver.mode() || 0 == receiver.snapshotsInstalled())
-            {
-                return false;
-            }
-            total += receiver.viewSize();
-        }
-        return total == entries;
-    }
-
     // ---------------------------------------------------------------------------------------------------------------
     // 2. Cold lookups over 3 hosts, and 3a. update lag
 
@@ -580,10 +356,10 @@ final class CatalogBench
         final BenchPeer[] hosts = new BenchPeer[HOSTS];
         final int[] hostOfShard = new int[CatalogLimits.SHARD_COUNT];
         try (BenchPeer owner = new BenchPeer(settings.dir, 10, 0xD0, 0xD1, FINGERPRINT, BenchPeer.allShards(),
-            journalBudgetFor(lookupKeys + lagRecords), settings.termLength, driverIdle()))
+            CatalogPeers.journalBudgetFor(lookupKeys + lagRecords), settings.termLength, CatalogPeers.driverIdle(settings.driverIdle)))
         {
             final ShardInventory inventory =
-                new ShardInventory(owner.journal(), new NamespaceTable(), inventoryShardBudget(lookupKeys));
+                new ShardInventory(owner.journal(), new NamespaceTable(), CatalogPeers.inventoryShardBudget(lookupKeys));
             final PeerClient[] clients = new PeerClient[HOSTS];
             final PeerClient[] clientOfShard = new PeerClient[CatalogLimits.SHARD_COUNT];
             try
@@ -597,12 +373,12 @@ final class CatalogBench
                         hostOfShard[s] = h;
                     }
                     hosts[h] = new BenchPeer(settings.dir, 11 + h, 0xE0 + h, 0xF0 + h, FINGERPRINT, hosted, 1L << 20,
-                        settings.termLength, driverIdle());
+                        settings.termLength, CatalogPeers.driverIdle(settings.driverIdle));
                     hosts[h].admitOwner(owner.nodeIndex(), owner.incarnationMsb(), owner.incarnationLsb());
                 }
                 for (int h = 0; h < HOSTS; h++)
                 {
-                    clients[h] = connect(owner, hosts[h]);
+                    clients[h] = CatalogPeers.connect(owner, hosts[h]);
                 }
                 for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
                 {
@@ -615,23 +391,16 @@ final class CatalogBench
                 java.util.Arrays.fill(next, 1);
                 for (int k = 0; k < lookupKeys; k++)
                 {
-                    add(inventory, k, k);
+                    keys.add(inventory, k, k);
                 }
-                streamAll(owner, hosts, clientOfShard, hostOfShard, next);
-                final int[] queryKeys;
-                if (settings.hostThreads)
-                {
-                    queryKeys = coldLookupsWithHostThreads(owner, hosts, clients, hostOfShard);
-                }
-                else
-                {
-                    queryKeys = coldLookups(owner, hosts, clients, hostOfShard, hosts);
-                }
+                CatalogPeers.streamAll(owner, hosts, clientOfShard, hostOfShard, next);
+                final int[] queryKeys = new CatalogColdLookups(settings, out, results, keys)
+                    .run(owner, hosts, clients, hostOfShard);
                 updateLag(owner, hosts, inventory, clientOfShard, hostOfShard, next);
-                checkErrors(owner);
+                CatalogPeers.checkErrors(owner);
                 for (final BenchPeer host : hosts)
                 {
-                    checkErrors(host);
+                    CatalogPeers.checkErrors(host);
                 }
                 return queryKeys;
             }
@@ -648,300 +417,6 @@ final class CatalogBench
         }
     }
 
-    private long add(final ShardInventory inventory, final int key, final long insertionSequence)
-    {
-        final long sequence = inventory.add(JournalRecord.TIER_DRAM, namespace, 0, NAMESPACE.length, hashBuffer,
-            key * HASH_LENGTH, HASH_LENGTH, insertionSequence, 2 * 1024 * 1024);
-        if (sequence < 0)
-        {
-            throw new IllegalStateException("inventory refused key " + key + ": " + sequence);
-        }
-        return sequence;
-    }
-
-    private static int sendPending(
-        final BenchPeer owner, final PeerClient[] clientOfShard, final long[] next)
-    {
-        int work = 0;
-        final int maxBatch = owner.publisher().maxBatchRecords();
-        for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
-        {
-            if (next[s] <= owner.journal().lastSequence(s) &&
-                owner.publisher().availableWindow(clientOfShard[s]) >= FRAME_WINDOW_BYTES)
-            {
-                final int n = owner.publisher().sendDeltaBatch(clientOfShard[s], s, owner.journal(), next[s], maxBatch);
-                if (n > 0)
-                {
-                    next[s] += n;
-                    work++;
-                }
-                else if (n < 0)
-                {
-                    throw new IllegalStateException("owner journal no longer holds shard " + s + " from " + next[s]);
-                }
-            }
-        }
-        return work;
-    }
-
-    private static int dutyAll(final BenchPeer owner, final BenchPeer[] hosts)
-    {
-        int work = owner.doWork();
-        for (final BenchPeer host : hosts)
-        {
-            work += host.doWork();
-        }
-        return work;
-    }
-
-    private static void streamAll(
-        final BenchPeer owner, final BenchPeer[] hosts, final PeerClient[] clientOfShard, final int[] hostOfShard,
-        final long[] next)
-    {
-        final StallDeadline deadline = new StallDeadline(STALL_NS, 0, System.nanoTime());
-        while (true)
-        {
-            boolean done = true;
-            long acked = 0;
-            for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
-            {
-                final long shardAcked = owner.ackedSequence(hosts[hostOfShard[s]].nodeIndex(), s);
-                acked += shardAcked;
-                done &= shardAcked == owner.journal().lastSequence(s);
-            }
-            if (done)
-            {
-                return;
-            }
-            if (0 == sendPending(owner, clientOfShard, next) + dutyAll(owner, hosts))
-            {
-                Thread.yield();
-            }
-            if (deadline.stalled(acked, System.nanoTime()))
-            {
-                throw new IllegalStateException("streaming to the hosts made no progress for " +
-                    TimeUnit.NANOSECONDS.toSeconds(STALL_NS) + " s; errors " + owner.errors());
-            }
-        }
-    }
-
-    /**
-     * One 128-key lookup fanned out as one ColdQuery per host, rows re-aligned to the request order.
-     */
-    private final class LookupFanOut implements BenchPeer.ColdResponseListener
-    {
-        final UnsafeBuffer[][] hashViews = new UnsafeBuffer[HOSTS][QUERY_KEYS];
-        final DirectBuffer[][] namespaces = new DirectBuffer[HOSTS][QUERY_KEYS];
-        final int[][] namespaceLengths = new int[HOSTS][QUERY_KEYS];
-        final int[][] hashLengths = new int[HOSTS][QUERY_KEYS];
-        final int[][] keyShards = new int[HOSTS][QUERY_KEYS];
-        final int[][] requestIndex = new int[HOSTS][QUERY_KEYS];
-        final int[] count = new int[HOSTS];
-        final int[] shardOfQuery = new int[HOSTS];
-        final long[] correlation = new long[HOSTS];
-        final int[] candidates = new int[QUERY_KEYS];
-        final int firstHostNode;
-        int responses;
-        long mismatches;
-
-        LookupFanOut(final int firstHostNode)
-        {
-            this.firstHostNode = firstHostNode;
-            for (int h = 0; h < HOSTS; h++)
-            {
-                for (int i = 0; i < QUERY_KEYS; i++)
-                {
-                    hashViews[h][i] = new UnsafeBuffer(hashes, 0, HASH_LENGTH);
-                    namespaces[h][i] = namespace;
-                    namespaceLengths[h][i] = NAMESPACE.length;
-                    hashLengths[h][i] = HASH_LENGTH;
-                }
-            }
-        }
-
-        public void onColdQueryResponse(final PeerClient client, final ColdQueryResponseDecoder response)
-        {
-            final int h = client.remoteNodeIndex() - firstHostNode;
-            if (h < 0 || h >= HOSTS || response.correlationId() != correlation[h])
-            {
-                return;
-            }
-            final ColdQueryResponseDecoder.RowsDecoder rows = response.rows();
-            while (rows.hasNext())
-            {
-                rows.next();
-                final int row = rows.rowIndex();
-                final ColdQueryResponseDecoder.RowsDecoder.CandidatesDecoder found = rows.candidates();
-                if (row < count[h])
-                {
-                    candidates[requestIndex[h][row]] = found.count();
-                }
-                while (found.hasNext())
-                {
-                    found.next();
-                }
-            }
-            responses++;
-        }
-    }
-
-    /**
-     * The lookup phase with each host's agent on its own thread (the deployment shape: hosts answer in parallel); the
-     * bench thread runs only the requester. The threads are joined before the hosts are touched again.
-     */
-    private int[] coldLookupsWithHostThreads(
-        final BenchPeer owner, final BenchPeer[] hosts, final PeerClient[] clients, final int[] hostOfShard)
-        throws InterruptedException
-    {
-        final AtomicBoolean running = new AtomicBoolean(true);
-        final Thread[] threads = new Thread[hosts.length];
-        for (int h = 0; h < hosts.length; h++)
-        {
-            final BenchPeer host = hosts[h];
-            threads[h] = new Thread(() ->
-            {
-                final IdleStrategy idle = agentIdleStrategy();
-                while (running.get())
-                {
-                    idle.idle(host.doWork());
-                }
-            }, "bench-host-" + h);
-            threads[h].start();
-        }
-        try
-        {
-            return coldLookups(owner, hosts, clients, hostOfShard, new BenchPeer[0]);
-        }
-        finally
-        {
-            running.set(false);
-            for (final Thread thread : threads)
-            {
-                thread.join();
-            }
-        }
-    }
-
-    private int[] coldLookups(
-        final BenchPeer owner,
-        final BenchPeer[] hosts,
-        final PeerClient[] clients,
-        final int[] hostOfShard,
-        final BenchPeer[] invokedHosts)
-    {
-        final LookupFanOut fanOut = new LookupFanOut(hosts[0].nodeIndex());
-        owner.coldResponseListener(fanOut);
-        final int total = settings.warmupQueries + settings.queries;
-        final int[] keys = new int[total * QUERY_KEYS];
-        final SplittableRandom random = new SplittableRandom(0xC01D);
-        for (int i = 0; i < keys.length; i++)
-        {
-            keys[i] = random.nextInt(settings.lookupKeys);
-        }
-        final Histogram ours = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
-        final byte[] request = new byte[QUERY_KEYS * HASH_LENGTH];
-        final UnsafeBuffer requestBuffer = new UnsafeBuffer(request);
-        final long deadlineNs = System.nanoTime() + AWAIT_NS;
-        for (int q = 0; q < total; q++)
-        {
-            requestKeys(keys, q, request);
-            final long startNs = System.nanoTime();
-            java.util.Arrays.fill(fanOut.count, 0);
-            for (int i = 0; i < QUERY_KEYS; i++)
-            {
-                // The requester hashes every key to find its shard, as a Manager's discovery does.
-                final int shard = shardFunction.shard(namespace, 0, NAMESPACE.length, requestBuffer, i * HASH_LENGTH,
-                    HASH_LENGTH);
-                final int h = hostOfShard[shard];
-                final int at = fanOut.count[h]++;
-                fanOut.hashViews[h][at].wrap(request, i * HASH_LENGTH, HASH_LENGTH);
-                fanOut.requestIndex[h][at] = i;
-                fanOut.keyShards[h][at] = shard;
-                if (0 == at)
-                {
-                    fanOut.shardOfQuery[h] = shard;
-                }
-                fanOut.candidates[i] = -1;
-            }
-            fanOut.responses = 0;
-            int expected = 0;
-            for (int h = 0; h < HOSTS; h++)
-            {
-                if (fanOut.count[h] > 0)
-                {
-                    expected++;
-                    fanOut.correlation[h] = owner.publisher().nextCorrelationId();
-                    while (!owner.publisher().sendColdQuery(clients[h], fanOut.correlation[h], fanOut.shardOfQuery[h],
-                        fanOut.count[h], fanOut.keyShards[h], fanOut.namespaces[h], fanOut.namespaceLengths[h], fanOut.hashViews[h],
-                        fanOut.hashLengths[h]))
-                    {
-                        dutyAll(owner, invokedHosts);
-                    }
-                }
-            }
-            while (fanOut.responses < expected)
-            {
-                // The lookup ends when the requester holds every answer: hosts run elsewhere in a cluster, so their
-                // idle polls after answering are not run on this lookup's clock.
-                int work = owner.doWork();
-                for (int h = 0; h < invokedHosts.length && fanOut.responses < expected; h++)
-                {
-                    work += invokedHosts[h].doWork();
-                }
-                if (0 == work)
-                {
-                    Thread.yield();
-                }
-                if (System.nanoTime() - deadlineNs > 0)
-                {
-                    throw new IllegalStateException("cold query " + q + " timed out; errors " + owner.errors());
-                }
-            }
-            final long elapsedNs = System.nanoTime() - startNs;
-            for (int i = 0; i < QUERY_KEYS; i++)
-            {
-                if (fanOut.candidates[i] < 1)
-                {
-                    fanOut.mismatches++;
-                }
-            }
-            if (q >= settings.warmupQueries)
-            {
-                ours.recordValue(elapsedNs);
-            }
-        }
-        owner.coldResponseListener(null);
-        if (fanOut.mismatches > 0)
-        {
-            throw new IllegalStateException(fanOut.mismatches + " looked-up keys came back without a candidate");
-        }
-        out.printf(Locale.ROOT, "%n[2] cold lookup, 128 keys over 3 hosts" + (settings.hostThreads ?
-            " (hosts on their own threads)" : " (requester and hosts on one thread)") + " (%d queries after %d warm-up): " +
-            "p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us%n", settings.queries, settings.warmupQueries,
-            ours.getValueAtPercentile(50) / 1e3, ours.getValueAtPercentile(99) / 1e3,
-            ours.getValueAtPercentile(99.9) / 1e3, ours.getMaxValue() / 1e3);
-        out.flush();
-        results.put("cold_lookup_host_threads", settings.hostThreads);
-        results.put("cold_lookup_p50_us", ours.getValueAtPercentile(50) / 1e3);
-        results.put("cold_lookup_p99_us", ours.getValueAtPercentile(99) / 1e3);
-        results.put("cold_lookup_p999_us", ours.getValueAtPercentile(99.9) / 1e3);
-        return keys;
-    }
-
-    /**
-     * Copy query {@code q}'s key hashes into one contiguous request, outside the timed region of both the lookup and
-     * its MGET anchor: an engine hands a lookup's keys over in one request message (a prefix chain), not scattered
-     * over the bench's whole key pool, whose cache misses would otherwise be timed (serialised behind each key's
-     * SHA-256 on our side).
-     */
-    private void requestKeys(final int[] keys, final int q, final byte[] request)
-    {
-        for (int i = 0; i < QUERY_KEYS; i++)
-        {
-            System.arraycopy(hashes, keys[q * QUERY_KEYS + i] * HASH_LENGTH, request, i * HASH_LENGTH, HASH_LENGTH);
-        }
-    }
-
     /**
      * Redis anchors of the lookup and lag phases, run after the peers closed (see {@link #run()}).
      */
@@ -953,7 +428,7 @@ final class CatalogBench
         double anchorP99 = Double.NaN;
         if (settings.anchor)
         {
-            final Histogram mget = redisMget(keys, keys.length / QUERY_KEYS);
+            final Histogram mget = anchor.mget(keys, keys.length / QUERY_KEYS);
             anchorP50 = mget.getValueAtPercentile(50) / 1e3;
             anchorP99 = mget.getValueAtPercentile(99) / 1e3;
             out.printf(Locale.ROOT, "%n[2] anchor: redis MGET of the same 128 key bytes (Java RESP client, same loop): " +
@@ -977,15 +452,10 @@ final class CatalogBench
         double anchorBytes = Double.NaN;
         if (settings.anchor)
         {
-            final Histogram set = redisPacedSet(records);
+            final Histogram set = anchor.pacedSet(records);
             anchorP50 = set.getValueAtPercentile(50) / 1e3;
             anchorP99 = set.getValueAtPercentile(99) / 1e3;
-            // One SET of the same key and value bytes on the wire, plus its +OK reply.
-            redis.command(3).arg("SET").arg(NAMESPACE, NAMESPACE.length, hashes, 0, HASH_LENGTH)
-                .arg(new byte[REDIS_VALUE_BYTES], 0, REDIS_VALUE_BYTES);
-            anchorBytes = redis.pendingBytes() + "+OK\r\n".length();
-            redis.flush();
-            redis.readReply();
+            anchorBytes = anchor.bytesPerSet();
             out.printf(Locale.ROOT, "[3] anchor: redis SET of the same keys at the same rate, issue -> reply p50 %.1f " +
                 "us, p99 %.1f us, p99.9 %.1f us; %.0f B on the wire per SET + reply%n", anchorP50, anchorP99,
                 set.getValueAtPercentile(99.9) / 1e3, anchorBytes);
@@ -1008,51 +478,6 @@ final class CatalogBench
         final double full = (double)results.get("delta_bytes_per_record_full_batches");
         summary.add(new String[]{ "metadata bytes per record, full batches", fmt(full, "%.1f"),
             "redis SET + reply: " + fmt(anchorBytes, "%.0f"), ratio(full / anchorBytes), "report" });
-    }
-
-    private Histogram redisMget(final int[] keys, final int total) throws IOException
-    {
-        // The same evidence in Redis: key = namespace + hash bytes, value = one candidate (owner, incarnation,
-        // insertion sequence, generation, tier, size).
-        final byte[] value = new byte[REDIS_VALUE_BYTES];
-        for (int k = 0; k < settings.lookupKeys; k += 1000)
-        {
-            final int end = Math.min(settings.lookupKeys, k + 1000);
-            for (int i = k; i < end; i++)
-            {
-                redis.command(3).arg("SET").arg(NAMESPACE, NAMESPACE.length, hashes, i * HASH_LENGTH, HASH_LENGTH)
-                    .arg(value, 0, value.length);
-            }
-            redis.flush();
-            for (int i = k; i < end; i++)
-            {
-                redis.readReply();
-            }
-        }
-        final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
-        final byte[] request = new byte[QUERY_KEYS * HASH_LENGTH];
-        for (int q = 0; q < total; q++)
-        {
-            requestKeys(keys, q, request);
-            final long startNs = System.nanoTime();
-            redis.command(QUERY_KEYS + 1).arg("MGET");
-            for (int i = 0; i < QUERY_KEYS; i++)
-            {
-                redis.arg(NAMESPACE, NAMESPACE.length, request, i * HASH_LENGTH, HASH_LENGTH);
-            }
-            redis.flush();
-            final long present = redis.readReply();
-            final long elapsedNs = System.nanoTime() - startNs;
-            if (present != QUERY_KEYS)
-            {
-                throw new IllegalStateException("MGET found " + present + " of " + QUERY_KEYS);
-            }
-            if (q >= settings.warmupQueries)
-            {
-                histogram.recordValue(elapsedNs);
-            }
-        }
-        return histogram;
     }
 
     private void updateLag(
@@ -1105,7 +530,7 @@ final class CatalogBench
         lagStartNs[0] = startNs;
         final long deadlineNs = startNs + TimeUnit.SECONDS.toNanos(settings.lagSeconds) + AWAIT_NS;
         long appended = 0;
-        while (appended < records || !caughtUp(seen, owner))
+        while (appended < records || !CatalogPeers.caughtUp(seen, owner))
         {
             final long nowNs = System.nanoTime();
             final long due = Math.min(records, (nowNs - startNs) / periodNs + 1);
@@ -1113,13 +538,13 @@ final class CatalogBench
             while (appended < due)
             {
                 final int key = (int)(appended % settings.lookupKeys);
-                final long sequence = add(inventory, key, 5_000_000L + appended);
-                appendNs[shardOfKey[key]][(int)(sequence & ringMask)] = System.nanoTime();
+                final long sequence = keys.add(inventory, key, 5_000_000L + appended);
+                appendNs[keys.shardOfKey[key]][(int)(sequence & ringMask)] = System.nanoTime();
                 appended++;
                 work++;
             }
-            work += sendPending(owner, clientOfShard, next);
-            work += dutyAll(owner, hosts);
+            work += CatalogPeers.sendPending(owner, clientOfShard, next);
+            work += CatalogPeers.dutyAll(owner, hosts);
             if (0 == work)
             {
                 Thread.yield();
@@ -1166,308 +591,6 @@ final class CatalogBench
         results.put("metadata_delta_bytes_per_record_steady", (double)ownerBytes / records);
         results.put("metadata_ack_bytes_per_record_steady", (double)hostBytes / records);
         results.put("metadata_bytes_per_record_steady", bytesPerRecord);
-    }
-
-    private static boolean caughtUp(final long[] seen, final BenchPeer owner)
-    {
-        for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
-        {
-            if (seen[s] < owner.journal().lastSequence(s))
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * SETs of the lookup keys at the lag phase's rate from one connection: each loop iteration writes the SETs that
-     * fell due as one pipeline and reads their replies; a SET's lag is issue to its reply (then any reader sees it).
-     */
-    private Histogram redisPacedSet(final long records) throws IOException
-    {
-        final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
-        final byte[] value = new byte[REDIS_VALUE_BYTES];
-        final long periodNs = 1_000_000_000L / settings.lagRate;
-        final long[] issuedNs = new long[(int)Math.min(records, 1 << 20)];
-        final long startNs = System.nanoTime();
-        long issued = 0;
-        while (issued < records)
-        {
-            final long due = Math.min(records, (System.nanoTime() - startNs) / periodNs + 1);
-            final long first = issued;
-            while (issued < due && issued - first < issuedNs.length)
-            {
-                final int key = (int)(issued % settings.lookupKeys);
-                value[0] = (byte)issued;
-                redis.command(3).arg("SET").arg(NAMESPACE, NAMESPACE.length, hashes, key * HASH_LENGTH, HASH_LENGTH)
-                    .arg(value, 0, value.length);
-                issuedNs[(int)(issued - first)] = System.nanoTime();
-                issued++;
-            }
-            if (issued == first)
-            {
-                Thread.onSpinWait();
-                continue;
-            }
-            redis.flush();
-            for (long i = first; i < issued; i++)
-            {
-                redis.readReply();
-                histogram.recordValue(Math.max(0, System.nanoTime() - issuedNs[(int)(i - first)]));
-            }
-        }
-        return histogram;
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-    // Redis anchors and plumbing
-
-    /**
-     * redis-benchmark pipelined SETs of random keys among settings.keys: into an empty db (the first SET of a key
-     * creates it, as the host's first pass inserts), or after every key was SET once (overwrites only, as the host's
-     * steady state updates held records).
-     */
-    private double redisBenchmarkSet(final boolean overExistingKeys) throws IOException, InterruptedException
-    {
-        if (overExistingKeys)
-        {
-            prefillRedisBenchmarkKeys();
-        }
-        final long requests = overExistingKeys ? settings.records : settings.keys;
-        final List<String> command = List.of("redis-benchmark", "-h", "127.0.0.1", "-p",
-            Integer.toString(settings.redisPort), "-t", "set", "-P", "64", "-n", Long.toString(requests),
-            "-d", "96", "-r", Long.toString(settings.keys), "-q", "--csv");
-        final double cpuBefore = redisCpuSeconds();
-        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        final String text = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (0 != process.waitFor())
-        {
-            throw new IllegalStateException("redis-benchmark failed: " + text);
-        }
-        out.printf(Locale.ROOT, "%n[1] anchor (%s): %s%n", overExistingKeys ? "every key SET once before, " +
-            "overwrites" : "empty db", String.join(" ", command));
-        double rps = Double.NaN;
-        for (final String line : text.split("\n"))
-        {
-            out.println("    " + line.trim());
-            final String[] fields = line.trim().replace("\"", "").split(",");
-            if (fields.length > 1 && "SET".equals(fields[0]))
-            {
-                rps = Double.parseDouble(fields[1]);
-            }
-        }
-        out.flush();
-        if (Double.isNaN(rps))
-        {
-            throw new IllegalStateException("no SET row in redis-benchmark output: " + text);
-        }
-        final double cpuSeconds = redisCpuSeconds() - cpuBefore;
-        out.printf(Locale.ROOT, "    redis-server used %.2f CPU-seconds (INFO cpu, user + sys): %.0f SETs per server " +
-            "CPU-second%n", cpuSeconds, requests / cpuSeconds);
-        if (overExistingKeys)
-        {
-            results.put("anchor_redis_sets_per_server_cpu_s", requests / cpuSeconds);
-        }
-        redis.command(1).arg("FLUSHALL");
-        redis.flush();
-        redis.readReply();
-        return rps;
-    }
-
-    /**
-     * Load the owner's keys (same key bytes, one candidate as value) into an empty Redis: used_memory per key is the
-     * index anchor; DEBUG RELOAD (save an RDB, empty, load it back) of them is the snapshot rebuild anchor.
-     */
-    /**
-     * SET every key redis-benchmark's {@code -r} draws from ({@code key:} and the number in 12 digits) with a 96-byte
-     * value, pipelined, untimed.
-     */
-    private void prefillRedisBenchmarkKeys() throws IOException
-    {
-        final String value = "x".repeat(96);
-        final int window = 1_000;
-        for (long k = 0; k < settings.keys; k += window)
-        {
-            final long end = Math.min(settings.keys, k + window);
-            for (long i = k; i < end; i++)
-            {
-                redis.command(3).arg("SET").arg(String.format(Locale.ROOT, "key:%012d", i)).arg(value);
-            }
-            redis.flush();
-            for (long i = k; i < end; i++)
-            {
-                redis.readReply();
-            }
-        }
-    }
-
-    private double redisLoadAndReload() throws IOException
-    {
-        redis.command(1).arg("FLUSHALL");
-        redis.flush();
-        redis.readReply();
-        final long before = redis.infoField("memory", "used_memory");
-        final byte[] value = new byte[REDIS_VALUE_BYTES];
-        for (long k = 0; k < settings.keys; k += 1000)
-        {
-            final long end = Math.min(settings.keys, k + 1000);
-            for (long i = k; i < end; i++)
-            {
-                redis.command(3).arg("SET")
-                    .arg(NAMESPACE, NAMESPACE.length, hashes, (int)i * HASH_LENGTH, HASH_LENGTH)
-                    .arg(value, 0, value.length);
-            }
-            redis.flush();
-            for (long i = k; i < end; i++)
-            {
-                redis.readReply();
-            }
-        }
-        final long after = redis.infoField("memory", "used_memory");
-        final double perKey = (double)(after - before) / settings.keys;
-        results.put("anchor_redis_bytes_per_key", perKey);
-        final long startNs = System.nanoTime();
-        redis.command(2).arg("DEBUG").arg("RELOAD");
-        redis.flush();
-        redis.readReply();
-        final double ms = (System.nanoTime() - startNs) / 1e6;
-        redis.command(1).arg("DBSIZE");
-        redis.flush();
-        final long size = redis.readReply();
-        out.printf(Locale.ROOT, "    anchor: redis with the same %d keys (%d B key, %d B value): used_memory %.1f " +
-            "B/key; DEBUG RELOAD (RDB save + load, %d keys back) %.0f ms%n", settings.keys,
-            NAMESPACE.length + HASH_LENGTH, REDIS_VALUE_BYTES, perKey, size, ms);
-        out.flush();
-        redis.command(1).arg("FLUSHALL");
-        redis.flush();
-        redis.readReply();
-        return ms;
-    }
-
-    private double redisCpuSeconds() throws IOException
-    {
-        redis.command(2).arg("INFO").arg("cpu");
-        redis.flush();
-        double seconds = 0;
-        for (final String line : redis.readBulkString().split("\r\n"))
-        {
-            if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:"))
-            {
-                seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
-            }
-        }
-        return seconds;
-    }
-
-    private String redisVersion() throws IOException
-    {
-        redis.command(2).arg("INFO").arg("server");
-        redis.flush();
-        for (final String line : redis.readBulkString().split("\r\n"))
-        {
-            if (line.startsWith("redis_version:"))
-            {
-                return line.substring("redis_version:".length());
-            }
-        }
-        return "unknown";
-    }
-
-    private static PeerClient connect(final BenchPeer from, final BenchPeer to)
-    {
-        final PeerClient client = from.publisher().connect(
-            to.transport().endpoint(), to.nodeIndex(), to.incarnationMsb(), to.incarnationLsb());
-        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!client.isActive())
-        {
-            if (client.isFailed() || System.nanoTime() - deadlineNs > 0)
-            {
-                throw new IllegalStateException("no session from node " + from.nodeIndex() + " to " + to.nodeIndex());
-            }
-            if (0 == from.doWork() + to.doWork())
-            {
-                Thread.yield();
-            }
-        }
-        return client;
-    }
-
-    private static void checkErrors(final BenchPeer... peers)
-    {
-        for (final BenchPeer peer : peers)
-        {
-            if (!peer.errors().isEmpty() || peer.rejections() > 0)
-            {
-                throw new IllegalStateException("node " + peer.nodeIndex() + ": " + peer.rejections() +
-                    " rejections, errors " + peer.errors());
-            }
-        }
-    }
-
-    private static long journalBudgetFor(final long records)
-    {
-        // 96-byte journal records for these keys, segments partly filled at the tail, and room to spare.
-        final long bytes = records * 96 * 5 / 4 + (32L << 20);
-        return Math.min(bytes, (Integer.MAX_VALUE / OWNER_SEGMENT) * (long)OWNER_SEGMENT);
-    }
-
-    private static final int OWNER_SEGMENT = 64 * 1024;
-
-    private static long inventoryShardBudget(final long keys)
-    {
-        return CatalogRecordTable.budgetFor((int)(keys / CatalogLimits.SHARD_COUNT * 5 / 4) + 4096);
-    }
-
-    private void printSummary()
-    {
-        out.println();
-        out.println("| metric | OrbitKV | anchor (same run) | ratio | goal |");
-        out.println("|---|---|---|---|---|");
-        for (final String[] row : summary)
-        {
-            out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s |%n", row[0], row[1], row[2], row[3], row[4]);
-        }
-        out.flush();
-        final List<Map<String, String>> rows = new ArrayList<>();
-        for (final String[] row : summary)
-        {
-            final Map<String, String> map = new LinkedHashMap<>();
-            map.put("metric", row[0]);
-            map.put("orbitkv", row[1]);
-            map.put("anchor", row[2]);
-            map.put("ratio", row[3]);
-            map.put("goal", row[4]);
-            rows.add(map);
-        }
-        results.put("summary", rows);
-    }
-
-    private static String fmt(final double value, final String format)
-    {
-        return Double.isNaN(value) ? "n/a" : String.format(Locale.ROOT, format, value);
-    }
-
-    private static String ratio(final double value)
-    {
-        return Double.isNaN(value) || Double.isInfinite(value) ? "n/a" : String.format(Locale.ROOT, "%.2fx", value);
-    }
-
-    /**
-     * The peers' embedded driver: invoked from each peer's duty cycle (the transport's default, null here), or on a
-     * thread of its own with a backoff or yielding idle strategy (diagnostics).
-     */
-    private IdleStrategy driverIdle()
-    {
-        return switch (settings.driverIdle)
-        {
-            case "invoked" -> null;
-            case "backoff" -> PeerTransport.Context.backoffDriverIdleStrategy();
-            case "backoff-short" -> new BackoffIdleStrategy(10, 20, 1_000, 20_000);
-            case "yielding" -> new YieldingIdleStrategy();
-            default -> throw new IllegalArgumentException("driver idle must be invoked, backoff, backoff-short or yielding: " +
-                settings.driverIdle);
-        };
     }
 
     static Path defaultDir()

@@ -2,8 +2,6 @@ package io.orbitkv.bench;
 
 import java.io.File;
 import java.io.PrintWriter;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -50,7 +48,6 @@ final class TransferBench
 
     private static final String BLOCK_NS = "bench/transfer/2m";
     private static final String RESTORE_NS = "bench/transfer/restore-256k";
-    private static final long PATTERN = 0x9E3779B97F4A7C15L;
 
     private final Options options;
     private final PrintWriter out;
@@ -126,7 +123,7 @@ final class TransferBench
         measureRawTcp();
         measureTeStandIn();
         measureManagers();
-        summary();
+        TransferSummary.print(out, options, results, iperfGbps, rawTcp);
         return results;
     }
 
@@ -266,10 +263,10 @@ final class TransferBench
             try (EngineClient engineA = engine(managers.get(0), "bench-transfer-a", regionBytes);
                 EngineClient engineB = engine(managers.get(1), "bench-transfer-b", regionBytes))
             {
-                final List<KeyBatch> big = batches(BLOCK_NS, options.blocks(), BLOCK_BYTES, 0, options.blocksPerRead());
-                final List<KeyBatch> restore = batches(RESTORE_NS, options.restoreBlocks(), RESTORE_BLOCK_BYTES, bigBytes,
+                final List<KeyBatch> big = TransferBlocks.batches(BLOCK_NS, options.blocks(), BLOCK_BYTES, 0, options.blocksPerRead());
+                final List<KeyBatch> restore = TransferBlocks.batches(RESTORE_NS, options.restoreBlocks(), RESTORE_BLOCK_BYTES, bigBytes,
                     MAX_PEER_KEYS);
-                fill(engineA.dataBuffer(), regionBytes);
+                TransferBlocks.fill(engineA.dataBuffer(), regionBytes);
                 publish(engineA, big, managers.get(0));
                 publish(engineA, restore, managers.get(0));
                 awaitPeers(engineB, big, managers);
@@ -334,7 +331,7 @@ final class TransferBench
             final long elapsedNs = System.nanoTime() - t0;
             if (check)
             {
-                verify(region, 0, bytes, "2 MiB blocks read by b");
+                TransferBlocks.verify(region, 0, bytes, "2 MiB blocks read by b");
             }
             if (r >= 0)
             {
@@ -383,7 +380,7 @@ final class TransferBench
             final long t1 = System.nanoTime();
             if (0 == i)
             {
-                verify(region, offset, bytes, "256 KiB restore prefix read by b");
+                TransferBlocks.verify(region, offset, bytes, "256 KiB restore prefix read by b");
             }
             if (i >= warmup)
             {
@@ -444,66 +441,6 @@ final class TransferBench
     boolean failed()
     {
         return Boolean.TRUE.equals(results.get("failed"));
-    }
-
-    private void summary()
-    {
-        out.println();
-        out.println("| metric | OrbitKV | anchor (same run) | ratio | goal |");
-        out.println("|---|---|---|---|---|");
-        @SuppressWarnings("unchecked")
-        final Map<String, Object> managers = (Map<String, Object>)results.get("managers");
-        for (final int streams : options.streams())
-        {
-            @SuppressWarnings("unchecked")
-            final Map<String, Object> pair = (Map<String, Object>)managers.get("streams_" + streams);
-            if (null == pair)
-            {
-                continue;
-            }
-            final String plural = 1 == streams ? "" : "s";
-            final Double anchor = iperfGbps.get(streams);
-            final String anchorText = null == anchor ? "iperf3: n/a" :
-                String.format(Locale.ROOT, "iperf3 -P %d: %.2f", streams, anchor);
-            if (pair.containsKey("gbps_median"))
-            {
-                final double gbps = (double)pair.get("gbps_median");
-                out.printf(Locale.ROOT, "| peer Read 2 MiB blocks, %d stream%s (Gb/s) | %.2f | %s | %s | >= 0.9x |%n",
-                    streams, plural, gbps, anchorText,
-                    null == anchor ? "-" : String.format(Locale.ROOT, "%.2fx", gbps / anchor));
-            }
-            else
-            {
-                out.printf(Locale.ROOT, "| peer Read 2 MiB blocks, %d stream%s (Gb/s) | FAILED | %s | - | >= 0.9x |%n",
-                    streams, plural, anchorText);
-            }
-            final double rawP50 = rawTcp.getValueAtPercentile(50) / 1e3;
-            final double rawP99 = rawTcp.getValueAtPercentile(99) / 1e3;
-            if (pair.containsKey("restore_p50_us"))
-            {
-                final double p50 = (double)pair.get("restore_p50_us");
-                final double p99 = (double)pair.get("restore_p99_us");
-                out.printf(Locale.ROOT, "| remote restore %d x 256 KiB, %d stream%s, p50 / p99 (us) | %.1f / %.1f | " +
-                    "raw TCP: %.1f / %.1f | %.2fx / %.2fx | report |%n", options.restoreBlocks(), streams, plural, p50, p99,
-                    rawP50, rawP99, p50 / rawP50, p99 / rawP99);
-            }
-            else
-            {
-                out.printf(Locale.ROOT, "| remote restore %d x 256 KiB, %d stream%s, p50 / p99 (us) | FAILED | " +
-                    "raw TCP: %.1f / %.1f | - | report |%n", options.restoreBlocks(), streams, plural, rawP50, rawP99);
-            }
-        }
-        @SuppressWarnings("unchecked")
-        final Map<String, Object> te = (Map<String, Object>)results.get("te_standin");
-        if (Boolean.TRUE.equals(te.get("available")))
-        {
-            final double gbps = (double)te.get("gbps_median");
-            final Double anchor = iperfGbps.get(1);
-            out.printf(Locale.ROOT, "| TE stand-in (not Mooncake), 2 MiB reads (Gb/s) | %.2f | %s | %s | report |%n", gbps,
-                null == anchor ? "iperf3: n/a" : String.format(Locale.ROOT, "iperf3 -P 1: %.2f", anchor),
-                null == anchor ? "-" : String.format(Locale.ROOT, "%.2fx", gbps / anchor));
-        }
-        out.flush();
     }
 
     private void readWithPeers(
@@ -600,65 +537,6 @@ final class TransferBench
             .clientName(name)
             .dataRegionBytes(regionBytes)
             .responseTimeoutNs(RESPONSE_TIMEOUT_NS));
-    }
-
-    /**
-     * Key batches of at most {@code perBatch} keys over consecutive ranges of the data region.
-     */
-    private static List<KeyBatch> batches(
-        final String namespace, final int count, final int blockBytes, final long firstOffset, final int perBatch)
-    {
-        final List<KeyBatch> batches = new ArrayList<>();
-        final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
-        for (int first = 0; first < count; first += perBatch)
-        {
-            final int n = Math.min(perBatch, count - first);
-            final KeyBatch batch = new KeyBatch(n).namespace(ns);
-            for (int i = 0; i < n; i++)
-            {
-                batch.addKey(hash(first + i), 0, 32, firstOffset + (long)(first + i) * blockBytes, blockBytes);
-            }
-            batches.add(batch);
-        }
-        return batches;
-    }
-
-    private static byte[] hash(final int i)
-    {
-        final byte[] hash = new byte[32];
-        long x = (i + 1) * PATTERN;
-        for (int b = 4; b < hash.length; b++)
-        {
-            x ^= x >>> 29;
-            x *= 0xBF58476D1CE4E5B9L;
-            hash[b] = (byte)x;
-        }
-        ByteBuffer.wrap(hash).putInt(i);
-        return hash;
-    }
-
-    private static void fill(final UnsafeBuffer region, final long bytes)
-    {
-        for (int i = 0; i < bytes; i += Long.BYTES)
-        {
-            region.putLong(i, word(i));
-        }
-    }
-
-    private static void verify(final UnsafeBuffer region, final long offset, final long bytes, final String what)
-    {
-        for (long i = offset; i < offset + bytes; i += Long.BYTES)
-        {
-            if (region.getLong((int)i) != word(i))
-            {
-                throw new IllegalStateException(what + ": byte " + i + " of the region is not what a published");
-            }
-        }
-    }
-
-    private static long word(final long offset)
-    {
-        return (offset + 1) * PATTERN;
     }
 
     private int warmupReps()

@@ -76,41 +76,26 @@ public final class ShardReceiver
     private final NamespaceTable namespaces;
     private final int initialViewRecords;
     private final int snapshotHeadroomRecords;
-    private final long repairIntervalNs;
     private final UnsafeBuffer scratchHash = new UnsafeBuffer(new byte[64]);
 
     private boolean hasIncarnation;
     private long incarnationMsb;
     private long incarnationLsb;
-    private final long[] retired = new long[MAX_RETIRED_INCARNATIONS * 2];
-    private int retiredCount;
-    private int retiredNext;
+    private final RetiredIncarnations retired = new RetiredIncarnations();
 
     private int mode = NO_BASELINE;
     private long contiguousSequence;
     private CatalogRecordTable liveView;
     private long liveViewBytes;
 
-    private boolean gapOutstanding;
-    private long gapTo;
-    private long nextRepairAtNs;
+    private final GapRepair gap;
+    private final VersionedApply versions;
 
-    private CatalogRecordTable pendingView;
-    private long pendingViewBytes;
-    private long pendingSnapshotId;
-    private long pendingStartWatermark;
-    private int pendingPages;
-    private long pendingNextIntervalSequence;
+    private final PendingSnapshot pending = new PendingSnapshot();
 
     private long deltasApplied;
-    private long duplicates;
-    private long gapsDetected;
-    private long repairRequests;
     private long staleIncarnationRejections;
     private long unregisteredPublisherRejections;
-    private long conflicts;
-    private long olderRejected;
-    private long resurrectionsPrevented;
     private long viewFullEvents;
     private long budgetRejections;
     private long hintsDropped;
@@ -140,7 +125,8 @@ public final class ShardReceiver
         this.namespaces = namespaces;
         this.initialViewRecords = initialViewRecords;
         this.snapshotHeadroomRecords = snapshotHeadroomRecords;
-        this.repairIntervalNs = repairIntervalNs;
+        this.gap = new GapRepair(repairIntervalNs);
+        this.versions = new VersionedApply(namespaces);
     }
 
     /**
@@ -155,7 +141,7 @@ public final class ShardReceiver
         {
             return true;
         }
-        if (isRetired(msb, lsb))
+        if (retired.contains(msb, lsb))
         {
             staleIncarnationRejections++;
             return false;
@@ -202,20 +188,11 @@ public final class ShardReceiver
         final long sequence = record.sequence();
         if (sequence <= contiguousSequence)
         {
-            return duplicate(record);
+            return versions.duplicate(liveView, record);
         }
         if (sequence > contiguousSequence + 1)
         {
-            if (!gapOutstanding)
-            {
-                gapsDetected++;
-                gapOutstanding = true;
-                gapTo = sequence - 1;
-            }
-            else
-            {
-                gapTo = Math.max(gapTo, sequence - 1);
-            }
+            gap.onEarlySequence(sequence);
             return GAP;
         }
         if (null == liveView && !createLiveView(initialViewRecords))
@@ -223,7 +200,7 @@ public final class ShardReceiver
             enterResync();
             return BUDGET_EXCEEDED;
         }
-        int outcome = applyVersioned(liveView, record, true);
+        int outcome = versions.apply(liveView, record, true);
         if (VIEW_FULL == outcome)
         {
             if (!growLiveView())
@@ -232,7 +209,7 @@ public final class ShardReceiver
                 enterResync();
                 return VIEW_FULL;
             }
-            outcome = applyVersioned(liveView, record, true);
+            outcome = versions.apply(liveView, record, true);
         }
         if (NAMESPACE_LIMIT == outcome)
         {
@@ -242,10 +219,7 @@ public final class ShardReceiver
         mode = STREAMING;
         contiguousSequence = sequence;
         deltasApplied++;
-        if (gapOutstanding && contiguousSequence >= gapTo)
-        {
-            gapOutstanding = false;
-        }
+        gap.onContiguous(contiguousSequence);
         return APPLIED;
     }
 
@@ -324,13 +298,7 @@ public final class ShardReceiver
      */
     public boolean pollRepair(final long nowNs)
     {
-        if (gapOutstanding && (STREAMING == mode || NO_BASELINE == mode) && nowNs - nextRepairAtNs >= 0)
-        {
-            nextRepairAtNs = nowNs + repairIntervalNs;
-            repairRequests++;
-            return true;
-        }
-        return false;
+        return gap.outstanding() && (STREAMING == mode || NO_BASELINE == mode) && gap.poll(nowNs);
     }
 
     /**
@@ -372,14 +340,9 @@ public final class ShardReceiver
                 return BUDGET_EXCEEDED;
             }
         }
-        pendingView = new CatalogRecordTable(needed);
-        pendingViewBytes = needed;
-        pendingSnapshotId = snapshotId;
-        pendingStartWatermark = startWatermark;
-        pendingPages = 0;
-        pendingNextIntervalSequence = startWatermark + 1;
+        pending.begin(new CatalogRecordTable(needed), needed, snapshotId, startWatermark);
         mode = SNAPSHOT;
-        gapOutstanding = false;
+        gap.clear();
         return APPLIED;
     }
 
@@ -401,13 +364,12 @@ public final class ShardReceiver
         {
             return UNKNOWN_SNAPSHOT;
         }
-        if (pageIndex != pendingPages)
+        if (!pending.onPageEnd(pageIndex))
         {
             abandonPending();
             enterResync();
             return INCOMPLETE_SNAPSHOT;
         }
-        pendingPages++;
         return APPLIED;
     }
 
@@ -420,13 +382,12 @@ public final class ShardReceiver
         {
             return UNKNOWN_SNAPSHOT;
         }
-        if (record.sequence() != pendingNextIntervalSequence)
+        if (!pending.onIntervalRecord(record.sequence()))
         {
             abandonPending();
             enterResync();
             return INCOMPLETE_SNAPSHOT;
         }
-        pendingNextIntervalSequence++;
         return applyPending(record);
     }
 
@@ -440,22 +401,19 @@ public final class ShardReceiver
         {
             return UNKNOWN_SNAPSHOT;
         }
-        if (startWatermark != pendingStartWatermark || pageCount != pendingPages ||
-            pendingNextIntervalSequence != endWatermark + 1)
+        if (!pending.isComplete(startWatermark, endWatermark, pageCount))
         {
             abandonPending();
             enterResync();
             return INCOMPLETE_SNAPSHOT;
         }
-        pendingView.purgeTombstonesUpTo(endWatermark);
+        pending.view().purgeTombstonesUpTo(endWatermark);
         releaseLiveView();
-        liveView = pendingView;
-        liveViewBytes = pendingViewBytes;
-        pendingView = null;
-        pendingViewBytes = 0;
+        liveViewBytes = pending.viewBytes();
+        liveView = pending.take();
         contiguousSequence = endWatermark;
         mode = STREAMING;
-        gapOutstanding = false;
+        gap.clear();
         snapshotsInstalled++;
         return APPLIED;
     }
@@ -524,7 +482,7 @@ public final class ShardReceiver
      */
     public boolean coverageComplete()
     {
-        return !hasIncarnation || (STREAMING == mode && !gapOutstanding);
+        return !hasIncarnation || (STREAMING == mode && !gap.outstanding());
     }
 
     public int shard()
@@ -549,7 +507,7 @@ public final class ShardReceiver
 
     public long gapTo()
     {
-        return gapTo;
+        return gap.gapTo();
     }
 
     /**
@@ -565,7 +523,7 @@ public final class ShardReceiver
      */
     public long reservedBytes()
     {
-        return liveViewBytes + pendingViewBytes;
+        return liveViewBytes + pending.viewBytes();
     }
 
     public long deltasApplied()
@@ -575,17 +533,17 @@ public final class ShardReceiver
 
     public long duplicates()
     {
-        return duplicates;
+        return versions.duplicates();
     }
 
     public long gapsDetected()
     {
-        return gapsDetected;
+        return gap.gapsDetected();
     }
 
     public long repairRequests()
     {
-        return repairRequests;
+        return gap.repairRequests();
     }
 
     public long staleIncarnationRejections()
@@ -600,17 +558,17 @@ public final class ShardReceiver
 
     public long conflicts()
     {
-        return conflicts;
+        return versions.conflicts();
     }
 
     public long olderRejected()
     {
-        return olderRejected;
+        return versions.olderRejected();
     }
 
     public long resurrectionsPrevented()
     {
-        return resurrectionsPrevented;
+        return versions.resurrectionsPrevented();
     }
 
     public long viewFullEvents()
@@ -654,7 +612,7 @@ public final class ShardReceiver
         {
             return APPLIED;
         }
-        if (isRetired(msb, lsb))
+        if (retired.contains(msb, lsb))
         {
             staleIncarnationRejections++;
             return STALE_INCARNATION;
@@ -663,28 +621,9 @@ public final class ShardReceiver
         return UNREGISTERED_PUBLISHER;
     }
 
-    private int duplicate(final JournalRecord record)
-    {
-        duplicates++;
-        if (null != liveView)
-        {
-            final int namespaceId = namespaces.lookup(record.namespace(), 0, record.namespaceLength());
-            if (namespaceId >= 0)
-            {
-                final int id = liveView.find(namespaceId, record.tier(), record.hash(), 0, record.hashLength());
-                if (id >= 0 && liveView.version(id) == record.sequence() && !sameContent(liveView, id, record))
-                {
-                    conflicts++;
-                    return CONFLICT;
-                }
-            }
-        }
-        return DUPLICATE;
-    }
-
     private int applyPending(final JournalRecord record)
     {
-        final int outcome = applyVersioned(pendingView, record, false);
+        final int outcome = versions.apply(pending.view(), record, false);
         if (VIEW_FULL == outcome || NAMESPACE_LIMIT == outcome)
         {
             viewFullEvents++;
@@ -692,73 +631,6 @@ public final class ShardReceiver
             enterResync();
         }
         return outcome;
-    }
-
-    /**
-     * Latest version wins per (key, tier). In the ordered live stream a removal deletes the record (the contiguous
-     * sequence rejects anything older); in a view under construction it leaves a tombstone with its version.
-     */
-    private int applyVersioned(final CatalogRecordTable view, final JournalRecord record, final boolean ordered)
-    {
-        final int namespaceId = namespaces.lookupOrRegister(record.namespace(), 0, record.namespaceLength());
-        if (namespaceId < 0)
-        {
-            return NAMESPACE_LIMIT;
-        }
-        final long version = record.sequence();
-        final boolean removal = JournalRecord.OP_REMOVE == record.op();
-        int id = view.find(namespaceId, record.tier(), record.hash(), 0, record.hashLength());
-        if (id >= 0)
-        {
-            final long existing = view.version(id);
-            if (version < existing)
-            {
-                olderRejected++;
-                if (!removal && view.isTombstone(id))
-                {
-                    resurrectionsPrevented++;
-                }
-                return REJECTED_OLDER;
-            }
-            if (version == existing)
-            {
-                if (sameContent(view, id, record))
-                {
-                    duplicates++;
-                    return DUPLICATE;
-                }
-                conflicts++;
-                return CONFLICT;
-            }
-            if (removal && ordered)
-            {
-                view.remove(id);
-            }
-            else
-            {
-                view.set(id, version, record.generation(), record.insertionSequence(), record.byteSize(), removal);
-            }
-            return APPLIED;
-        }
-        if (removal && ordered)
-        {
-            return APPLIED;
-        }
-        id = view.insert(namespaceId, record.tier(), record.hash(), 0, record.hashLength());
-        if (id < 0)
-        {
-            return VIEW_FULL;
-        }
-        view.set(id, version, record.generation(), record.insertionSequence(), record.byteSize(), removal);
-        return APPLIED;
-    }
-
-    private static boolean sameContent(final CatalogRecordTable view, final int id, final JournalRecord record)
-    {
-        return view.isTombstone(id) == (JournalRecord.OP_REMOVE == record.op()) &&
-            view.generation(id) == record.generation() &&
-            view.insertionSequence(id) == record.insertionSequence() &&
-            view.byteSize(id) == record.byteSize();
     }
 
     private boolean createLiveView(final int records)
@@ -811,19 +683,15 @@ public final class ShardReceiver
 
     private void abandonPending()
     {
-        if (null != pendingView)
+        if (pending.abandon(budget))
         {
             snapshotsAbandoned++;
-            pendingView.free();
-            budget.release(pendingViewBytes);
-            pendingView = null;
-            pendingViewBytes = 0;
         }
     }
 
     private boolean pendingMatches(final long snapshotId)
     {
-        return SNAPSHOT == mode && null != pendingView && snapshotId == pendingSnapshotId;
+        return SNAPSHOT == mode && pending.matches(snapshotId);
     }
 
     private void enterResync()
@@ -833,31 +701,16 @@ public final class ShardReceiver
             resyncs++;
         }
         mode = RESYNC;
-        gapOutstanding = false;
+        gap.clear();
     }
 
     private void retireCurrent()
     {
-        retired[retiredNext * 2] = incarnationMsb;
-        retired[retiredNext * 2 + 1] = incarnationLsb;
-        retiredNext = (retiredNext + 1) % MAX_RETIRED_INCARNATIONS;
-        retiredCount = Math.min(retiredCount + 1, MAX_RETIRED_INCARNATIONS);
+        retired.retire(incarnationMsb, incarnationLsb);
         abandonPending();
         releaseLiveView();
         mode = NO_BASELINE;
         contiguousSequence = 0;
-        gapOutstanding = false;
-    }
-
-    private boolean isRetired(final long msb, final long lsb)
-    {
-        for (int i = 0; i < retiredCount; i++)
-        {
-            if (retired[i * 2] == msb && retired[i * 2 + 1] == lsb)
-            {
-                return true;
-            }
-        }
-        return false;
+        gap.clear();
     }
 }

@@ -1,39 +1,23 @@
 package io.orbitkv.client;
 
 import io.orbitkv.codecs.EngineRingLimits;
-import io.orbitkv.codecs.cnc.ClientSlot;
-import io.orbitkv.codecs.cnc.CncFileDescriptor;
-import io.orbitkv.codecs.cnc.ManagerLiveness;
-import io.orbitkv.codecs.engine.AttachRequestEncoder;
-import io.orbitkv.codecs.engine.DetachRequestEncoder;
-import io.orbitkv.codecs.engine.LookupRequestEncoder;
-import io.orbitkv.codecs.engine.MessageHeaderEncoder;
-import io.orbitkv.codecs.engine.PublishRequestEncoder;
-import io.orbitkv.codecs.engine.ReadRequestEncoder;
-import io.orbitkv.codecs.engine.ReleaseRequestEncoder;
 import io.orbitkv.codecs.engine.StatusCode;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.agrona.CloseHelper;
 import org.agrona.concurrent.AgentRunner;
-import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.SleepingIdleStrategy;
 import org.agrona.concurrent.SystemEpochClock;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
-import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 import org.agrona.concurrent.status.CountersReader;
 
 /**
@@ -51,52 +35,30 @@ import org.agrona.concurrent.status.CountersReader;
  * {@link EngineClientException}; the Manager's per-request answers are reported in {@link OperationResult}.
  * Bad arguments (too long namespace or hash, ranges outside the data region) throw
  * {@link IllegalArgumentException} before anything is sent.
+ *
+ * <p>This class is the facade and the owner of the data region and the heartbeat; the mapped CnC file, its
+ * liveness checks and the slot claim are {@link ManagerCnc}'s, and encoding, sending and awaiting each request is
+ * {@link ManagerRequests}'s.
  */
 public final class EngineClient implements AutoCloseable
 {
-    private static final int RESPONSE_READ_LIMIT = 16;
-
     private final Context ctx;
     private final EpochClock epochClock;
-    private final IdleStrategy idleStrategy;
     private final long pid;
-    private Arena cncArena;
-    private CncFileDescriptor.Sections sections;
-    private ManyToOneRingBuffer requestRing;
-    private OneToOneRingBuffer responseRing;
-    private AtomicBuffer slotTable;
-    private int slotIndex = -1;
-    private final ClientSlot slot = new ClientSlot();
-    private long clientId;
-    private long clientLivenessMs;
-    private long managerTimeoutMs;
-    private int maxKeysPerRequest;
-    private int maxRequestBytes;
+    private ManagerCnc cnc;
+    private ManagerRequests requests;
     private Arena dataArena;
     private MemorySegment dataRegion;
     private UnsafeBuffer dataBuffer;
     private String dataRegionPath;
-    private ManagerDoorbell doorbell;
     private ClientHeartbeatAgent heartbeatAgent;
     private AgentRunner heartbeatRunner;
-    private boolean attached;
     private boolean closed;
-
-    private UnsafeBuffer sendBuffer;
-    private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
-    private final AttachRequestEncoder attachEncoder = new AttachRequestEncoder();
-    private final DetachRequestEncoder detachEncoder = new DetachRequestEncoder();
-    private final PublishRequestEncoder publishEncoder = new PublishRequestEncoder();
-    private final LookupRequestEncoder lookupEncoder = new LookupRequestEncoder();
-    private final ReadRequestEncoder readEncoder = new ReadRequestEncoder();
-    private final ReleaseRequestEncoder releaseEncoder = new ReleaseRequestEncoder();
-    private final ResponseHandler responseHandler = new ResponseHandler();
 
     private EngineClient(final Context ctx)
     {
         this.ctx = ctx;
         this.epochClock = ctx.epochClock();
-        this.idleStrategy = ctx.idleStrategy();
         this.pid = ProcessHandle.current().pid();
     }
 
@@ -137,22 +99,7 @@ public final class EngineClient implements AutoCloseable
         batch.checkReadyToSend();
         batch.checkRangesWithin(dataRegion.byteSize());
         result.reset(batch.keyCount());
-        final int keyCount = batch.keyCount();
-        int start = 0;
-        while (start < keyCount)
-        {
-            final int end = RequestEncoding.publishChunkEnd(batch, start, maxKeysPerRequest, maxRequestBytes);
-            final long correlationId = requestRing.nextCorrelationId();
-            final int length = encodePublish(batch, start, end, correlationId);
-            sendAndAwait(PublishRequestEncoder.TEMPLATE_ID, length, correlationId, result, start, end - start);
-            if (!result.isOk())
-            {
-                break;
-            }
-            result.addValue(responseHandler.value);
-            start = end;
-        }
-        return result;
+        return requests.publish(batch, result);
     }
 
     /**
@@ -192,31 +139,7 @@ public final class EngineClient implements AutoCloseable
         checkUsable();
         batch.checkReadyToSend();
         result.reset(batch.keyCount());
-        final int keyCount = batch.keyCount();
-        int start = 0;
-        while (start < keyCount)
-        {
-            final int end = RequestEncoding.lookupChunkEnd(batch, start, maxKeysPerRequest, maxRequestBytes);
-            final long correlationId = requestRing.nextCorrelationId();
-            final int length = encodeLookup(batch, start, end, pin, peers, correlationId);
-            sendAndAwait(LookupRequestEncoder.TEMPLATE_ID, length, correlationId, result, start, end - start);
-            if (!result.isOk())
-            {
-                break;
-            }
-            final long prefix = responseHandler.value;
-            result.addValue(prefix);
-            if (pin)
-            {
-                result.addLease(responseHandler.leaseId);
-            }
-            if (prefix < end - start)
-            {
-                break;
-            }
-            start = end;
-        }
-        return result;
+        return requests.lookup(batch, pin, peers, result);
     }
 
     /**
@@ -299,14 +222,7 @@ public final class EngineClient implements AutoCloseable
     public StatusCode release(final long leaseId)
     {
         checkUsable();
-        final long correlationId = requestRing.nextCorrelationId();
-        releaseEncoder.wrapAndApplyHeader(sendBuffer, 0, headerEncoder)
-            .clientId(clientId)
-            .correlationId(correlationId)
-            .leaseId(leaseId);
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + releaseEncoder.encodedLength();
-        sendAndAwait(ReleaseRequestEncoder.TEMPLATE_ID, length, correlationId, null, 0, 0);
-        return responseHandler.code;
+        return requests.release(leaseId);
     }
 
     /**
@@ -337,7 +253,7 @@ public final class EngineClient implements AutoCloseable
      */
     public int doWork()
     {
-        if (heartbeatRunner != null || !attached)
+        if (heartbeatRunner != null || !attached())
         {
             return 0;
         }
@@ -351,7 +267,7 @@ public final class EngineClient implements AutoCloseable
      */
     public boolean sendHeartbeat()
     {
-        return heartbeatRunner == null && attached && heartbeatAgent.sendHeartbeat();
+        return heartbeatRunner == null && attached() && heartbeatAgent.sendHeartbeat();
     }
 
     /**
@@ -374,23 +290,13 @@ public final class EngineClient implements AutoCloseable
         heartbeatRunner = null;
         try
         {
-            if (attached && managerAlive() && ownsSlot())
+            if (requests != null)
             {
-                final long correlationId = requestRing.nextCorrelationId();
-                detachEncoder.wrapAndApplyHeader(sendBuffer, 0, headerEncoder)
-                    .clientId(clientId)
-                    .correlationId(correlationId);
-                final int length = MessageHeaderEncoder.ENCODED_LENGTH + detachEncoder.encodedLength();
-                sendAndAwaitUnchecked(DetachRequestEncoder.TEMPLATE_ID, length, correlationId, null, 0, 0, false);
+                requests.detach();
             }
-        }
-        catch (final EngineClientException ignore)
-        {
-            // design: a Manager that cannot answer detaches us by liveness timeout anyway
         }
         finally
         {
-            attached = false;
             closeResources();
         }
     }
@@ -436,12 +342,12 @@ public final class EngineClient implements AutoCloseable
 
     public long clientId()
     {
-        return clientId;
+        return requests.clientId();
     }
 
     public int slotIndex()
     {
-        return slotIndex;
+        return cnc.slotIndex();
     }
 
     /**
@@ -451,12 +357,12 @@ public final class EngineClient implements AutoCloseable
      */
     public int maxKeysPerRequest()
     {
-        return maxKeysPerRequest;
+        return cnc.maxKeysPerRequest();
     }
 
     public long clientLivenessMs()
     {
-        return clientLivenessMs;
+        return cnc.clientLivenessMs();
     }
 
     /**
@@ -466,7 +372,7 @@ public final class EngineClient implements AutoCloseable
      */
     public CountersReader countersReader()
     {
-        return new CountersReader(sections.countersMetadata(), sections.countersValues());
+        return cnc.countersReader();
     }
 
     public Context context()
@@ -491,7 +397,7 @@ public final class EngineClient implements AutoCloseable
      */
     public long doorbellRings()
     {
-        return null == doorbell ? 0 : doorbell.rings();
+        return null == cnc ? 0 : cnc.doorbell().rings();
     }
 
     private OperationResult read(
@@ -505,168 +411,17 @@ public final class EngineClient implements AutoCloseable
         batch.checkReadyToSend();
         batch.checkRangesWithin(dataRegion.byteSize());
         result.reset(batch.keyCount());
-        final int keyCount = batch.keyCount();
-        int request = 0;
-        int start = 0;
-        try
-        {
-            while (start < keyCount)
-            {
-                final int end = RequestEncoding.readChunkEnd(batch, start, maxKeysPerRequest, maxRequestBytes);
-                final long requestLeaseId = leases != null ?
-                    (request < leases.leaseCount() ? leases.leaseId(request) : 0) :
-                    (request == 0 ? leaseId : 0);
-                final long correlationId = requestRing.nextCorrelationId();
-                final int length = encodeRead(batch, start, end, requestLeaseId, peers, correlationId);
-                request++;
-                sendAndAwait(ReadRequestEncoder.TEMPLATE_ID, length, correlationId, result, start, end - start);
-                if (!result.isOk())
-                {
-                    break;
-                }
-                final long restored = responseHandler.value;
-                result.addValue(restored);
-                if (restored < end - start)
-                {
-                    break;
-                }
-                start = end;
-            }
-        }
-        finally
-        {
-            if (leases != null && attached)
-            {
-                // design: a read consumes the lookup's leases; those never carried by a request are released here
-                for (int i = request; i < leases.leaseCount(); i++)
-                {
-                    final long unused = leases.leaseId(i);
-                    if (unused != 0)
-                    {
-                        sendRelease(unused);
-                    }
-                }
-            }
-        }
-        return result;
+        return requests.read(batch, leases, leaseId, peers, result);
     }
 
-    private void sendRelease(final long leaseId)
+    private boolean attached()
     {
-        final long correlationId = requestRing.nextCorrelationId();
-        releaseEncoder.wrapAndApplyHeader(sendBuffer, 0, headerEncoder)
-            .clientId(clientId)
-            .correlationId(correlationId)
-            .leaseId(leaseId);
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + releaseEncoder.encodedLength();
-        sendAndAwait(ReleaseRequestEncoder.TEMPLATE_ID, length, correlationId, null, 0, 0);
-    }
-
-    int encodePublish(final KeyBatch batch, final int start, final int end, final long correlationId)
-    {
-        return RequestEncoding.publish(
-            publishEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end);
-    }
-
-    int encodeLookup(
-        final KeyBatch batch, final int start, final int end, final boolean pin, final boolean peers, final long correlationId)
-    {
-        return RequestEncoding.lookup(
-            lookupEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end, pin, peers);
-    }
-
-    int encodeRead(
-        final KeyBatch batch, final int start, final int end, final long leaseId, final boolean peers, final long correlationId)
-    {
-        return RequestEncoding.read(
-            readEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end, leaseId, peers);
-    }
-
-    private void sendAndAwait(
-        final int templateId,
-        final int length,
-        final long correlationId,
-        final OperationResult result,
-        final int keyBase,
-        final int keyCount)
-    {
-        sendAndAwaitUnchecked(templateId, length, correlationId, result, keyBase, keyCount, true);
-        if (result != null)
-        {
-            result.requestSent();
-        }
-    }
-
-    private void sendAndAwaitUnchecked(
-        final int templateId,
-        final int length,
-        final long correlationId,
-        final OperationResult result,
-        final int keyBase,
-        final int keyCount,
-        final boolean checkSlot)
-    {
-        final long deadlineNs = System.nanoTime() + ctx.responseTimeoutNs();
-        idleStrategy.reset();
-        while (!requestRing.write(templateId, sendBuffer, 0, length))
-        {
-            checkWaitConditions(deadlineNs, checkSlot, "request ring full");
-            idleStrategy.idle();
-        }
-        doorbell.wakeIfSleeping();
-
-        responseHandler.expect(correlationId, result, keyBase, keyCount);
-        idleStrategy.reset();
-        while (true)
-        {
-            final int read = responseRing.read(responseHandler, RESPONSE_READ_LIMIT);
-            if (responseHandler.received)
-            {
-                return;
-            }
-            if (read == 0)
-            {
-                checkWaitConditions(deadlineNs, checkSlot, "no response");
-            }
-            idleStrategy.idle(read);
-        }
-    }
-
-    private void checkWaitConditions(final long deadlineNs, final boolean checkSlot, final String waitingFor)
-    {
-        if (checkSlot && attached && !ownsSlot())
-        {
-            attached = false;
-            throw new EngineClientException(EngineClientException.Reason.DETACHED,
-                "slot " + slotIndex + " no longer holds client " + clientId + " (detached by the Manager)");
-        }
-        if (!managerAlive())
-        {
-            attached = false;
-            throw new EngineClientException(EngineClientException.Reason.MANAGER_DIED,
-                "Manager heartbeat older than " + managerTimeoutMs + " ms in " + ctx.dir());
-        }
-        if (System.nanoTime() - deadlineNs > 0)
-        {
-            throw new EngineClientException(EngineClientException.Reason.TIMEOUT,
-                waitingFor + " within " + TimeUnit.NANOSECONDS.toMillis(ctx.responseTimeoutNs()) + " ms");
-        }
-    }
-
-    private boolean managerAlive()
-    {
-        // The heartbeat half of the shared rule: an engine may not see the Manager's pid (another pid namespace).
-        return ManagerLiveness.isHeartbeatFresh(requestRing.consumerHeartbeatTime(), epochClock.time(), managerTimeoutMs);
-    }
-
-    private boolean ownsSlot()
-    {
-        return slot.isAttachedAs(clientId);
+        return requests != null && requests.isAttached();
     }
 
     private void checkUsable()
     {
-        if (closed || !attached)
+        if (closed || !attached())
         {
             throw new EngineClientException(EngineClientException.Reason.CLOSED,
                 closed ? "client closed" : "client no longer attached");
@@ -676,44 +431,14 @@ public final class EngineClient implements AutoCloseable
     private void attach()
     {
         final long attachDeadlineNs = System.nanoTime() + ctx.attachTimeoutNs();
-        mapCnc(attachDeadlineNs);
-        awaitFreshManager(attachDeadlineNs);
-        claimSlot();
-
-        final long correlationId = requestRing.nextCorrelationId();
-        final byte[] name = ctx.clientName().getBytes(StandardCharsets.US_ASCII);
-        attachEncoder.wrapAndApplyHeader(sendBuffer, 0, headerEncoder)
-            .correlationId(correlationId)
-            .slotIndex(slotIndex)
-            .pid(pid)
-            .dataRegionBytes(ctx.dataRegionBytes())
-            .putClientName(name, 0, name.length);
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + attachEncoder.encodedLength();
-        final OperationResult attachResult = new OperationResult(1);
-        attachResult.reset(0);
-        try
-        {
-            sendAndAwaitUnchecked(AttachRequestEncoder.TEMPLATE_ID, length, correlationId, attachResult, 0, 0, false);
-        }
-        catch (final EngineClientException ex)
-        {
-            freeClaim();
-            throw ex;
-        }
-        if (!attachResult.isOk())
-        {
-            freeClaim();
-            throw new EngineClientException(EngineClientException.Reason.ATTACH_REJECTED, attachResult.code(),
-                "Manager refused attach of '" + ctx.clientName() + "' (" + ctx.dataRegionBytes() + " bytes): " +
-                attachResult.code() + " " + attachResult.message(), null);
-        }
-
-        clientId = responseHandler.value;
-        dataRegionPath = attachResult.message();
-        attached = true;
+        cnc = ManagerCnc.map(ctx.dir(), ctx.attachTimeoutNs(), attachDeadlineNs);
+        cnc.awaitFreshManager(attachDeadlineNs, epochClock);
+        cnc.claimSlot(pid, epochClock.time());
+        requests = new ManagerRequests(cnc, ctx);
+        dataRegionPath = requests.attach(pid, ctx.clientName(), ctx.dataRegionBytes());
         mapDataRegion();
         heartbeatAgent = new ClientHeartbeatAgent(
-            requestRing, slotTable, slotIndex, clientId, heartbeatIntervalMs(), epochClock);
+            cnc.requestRing(), cnc.slotTable(), cnc.slotIndex(), requests.clientId(), heartbeatIntervalMs(), epochClock);
         if (ctx.heartbeatThread())
         {
             heartbeatRunner = new AgentRunner(
@@ -736,147 +461,7 @@ public final class EngineClient implements AutoCloseable
         {
             return Math.max(1, TimeUnit.NANOSECONDS.toMillis(ctx.heartbeatIntervalNs()));
         }
-        return Math.max(1, Math.min(1000, clientLivenessMs / 5));
-    }
-
-    private void mapCnc(final long deadlineNs)
-    {
-        final Path cncFile = Paths.get(ctx.dir(), CncFileDescriptor.CNC_FILE_NAME);
-        String lastProblem = "no " + cncFile;
-        while (true)
-        {
-            try
-            {
-                final long size = Files.size(cncFile);
-                if (size >= CncFileDescriptor.HEADER_LENGTH)
-                {
-                    final Arena arena = Arena.ofShared();
-                    final MemorySegment segment;
-                    try (FileChannel channel = FileChannel.open(cncFile, StandardOpenOption.READ, StandardOpenOption.WRITE))
-                    {
-                        segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
-                    }
-                    catch (final IOException | RuntimeException ex)
-                    {
-                        arena.close();
-                        throw ex;
-                    }
-                    final UnsafeBuffer header = new UnsafeBuffer(segment.address(), CncFileDescriptor.HEADER_LENGTH);
-                    final int version = CncFileDescriptor.layoutVersion(header);
-                    if (version == CncFileDescriptor.LAYOUT_VERSION)
-                    {
-                        cncArena = arena;
-                        wrapSections(segment);
-                        openDoorbell(cncFile.getParent());
-                        return;
-                    }
-                    arena.close();
-                    if (version != 0)
-                    {
-                        throw new EngineClientException(EngineClientException.Reason.INCOMPATIBLE_LAYOUT,
-                            cncFile + " has layout version " + version + ", this client understands " +
-                            CncFileDescriptor.LAYOUT_VERSION);
-                    }
-                    lastProblem = cncFile + " not ready (layout version 0)";
-                }
-                else
-                {
-                    lastProblem = cncFile + " shorter than its header";
-                }
-            }
-            catch (final NoSuchFileException ex)
-            {
-                lastProblem = "no " + cncFile;
-            }
-            catch (final IOException ex)
-            {
-                lastProblem = cncFile + ": " + ex;
-            }
-            if (System.nanoTime() - deadlineNs > 0)
-            {
-                throw new EngineClientException(EngineClientException.Reason.NO_MANAGER,
-                    "no Manager ready within " + TimeUnit.NANOSECONDS.toMillis(ctx.attachTimeoutNs()) + " ms: " +
-                    lastProblem);
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-        }
-    }
-
-    private void wrapSections(final MemorySegment segment)
-    {
-        sections = new CncFileDescriptor.Sections(segment.address(), segment.byteSize());
-        final AtomicBuffer header = sections.header();
-        clientLivenessMs = TimeUnit.NANOSECONDS.toMillis(header.getLong(CncFileDescriptor.CLIENT_LIVENESS_NS_OFFSET));
-        managerTimeoutMs = ManagerLiveness.timeoutMs(header);
-        final int headerMaxKeys = header.getInt(CncFileDescriptor.MAX_KEYS_PER_REQUEST_OFFSET);
-        maxKeysPerRequest = headerMaxKeys > 0 ?
-            Math.min(headerMaxKeys, EngineRingLimits.MAX_KEYS_PER_REQUEST) : EngineRingLimits.MAX_KEYS_PER_REQUEST;
-        requestRing = new ManyToOneRingBuffer(sections.requestRing());
-        final int headerMaxBytes = header.getInt(CncFileDescriptor.MAX_REQUEST_BYTES_OFFSET);
-        maxRequestBytes = Math.min(
-            headerMaxBytes > 0 ? Math.min(headerMaxBytes, EngineRingLimits.MAX_REQUEST_BYTES) :
-            EngineRingLimits.MAX_REQUEST_BYTES,
-            requestRing.maxMsgLength());
-        sendBuffer = new UnsafeBuffer(new byte[Math.max(maxRequestBytes, 512)]);
-        slotTable = sections.slotTable();
-    }
-
-    private void openDoorbell(final Path managerDir)
-    {
-        try
-        {
-            doorbell = ManagerDoorbell.open(managerDir, sections.header());
-        }
-        catch (final IOException ex)
-        {
-            throw new EngineClientException(EngineClientException.Reason.NO_MANAGER,
-                "cannot open the Manager's doorbell in " + managerDir + ": " + ex);
-        }
-    }
-
-    private void awaitFreshManager(final long deadlineNs)
-    {
-        final long managerPid = sections.header().getLong(CncFileDescriptor.MANAGER_PID_OFFSET);
-        while (!managerAlive())
-        {
-            // A stale Manager whose process has ended will not come back: no need to wait for the deadline.
-            final boolean processGone = managerPid > 0 && !ManagerLiveness.isProcessAlive(managerPid);
-            if (processGone || System.nanoTime() - deadlineNs > 0)
-            {
-                throw new EngineClientException(EngineClientException.Reason.STALE_MANAGER,
-                    "Manager in " + ctx.dir() + " (pid " + managerPid + (processGone ? ", not running" : "") +
-                    ") has not updated its heartbeat for " +
-                    (epochClock.time() - requestRing.consumerHeartbeatTime()) + " ms (limit " + managerTimeoutMs + " ms)");
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-        }
-    }
-
-    private void claimSlot()
-    {
-        final int maxClients = sections.maxClients();
-        for (int i = 0; i < maxClients; i++)
-        {
-            if (slot.wrap(slotTable, i).tryClaim(pid, epochClock.time()))
-            {
-                slotIndex = i;
-                responseRing = new OneToOneRingBuffer(sections.responseRing(i));
-                return;
-            }
-        }
-        throw new EngineClientException(EngineClientException.Reason.NO_FREE_SLOT,
-            "all " + maxClients + " client slots of " + ctx.dir() + " are claimed");
-    }
-
-    private void freeClaim()
-    {
-        if (slotIndex < 0)
-        {
-            return;
-        }
-        // design: only an unattached claim is ours to free; an attached slot belongs to the Manager
-        slot.freeClaim(pid);
-        slotIndex = -1;
+        return Math.max(1, Math.min(1000, cnc.clientLivenessMs() / 5));
     }
 
     private void mapDataRegion()
@@ -910,18 +495,13 @@ public final class EngineClient implements AutoCloseable
     {
         CloseHelper.quietClose(heartbeatRunner);
         heartbeatRunner = null;
-        CloseHelper.quietClose(doorbell);
         closed = true;
         if (dataArena != null)
         {
             dataArena.close();
             dataArena = null;
         }
-        if (cncArena != null)
-        {
-            cncArena.close();
-            cncArena = null;
-        }
+        CloseHelper.quietClose(cnc);
     }
 
     /**

@@ -33,8 +33,6 @@ import org.agrona.concurrent.YieldingIdleStrategy;
  * <p>
  * Longer than our usual file on purpose: it is the one list of the Manager's settings, grouped by part (ring, pool,
  * SSD tier, membership, catalog, idle), and splitting it would give a setting more than one place to be looked up.
- * <p>
- * Long by design: a settings table, one name, default and getter (or setter) per setting, in one place.
  */
 public final class Configuration
 {

@@ -34,8 +34,6 @@ import org.agrona.concurrent.status.CountersReader;
  *     ...
  * }
  * }</pre>
- * <p>
- * Long by design: a settings table, one name, default and getter (or setter) per setting, in one place.
  */
 public final class ManagerContext
 {

@@ -68,7 +68,7 @@ public final class BlockIndex
     /**
      * Bytes of one slot in the probing table.
      */
-    public static final int SLOT_BYTES = 8;
+    public static final int SLOT_BYTES = ProbeSlots.SLOT_BYTES;
 
     /**
      * Largest capacity: the entry region must fit one buffer.
@@ -92,7 +92,7 @@ public final class BlockIndex
 
     private static final int SLOT_LOAD_NUMERATOR = 4;
     private static final int SLOT_LOAD_DENOMINATOR = 3;
-    private static final int ALIGNMENT = 64;
+    private static final int ALIGNMENT = ProbeSlots.ALIGNMENT;
     private static final byte[] NO_BYTES = new byte[0];
     private static final long MIX_1 = 0x9E3779B97F4A7C15L;
     private static final long MIX_2 = 0xC2B2AE3D27D4EB4FL;
@@ -100,11 +100,9 @@ public final class BlockIndex
 
     private final long budgetBytes;
     private final int capacity;
-    private final int slotCount;
     private final UnsafeBuffer entries;
-    private final UnsafeBuffer slots;
+    private final ProbeSlots slots;
     private ByteBuffer entriesMemory;
-    private ByteBuffer slotsMemory;
 
     private int size;
     private int freeListHead = NULL_ID;
@@ -122,16 +120,9 @@ public final class BlockIndex
         }
         this.budgetBytes = indexBudgetBytes;
         this.capacity = capacity;
-        this.slotCount = slotCountFor(capacity);
         entriesMemory = ByteBuffer.allocateDirect(capacity * ENTRY_BYTES + ALIGNMENT);
-        entries = new UnsafeBuffer(entriesMemory, alignedOffset(entriesMemory), capacity * ENTRY_BYTES);
-        slotsMemory = ByteBuffer.allocateDirect(slotCount * SLOT_BYTES + ALIGNMENT);
-        slots = new UnsafeBuffer(slotsMemory, alignedOffset(slotsMemory), slotCount * SLOT_BYTES);
-    }
-
-    private static int alignedOffset(final ByteBuffer memory)
-    {
-        return (int)(-BufferUtil.address(memory) & (ALIGNMENT - 1));
+        entries = new UnsafeBuffer(entriesMemory, ProbeSlots.alignedOffset(entriesMemory), capacity * ENTRY_BYTES);
+        slots = new ProbeSlots(slotCountFor(capacity));
     }
 
     /**
@@ -144,11 +135,9 @@ public final class BlockIndex
         if (null != entriesMemory)
         {
             entries.wrap(NO_BYTES);
-            slots.wrap(NO_BYTES);
             BufferUtil.free(entriesMemory);
-            BufferUtil.free(slotsMemory);
             entriesMemory = null;
-            slotsMemory = null;
+            slots.free();
         }
     }
 
@@ -237,7 +226,7 @@ public final class BlockIndex
      */
     public int slotCount()
     {
-        return slotCount;
+        return slots.slotCount();
     }
 
     /**
@@ -251,10 +240,11 @@ public final class BlockIndex
     {
         checkHashLength(hashLength);
         final int hashCode = hashKey(namespaceId, hash, hashOffset, hashLength);
-        int slot = homeSlot(hashCode);
+        final ProbeSlots slots = this.slots;
+        int slot = slots.home(hashCode);
         while (true)
         {
-            final long value = slots.getLong(slot * SLOT_BYTES);
+            final long value = slots.get(slot);
             if (0 == value)
             {
                 return NOT_FOUND;
@@ -267,10 +257,7 @@ public final class BlockIndex
                     return id;
                 }
             }
-            if (++slot == slotCount)
-            {
-                slot = 0;
-            }
+            slot = slots.next(slot);
         }
     }
 
@@ -320,15 +307,7 @@ public final class BlockIndex
         entries.putInt(base + CRC32C_OFFSET, 0);
         entries.putBytes(base + HASH_OFFSET, hash, hashOffset, hashLength);
 
-        int slot = homeSlot(hashCode);
-        while (0 != slots.getLong(slot * SLOT_BYTES))
-        {
-            if (++slot == slotCount)
-            {
-                slot = 0;
-            }
-        }
-        slots.putLong(slot * SLOT_BYTES, ((long)hashCode << 32) | ((id + 1) & 0xFFFF_FFFFL));
+        slots.put(hashCode, id);
         size++;
 
         return id;
@@ -346,26 +325,7 @@ public final class BlockIndex
         {
             throw new IllegalStateException("entry not in use: " + id);
         }
-        final int hashCode = entries.getInt(base + HASH_CODE_OFFSET);
-        final long wanted = ((long)hashCode << 32) | ((id + 1) & 0xFFFF_FFFFL);
-        int slot = homeSlot(hashCode);
-        while (true)
-        {
-            final long value = slots.getLong(slot * SLOT_BYTES);
-            if (wanted == value)
-            {
-                break;
-            }
-            if (0 == value)
-            {
-                throw new IllegalStateException("entry " + id + " missing from the slot table");
-            }
-            if (++slot == slotCount)
-            {
-                slot = 0;
-            }
-        }
-        shiftBack(slot);
+        slots.remove(entries.getInt(base + HASH_CODE_OFFSET), id);
 
         entries.putByte(base + STATE_OFFSET, STATE_FREE);
         entries.putInt(base + LRU_NEXT_OFFSET, freeListHead);
@@ -668,38 +628,6 @@ public final class BlockIndex
         return (int)(h ^ (h >>> 32));
     }
 
-    private int homeSlot(final int hashCode)
-    {
-        return (int)(((hashCode & 0xFFFF_FFFFL) * slotCount) >>> 32);
-    }
-
-    private void shiftBack(final int removedSlot)
-    {
-        // design: backward-shift deletion keeps every cluster tombstone free, so lookups stop at the first empty slot.
-        int hole = removedSlot;
-        int slot = removedSlot;
-        while (true)
-        {
-            if (++slot == slotCount)
-            {
-                slot = 0;
-            }
-            final long value = slots.getLong(slot * SLOT_BYTES);
-            if (0 == value)
-            {
-                break;
-            }
-            final int home = homeSlot((int)(value >>> 32));
-            final boolean homeInGap = hole <= slot ? (home <= hole || home > slot) : (home <= hole && home > slot);
-            if (homeInGap)
-            {
-                slots.putLong(hole * SLOT_BYTES, value);
-                hole = slot;
-            }
-        }
-        slots.putLong(hole * SLOT_BYTES, 0);
-    }
-
     /**
      * Load the home slot of each hash code and, where that slot holds the same hash code, both cache lines of its
      * entry: the memory a {@link #find} of each key would read first. The loads of different keys do not depend on
@@ -712,17 +640,17 @@ public final class BlockIndex
      */
     public long touch(final int[] hashCodes, final int count)
     {
-        final UnsafeBuffer slots = this.slots;
+        final ProbeSlots slots = this.slots;
         final UnsafeBuffer entries = this.entries;
         long sink = 0;
         for (int i = 0; i < count; i++)
         {
-            sink += slots.getLong(homeSlot(hashCodes[i]) * SLOT_BYTES);
+            sink += slots.get(slots.home(hashCodes[i]));
         }
         for (int i = 0; i < count; i++)
         {
             final int hashCode = hashCodes[i];
-            final long value = slots.getLong(homeSlot(hashCode) * SLOT_BYTES);
+            final long value = slots.get(slots.home(hashCode));
             if (0 != value && (int)(value >>> 32) == hashCode)
             {
                 final int base = entryBase((int)value - 1);

@@ -50,8 +50,7 @@ public final class SlabAllocator
      */
     public static final long NO_SPACE = -1;
 
-    private static final int MAX_CHUNKS_PER_PAGE = PAGE_BYTES / MIN_CLASS_BYTES;
-    private static final int BITMAP_WORDS_PER_PAGE = MAX_CHUNKS_PER_PAGE / Long.SIZE;
+    private static final int BITMAP_WORDS_PER_PAGE = SlabChunkBits.WORDS_PER_PAGE;
     private static final int PAGE_FREE = -1;
     private static final int PAGE_RUN_TAIL = -2;
     private static final int NO_PAGE = -1;
@@ -68,11 +67,9 @@ public final class SlabAllocator
     private final int[] pageFreeChunks;
     private final int[] pagePrev;
     private final int[] pageNext;
-    private final long[] chunkBits;
-    private final long[] freePageBits;
+    private final SlabChunkBits chunkBits;
+    private final FreePageMap freePageMap;
 
-    private int freePages;
-    private int lowestFreeWordHint;
     private long allocatedBytes;
     private long freeChunkBytes;
     private long slackBytes;
@@ -138,16 +135,14 @@ public final class SlabAllocator
         pageFreeChunks = new int[pageCount];
         pagePrev = new int[pageCount];
         pageNext = new int[pageCount];
-        chunkBits = new long[pageCount * BITMAP_WORDS_PER_PAGE];
-        freePageBits = new long[(pageCount + Long.SIZE - 1) / Long.SIZE];
+        chunkBits = new SlabChunkBits(pageCount);
+        freePageMap = new FreePageMap(pageCount);
         for (int page = 0; page < pageCount; page++)
         {
             pageClass[page] = PAGE_FREE;
             pagePrev[page] = NO_PAGE;
             pageNext[page] = NO_PAGE;
-            freePageBits[page >>> 6] |= 1L << page;
         }
-        freePages = pageCount;
     }
 
     private static int[] buildClasses(final int maxBlockBytes)
@@ -312,7 +307,7 @@ public final class SlabAllocator
         }
         final int bytes = classBytes[sizeClass];
         final int slot = offsetInPage / bytes;
-        if (offsetInPage % bytes != 0 || slot >= classChunksPerPage[sizeClass] || !isChunkAllocated(page, slot))
+        if (offsetInPage % bytes != 0 || slot >= classChunksPerPage[sizeClass] || !chunkBits.isAllocated(page, slot))
         {
             return -1;
         }
@@ -356,7 +351,7 @@ public final class SlabAllocator
      */
     public long freeBytes()
     {
-        return (long)freePages * PAGE_BYTES + freeChunkBytes;
+        return (long)freePageMap.freePages() * PAGE_BYTES + freeChunkBytes;
     }
 
     /**
@@ -372,7 +367,7 @@ public final class SlabAllocator
      */
     public int freePages()
     {
-        return freePages;
+        return freePageMap.freePages();
     }
 
     /**
@@ -401,7 +396,7 @@ public final class SlabAllocator
         while (page < pageCount)
         {
             final int sizeClass = pageClass[page];
-            final boolean freeBit = (freePageBits[page >>> 6] & (1L << page)) != 0;
+            final boolean freeBit = freePageMap.isFree(page);
             if (sizeClass == PAGE_FREE)
             {
                 if (!freeBit)
@@ -425,7 +420,7 @@ public final class SlabAllocator
                 final int perPage = classChunksPerPage[sizeClass];
                 if (perPage != 0)
                 {
-                    final int used = countChunks(page);
+                    final int used = chunkBits.count(page);
                     if (used != perPage - pageFreeChunks[page] || used == 0)
                     {
                         throw new IllegalStateException("slab page " + page + " counts " + pageFreeChunks[page] +
@@ -461,11 +456,11 @@ public final class SlabAllocator
             throw new IllegalStateException("accounted " + total + " bytes of a " + poolBytes + " byte pool");
         }
         if (allocated != allocatedBytes || freeChunks != freeChunkBytes || slack != slackBytes ||
-            free != (long)freePages * PAGE_BYTES || chunks != liveChunks)
+            free != (long)freePageMap.freePages() * PAGE_BYTES || chunks != liveChunks)
         {
             throw new IllegalStateException("gauges disagree with the recount: allocated " + allocatedBytes + "/" + allocated +
                 " freeChunks " + freeChunkBytes + "/" + freeChunks + " slack " + slackBytes + "/" + slack +
-                " freePages " + freePages + "/" + (free / PAGE_BYTES) + " chunks " + liveChunks + "/" + chunks);
+                " freePages " + freePageMap.freePages() + "/" + (free / PAGE_BYTES) + " chunks " + liveChunks + "/" + chunks);
         }
     }
 
@@ -474,7 +469,7 @@ public final class SlabAllocator
         int page = partialPageHead[sizeClass];
         if (NO_PAGE == page)
         {
-            page = takeFreePage();
+            page = freePageMap.take();
             if (NO_PAGE == page)
             {
                 return NO_SPACE;
@@ -482,7 +477,7 @@ public final class SlabAllocator
             startSlab(page, sizeClass);
         }
 
-        final int slot = claimSlot(page, classChunksPerPage[sizeClass]);
+        final int slot = chunkBits.claim(page, classChunksPerPage[sizeClass]);
         final int bytes = classBytes[sizeClass];
         if (--pageFreeChunks[page] == 0)
         {
@@ -504,13 +499,10 @@ public final class SlabAllocator
         {
             throw new IllegalArgumentException("offset is not the start of a chunk: " + offset);
         }
-        final int word = page * BITMAP_WORDS_PER_PAGE + (slot >>> 6);
-        final long mask = 1L << slot;
-        if ((chunkBits[word] & mask) == 0)
+        if (!chunkBits.release(page, slot))
         {
             throw new IllegalStateException("chunk already free (double free): " + offset);
         }
-        chunkBits[word] &= ~mask;
         allocatedBytes -= bytes;
         freeChunkBytes += bytes;
         liveChunks--;
@@ -533,23 +525,16 @@ public final class SlabAllocator
     private long allocateRun(final int sizeClass)
     {
         final int runPages = classPagesPerRun[sizeClass];
-        if (freePages < runPages)
-        {
-            return NO_SPACE;
-        }
-        final int first = findFreeRun(runPages);
-        if (NO_PAGE == first)
+        final int first = freePageMap.takeRun(runPages);
+        if (FreePageMap.NO_PAGE == first)
         {
             return NO_SPACE;
         }
         for (int i = 0; i < runPages; i++)
         {
-            final int page = first + i;
-            freePageBits[page >>> 6] &= ~(1L << page);
-            pageClass[page] = PAGE_RUN_TAIL;
+            pageClass[first + i] = PAGE_RUN_TAIL;
         }
         pageClass[first] = sizeClass;
-        freePages -= runPages;
         final int bytes = classBytes[sizeClass];
         allocatedBytes += bytes;
         slackBytes += (long)runPages * PAGE_BYTES - bytes;
@@ -577,132 +562,16 @@ public final class SlabAllocator
         final int bytes = classBytes[sizeClass];
         pageClass[page] = sizeClass;
         pageFreeChunks[page] = perPage;
-        final int base = page * BITMAP_WORDS_PER_PAGE;
-        for (int i = 0; i < BITMAP_WORDS_PER_PAGE; i++)
-        {
-            chunkBits[base + i] = 0;
-        }
+        chunkBits.clear(page);
         freeChunkBytes += (long)perPage * bytes;
         slackBytes += PAGE_BYTES - (long)perPage * bytes;
         linkPartial(page, sizeClass);
     }
 
-    private int claimSlot(final int page, final int perPage)
-    {
-        final int base = page * BITMAP_WORDS_PER_PAGE;
-        final int words = (perPage + Long.SIZE - 1) >>> 6;
-        for (int i = 0; i < words; i++)
-        {
-            final long bits = chunkBits[base + i];
-            if (bits != -1L)
-            {
-                final int slot = (i << 6) + Long.numberOfTrailingZeros(~bits);
-                if (slot < perPage)
-                {
-                    chunkBits[base + i] = bits | (1L << slot);
-                    return slot;
-                }
-            }
-        }
-        throw new IllegalStateException("partial page " + page + " has no free chunk");
-    }
-
-    private boolean isChunkAllocated(final int page, final int slot)
-    {
-        return (chunkBits[page * BITMAP_WORDS_PER_PAGE + (slot >>> 6)] & (1L << slot)) != 0;
-    }
-
-    private int countChunks(final int page)
-    {
-        final int base = page * BITMAP_WORDS_PER_PAGE;
-        int count = 0;
-        for (int i = 0; i < BITMAP_WORDS_PER_PAGE; i++)
-        {
-            count += Long.bitCount(chunkBits[base + i]);
-        }
-        return count;
-    }
-
-    private int takeFreePage()
-    {
-        if (0 == freePages)
-        {
-            return NO_PAGE;
-        }
-        final long[] bits = freePageBits;
-        for (int word = lowestFreeWordHint; word < bits.length; word++)
-        {
-            final long value = bits[word];
-            if (value != 0)
-            {
-                lowestFreeWordHint = word;
-                final int page = (word << 6) + Long.numberOfTrailingZeros(value);
-                bits[word] = value & (value - 1);
-                freePages--;
-                return page;
-            }
-        }
-        throw new IllegalStateException("free page count " + freePages + " but the bitmap is empty");
-    }
-
-    private int findFreeRun(final int runPages)
-    {
-        final long[] bits = freePageBits;
-        int runStart = NO_PAGE;
-        int runLength = 0;
-        for (int word = lowestFreeWordHint; word < bits.length; word++)
-        {
-            final long value = bits[word];
-            if (0 == value)
-            {
-                runLength = 0;
-                continue;
-            }
-            if (-1L == value)
-            {
-                if (0 == runLength)
-                {
-                    runStart = word << 6;
-                }
-                runLength += Long.SIZE;
-                if (runLength >= runPages)
-                {
-                    return runStart;
-                }
-                continue;
-            }
-            for (int bit = 0; bit < Long.SIZE; bit++)
-            {
-                if ((value & (1L << bit)) != 0)
-                {
-                    if (0 == runLength)
-                    {
-                        runStart = (word << 6) + bit;
-                    }
-                    if (++runLength >= runPages)
-                    {
-                        return runStart;
-                    }
-                }
-                else
-                {
-                    runLength = 0;
-                }
-            }
-        }
-        return NO_PAGE;
-    }
-
     private void releasePage(final int page)
     {
         pageClass[page] = PAGE_FREE;
-        final int word = page >>> 6;
-        freePageBits[word] |= 1L << page;
-        if (word < lowestFreeWordHint)
-        {
-            lowestFreeWordHint = word;
-        }
-        freePages++;
+        freePageMap.release(page);
     }
 
     private void linkPartial(final int page, final int sizeClass)

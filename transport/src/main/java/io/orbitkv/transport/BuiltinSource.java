@@ -32,8 +32,7 @@ final class BuiltinSource
     private final int[] sessionSends;
 
     private final BuiltinServerConnection[] connections;
-    private final int[] freeConnections;
-    private int freeConnectionCount;
+    private final SlotPool freeConnections;
     private final int[] openConnections;
     private int openConnectionCount;
     private int timedConnectionCount;
@@ -61,12 +60,7 @@ final class BuiltinSource
         sessionSends = new int[maxSessions];
 
         connections = new BuiltinServerConnection[context.maxServerConnections()];
-        freeConnections = new int[connections.length];
-        for (int i = 0; i < connections.length; i++)
-        {
-            freeConnections[i] = connections.length - 1 - i;
-        }
-        freeConnectionCount = connections.length;
+        freeConnections = new SlotPool(connections.length);
         openConnections = new int[connections.length];
     }
 
@@ -111,13 +105,13 @@ final class BuiltinSource
             {
                 return;
             }
-            if (0 == freeConnectionCount)
+            final int index = freeConnections.peek();
+            if (SlotPool.NONE == index)
             {
                 stats.increment(BuiltinTransportStats.CONNECTIONS_REFUSED);
                 BuiltinSockets.closeQuietly(channel);
                 continue;
             }
-            final int index = freeConnections[freeConnectionCount - 1];
             BuiltinServerConnection connection = connections[index];
             if (null == connection)
             {
@@ -131,7 +125,7 @@ final class BuiltinSource
                 BuiltinSockets.closeQuietly(channel);
                 continue;
             }
-            freeConnectionCount--;
+            freeConnections.take();
             connection.open(channel, fd);
             connection.openPosition = openConnectionCount;
             openConnections[openConnectionCount++] = index;
@@ -393,7 +387,7 @@ final class BuiltinSource
         final int last = openConnections[--openConnectionCount];
         openConnections[connection.openPosition] = last;
         connections[last].openPosition = connection.openPosition;
-        freeConnections[freeConnectionCount++] = connection.index;
+        freeConnections.release(connection.index);
     }
 
     private void arm(final BuiltinServerConnection connection, final long deadlineNs)

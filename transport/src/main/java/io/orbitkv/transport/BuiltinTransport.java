@@ -85,8 +85,7 @@ public final class BuiltinTransport implements Transport
     final int[] readLength;
     final int[] readPeer;
     private final long[] readRequestId;
-    private final int[] freeReads;
-    private int freeReadCount;
+    private final SlotPool freeReads;
     private final LongRing localCompletions;
 
     // Session table: filled by the owner before CMD_EXPORT, read by the I/O thread after it.
@@ -97,8 +96,7 @@ public final class BuiltinTransport implements Transport
     final int[] sessionRangeCount;
     private final int[] sessionState;
     private final int[] sessionRevokesOwed;
-    private final int[] freeSessions;
-    private int freeSessionCount;
+    private final SlotPool freeSessions;
     private final LongIntMap sessionsById;
     private long[] unknownRevokes = new long[16];
     private int unknownRevokeHead;
@@ -136,12 +134,7 @@ public final class BuiltinTransport implements Transport
         readLength = new int[maxReads];
         readPeer = new int[maxReads];
         readRequestId = new long[maxReads];
-        freeReads = new int[maxReads];
-        for (int i = 0; i < maxReads; i++)
-        {
-            freeReads[i] = maxReads - 1 - i;
-        }
-        freeReadCount = maxReads;
+        freeReads = new SlotPool(maxReads);
         localCompletions = new LongRing(maxReads);
 
         sessionId = new long[maxSessions];
@@ -151,14 +144,12 @@ public final class BuiltinTransport implements Transport
         sessionRangeCount = new int[maxSessions];
         sessionState = new int[maxSessions];
         sessionRevokesOwed = new int[maxSessions];
-        freeSessions = new int[maxSessions];
+        freeSessions = new SlotPool(maxSessions);
         for (int i = 0; i < maxSessions; i++)
         {
-            freeSessions[i] = maxSessions - 1 - i;
             sessionAddresses[i] = new long[4];
             sessionLengths[i] = new int[4];
         }
-        freeSessionCount = maxSessions;
         sessionsById = new LongIntMap(maxSessions);
 
         // Every read and session slot has at most one command and one completion outstanding; peers add a few.
@@ -244,13 +235,13 @@ public final class BuiltinTransport implements Transport
                     " is not inside registered memory");
             }
         }
-        if (closed || 0 == freeSessionCount || LongIntMap.MISSING != sessionsById.get(sessionId))
+        if (closed || 0 == freeSessions.available() || LongIntMap.MISSING != sessionsById.get(sessionId))
         {
             stats.increment(BuiltinTransportStats.EXPORTS_REFUSED);
             return false;
         }
 
-        final int slot = freeSessions[--freeSessionCount];
+        final int slot = freeSessions.take();
         this.sessionId[slot] = sessionId;
         sessionToken[slot] = token;
         if (sessionAddresses[slot].length < count)
@@ -346,13 +337,13 @@ public final class BuiltinTransport implements Transport
         final int length,
         final long requestId)
     {
-        if (0 == freeReadCount)
+        final int slot = freeReads.take();
+        if (SlotPool.NONE == slot)
         {
             stats.increment(BuiltinTransportStats.READS_BACK_PRESSURED);
             return false;
         }
 
-        final int slot = freeReads[--freeReadCount];
         readRequestId[slot] = requestId;
         stats.increment(BuiltinTransportStats.READS_SUBMITTED);
 
@@ -381,7 +372,7 @@ public final class BuiltinTransport implements Transport
         readDeadlineNs[slot] = System.nanoTime() + context.readTimeoutNs();
         if (!handOver.offerRead(BuiltinHandOver.command(BuiltinHandOver.CMD_READ, 0, slot)))
         {
-            freeReads[freeReadCount++] = slot;
+            freeReads.release(slot);
             stats.increment(BuiltinTransportStats.READS_BACK_PRESSURED);
             return false;
         }
@@ -417,7 +408,7 @@ public final class BuiltinTransport implements Transport
     @Override
     public int readsInFlight()
     {
-        return context.maxReadsInFlight() - freeReadCount;
+        return freeReads.inUse();
     }
 
     /**
@@ -425,7 +416,7 @@ public final class BuiltinTransport implements Transport
      */
     public int sessionsHeld()
     {
-        return context.maxSessions() - freeSessionCount;
+        return freeSessions.inUse();
     }
 
     @Override
@@ -475,7 +466,7 @@ public final class BuiltinTransport implements Transport
             final int status = BuiltinHandOver.completionStatus(event);
             final long bytes = BuiltinHandOver.completionBytes(event);
             final long requestId = readRequestId[slot];
-            freeReads[freeReadCount++] = slot;
+            freeReads.release(slot);
             stats.increment(statusCounter(status));
             listener.onReadComplete(requestId, status, bytes);
         }
@@ -485,7 +476,7 @@ public final class BuiltinTransport implements Transport
             final int owed = sessionRevokesOwed[slot];
             sessionsById.remove(id);
             sessionState[slot] = SESSION_FREE;
-            freeSessions[freeSessionCount++] = slot;
+            freeSessions.release(slot);
             for (int i = 0; i <= owed; i++)
             {
                 listener.onRevoked(id);

@@ -200,7 +200,7 @@ public final class ClientCommand implements Callable<Integer>
          * The per-key report ({@link #SOURCES_HELP}): the runs of keys (with {@code --keys}) and the summary line on
          * stdout, the same runs and the counts in the JSON.
          */
-        void report(final ClientChainRunner.KeySources sources, final String summary, final ObjectNode json)
+        void report(final KeySources sources, final String summary, final ObjectNode json)
         {
             json.put("localBlocks", sources.count(KeyStatus.DRAM) + sources.count(KeyStatus.SSD));
             json.put("peerBlocks", sources.count(KeyStatus.PEER));
@@ -208,7 +208,7 @@ public final class ClientCommand implements Callable<Integer>
             if (chainOptions.keys)
             {
                 final ArrayNode runs = json.putArray("sources");
-                for (final ClientChainRunner.Range range : sources.ranges())
+                for (final KeySources.Range range : sources.ranges())
                 {
                     System.out.println(range.line());
                     final ObjectNode run = runs.addObject()
@@ -216,7 +216,7 @@ public final class ClientCommand implements Callable<Integer>
                         .put("to", range.to())
                         .put("source", range.label())
                         .put("bytes", range.bytes());
-                    if (range.request() != ClientChainRunner.KeySources.NOT_SENT)
+                    if (range.request() != KeySources.NOT_SENT)
                     {
                         run.put("request", range.request() + 1).put("requestMs", millis(range.requestNs()));
                     }

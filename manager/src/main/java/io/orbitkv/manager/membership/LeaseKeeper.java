@@ -35,6 +35,7 @@ final class LeaseKeeper implements Agent
     private final DueTimeIdleStrategy idle;
     private final NanoClock clock;
     private final EtcdGateway etcd;
+    private final MemberRegistrar registrar;
     private final MembershipSettings settings;
     private final AtomicCounter acked;
     private final AtomicCounter failures;
@@ -70,6 +71,7 @@ final class LeaseKeeper implements Agent
         this.idle = idle;
         this.clock = membership.clock();
         this.etcd = membership.etcd();
+        this.registrar = membership.registrar();
         this.settings = membership.settings();
         this.acked = membership.counters().get(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVES_ACKED);
         this.failures = membership.counters().get(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVE_FAILURES);
@@ -120,7 +122,7 @@ final class LeaseKeeper implements Agent
         {
             if (!placementChecked)
             {
-                membership.checkOrInstallPlacement();
+                registrar.checkOrInstallPlacement();
                 placementChecked = true;
             }
             if (0 != pendingLeaseId && pendingValidity.isExpired(clock.nanoTime()))
@@ -141,7 +143,7 @@ final class LeaseKeeper implements Agent
                 nextKeepaliveNs = grantSentNs + keepaliveIntervalNs;
             }
             final Incarnation registered =
-                membership.register(incarnations + 1, pendingUuid, pendingLeaseId, pendingTtlSecs, pendingValidity);
+                registrar.register(incarnations + 1, pendingUuid, pendingLeaseId, pendingTtlSecs, pendingValidity);
             incarnations++;
             current = registered;
             pendingLeaseId = 0;

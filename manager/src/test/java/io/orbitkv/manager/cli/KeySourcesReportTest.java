@@ -38,7 +38,7 @@ class KeySourcesReportTest
     @Test
     void shouldPrintRunsOfKeysWithTheirSourceBytesAndRequestTime()
     {
-        final ClientChainRunner.KeySources sources = twoAnswers();
+        final KeySources sources = twoAnswers();
 
         assertEquals(List.of(
             "key 0: LOCAL DRAM, 100 bytes, request 1 1.500 ms",
@@ -58,7 +58,7 @@ class KeySourcesReportTest
     @Test
     void shouldKeepTheSourceOwnerAndReasonOfEveryKey()
     {
-        final ClientChainRunner.KeySources sources = twoAnswers();
+        final KeySources sources = twoAnswers();
 
         assertEquals("node-b", sources.sourceNode(4));
         assertEquals(sources.sourceRuntimeUuid(4), sources.sourceRuntimeUuid(6), "one owner across both answers");
@@ -67,12 +67,12 @@ class KeySourcesReportTest
         assertEquals(FailureReason.CHECKSUM, sources.reason(8));
         assertEquals(FailureReason.NONE, sources.reason(7));
         assertEquals(1, sources.request(6));
-        assertEquals(ClientChainRunner.KeySources.NOT_SENT, sources.request(10));
+        assertEquals(KeySources.NOT_SENT, sources.request(10));
         assertTrue(sources.mismatched(1));
 
-        final List<ClientChainRunner.Range> ranges = sources.ranges();
+        final List<KeySources.Range> ranges = sources.ranges();
         assertEquals(9, ranges.size());
-        assertEquals(new ClientChainRunner.Range(4, 5, "PEER node-b DRAM", 400, 0, REQUEST_1_NS), ranges.get(4));
+        assertEquals(new KeySources.Range(4, 5, "PEER node-b DRAM", 400, 0, REQUEST_1_NS), ranges.get(4));
     }
 
     @Test
@@ -87,16 +87,16 @@ class KeySourcesReportTest
         encoder.candidatesCount(1).next().keyIndex(1).ownerIndex(0).tier(KeyStatus.MISS).insertionSequence(1).length(10);
         encoder.message("");
         send(result, 2);
-        final ClientChainRunner.KeySources sources = new ClientChainRunner.KeySources(2);
+        final KeySources sources = new KeySources(2);
         sources.record(0, result, 2, 0);
 
         assertEquals(List.of("key 0: PEER ?, 10 bytes, request 1 0.000 ms", "key 1: PEER n ?, 10 bytes, request 1 0.000 ms"),
             sources.lines());
     }
 
-    private ClientChainRunner.KeySources twoAnswers()
+    private KeySources twoAnswers()
     {
-        final ClientChainRunner.KeySources sources = new ClientChainRunner.KeySources(12);
+        final KeySources sources = new KeySources(12);
         final OperationResult result = new OperationResult(6);
 
         final ResponseEncoder.KeysEncoder firstKeys = root(6).keysCount(6);

@@ -3,6 +3,7 @@ package io.orbitkv.transport.mooncake;
 import java.lang.foreign.MemorySegment;
 
 import io.orbitkv.ffm.te.TransferEngineC;
+import io.orbitkv.transport.SlotPool;
 
 /**
  * The TE batches of a {@link MooncakeTransport}: reads are appended to the current batch until it holds
@@ -18,8 +19,7 @@ final class BatchTable
     private final long[] batchId;
     private final int[] submitted;
     private final int[] finalTasks;
-    private final int[] freeBatches;
-    private int freeCount;
+    private final SlotPool freeBatches;
     private int current = -1;
     private long freeFailureCount;
 
@@ -31,12 +31,7 @@ final class BatchTable
         batchId = new long[capacity];
         submitted = new int[capacity];
         finalTasks = new int[capacity];
-        freeBatches = new int[capacity];
-        for (int i = 0; i < capacity; i++)
-        {
-            freeBatches[i] = capacity - 1 - i;
-        }
-        freeCount = capacity;
+        freeBatches = new SlotPool(capacity);
     }
 
     /**
@@ -47,7 +42,7 @@ final class BatchTable
     {
         if (-1 == current)
         {
-            if (0 == freeCount)
+            if (0 == freeBatches.available())
             {
                 return -1;
             }
@@ -56,7 +51,7 @@ final class BatchTable
             {
                 return -1;
             }
-            final int batch = freeBatches[--freeCount];
+            final int batch = freeBatches.take();
             batchId[batch] = id;
             submitted[batch] = 0;
             finalTasks[batch] = 0;
@@ -116,7 +111,7 @@ final class BatchTable
             freeFailureCount++;
         }
         batchId[batch] = TransferEngineC.INVALID_BATCH;
-        freeBatches[freeCount++] = batch;
+        freeBatches.release(batch);
     }
 
     /**
@@ -132,7 +127,7 @@ final class BatchTable
 
     int inUse()
     {
-        return batchId.length - freeCount;
+        return freeBatches.inUse();
     }
 
     long freeFailureCount()

@@ -11,6 +11,7 @@ import io.orbitkv.ffm.te.TransferEngineC;
 import io.orbitkv.ffm.te.TransferEngineException;
 import io.orbitkv.ffm.te.TransferRequest;
 import io.orbitkv.ffm.te.TransferStatusStruct;
+import io.orbitkv.transport.SlotPool;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.transport.TransportException;
 import io.orbitkv.transport.TransportListener;
@@ -307,8 +308,7 @@ public final class MooncakeTransport implements Transport
     private final int[] slotReportStatus;
     private final int[] activeSlots;
     private int activeCount;
-    private final int[] freeSlots;
-    private int freeSlotCount;
+    private final SlotPool freeSlots;
     private int readsInFlight;
 
     private long[] registeredAddresses = new long[8];
@@ -397,12 +397,7 @@ public final class MooncakeTransport implements Transport
         slotLength = new int[slots];
         slotReportStatus = new int[slots];
         activeSlots = new int[slots];
-        freeSlots = new int[slots];
-        for (int i = 0; i < slots; i++)
-        {
-            freeSlots[i] = slots - 1 - i;
-        }
-        freeSlotCount = slots;
+        freeSlots = new SlotPool(slots);
         batches = new BatchTable(te, engine, slots, ctx.readsPerBatch());
     }
 
@@ -548,7 +543,7 @@ public final class MooncakeTransport implements Transport
         final int length,
         final long requestId)
     {
-        if (closed || 0 == freeSlotCount)
+        if (closed || 0 == freeSlots.available())
         {
             backPressureCount++;
             return false;
@@ -589,7 +584,7 @@ public final class MooncakeTransport implements Transport
             return true;
         }
 
-        final int slot = freeSlots[--freeSlotCount];
+        final int slot = freeSlots.take();
         slotState[slot] = SLOT_ACTIVE;
         slotRequestId[slot] = requestId;
         slotBatch[slot] = batch;
@@ -852,7 +847,7 @@ public final class MooncakeTransport implements Transport
 
     private void report(final long requestId, final int peerIndex, final int outcome)
     {
-        final int slot = freeSlots[--freeSlotCount];
+        final int slot = freeSlots.take();
         slotState[slot] = SLOT_REPORT;
         slotRequestId[slot] = requestId;
         slotBatch[slot] = -1;
@@ -877,7 +872,7 @@ public final class MooncakeTransport implements Transport
         }
         slotState[slot] = SLOT_FREE;
         activeSlots[activeIndex] = activeSlots[--activeCount];
-        freeSlots[freeSlotCount++] = slot;
+        freeSlots.release(slot);
     }
 
     private void forgetPeer(final int index)
