@@ -1,5 +1,6 @@
 package io.orbitkv.manager.catalog;
 
+import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.engine.KeyStatus;
@@ -37,7 +38,7 @@ public final class PendingLookup
     private final UnsafeBuffer hashes = new UnsafeBuffer(
         new byte[EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP * EngineRingLimits.MAX_HASH_LENGTH]);
     private final int[] hashLengths = new int[EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP];
-    private final PeerAnswer answer = new PeerAnswer();
+    private final CandidateTable answer = CandidateTable.forAnswer();
 
     PendingLookup(final int index)
     {
@@ -171,7 +172,7 @@ public final class PendingLookup
         return lengths;
     }
 
-    public PeerAnswer answer()
+    public CandidateTable answer()
     {
         return answer;
     }

@@ -5,7 +5,7 @@ import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.manager.catalog.PeerAnswer;
+import io.orbitkv.codecs.CandidateTable;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -115,7 +115,7 @@ public final class PeerFetch
     final KeyStatus[] statuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final int[] lengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final FailureReason[] reasons = new FailureReason[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    final PeerAnswer answer = new PeerAnswer();
+    final CandidateTable answer = CandidateTable.forAnswer();
     long value;
 
     PeerFetch(final int index)
@@ -293,7 +293,7 @@ public final class PeerFetch
         return reasons;
     }
 
-    public PeerAnswer answer()
+    public CandidateTable answer()
     {
         return answer;
     }

@@ -13,7 +13,7 @@ import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.catalog.CatalogRequester;
 import io.orbitkv.manager.catalog.LookupAnswerSink;
-import io.orbitkv.manager.catalog.PeerAnswer;
+import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.manager.catalog.PendingLookup;
 import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
@@ -520,7 +520,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         return true;
     }
 
-    private void copyCandidates(final PeerFetch fetch, final PeerAnswer answer, final int firstRow)
+    private void copyCandidates(final PeerFetch fetch, final CandidateTable answer, final int firstRow)
     {
         for (int i = 0; i < answer.candidateCount(); i++)
         {

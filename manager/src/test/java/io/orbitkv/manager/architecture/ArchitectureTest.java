@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *     <li>{@code peer} moves bytes and sessions only: it imports neither {@code catalog} nor {@code transfer}, whose
  *     messages it carries;</li>
  *     <li>{@code ring} reaches the peer side only through its front door ({@code PeerPort}, {@code PeerListener})
- *     and the values that cross it ({@code PeerFetch}, {@code PendingLookup}, {@code PeerAnswer});</li>
+ *     and the values that cross it ({@code PeerFetch}, {@code PendingLookup}, {@code CandidateTable});</li>
  *     <li>a part uses the root package only for the concluded configuration ({@code Configuration},
  *     {@code ManagerContext}): the root composes the parts, the parts do not reach back into it;</li>
  *     <li>only {@code cli}, the process entry point, is allowed to depend on {@code cli} and on the engine client
@@ -40,7 +40,7 @@ class ArchitectureTest
 {
     private static final String SERVER = "io.orbitkv.manager";
     private static final java.util.Set<String> FRONT_DOOR =
-        java.util.Set.of("PeerPort", "PeerListener", "PeerFetch", "PendingLookup", "PeerAnswer");
+        java.util.Set.of("PeerPort", "PeerListener", "PeerFetch", "PendingLookup", "CandidateTable");
     private static final String[] LIBRARIES =
         { "io.orbitkv.codecs..", "io.orbitkv.index..", "io.orbitkv.catalog..", "io.orbitkv.ffm..", "io.orbitkv.client.." };
 
