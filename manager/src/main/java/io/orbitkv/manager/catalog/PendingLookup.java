@@ -4,15 +4,17 @@ import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.manager.port.LookupHandle;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * One engine Lookup waiting for peer candidates: the local answer (statuses, lengths, lease) and copies of the keys
  * after the local prefix, since the request frame is gone once the ring agent returns. Pooled by
- * {@link PeerDiscovery}; filled by the ring agent, answered through the {@link LookupAnswerSink} it was started with.
+ * {@link PeerDiscovery}; filled by the ring agent through its {@link LookupHandle}, answered through the
+ * {@link LookupAnswerSink} it was started with.
  */
-public final class PendingLookup
+public final class PendingLookup implements LookupHandle
 {
     final int index;
     long generation;

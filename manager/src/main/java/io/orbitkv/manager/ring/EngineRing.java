@@ -3,7 +3,7 @@ package io.orbitkv.manager.ring;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.transfer.PeerPort;
+import io.orbitkv.manager.port.PeerPort;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;

@@ -1,6 +1,5 @@
 package io.orbitkv.manager.ring;
 
-import io.orbitkv.manager.Configuration;
 import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.FailureReason;
@@ -8,6 +7,7 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.ResponseEncoder;
 import io.orbitkv.codecs.engine.StatusCode;
+import io.orbitkv.manager.Configuration;
 import org.agrona.BitUtil;
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;

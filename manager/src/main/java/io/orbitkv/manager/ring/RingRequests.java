@@ -14,14 +14,14 @@ import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.catalog.PendingLookup;
+import io.orbitkv.manager.port.FetchHandle;
+import io.orbitkv.manager.port.LookupHandle;
+import io.orbitkv.manager.port.PeerListener;
+import io.orbitkv.manager.port.PeerPort;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
-import io.orbitkv.manager.transfer.PeerFetch;
-import io.orbitkv.manager.transfer.PeerListener;
-import io.orbitkv.manager.transfer.PeerPort;
 import org.agrona.DirectBuffer;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -344,7 +344,7 @@ final class RingRequests implements PeerListener
     {
         final int keyCount = keys.count();
         final DirectBuffer buffer = keys.buffer();
-        final PendingLookup lookup = fetcher.acquireLookup();
+        final LookupHandle lookup = fetcher.acquireLookup();
         if (null == lookup)
         {
             return false;
@@ -367,7 +367,7 @@ final class RingRequests implements PeerListener
     /**
      * A peer lookup is resolved: answer the client if it is still attached (a detached client's lease is gone).
      */
-    public void onLookupAnswered(final PendingLookup lookup)
+    public void onLookupAnswered(final LookupHandle lookup)
     {
         final ClientSession session = sessions.lookupAttached(lookup.clientId());
         if (null == session)
@@ -383,10 +383,10 @@ final class RingRequests implements PeerListener
     /**
      * A peer fetch has its answer: a Read restored its peer keys (or stopped), a pinned Lookup holds its sources.
      */
-    public void onFetchAnswered(final PeerFetch fetch)
+    public void onFetchAnswered(final FetchHandle fetch)
     {
         final ClientSession session = sessions.lookupAttached(fetch.clientId());
-        if (PeerFetch.READ == fetch.kind())
+        if (FetchHandle.READ == fetch.kind())
         {
             if (null != session)
             {
@@ -488,7 +488,7 @@ final class RingRequests implements PeerListener
                 rejectTo(session, clientId, correlationId, templateId, Rejection.PINNED_BLOCK_LIMIT);
                 return;
             }
-            final PeerFetch held = leaseHolder.leaseFetch(heldIndex);
+            final FetchHandle held = leaseHolder.leaseFetch(heldIndex);
             if (null != held)
             {
                 held.handOver(clientId);
@@ -565,7 +565,7 @@ final class RingRequests implements PeerListener
         final DirectBuffer buffer = keys.buffer();
         final long regionAddress = session.region().address();
         final int leaseIndex = 0 == leaseId ? -1 : session.findLease(leaseId);
-        final PeerFetch held = leaseIndex < 0 ? null : session.leaseFetch(leaseIndex);
+        final FetchHandle held = leaseIndex < 0 ? null : session.leaseFetch(leaseIndex);
         if (null != held)
         {
             int matched = 0;
@@ -591,12 +591,12 @@ final class RingRequests implements PeerListener
         {
             return;
         }
-        final PeerFetch fetch = fetcher.acquireFetch(this);
+        final FetchHandle fetch = fetcher.acquireFetch(this);
         if (null == fetch)
         {
             return;
         }
-        fetch.request(PeerFetch.READ, session.clientId, op.correlationId, op.templateId, 0L, first, op.keyCount,
+        fetch.request(FetchHandle.READ, session.clientId, op.correlationId, op.templateId, 0L, first, op.keyCount,
             op.statuses, op.lengths).namespace(buffer, keys.namespaceOffset(), keys.namespaceLength());
         for (int i = first; i < op.keyCount; i++)
         {
@@ -624,7 +624,7 @@ final class RingRequests implements PeerListener
             rejectTo(session, clientId, correlationId, ReleaseRequestDecoder.TEMPLATE_ID, Rejection.UNKNOWN_LEASE);
             return;
         }
-        final PeerFetch held = session.leaseFetch(leaseIndex);
+        final FetchHandle held = session.leaseFetch(leaseIndex);
         if (null != held)
         {
             session.leaseFetch(leaseIndex, null);

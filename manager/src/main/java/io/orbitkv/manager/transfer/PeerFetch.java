@@ -1,11 +1,13 @@
 package io.orbitkv.manager.transfer;
 
+import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.codecs.CandidateTable;
+import io.orbitkv.manager.port.FetchHandle;
+import io.orbitkv.manager.port.PeerListener;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -13,19 +15,14 @@ import org.agrona.concurrent.UnsafeBuffer;
  * One requester-side fetch of the keys that follow an engine request's local prefix: their candidates, the spans
  * planned over them, one source attempt per span (authorization, grant, reads, release) and the outcome per key.
  * Preallocated by the {@link PeerFetcher} for the protocol limits and reused; the engine ring fills the request part
- * and reads the answer part, everything else belongs to the fetcher. Nothing here allocates.
+ * and reads the answer part through its {@link FetchHandle}, everything else belongs to the fetcher. Nothing here allocates.
  * <p>
  * A fetch has one of two purposes. {@link #READ} restores the keys into the client's destination ranges and ends
  * with the answer. {@link #HOLD} (a Lookup with pin and peers) only authorizes: its grants stay open under the
  * client's lease until a Read of that lease turns it into a READ, or the lease is released.
  */
-public final class PeerFetch
+public final class PeerFetch implements FetchHandle
 {
-    /** Restore the keys into the destinations. */
-    public static final int READ = 1;
-    /** Authorize and keep the grants under a lease. */
-    public static final int HOLD = 2;
-
     /** The most peer keys one fetch carries: the peer part of one engine request. */
     public static final int MAX_KEYS = EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP;
     static final int MAX_CANDIDATES = EngineRingLimits.MAX_CANDIDATES_PER_KEY;
@@ -127,10 +124,6 @@ public final class PeerFetch
         }
     }
 
-    /**
-     * Start filling a fetch for an engine request: its identity, where its peer rows start, and the statuses and
-     * lengths of its local rows (copied; the peer rows are answered by the fetch).
-     */
     /**
      * Told when this fetch has its answer; named by whoever acquired it.
      */

@@ -1,5 +1,6 @@
 package io.orbitkv.manager.transfer;
 
+import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.codecs.engine.FailureReason;
@@ -13,10 +14,13 @@ import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.catalog.CatalogRequester;
 import io.orbitkv.manager.catalog.LookupAnswerSink;
-import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.manager.catalog.PendingLookup;
-import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.peer.PeerPublisher;
+import io.orbitkv.manager.port.FetchHandle;
+import io.orbitkv.manager.port.LookupHandle;
+import io.orbitkv.manager.port.PeerListener;
+import io.orbitkv.manager.port.PeerPort;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
@@ -180,8 +184,9 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     /**
      * Give a fetch back that was acquired but never started.
      */
-    public void discard(final PeerFetch fetch)
+    public void discard(final FetchHandle handle)
     {
+        final PeerFetch fetch = (PeerFetch)handle;
         if (fetch.active && PeerFetch.IDLE == fetch.phase)
         {
             fetch.active = false;
@@ -193,8 +198,9 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
      * Start a filled fetch: discover candidates for its keys, then authorize (HOLD) or authorize and read (READ).
      * For a READ, the statuses and lengths of the local rows must be final (the local copy ended).
      */
-    public void start(final PeerFetch fetch)
+    public void start(final FetchHandle handle)
     {
+        final PeerFetch fetch = (PeerFetch)handle;
         fetchesStarted.incrementRelease();
         fetch.deadlineMs = nowMs + TransferLimits.FETCH_BUDGET_MS;
         fetch.localDone = true;
@@ -239,9 +245,10 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
      *
      * @param keys the number of leading held keys the Read asks for (each given its destination).
      */
-    public void readHeld(final PeerFetch fetch, final int keys, final long correlationId, final int firstRow,
+    public void readHeld(final FetchHandle handle, final int keys, final long correlationId, final int firstRow,
         final int rowCount, final KeyStatus[] localStatuses, final int[] localLengths)
     {
+        final PeerFetch fetch = (PeerFetch)handle;
         fetch.kind = PeerFetch.READ;
         fetch.answered = false;
         fetch.correlationId = correlationId;
@@ -275,8 +282,9 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     /**
      * The lease holding a HOLD fetch went away (Release, a Read that did not use it, detach): release its sources.
      */
-    public void release(final PeerFetch fetch)
+    public void release(final FetchHandle handle)
     {
+        final PeerFetch fetch = (PeerFetch)handle;
         if (!fetch.active || PeerFetch.HOLD != fetch.kind)
         {
             return;
@@ -295,8 +303,9 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
      * The fetch's client detached: its answer will not be sent, and its destinations stay mapped until its reads
      * ended, when {@code region} (the client's data region, may be null) is closed.
      */
-    public void clientGone(final PeerFetch fetch, final AutoCloseable region)
+    public void clientGone(final FetchHandle handle, final AutoCloseable region)
     {
+        final PeerFetch fetch = (PeerFetch)handle;
         fetch.clientGone = true;
         fetch.orphanedRegion = region;
         if (PeerFetch.HOLD == fetch.kind && fetch.answered)
@@ -313,8 +322,9 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     /**
      * Give the destinations of a READ the checksum of the client's data region at {@code address} they lie in.
      */
-    public void destinationRegion(final PeerFetch fetch, final long address, final BlockChecksum regionChecksum)
+    public void destinationRegion(final FetchHandle handle, final long address, final BlockChecksum regionChecksum)
     {
+        final PeerFetch fetch = (PeerFetch)handle;
         fetch.regionAddress = address;
         fetch.regionChecksum = regionChecksum;
     }
@@ -461,8 +471,9 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         return catalog.acquireLookup();
     }
 
-    public void startLookup(final PendingLookup lookup, final PeerListener listener)
+    public void startLookup(final LookupHandle handle, final PeerListener listener)
     {
+        final PendingLookup lookup = (PendingLookup)handle;
         lookupListeners[lookup.index()] = listener;
         catalog.startLookup(lookup, this);
     }

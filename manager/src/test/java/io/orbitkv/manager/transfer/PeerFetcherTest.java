@@ -33,6 +33,9 @@ import io.orbitkv.manager.catalog.TestLookups;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.TestPeerSessions;
+import io.orbitkv.manager.port.FetchHandle;
+import io.orbitkv.manager.port.LookupHandle;
+import io.orbitkv.manager.port.PeerListener;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
@@ -74,14 +77,14 @@ class PeerFetcherTest
     private final List<PendingLookup> lookupsAnswered = new ArrayList<>();
     private final PeerListener listener = new PeerListener()
     {
-        public void onLookupAnswered(final PendingLookup lookup)
+        public void onLookupAnswered(final LookupHandle lookup)
         {
-            lookupsAnswered.add(lookup);
+            lookupsAnswered.add((PendingLookup)lookup);
         }
 
-        public void onFetchAnswered(final PeerFetch fetch)
+        public void onFetchAnswered(final FetchHandle fetch)
         {
-            answered.add(fetch);
+            answered.add((PeerFetch)fetch);
         }
     };
     private final UnsafeBuffer hash = new UnsafeBuffer(new byte[32]);

@@ -1,6 +1,4 @@
-package io.orbitkv.manager.transfer;
-
-import io.orbitkv.manager.catalog.PendingLookup;
+package io.orbitkv.manager.port;
 
 /**
  * The one way back from the peer side to whoever asked through the {@link PeerPort} (the engine ring's request
@@ -14,10 +12,10 @@ public interface PeerListener
      * its budget ran out). A pinned lookup whose sources were asked to hold its keys is answered by
      * {@link #onFetchAnswered} instead.
      */
-    void onLookupAnswered(PendingLookup lookup);
+    void onLookupAnswered(LookupHandle lookup);
 
     /**
      * A fetch has its answer: a READ restored what it could, a HOLD (a pinned lookup) holds what its sources granted.
      */
-    void onFetchAnswered(PeerFetch fetch);
+    void onFetchAnswered(FetchHandle fetch);
 }
