@@ -6,6 +6,7 @@ import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.codecs.engine.ReadRequestDecoder;
 import io.orbitkv.manager.port.FetchHandle;
 import io.orbitkv.manager.port.PeerListener;
 import org.agrona.DirectBuffer;
@@ -391,6 +392,128 @@ public final class PeerFetch implements FetchHandle
         regionAddress = 0;
         answered = false;
         lookupIndex = -1;
+    }
+
+    /**
+     * Turn a held fetch into a READ of its first {@code keys} keys for the Read that uses its lease: a new request
+     * identity, the Read's local rows (copied), no answer yet.
+     */
+    void readHeld(
+        final int keys,
+        final long correlationId,
+        final int firstRow,
+        final int rowCount,
+        final KeyStatus[] localStatuses,
+        final int[] localLengths,
+        final long deadlineMs)
+    {
+        kind = READ;
+        answered = false;
+        this.correlationId = correlationId;
+        templateId = ReadRequestDecoder.TEMPLATE_ID;
+        this.firstRow = firstRow;
+        this.rowCount = rowCount;
+        System.arraycopy(localStatuses, 0, statuses, 0, firstRow);
+        System.arraycopy(localLengths, 0, lengths, 0, firstRow);
+        for (int i = 0; i < rowCount; i++)
+        {
+            reasons[i] = FailureReason.NONE;
+        }
+        answer.reset();
+        this.deadlineMs = deadlineMs;
+        stopKey = Math.min(stopKey, keys);
+        phase = READING;
+    }
+
+    /**
+     * Take the candidates of the peer keys from a discovery answer whose rows start at {@code firstRow}.
+     */
+    void candidatesFrom(final CandidateTable table, final int firstRow)
+    {
+        for (int i = 0; i < table.candidateCount(); i++)
+        {
+            final int k = table.candidateKeyIndex(i) - firstRow;
+            if (k < 0 || k >= keyCount)
+            {
+                continue;
+            }
+            final int owner = table.candidateOwnerIndex(i);
+            addCandidate(k, table.ownerRuntimeUuidMsb(owner), table.ownerRuntimeUuidLsb(owner),
+                KeyStatus.DRAM == table.candidateTier(i) ? (byte)0 : (byte)1,
+                table.candidateInsertionSequence(i), table.candidateLength(i));
+        }
+    }
+
+    /**
+     * @return the first key not granted (HOLD) or not restored (READ): the end of the leading run so far.
+     */
+    int firstUnfinished()
+    {
+        final byte done = HOLD == kind ? KEY_GRANTED : KEY_DONE;
+        int k = 0;
+        while (k < keyCount && keyStates[k] == done)
+        {
+            k++;
+        }
+        return k;
+    }
+
+    /**
+     * Whether every key before the stop is settled, no read is in flight and no authorization that could extend the
+     * leading run is still out: the fetch can be answered.
+     */
+    boolean settled()
+    {
+        final int limit = Math.min(keyCount, stopKey);
+        for (int k = 0; k < limit; k++)
+        {
+            final byte state = keyStates[k];
+            if (KEY_UNPLANNED == state || KEY_AUTHORIZING == state || KEY_READING == state ||
+                (READ == kind && KEY_GRANTED == state))
+            {
+                return false;
+            }
+        }
+        if (readsInFlight > 0)
+        {
+            return false;
+        }
+        for (int a = 0; a < attemptCount; a++)
+        {
+            // A later span still waiting for its grant holds the answer only if it could extend the run.
+            if (SourceAttempt.SENT == attempts[a].state && attempts[a].firstKey < limit)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * @return attempts planned and not sent yet (some wait for a source's retry interval).
+     */
+    int attemptsToSend()
+    {
+        int waiting = 0;
+        for (int a = 0; a < attemptCount; a++)
+        {
+            if (SourceAttempt.TO_SEND == attempts[a].state)
+            {
+                waiting++;
+            }
+        }
+        return waiting;
+    }
+
+    /**
+     * Back to the pool: nothing of it is in use until the next {@link #begin}.
+     */
+    void end()
+    {
+        active = false;
+        phase = IDLE;
+        answered = false;
+        listener = null;
     }
 
     /**

@@ -204,7 +204,8 @@ class PeerFetcherTest
         final Source a = catalog.source(1);
         final PeerFetch fetch = startHold(a);
         grant(a, channel.lastAuthorize(), TransferStatus.OK, 1);
-        assertEquals(1, fetcher.activeFetches(), "a held fetch lives until its lease goes");
+        fetcher.doWork(T0);
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE), "a held fetch lives until its lease goes");
 
         fetcher.release(fetch);
         assertEquals(1, channel.releases.size());
@@ -224,7 +225,8 @@ class PeerFetcherTest
         assertEquals(TransferLimits.RELEASE_ATTEMPTS, counter(SystemCounterDescriptor.TRANSFER_RELEASES_SENT));
         assertEquals(TransferLimits.RELEASE_ATTEMPTS - 1, counter(SystemCounterDescriptor.TRANSFER_RELEASE_RETRIES));
         assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_RELEASES_ABANDONED));
-        assertEquals(0, fetcher.activeFetches(), "the source's session TTL reclaims it from here");
+        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE),
+            "the source's session TTL reclaims it from here");
     }
 
     @Test
@@ -242,7 +244,7 @@ class PeerFetcherTest
 
         assertEquals(2, channel.releases.size(), "no retry after the acknowledgement");
         assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_RELEASES_ABANDONED));
-        assertEquals(0, fetcher.activeFetches());
+        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE));
     }
 
     @Test
