@@ -224,7 +224,7 @@ final class Authorizations
                     // A grant without a usable range: nothing can be read for this key.
                     fetch.keyStates[i] = PeerFetch.KEY_FAILED;
                     fetch.keyReasons[i] = FailureReason.TRANSFER;
-                    fetch.stopKey = Math.min(fetch.stopKey, i);
+                    fetch.stopAt(i);
                 }
             }
             else if (k == granted && k < attempt.keyCount)
@@ -245,7 +245,7 @@ final class Authorizations
                 fetch.keyStates[i] = PeerFetch.KEY_FAILED;
                 fetch.keyReasons[i] = FailureReason.TRANSFER;
             }
-            fetch.stopKey = Math.min(fetch.stopKey, attempt.firstKey);
+            fetch.stopAt(attempt.firstKey);
             releases.start(fetch, attempt, true, nowMs);
             return;
         }
@@ -404,7 +404,7 @@ final class Authorizations
     {
         if (fetch.alternativesUsed >= TransferLimits.MAX_ALTERNATIVE_ATTEMPTS || fetch.nextKey > end)
         {
-            fetch.stopKey = Math.min(fetch.stopKey, from);
+            fetch.stopAt(from);
             return;
         }
         fetch.alternativesUsed++;

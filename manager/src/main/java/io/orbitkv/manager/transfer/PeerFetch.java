@@ -10,6 +10,7 @@ import io.orbitkv.codecs.engine.ReadRequestDecoder;
 import io.orbitkv.manager.port.FetchHandle;
 import io.orbitkv.manager.port.PeerListener;
 import org.agrona.DirectBuffer;
+import org.agrona.ErrorHandler;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -421,7 +422,7 @@ public final class PeerFetch implements FetchHandle
         }
         answer.reset();
         this.deadlineMs = deadlineMs;
-        stopKey = Math.min(stopKey, keys);
+        stopAt(keys);
         phase = READING;
     }
 
@@ -506,10 +507,93 @@ public final class PeerFetch implements FetchHandle
     }
 
     /**
-     * Back to the pool: nothing of it is in use until the next {@link #begin}.
+     * Started (its local part is over): answered within the fetch budget from now.
      */
-    void end()
+    void started(final long deadlineMs)
     {
+        this.deadlineMs = deadlineMs;
+        localDone = true;
+    }
+
+    /**
+     * Waiting for discovery to answer the catalog lookup in slot {@code lookupIndex}.
+     */
+    void discovering(final int lookupIndex)
+    {
+        phase = DISCOVERING;
+        this.lookupIndex = lookupIndex;
+    }
+
+    /**
+     * Candidates known: its spans are asked of their sources from now.
+     */
+    void authorizing()
+    {
+        phase = AUTHORIZING;
+    }
+
+    /**
+     * Keys at or after {@code key} are not fetched.
+     */
+    void stopAt(final int key)
+    {
+        stopKey = Math.min(stopKey, key);
+    }
+
+    /**
+     * The answer is being given: nothing more is fetched for it.
+     */
+    void markAnswered()
+    {
+        answered = true;
+    }
+
+    /**
+     * The lease holding this HOLD went away: nothing more is held or answered, a grant that arrives later is released.
+     */
+    void letHoldGo()
+    {
+        stopKey = 0;
+        answered = true;
+        holdReleased = true;
+    }
+
+    /**
+     * Its client detached: the answer is not sent, and {@code region} (may be null) is closed when the fetch ends.
+     */
+    void clientGone(final AutoCloseable region)
+    {
+        clientGone = true;
+        orphanedRegion = region;
+    }
+
+    /**
+     * The checksum of the client's data region at {@code address}, where a READ's destinations lie.
+     */
+    void destinationRegion(final long address, final io.orbitkv.index.BlockChecksum checksum)
+    {
+        regionAddress = address;
+        regionChecksum = checksum;
+    }
+
+    /**
+     * Back to the pool: the data region of a client that left meanwhile is closed, and nothing of the fetch is in use
+     * until the next {@link #begin}.
+     */
+    void end(final ErrorHandler errorHandler)
+    {
+        if (null != orphanedRegion)
+        {
+            try
+            {
+                orphanedRegion.close();
+            }
+            catch (final Exception ex)
+            {
+                errorHandler.onError(ex);
+            }
+            orphanedRegion = null;
+        }
         active = false;
         phase = IDLE;
         answered = false;

@@ -164,7 +164,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         final PeerFetch fetch = (PeerFetch)handle;
         if (fetch.active && PeerFetch.IDLE == fetch.phase)
         {
-            fetch.end();
+            fetch.end(errorHandler);
             activeFetches--;
         }
     }
@@ -177,17 +177,15 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     {
         final PeerFetch fetch = (PeerFetch)handle;
         fetchesStarted.incrementRelease();
-        fetch.deadlineMs = nowMs + TransferLimits.FETCH_BUDGET_MS;
-        fetch.localDone = true;
+        fetch.started(nowMs + TransferLimits.FETCH_BUDGET_MS);
         final PendingLookup lookup = catalog.acquireLookup();
         if (null == lookup)
         {
-            fetch.phase = PeerFetch.AUTHORIZING;
-            fetch.stopKey = 0;
+            fetch.authorizing();
+            fetch.stopAt(0);
             finishIfDone(fetch);
             return;
         }
-        fetch.phase = PeerFetch.DISCOVERING;
         lookup.request(fetch.clientId, fetch.correlationId, 0, 0, fetch.statuses, fetch.lengths, 0)
             .namespace(fetch.namespace, 0, fetch.namespaceLength)
             .namespaceId(namespaces.lookup(fetch.namespace, 0, fetch.namespaceLength));
@@ -196,7 +194,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
             lookup.addPeerKey(fetch.hashes, fetch.hashOffset(k), fetch.hashLengths[k]);
         }
         // The slot is this fetch's until discovery answers it (possibly from within startLookup).
-        fetch.lookupIndex = lookup.index();
+        fetch.discovering(lookup.index());
         catalog.startLookup(lookup, this);
     }
 
@@ -206,10 +204,9 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     void startHold(final PeerFetch fetch, final PendingLookup lookup)
     {
         fetchesStarted.incrementRelease();
-        fetch.deadlineMs = nowMs + TransferLimits.FETCH_BUDGET_MS;
-        fetch.localDone = true;
+        fetch.started(nowMs + TransferLimits.FETCH_BUDGET_MS);
         fetch.candidatesFrom(lookup.answer(), lookup.firstPeerKey());
-        fetch.phase = PeerFetch.AUTHORIZING;
+        fetch.authorizing();
         authorizations.plan(fetch, nowMs);
         finishIfDone(fetch);
     }
@@ -247,9 +244,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         {
             return;
         }
-        fetch.stopKey = 0;
-        fetch.answered = true;
-        fetch.holdReleased = true;
+        fetch.letHoldGo();
         for (int a = 0; a < fetch.attemptCount; a++)
         {
             releases.start(fetch, fetch.attempt(a), true, nowMs);
@@ -264,15 +259,14 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     public void clientGone(final FetchHandle handle, final AutoCloseable region)
     {
         final PeerFetch fetch = (PeerFetch)handle;
-        fetch.clientGone = true;
-        fetch.orphanedRegion = region;
+        fetch.clientGone(region);
         if (PeerFetch.HOLD == fetch.kind && fetch.answered)
         {
             release(fetch);
         }
         else
         {
-            fetch.stopKey = Math.min(fetch.stopKey, fetch.firstUnfinished());
+            fetch.stopAt(fetch.firstUnfinished());
         }
         freeIfDone(fetch);
     }
@@ -283,8 +277,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     public void destinationRegion(final FetchHandle handle, final long address, final BlockChecksum regionChecksum)
     {
         final PeerFetch fetch = (PeerFetch)handle;
-        fetch.regionAddress = address;
-        fetch.regionChecksum = regionChecksum;
+        fetch.destinationRegion(address, regionChecksum);
     }
 
     /**
@@ -342,7 +335,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
                 {
                     fetch.keyReasons[stop] = FailureReason.BUDGET;
                 }
-                fetch.stopKey = Math.min(fetch.stopKey, stop);
+                fetch.stopAt(stop);
                 for (int a = 0; a < fetch.attemptCount; a++)
                 {
                     final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
@@ -423,7 +416,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
             if (fetch.active && PeerFetch.DISCOVERING == fetch.phase && fetch.lookupIndex == lookup.index())
             {
                 fetch.candidatesFrom(lookup.answer(), 0);
-                fetch.phase = PeerFetch.AUTHORIZING;
+                fetch.authorizing();
                 authorizations.plan(fetch, nowMs);
                 finishIfDone(fetch);
                 return;
@@ -586,7 +579,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
 
     private void answer(final PeerFetch fetch)
     {
-        fetch.answered = true;
+        fetch.markAnswered();
         final int delivered = answers.fill(fetch, nowMs);
         if (PeerFetch.HOLD == fetch.kind)
         {
@@ -644,19 +637,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
                 return;
             }
         }
-        if (null != fetch.orphanedRegion)
-        {
-            try
-            {
-                fetch.orphanedRegion.close();
-            }
-            catch (final Exception ex)
-            {
-                errorHandler.onError(ex);
-            }
-            fetch.orphanedRegion = null;
-        }
-        fetch.end();
+        fetch.end(errorHandler);
         activeFetches--;
     }
 }
