@@ -3,7 +3,8 @@ package io.orbitkv.manager.port;
 /**
  * The one way back from the peer side to whoever asked through the {@link PeerPort} (the engine ring's request
  * handler): a lookup has its candidates, or a fetch has its answer. Named with each request, so the peer side holds
- * no reference to the ring. Called on the agent thread; what it is given is valid during the call only.
+ * no reference to the ring. Called on the agent thread. A lookup handle is valid during the call only; a fetch
+ * handle stays the ring's until it lets it go ({@link PeerPort#release}, or the Read that used it was answered).
  */
 public interface PeerListener
 {

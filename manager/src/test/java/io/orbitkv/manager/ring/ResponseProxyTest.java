@@ -208,7 +208,7 @@ class ResponseProxyTest
     }
 
     @Test
-    void shouldEncodeAndDecodeAFullPeerAnswer()
+    void shouldEncodeAndDecodeAFullCandidateTable()
     {
         final int keyCount = EngineRingLimits.MAX_KEYS_PER_REQUEST;
         final KeyStatus[] statuses = new KeyStatus[keyCount];
@@ -230,7 +230,7 @@ class ResponseProxyTest
     }
 
     @Test
-    void shouldNotAllocateWhileFillingEncodingAndDecodingAPeerAnswer()
+    void shouldNotAllocateWhileFillingEncodingAndDecodingACandidateTable()
     {
         final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
         assertTrue(threads.isThreadAllocatedMemorySupported());
