@@ -167,6 +167,11 @@ final class Authorizations
         return true;
     }
 
+    /**
+     * A source's answer to this attempt's authorization: a grant of the leading run (its keys' ranges recorded, read
+     * at once for a READ; the keys after the run asked again of the same source when it is preparing them, else
+     * planned elsewhere), a wait (the same keys asked again later), or a refusal.
+     */
     void onGrant(
         final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final TransferGrantDecoder grant, final long nowMs)
     {
