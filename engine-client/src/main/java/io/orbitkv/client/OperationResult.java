@@ -1,5 +1,6 @@
 package io.orbitkv.client;
 
+import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
@@ -48,18 +49,7 @@ public final class OperationResult
     private int leaseCount;
     private int requestCount;
 
-    private final int[] candidateKeyIndexes;
-    private final int[] candidateOwnerIndexes;
-    private final KeyStatus[] candidateTiers;
-    private final long[] candidateInsertionSequences;
-    private final int[] candidateLengths;
-    private final long[] ownerMsbs;
-    private final long[] ownerLsbs;
-    private final byte[] ownerNodeIds;
-    private final int[] ownerNodeIdLengths;
-    private int candidateCount;
-    private int ownerCount;
-    private int droppedCandidates;
+    private final CandidateTable candidates;
 
     /**
      * Create a result able to describe batches of up to {@code maxKeys} keys.
@@ -78,18 +68,7 @@ public final class OperationResult
         final int maxRequests = (maxKeys + EngineRingLimits.MAX_KEYS_PER_REQUEST - 1) / EngineRingLimits.MAX_KEYS_PER_REQUEST;
         leaseIds = new long[maxRequests];
 
-        final int maxCandidates = candidateCapacity(maxKeys);
-        candidateKeyIndexes = new int[maxCandidates];
-        candidateOwnerIndexes = new int[maxCandidates];
-        candidateTiers = new KeyStatus[maxCandidates];
-        candidateInsertionSequences = new long[maxCandidates];
-        candidateLengths = new int[maxCandidates];
-
-        final int maxOwners = ownerCapacity(maxKeys);
-        ownerMsbs = new long[maxOwners];
-        ownerLsbs = new long[maxOwners];
-        ownerNodeIds = new byte[maxOwners * EngineRingLimits.MAX_NODE_ID_LENGTH];
-        ownerNodeIdLengths = new int[maxOwners];
+        candidates = CandidateTable.forBatch(candidateCapacity(maxKeys), ownerCapacity(maxKeys));
     }
 
     /**
@@ -187,7 +166,7 @@ public final class OperationResult
      */
     public int droppedCandidates()
     {
-        return droppedCandidates;
+        return candidates.dropped();
     }
 
     public int leaseCount()
@@ -270,7 +249,7 @@ public final class OperationResult
      */
     public int candidateCount()
     {
-        return candidateCount;
+        return candidates.candidateCount();
     }
 
     /**
@@ -281,8 +260,7 @@ public final class OperationResult
      */
     public int candidateKeyIndex(final int i)
     {
-        checkCandidate(i);
-        return candidateKeyIndexes[i];
+        return candidates.candidateKeyIndex(i);
     }
 
     /**
@@ -293,8 +271,7 @@ public final class OperationResult
      */
     public int candidateOwnerIndex(final int i)
     {
-        checkCandidate(i);
-        return candidateOwnerIndexes[i];
+        return candidates.candidateOwnerIndex(i);
     }
 
     /**
@@ -306,8 +283,7 @@ public final class OperationResult
      */
     public KeyStatus candidateTier(final int i)
     {
-        checkCandidate(i);
-        return candidateTiers[i];
+        return candidates.candidateTier(i);
     }
 
     /**
@@ -318,8 +294,7 @@ public final class OperationResult
      */
     public long candidateInsertionSequence(final int i)
     {
-        checkCandidate(i);
-        return candidateInsertionSequences[i];
+        return candidates.candidateInsertionSequence(i);
     }
 
     /**
@@ -330,8 +305,7 @@ public final class OperationResult
      */
     public int candidateLength(final int i)
     {
-        checkCandidate(i);
-        return candidateLengths[i];
+        return candidates.candidateLength(i);
     }
 
     /**
@@ -341,19 +315,17 @@ public final class OperationResult
      */
     public int ownerCount()
     {
-        return ownerCount;
+        return candidates.ownerCount();
     }
 
     public long ownerRuntimeUuidMsb(final int i)
     {
-        checkOwner(i);
-        return ownerMsbs[i];
+        return candidates.ownerRuntimeUuidMsb(i);
     }
 
     public long ownerRuntimeUuidLsb(final int i)
     {
-        checkOwner(i);
-        return ownerLsbs[i];
+        return candidates.ownerRuntimeUuidLsb(i);
     }
 
     /**
@@ -364,8 +336,7 @@ public final class OperationResult
      */
     public String ownerNodeId(final int i)
     {
-        checkOwner(i);
-        return new String(ownerNodeIds, ownerNodeIdOffset(i), ownerNodeIdLengths[i], StandardCharsets.US_ASCII);
+        return candidates.ownerNodeId(i);
     }
 
     /**
@@ -377,13 +348,7 @@ public final class OperationResult
      */
     public StringBuilder ownerNodeId(final int i, final StringBuilder dst)
     {
-        checkOwner(i);
-        final int offset = ownerNodeIdOffset(i);
-        for (int b = 0, length = ownerNodeIdLengths[i]; b < length; b++)
-        {
-            dst.append((char)(ownerNodeIds[offset + b] & 0x7F));
-        }
-        return dst;
+        return candidates.ownerNodeId(i, dst);
     }
 
     void reset(final int keyCount)
@@ -405,9 +370,7 @@ public final class OperationResult
         requestCount = 0;
         messageLength = 0;
         message = "";
-        candidateCount = 0;
-        ownerCount = 0;
-        droppedCandidates = 0;
+        candidates.reset();
     }
 
     void key(final int index, final KeyStatus status, final int length, final FailureReason reason)
@@ -451,93 +414,11 @@ public final class OperationResult
     }
 
     /**
-     * The index of the owner with this runtime UUID, or -1.
+     * The candidate table the response decoder fills: owners and candidates of every answer of the batch.
      */
-    int findOwner(final long msb, final long lsb)
+    CandidateTable candidates()
     {
-        for (int i = 0; i < ownerCount; i++)
-        {
-            if (ownerMsbs[i] == msb && ownerLsbs[i] == lsb)
-            {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    /**
-     * Record an owner; its node id bytes are then written at {@link #ownerNodeIdOffset(int)}.
-     *
-     * @return the owner's index, or -1 when full.
-     */
-    int addOwner(final long msb, final long lsb)
-    {
-        if (ownerCount == ownerMsbs.length)
-        {
-            return -1;
-        }
-        ownerMsbs[ownerCount] = msb;
-        ownerLsbs[ownerCount] = lsb;
-        ownerNodeIdLengths[ownerCount] = 0;
-        return ownerCount++;
-    }
-
-    byte[] ownerNodeIdBytes()
-    {
-        return ownerNodeIds;
-    }
-
-    static int ownerNodeIdOffset(final int owner)
-    {
-        return owner * EngineRingLimits.MAX_NODE_ID_LENGTH;
-    }
-
-    int maxOwnerNodeIdLength()
-    {
-        return EngineRingLimits.MAX_NODE_ID_LENGTH;
-    }
-
-    void ownerNodeIdLength(final int owner, final int length)
-    {
-        ownerNodeIdLengths[owner] = length;
-    }
-
-    boolean addCandidate(
-        final int keyIndex, final int ownerIndex, final KeyStatus tier, final long insertionSequence, final int length)
-    {
-        if (candidateCount == candidateKeyIndexes.length)
-        {
-            droppedCandidates++;
-            return false;
-        }
-        final int i = candidateCount++;
-        candidateKeyIndexes[i] = keyIndex;
-        candidateOwnerIndexes[i] = ownerIndex;
-        candidateTiers[i] = tier;
-        candidateInsertionSequences[i] = insertionSequence;
-        candidateLengths[i] = length;
-        return true;
-    }
-
-    void candidateDropped()
-    {
-        droppedCandidates++;
-    }
-
-    private void checkCandidate(final int i)
-    {
-        if (i < 0 || i >= candidateCount)
-        {
-            throw new IndexOutOfBoundsException("candidate index " + i + " not in [0, " + candidateCount + ")");
-        }
-    }
-
-    private void checkOwner(final int i)
-    {
-        if (i < 0 || i >= ownerCount)
-        {
-            throw new IndexOutOfBoundsException("owner index " + i + " not in [0, " + ownerCount + ")");
-        }
+        return candidates;
     }
 
     private void checkIndex(final int index)

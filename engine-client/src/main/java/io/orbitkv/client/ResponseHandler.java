@@ -1,5 +1,6 @@
 package io.orbitkv.client;
 
+import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.MessageHeaderDecoder;
@@ -118,7 +119,7 @@ final class ResponseHandler implements MessageHandler
             // a candidate naming a row or an owner this answer does not have (or we did not keep) is dropped, counted
             if (keyIndex < keyCount && owner >= 0)
             {
-                target.addCandidate(
+                target.candidates().addCandidate(
                     keyBase + keyIndex,
                     owner,
                     ResponseCodes.keyStatus(candidates.tierRaw()),
@@ -127,7 +128,7 @@ final class ResponseHandler implements MessageHandler
             }
             else
             {
-                target.candidateDropped();
+                target.candidates().candidateDropped();
             }
         }
     }
@@ -140,21 +141,22 @@ final class ResponseHandler implements MessageHandler
     {
         final long msb = owners.runtimeUuidMsb();
         final long lsb = owners.runtimeUuidLsb();
-        final int known = target.findOwner(msb, lsb);
+        final CandidateTable table = target.candidates();
+        final int known = table.findOwner(msb, lsb);
         if (known >= 0)
         {
             owners.skipNodeId();
             return known;
         }
-        final int slot = target.addOwner(msb, lsb);
+        final int slot = table.addOwner(msb, lsb);
         if (slot < 0)
         {
             owners.skipNodeId();
         }
         else
         {
-            target.ownerNodeIdLength(slot, owners.getNodeId(
-                target.ownerNodeIdBytes(), OperationResult.ownerNodeIdOffset(slot), target.maxOwnerNodeIdLength()));
+            table.ownerNodeIdLength(slot, owners.getNodeId(
+                table.ownerNodeIdBytes(), CandidateTable.ownerNodeIdOffset(slot), EngineRingLimits.MAX_NODE_ID_LENGTH));
         }
         return slot;
     }

@@ -35,7 +35,7 @@ import org.agrona.concurrent.status.CountersManager;
  * requester's {@link PeerFetcher}, the {@link TransferService} (source side, and the router of the sources' answers
  * and read completions to the fetcher), and last the {@link CatalogService}, which builds the peer transport's agent
  * with the handlers that frames go to. The ring's parts are built after this, with the fetcher as their one
- * door to the peer side ({@link io.orbitkv.manager.transfer.PeerPort}). A part that fails to start closes what was started before it.
+ * door to the peer side ({@link io.orbitkv.manager.port.PeerPort}). A part that fails to start closes what was started before it.
  */
 final class PeerSide
 {

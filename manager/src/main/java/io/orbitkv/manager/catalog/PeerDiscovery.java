@@ -1,5 +1,6 @@
 package io.orbitkv.manager.catalog;
 
+import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.StateKeyFlyweight;
@@ -397,7 +398,7 @@ final class PeerDiscovery
      */
     private boolean answerKey(final PendingLookup lookup, final int k, final int usable)
     {
-        final PeerAnswer answer = lookup.answer();
+        final CandidateTable answer = lookup.answer();
         final int keyIndex = lookup.firstPeerKey() + k;
         // Leave room for one candidate per key after this one: the answer's rows are fewer than keys x 4.
         final int room = EngineRingLimits.MAX_CANDIDATES_PER_LOOKUP - answer.candidateCount() -

@@ -1,17 +1,20 @@
 package io.orbitkv.manager.catalog;
 
+import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.manager.port.LookupHandle;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * One engine Lookup waiting for peer candidates: the local answer (statuses, lengths, lease) and copies of the keys
  * after the local prefix, since the request frame is gone once the ring agent returns. Pooled by
- * {@link PeerDiscovery}; filled by the ring agent, answered through the {@link LookupAnswerSink} it was started with.
+ * {@link PeerDiscovery}; filled by the ring agent through its {@link LookupHandle}, answered through the
+ * {@link LookupAnswerSink} it was started with.
  */
-public final class PendingLookup
+public final class PendingLookup implements LookupHandle
 {
     final int index;
     long generation;
@@ -37,7 +40,7 @@ public final class PendingLookup
     private final UnsafeBuffer hashes = new UnsafeBuffer(
         new byte[EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP * EngineRingLimits.MAX_HASH_LENGTH]);
     private final int[] hashLengths = new int[EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP];
-    private final PeerAnswer answer = new PeerAnswer();
+    private final CandidateTable answer = CandidateTable.forAnswer();
 
     PendingLookup(final int index)
     {
@@ -171,7 +174,7 @@ public final class PendingLookup
         return lengths;
     }
 
-    public PeerAnswer answer()
+    public CandidateTable answer()
     {
         return answer;
     }

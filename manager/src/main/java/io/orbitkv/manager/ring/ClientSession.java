@@ -3,8 +3,8 @@ package io.orbitkv.manager.ring;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.port.FetchHandle;
 import io.orbitkv.manager.store.TieredStore;
-import io.orbitkv.manager.transfer.PeerFetch;
 import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -51,8 +51,8 @@ final class ClientSession
     private BlockChecksum regionChecksum;
 
     private final long[] leaseIds = new long[Configuration.MAX_LEASES_PER_CLIENT];
-    private final PeerFetch[] leaseFetches = new PeerFetch[Configuration.MAX_LEASES_PER_CLIENT];
-    private final PeerFetch[] readFetches = new PeerFetch[MAX_PEER_READS];
+    private final FetchHandle[] leaseFetches = new FetchHandle[Configuration.MAX_LEASES_PER_CLIENT];
+    private final FetchHandle[] readFetches = new FetchHandle[MAX_PEER_READS];
     private int readFetchCount;
     private final int[] leaseStarts = new int[Configuration.MAX_LEASES_PER_CLIENT];
     private final int[] leaseCounts = new int[Configuration.MAX_LEASES_PER_CLIENT];
@@ -357,12 +357,12 @@ final class ClientSession
     /**
      * @return the peer holds (a HOLD fetch) of a lease, or null.
      */
-    PeerFetch leaseFetch(final int leaseIndex)
+    FetchHandle leaseFetch(final int leaseIndex)
     {
         return leaseFetches[leaseIndex];
     }
 
-    void leaseFetch(final int leaseIndex, final PeerFetch fetch)
+    void leaseFetch(final int leaseIndex, final FetchHandle fetch)
     {
         leaseFetches[leaseIndex] = fetch;
     }
@@ -372,12 +372,12 @@ final class ClientSession
         return readFetchCount < readFetches.length;
     }
 
-    void addPeerRead(final PeerFetch fetch)
+    void addPeerRead(final FetchHandle fetch)
     {
         readFetches[readFetchCount++] = fetch;
     }
 
-    void removePeerRead(final PeerFetch fetch)
+    void removePeerRead(final FetchHandle fetch)
     {
         for (int i = 0; i < readFetchCount; i++)
         {
@@ -395,7 +395,7 @@ final class ClientSession
         return readFetchCount;
     }
 
-    PeerFetch peerRead(final int i)
+    FetchHandle peerRead(final int i)
     {
         return readFetches[i];
     }

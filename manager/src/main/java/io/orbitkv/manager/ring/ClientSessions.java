@@ -3,11 +3,11 @@ package io.orbitkv.manager.ring;
 import io.orbitkv.codecs.cnc.ClientSlot;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.manager.ManagerContext;
+import io.orbitkv.manager.port.FetchHandle;
+import io.orbitkv.manager.port.PeerPort;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
-import io.orbitkv.manager.transfer.PeerFetch;
-import io.orbitkv.manager.transfer.PeerPort;
 import java.io.File;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -275,7 +275,7 @@ final class ClientSessions
     {
         for (int i = 0; i < session.leaseCount(); i++)
         {
-            final PeerFetch held = session.leaseFetch(i);
+            final FetchHandle held = session.leaseFetch(i);
             if (null != held)
             {
                 session.leaseFetch(i, null);
@@ -293,7 +293,7 @@ final class ClientSessions
             final SharedMapping mapping = new SharedMapping(session.takeRegionMapping(), reads);
             for (int i = reads - 1; i >= 0; i--)
             {
-                final PeerFetch fetch = session.peerRead(i);
+                final FetchHandle fetch = session.peerRead(i);
                 session.removePeerRead(fetch);
                 fetcher.clientGone(fetch, mapping);
             }

@@ -4,9 +4,9 @@ import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.port.FetchHandle;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.SsdReadListener;
-import io.orbitkv.manager.transfer.PeerFetch;
 import java.util.Arrays;
 import java.util.zip.CRC32C;
 
@@ -57,7 +57,7 @@ final class CopyOperation implements SsdReadListener
     int ssdKeys;
     int nextSsdKey;
     /** A Read's peer part, started once the local part ended (null when the read stays local). */
-    PeerFetch peerFetch;
+    FetchHandle peerFetch;
     /** The peer part is a lease's held fetch; {@link #peerKeys} of its keys are read. */
     boolean peerHeld;
     int peerKeys;

@@ -2,12 +2,12 @@ package io.orbitkv.manager.ring;
 
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.manager.port.FetchHandle;
+import io.orbitkv.manager.port.PeerPort;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
-import io.orbitkv.manager.transfer.PeerFetch;
-import io.orbitkv.manager.transfer.PeerPort;
 import java.lang.foreign.MemorySegment;
 import org.agrona.concurrent.status.AtomicCounter;
 
@@ -378,7 +378,7 @@ final class CopyScheduler
             final int leaseIndex = session.findLease(op.leaseId);
             if (leaseIndex >= 0)
             {
-                final PeerFetch held = session.leaseFetch(leaseIndex);
+                final FetchHandle held = session.leaseFetch(leaseIndex);
                 if (null != held && held != op.peerFetch)
                 {
                     session.leaseFetch(leaseIndex, null);
@@ -413,7 +413,7 @@ final class CopyScheduler
      */
     private boolean startPeerPart(final ClientSession session, final CopyOperation op)
     {
-        final PeerFetch fetch = op.peerFetch;
+        final FetchHandle fetch = op.peerFetch;
         op.peerFetch = null;
         if (op.completedCount != fetch.firstRow() || !session.canAddPeerRead())
         {
@@ -434,7 +434,7 @@ final class CopyScheduler
         return true;
     }
 
-    private void dropPeerPart(final CopyOperation op, final PeerFetch fetch)
+    private void dropPeerPart(final CopyOperation op, final FetchHandle fetch)
     {
         if (op.peerHeld)
         {

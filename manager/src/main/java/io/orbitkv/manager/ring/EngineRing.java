@@ -3,7 +3,7 @@ package io.orbitkv.manager.ring;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.transfer.PeerPort;
+import io.orbitkv.manager.port.PeerPort;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
@@ -83,8 +83,8 @@ public final class EngineRing
         this.counters = counters;
         this.errorHandler = errorHandler;
         this.peers = peers;
-        rejections = new Rejections(counters, errorLog);
         final ResponseProxy responseProxy = new ResponseProxy(counters.get(SystemCounterDescriptor.RESPONSES_DROPPED));
+        rejections = new Rejections(counters, errorLog, responseProxy);
         final ClientSession[] table = ClientSessions.newTable(sections);
         copies = new CopyScheduler(store, table, responseProxy, ctx.copyChunkBytes(), counters, peers);
         sessions = new ClientSessions(ctx, table, sections.slotTable(), store, copies, rejections, counters, peers);

@@ -1,13 +1,13 @@
 package io.orbitkv.manager.ring;
 
-import io.orbitkv.manager.Configuration;
-import io.orbitkv.manager.catalog.PeerAnswer;
+import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.ResponseEncoder;
 import io.orbitkv.codecs.engine.StatusCode;
+import io.orbitkv.manager.Configuration;
 import org.agrona.BitUtil;
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -133,14 +133,14 @@ final class ResponseProxy
         final KeyStatus[] statuses,
         final int[] lengths,
         final int keyCount,
-        final PeerAnswer peers)
+        final CandidateTable peers)
     {
         return sendKeys(ring, clientId, correlationId, requestTemplateId, value, leaseId, statuses, lengths, null,
             keyCount, peers);
     }
 
     /**
-     * As {@link #sendKeys(RingBuffer, long, long, int, long, long, KeyStatus[], int[], int, PeerAnswer)}, with the
+     * As {@link #sendKeys(RingBuffer, long, long, int, long, long, KeyStatus[], int[], int, CandidateTable)}, with the
      * reason of each {@code FAILED} row. The frame's version is the lowest that carries the answer: 1 for local rows,
      * 2 with candidates, 3 with a {@code FAILED} row.
      *
@@ -157,7 +157,7 @@ final class ResponseProxy
         final int[] lengths,
         final FailureReason[] reasons,
         final int keyCount,
-        final PeerAnswer peers)
+        final CandidateTable peers)
     {
         final ResponseEncoder.KeysEncoder keys =
             encodeRoot(clientId, correlationId, requestTemplateId, StatusCode.OK, value, leaseId).keysCount(keyCount);
@@ -189,7 +189,7 @@ final class ResponseProxy
         return send(ring);
     }
 
-    private void encodePeers(final PeerAnswer peers, final int candidateCount)
+    private void encodePeers(final CandidateTable peers, final int candidateCount)
     {
         final int ownerCount = peers.ownerCount();
         final byte[] nodeIds = peers.ownerNodeIdBytes();
@@ -213,7 +213,7 @@ final class ResponseProxy
         }
     }
 
-    private static int candidatesBelow(final PeerAnswer peers, final int keyCount)
+    private static int candidatesBelow(final CandidateTable peers, final int keyCount)
     {
         int count = peers.candidateCount();
         while (count > 0 && peers.candidateKeyIndex(count - 1) >= keyCount)

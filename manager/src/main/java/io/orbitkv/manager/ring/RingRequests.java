@@ -14,14 +14,14 @@ import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.catalog.PendingLookup;
+import io.orbitkv.manager.port.FetchHandle;
+import io.orbitkv.manager.port.LookupHandle;
+import io.orbitkv.manager.port.PeerListener;
+import io.orbitkv.manager.port.PeerPort;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
-import io.orbitkv.manager.transfer.PeerFetch;
-import io.orbitkv.manager.transfer.PeerListener;
-import io.orbitkv.manager.transfer.PeerPort;
 import org.agrona.DirectBuffer;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -120,17 +120,17 @@ final class RingRequests implements PeerListener
         final int templateId = AttachRequestDecoder.TEMPLATE_ID;
         if (!isPrintableAscii(buffer, nameOffset, nameLength))
         {
-            rejectTo(session, 0, correlationId, templateId, Rejection.BAD_CLIENT_NAME);
+            rejections.answer(session, 0, correlationId, templateId, Rejection.BAD_CLIENT_NAME);
             return;
         }
         if (dataRegionBytes <= 0 || dataRegionBytes > maxDataRegionBytes)
         {
-            rejectTo(session, 0, correlationId, templateId, Rejection.DATA_REGION_SIZE);
+            rejections.answer(session, 0, correlationId, templateId, Rejection.DATA_REGION_SIZE);
             return;
         }
         if (sessions.nameInUse(buffer, nameOffset, nameLength))
         {
-            rejectTo(session, 0, correlationId, templateId, Rejection.NAME_IN_USE);
+            rejections.answer(session, 0, correlationId, templateId, Rejection.NAME_IN_USE);
             return;
         }
 
@@ -142,7 +142,7 @@ final class RingRequests implements PeerListener
         catch (final Throwable ex)
         {
             errorHandler.onError(ex);
-            rejectTo(session, 0, correlationId, templateId, Rejection.DATA_REGION_CREATE_FAILED);
+            rejections.answer(session, 0, correlationId, templateId, Rejection.DATA_REGION_CREATE_FAILED);
             return;
         }
         responseProxy.sendStatus(
@@ -184,7 +184,7 @@ final class RingRequests implements PeerListener
 
         if (session.operationQueueFull())
         {
-            rejectTo(session, clientId, correlationId, templateId, Rejection.TOO_MANY_IN_FLIGHT);
+            rejections.answer(session, clientId, correlationId, templateId, Rejection.TOO_MANY_IN_FLIGHT);
             return;
         }
 
@@ -198,12 +198,12 @@ final class RingRequests implements PeerListener
             final int length = keys.regionLength(i);
             if (!session.inRegion(offset, length))
             {
-                rejectTo(session, clientId, correlationId, templateId, Rejection.RANGE_OUTSIDE_REGION);
+                rejections.answer(session, clientId, correlationId, templateId, Rejection.RANGE_OUTSIDE_REGION);
                 return;
             }
             if (length > maxBlockBytes)
             {
-                rejectTo(session, clientId, correlationId, templateId, Rejection.BLOCK_TOO_LARGE);
+                rejections.answer(session, clientId, correlationId, templateId, Rejection.BLOCK_TOO_LARGE);
                 return;
             }
             op.regionOffsets[i] = offset;
@@ -214,7 +214,7 @@ final class RingRequests implements PeerListener
         final int namespaceId = namespaces.lookupOrRegister(buffer, keys.namespaceOffset(), keys.namespaceLength());
         if (namespaceId < 0)
         {
-            rejectTo(session, clientId, correlationId, templateId, Rejection.NAMESPACE_LIMIT);
+            rejections.answer(session, clientId, correlationId, templateId, Rejection.NAMESPACE_LIMIT);
             return;
         }
 
@@ -256,7 +256,7 @@ final class RingRequests implements PeerListener
 
         if (0 != (flags & ~(Configuration.LOOKUP_FLAG_PIN | Configuration.LOOKUP_FLAG_PEERS)))
         {
-            rejectTo(session, clientId, correlationId, templateId, Rejection.UNKNOWN_FLAGS);
+            rejections.answer(session, clientId, correlationId, templateId, Rejection.UNKNOWN_FLAGS);
             return;
         }
         final boolean pin = 0 != (flags & Configuration.LOOKUP_FLAG_PIN);
@@ -302,12 +302,12 @@ final class RingRequests implements PeerListener
         {
             if (session.leaseLimitReached())
             {
-                rejectTo(session, clientId, correlationId, templateId, Rejection.LEASE_LIMIT);
+                rejections.answer(session, clientId, correlationId, templateId, Rejection.LEASE_LIMIT);
                 return;
             }
             if (!session.canLease(prefix))
             {
-                rejectTo(session, clientId, correlationId, templateId, Rejection.PINNED_BLOCK_LIMIT);
+                rejections.answer(session, clientId, correlationId, templateId, Rejection.PINNED_BLOCK_LIMIT);
                 return;
             }
             for (int i = 0; i < prefix; i++)
@@ -344,7 +344,7 @@ final class RingRequests implements PeerListener
     {
         final int keyCount = keys.count();
         final DirectBuffer buffer = keys.buffer();
-        final PendingLookup lookup = fetcher.acquireLookup();
+        final LookupHandle lookup = fetcher.acquireLookup();
         if (null == lookup)
         {
             return false;
@@ -367,7 +367,7 @@ final class RingRequests implements PeerListener
     /**
      * A peer lookup is resolved: answer the client if it is still attached (a detached client's lease is gone).
      */
-    public void onLookupAnswered(final PendingLookup lookup)
+    public void onLookupAnswered(final LookupHandle lookup)
     {
         final ClientSession session = sessions.lookupAttached(lookup.clientId());
         if (null == session)
@@ -383,10 +383,10 @@ final class RingRequests implements PeerListener
     /**
      * A peer fetch has its answer: a Read restored its peer keys (or stopped), a pinned Lookup holds its sources.
      */
-    public void onFetchAnswered(final PeerFetch fetch)
+    public void onFetchAnswered(final FetchHandle fetch)
     {
         final ClientSession session = sessions.lookupAttached(fetch.clientId());
-        if (PeerFetch.READ == fetch.kind())
+        if (FetchHandle.READ == fetch.kind())
         {
             if (null != session)
             {
@@ -443,7 +443,7 @@ final class RingRequests implements PeerListener
 
         if (0 != (flags & ~Configuration.READ_FLAG_PEERS))
         {
-            rejectTo(session, clientId, correlationId, templateId, Rejection.UNKNOWN_FLAGS);
+            rejections.answer(session, clientId, correlationId, templateId, Rejection.UNKNOWN_FLAGS);
             return;
         }
 
@@ -453,12 +453,12 @@ final class RingRequests implements PeerListener
             0 == leaseId || session.findLease(leaseId) >= 0 ? null : sessions.leaseHolder(leaseId, session);
         if (0 != leaseId && null == leaseHolder && session.findLease(leaseId) < 0)
         {
-            rejectTo(session, clientId, correlationId, templateId, Rejection.UNKNOWN_LEASE);
+            rejections.answer(session, clientId, correlationId, templateId, Rejection.UNKNOWN_LEASE);
             return;
         }
         if (session.operationQueueFull())
         {
-            rejectTo(session, clientId, correlationId, templateId, Rejection.TOO_MANY_IN_FLIGHT);
+            rejections.answer(session, clientId, correlationId, templateId, Rejection.TOO_MANY_IN_FLIGHT);
             return;
         }
 
@@ -470,7 +470,7 @@ final class RingRequests implements PeerListener
             final long dstOffset = keys.regionOffset(i);
             if (!session.inRegion(dstOffset, keys.regionLength(i)))
             {
-                rejectTo(session, clientId, correlationId, templateId, Rejection.RANGE_OUTSIDE_REGION);
+                rejections.answer(session, clientId, correlationId, templateId, Rejection.RANGE_OUTSIDE_REGION);
                 return;
             }
             op.regionOffsets[i] = dstOffset;
@@ -480,15 +480,15 @@ final class RingRequests implements PeerListener
             final int heldIndex = leaseHolder.findLease(leaseId);
             if (session.leaseLimitReached())
             {
-                rejectTo(session, clientId, correlationId, templateId, Rejection.LEASE_LIMIT);
+                rejections.answer(session, clientId, correlationId, templateId, Rejection.LEASE_LIMIT);
                 return;
             }
             if (!session.canLease(leaseHolder.leaseBlocks(heldIndex)))
             {
-                rejectTo(session, clientId, correlationId, templateId, Rejection.PINNED_BLOCK_LIMIT);
+                rejections.answer(session, clientId, correlationId, templateId, Rejection.PINNED_BLOCK_LIMIT);
                 return;
             }
-            final PeerFetch held = leaseHolder.leaseFetch(heldIndex);
+            final FetchHandle held = leaseHolder.leaseFetch(heldIndex);
             if (null != held)
             {
                 held.handOver(clientId);
@@ -565,7 +565,7 @@ final class RingRequests implements PeerListener
         final DirectBuffer buffer = keys.buffer();
         final long regionAddress = session.region().address();
         final int leaseIndex = 0 == leaseId ? -1 : session.findLease(leaseId);
-        final PeerFetch held = leaseIndex < 0 ? null : session.leaseFetch(leaseIndex);
+        final FetchHandle held = leaseIndex < 0 ? null : session.leaseFetch(leaseIndex);
         if (null != held)
         {
             int matched = 0;
@@ -591,12 +591,12 @@ final class RingRequests implements PeerListener
         {
             return;
         }
-        final PeerFetch fetch = fetcher.acquireFetch(this);
+        final FetchHandle fetch = fetcher.acquireFetch(this);
         if (null == fetch)
         {
             return;
         }
-        fetch.request(PeerFetch.READ, session.clientId, op.correlationId, op.templateId, 0L, first, op.keyCount,
+        fetch.request(FetchHandle.READ, session.clientId, op.correlationId, op.templateId, 0L, first, op.keyCount,
             op.statuses, op.lengths).namespace(buffer, keys.namespaceOffset(), keys.namespaceLength());
         for (int i = first; i < op.keyCount; i++)
         {
@@ -621,10 +621,10 @@ final class RingRequests implements PeerListener
         final int leaseIndex = session.findLease(leaseId);
         if (leaseIndex < 0)
         {
-            rejectTo(session, clientId, correlationId, ReleaseRequestDecoder.TEMPLATE_ID, Rejection.UNKNOWN_LEASE);
+            rejections.answer(session, clientId, correlationId, ReleaseRequestDecoder.TEMPLATE_ID, Rejection.UNKNOWN_LEASE);
             return;
         }
-        final PeerFetch held = session.leaseFetch(leaseIndex);
+        final FetchHandle held = session.leaseFetch(leaseIndex);
         if (null != held)
         {
             session.leaseFetch(leaseIndex, null);
@@ -641,7 +641,7 @@ final class RingRequests implements PeerListener
      */
     void onBadFrame(final Rejection rejection, final int templateId, final DirectBuffer frame, final int length)
     {
-        reject(rejection);
+        rejections.record(rejection);
 
         final int bodyOffset = MessageHeaderDecoder.ENCODED_LENGTH;
         if (AttachRequestDecoder.TEMPLATE_ID == templateId)
@@ -653,7 +653,7 @@ final class RingRequests implements PeerListener
                 final long pid = frame.getLong(bodyOffset + 12);
                 if (sessions.isClaimedBy(slotIndex, pid))
                 {
-                    sendRejection(sessions.session(slotIndex), 0, correlationId, templateId, rejection);
+                    rejections.send(sessions.session(slotIndex), 0, correlationId, templateId, rejection);
                 }
             }
         }
@@ -665,36 +665,9 @@ final class RingRequests implements PeerListener
             if (null != session)
             {
                 session.lastRequestNs = nowNs;
-                sendRejection(session, clientId, frame.getLong(bodyOffset + 8), templateId, rejection);
+                rejections.send(session, clientId, frame.getLong(bodyOffset + 8), templateId, rejection);
             }
         }
-    }
-
-    private void reject(final Rejection rejection)
-    {
-        rejections.record(rejection);
-    }
-
-    private void rejectTo(
-        final ClientSession session,
-        final long clientId,
-        final long correlationId,
-        final int templateId,
-        final Rejection rejection)
-    {
-        reject(rejection);
-        sendRejection(session, clientId, correlationId, templateId, rejection);
-    }
-
-    private void sendRejection(
-        final ClientSession session,
-        final long clientId,
-        final long correlationId,
-        final int templateId,
-        final Rejection rejection)
-    {
-        responseProxy.sendStatus(
-            session.responseRing, clientId, correlationId, templateId, rejection.code(), 0, rejection.bytes());
     }
 
     private static boolean isPrintableAscii(final DirectBuffer buffer, final int offset, final int length)

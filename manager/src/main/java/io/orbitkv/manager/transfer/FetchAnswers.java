@@ -7,7 +7,7 @@ import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.catalog.CatalogRequester;
-import io.orbitkv.manager.catalog.PeerAnswer;
+import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
@@ -52,7 +52,7 @@ final class FetchAnswers
     {
         final int delivered = fetch.deliveredKeys();
         final int first = fetch.firstRow;
-        final PeerAnswer answer = fetch.answer;
+        final CandidateTable answer = fetch.answer;
         answer.reset();
         for (int k = 0; k < delivered; k++)
         {

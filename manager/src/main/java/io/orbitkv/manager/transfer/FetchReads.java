@@ -83,7 +83,7 @@ final class FetchReads
             if (length > fetch.capacities[i])
             {
                 fetch.keyStates[i] = PeerFetch.KEY_TOO_SMALL;
-                fetch.stopKey = Math.min(fetch.stopKey, i);
+                fetch.stopAt(i);
                 break;
             }
             final long requestId = ((long)fetch.index << 48) | ((long)(fetch.generation & 0xFFFF) << 32) |
@@ -118,7 +118,7 @@ final class FetchReads
         if (length > fetch.capacities[i])
         {
             fetch.keyStates[i] = PeerFetch.KEY_TOO_SMALL;
-            fetch.stopKey = Math.min(fetch.stopKey, i);
+            fetch.stopAt(i);
             return 1;
         }
         localSource.wrap(fetch.keyAddresses[i], length);
@@ -188,7 +188,7 @@ final class FetchReads
         fetch.keyStates[k] = PeerFetch.KEY_FAILED;
         fetch.keyReasons[k] = reason;
         // design: a payload failure stops the prefix there, with no retry.
-        fetch.stopKey = Math.min(fetch.stopKey, k);
+        fetch.stopAt(k);
     }
 
     private static int checksum(final PeerFetch fetch, final int k, final int length)

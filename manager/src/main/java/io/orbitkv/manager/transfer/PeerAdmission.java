@@ -11,9 +11,9 @@ import org.agrona.collections.Long2LongHashMap;
  *     <li>{@link Policy#SECOND_HIT}: a block fetched from a peer a second time within the window, so one-off remote
  *     hits do not push local blocks out.</li>
  * </ul>
- * The second-hit memory is bounded: once it holds {@link #MAX_REMEMBERED} keys it is cleared (counted by the
- * caller through {@link #resets()}). Keys are remembered by their 64-bit StateKey fingerprint; a collision admits a
- * block one hit early, which costs memory, never correctness.
+ * The second-hit memory is bounded: once it holds {@link #MAX_REMEMBERED} keys it is cleared. Keys are remembered
+ * by their 64-bit StateKey fingerprint; a collision admits a block one hit early, which costs memory, never
+ * correctness.
  */
 public final class PeerAdmission
 {
@@ -41,7 +41,6 @@ public final class PeerAdmission
     private final Policy policy;
     private final long windowMs;
     private final Long2LongHashMap lastFetchMs = new Long2LongHashMap(MAX_REMEMBERED * 2, 0.65f, Long.MIN_VALUE);
-    private long resets;
 
     public PeerAdmission(final Policy policy, final long windowMs)
     {
@@ -70,20 +69,9 @@ public final class PeerAdmission
                 if (lastFetchMs.size() >= MAX_REMEMBERED)
                 {
                     lastFetchMs.clear();
-                    resets++;
                 }
                 lastFetchMs.put(fingerprint, nowMs);
                 return false;
         }
-    }
-
-    public Policy policy()
-    {
-        return policy;
-    }
-
-    public long resets()
-    {
-        return resets;
     }
 }

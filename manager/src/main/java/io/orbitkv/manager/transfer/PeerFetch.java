@@ -1,31 +1,30 @@
 package io.orbitkv.manager.transfer;
 
+import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.manager.catalog.PeerAnswer;
+import io.orbitkv.codecs.engine.ReadRequestDecoder;
+import io.orbitkv.manager.port.FetchHandle;
+import io.orbitkv.manager.port.PeerListener;
 import org.agrona.DirectBuffer;
+import org.agrona.ErrorHandler;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * One requester-side fetch of the keys that follow an engine request's local prefix: their candidates, the spans
  * planned over them, one source attempt per span (authorization, grant, reads, release) and the outcome per key.
  * Preallocated by the {@link PeerFetcher} for the protocol limits and reused; the engine ring fills the request part
- * and reads the answer part, everything else belongs to the fetcher. Nothing here allocates.
+ * and reads the answer part through its {@link FetchHandle}, everything else belongs to the fetcher. Nothing here allocates.
  * <p>
  * A fetch has one of two purposes. {@link #READ} restores the keys into the client's destination ranges and ends
  * with the answer. {@link #HOLD} (a Lookup with pin and peers) only authorizes: its grants stay open under the
  * client's lease until a Read of that lease turns it into a READ, or the lease is released.
  */
-public final class PeerFetch
+public final class PeerFetch implements FetchHandle
 {
-    /** Restore the keys into the destinations. */
-    public static final int READ = 1;
-    /** Authorize and keep the grants under a lease. */
-    public static final int HOLD = 2;
-
     /** The most peer keys one fetch carries: the peer part of one engine request. */
     public static final int MAX_KEYS = EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP;
     static final int MAX_CANDIDATES = EngineRingLimits.MAX_CANDIDATES_PER_KEY;
@@ -115,7 +114,7 @@ public final class PeerFetch
     final KeyStatus[] statuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final int[] lengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final FailureReason[] reasons = new FailureReason[EngineRingLimits.MAX_KEYS_PER_REQUEST];
-    final PeerAnswer answer = new PeerAnswer();
+    final CandidateTable answer = CandidateTable.forAnswer();
     long value;
 
     PeerFetch(final int index)
@@ -127,10 +126,6 @@ public final class PeerFetch
         }
     }
 
-    /**
-     * Start filling a fetch for an engine request: its identity, where its peer rows start, and the statuses and
-     * lengths of its local rows (copied; the peer rows are answered by the fetch).
-     */
     /**
      * Told when this fetch has its answer; named by whoever acquired it.
      */
@@ -293,7 +288,7 @@ public final class PeerFetch
         return reasons;
     }
 
-    public PeerAnswer answer()
+    public CandidateTable answer()
     {
         return answer;
     }
@@ -398,6 +393,211 @@ public final class PeerFetch
         regionAddress = 0;
         answered = false;
         lookupIndex = -1;
+    }
+
+    /**
+     * Turn a held fetch into a READ of its first {@code keys} keys for the Read that uses its lease: a new request
+     * identity, the Read's local rows (copied), no answer yet.
+     */
+    void readHeld(
+        final int keys,
+        final long correlationId,
+        final int firstRow,
+        final int rowCount,
+        final KeyStatus[] localStatuses,
+        final int[] localLengths,
+        final long deadlineMs)
+    {
+        kind = READ;
+        answered = false;
+        this.correlationId = correlationId;
+        templateId = ReadRequestDecoder.TEMPLATE_ID;
+        this.firstRow = firstRow;
+        this.rowCount = rowCount;
+        System.arraycopy(localStatuses, 0, statuses, 0, firstRow);
+        System.arraycopy(localLengths, 0, lengths, 0, firstRow);
+        for (int i = 0; i < rowCount; i++)
+        {
+            reasons[i] = FailureReason.NONE;
+        }
+        answer.reset();
+        this.deadlineMs = deadlineMs;
+        stopAt(keys);
+        phase = READING;
+    }
+
+    /**
+     * Take the candidates of the peer keys from a discovery answer whose rows start at {@code firstRow}.
+     */
+    void candidatesFrom(final CandidateTable table, final int firstRow)
+    {
+        for (int i = 0; i < table.candidateCount(); i++)
+        {
+            final int k = table.candidateKeyIndex(i) - firstRow;
+            if (k < 0 || k >= keyCount)
+            {
+                continue;
+            }
+            final int owner = table.candidateOwnerIndex(i);
+            addCandidate(k, table.ownerRuntimeUuidMsb(owner), table.ownerRuntimeUuidLsb(owner),
+                KeyStatus.DRAM == table.candidateTier(i) ? (byte)0 : (byte)1,
+                table.candidateInsertionSequence(i), table.candidateLength(i));
+        }
+    }
+
+    /**
+     * @return the first key not granted (HOLD) or not restored (READ): the end of the leading run so far.
+     */
+    int firstUnfinished()
+    {
+        final byte done = HOLD == kind ? KEY_GRANTED : KEY_DONE;
+        int k = 0;
+        while (k < keyCount && keyStates[k] == done)
+        {
+            k++;
+        }
+        return k;
+    }
+
+    /**
+     * Whether every key before the stop is settled, no read is in flight and no authorization that could extend the
+     * leading run is still out: the fetch can be answered.
+     */
+    boolean settled()
+    {
+        final int limit = Math.min(keyCount, stopKey);
+        for (int k = 0; k < limit; k++)
+        {
+            final byte state = keyStates[k];
+            if (KEY_UNPLANNED == state || KEY_AUTHORIZING == state || KEY_READING == state ||
+                (READ == kind && KEY_GRANTED == state))
+            {
+                return false;
+            }
+        }
+        if (readsInFlight > 0)
+        {
+            return false;
+        }
+        for (int a = 0; a < attemptCount; a++)
+        {
+            // A later span still waiting for its grant holds the answer only if it could extend the run.
+            if (SourceAttempt.SENT == attempts[a].state && attempts[a].firstKey < limit)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * @return attempts planned and not sent yet (some wait for a source's retry interval).
+     */
+    int attemptsToSend()
+    {
+        int waiting = 0;
+        for (int a = 0; a < attemptCount; a++)
+        {
+            if (SourceAttempt.TO_SEND == attempts[a].state)
+            {
+                waiting++;
+            }
+        }
+        return waiting;
+    }
+
+    /**
+     * Started (its local part is over): answered within the fetch budget from now.
+     */
+    void started(final long deadlineMs)
+    {
+        this.deadlineMs = deadlineMs;
+        localDone = true;
+    }
+
+    /**
+     * Waiting for discovery to answer the catalog lookup in slot {@code lookupIndex}.
+     */
+    void discovering(final int lookupIndex)
+    {
+        phase = DISCOVERING;
+        this.lookupIndex = lookupIndex;
+    }
+
+    /**
+     * Candidates known: its spans are asked of their sources from now.
+     */
+    void authorizing()
+    {
+        phase = AUTHORIZING;
+    }
+
+    /**
+     * Keys at or after {@code key} are not fetched.
+     */
+    void stopAt(final int key)
+    {
+        stopKey = Math.min(stopKey, key);
+    }
+
+    /**
+     * The answer is being given: nothing more is fetched for it.
+     */
+    void markAnswered()
+    {
+        answered = true;
+    }
+
+    /**
+     * The lease holding this HOLD went away: nothing more is held or answered, a grant that arrives later is released.
+     */
+    void letHoldGo()
+    {
+        stopKey = 0;
+        answered = true;
+        holdReleased = true;
+    }
+
+    /**
+     * Its client detached: the answer is not sent, and {@code region} (may be null) is closed when the fetch ends.
+     */
+    void clientGone(final AutoCloseable region)
+    {
+        clientGone = true;
+        orphanedRegion = region;
+    }
+
+    /**
+     * The checksum of the client's data region at {@code address}, where a READ's destinations lie.
+     */
+    void destinationRegion(final long address, final io.orbitkv.index.BlockChecksum checksum)
+    {
+        regionAddress = address;
+        regionChecksum = checksum;
+    }
+
+    /**
+     * Back to the pool: the data region of a client that left meanwhile is closed, and nothing of the fetch is in use
+     * until the next {@link #begin}.
+     */
+    void end(final ErrorHandler errorHandler)
+    {
+        if (null != orphanedRegion)
+        {
+            try
+            {
+                orphanedRegion.close();
+            }
+            catch (final Exception ex)
+            {
+                errorHandler.onError(ex);
+            }
+            orphanedRegion = null;
+        }
+        active = false;
+        phase = IDLE;
+        answered = false;
+        listener = null;
     }
 
     /**

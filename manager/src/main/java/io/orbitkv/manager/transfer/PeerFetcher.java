@@ -1,11 +1,9 @@
 package io.orbitkv.manager.transfer;
 
-import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.LookupRequestDecoder;
-import io.orbitkv.codecs.transfer.ReleaseReason;
 import io.orbitkv.codecs.transfer.TransferGrantDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
 import io.orbitkv.codecs.transfer.TransferStatus;
@@ -13,19 +11,20 @@ import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.catalog.CatalogRequester;
 import io.orbitkv.manager.catalog.LookupAnswerSink;
-import io.orbitkv.manager.catalog.PeerAnswer;
 import io.orbitkv.manager.catalog.PendingLookup;
-import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.peer.PeerPublisher;
+import io.orbitkv.manager.port.FetchHandle;
+import io.orbitkv.manager.port.LookupHandle;
+import io.orbitkv.manager.port.PeerListener;
+import io.orbitkv.manager.port.PeerPort;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.transport.TransportListener;
 import org.agrona.ErrorHandler;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
-
 
 /**
  * The requester side of peer transfers, on the agent thread. For the keys after an engine request's local prefix it
@@ -41,6 +40,12 @@ import org.agrona.concurrent.status.AtomicCounter;
  * data region is then handed over and closed only afterwards), and it owns the release of each source session:
  * sent when the session's reads ended, retried {@link TransferLimits#RELEASE_ATTEMPTS} times until acknowledged.
  * Steady-state work allocates nothing.
+ * <p>
+ * This class is the coordinator: the door the ring calls ({@link PeerPort}), the answers of discovery, the duty cycle,
+ * and the end of each fetch (answer, free). The steps are parts it builds: {@link Authorizations} (spans,
+ * authorizations, grants, refusals and waits), {@link FetchReads} (reads and checks), {@link FetchAnswers} (answer
+ * rows, admission) and {@link SourceReleases} (releases until acknowledged). A {@link PeerFetch} changes its own
+ * request and lifecycle fields; the parts record progress in its keys and attempts.
  */
 public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportListener
 {
@@ -49,40 +54,22 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
      */
     public static final int MAX_FETCHES = 64;
 
-
     private final CatalogRequester catalog;
-    private final TransferProxy proxy;
     private final FetchReads reads;
     private final FetchAnswers answers;
-    private final SpanPlanner planner;
+    private final SourceReleases releases;
+    private final Authorizations authorizations;
     private final Transport transport;
-    private final TieredStore store;
     private final NamespaceTable namespaces;
     private final ErrorHandler errorHandler;
     private final PeerFetch[] fetches = new PeerFetch[MAX_FETCHES];
     private final PeerListener[] lookupListeners = new PeerListener[CatalogRequester.MAX_PENDING_LOOKUPS];
-    private final StateKeyFlyweight key = new StateKeyFlyweight();
-    private final byte[] endpointBytes = new byte[1024];
-    private final org.agrona.AsciiSequenceView endpointView = new org.agrona.AsciiSequenceView();
-    private final UnsafeBuffer endpointBuffer = new UnsafeBuffer(endpointBytes);
     private final AtomicCounter fetchesStarted;
     private final AtomicCounter fetchesSkipped;
-    private final AtomicCounter authorizeSent;
-    private final AtomicCounter grantsReceived;
-    private final AtomicCounter refusalsReceived;
-    private final AtomicCounter authorizeTimeouts;
-    private final AtomicCounter alternativesTried;
-    private final AtomicCounter candidatesRemoved;
-    private final AtomicCounter releasesSent;
-    private final AtomicCounter releaseRetries;
-    private final AtomicCounter releasesAbandoned;
     private final AtomicCounter staleGrants;
     private final AtomicCounter budgetExpired;
     private final AtomicCounter fetchesActiveGauge;
     private final AtomicCounter readsInFlightGauge;
-    private final AtomicCounter prepareWaits;
-    private final AtomicCounter budgetWaits;
-    private final UnansweredSources unanswered = new UnansweredSources();
     private int activeFetches;
     private long nowMs;
 
@@ -119,13 +106,16 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         final SystemCounters counters,
         final ErrorHandler errorHandler)
     {
+        final TransferProxy proxy = new TransferProxy(channel);
+        final UnansweredSources unanswered = new UnansweredSources();
         this.catalog = catalog;
-        this.proxy = new TransferProxy(channel);
         this.reads = new FetchReads(transport, counters, errorHandler);
         this.answers = new FetchAnswers(catalog, store, namespaces, admission, counters);
-        this.planner = new SpanPlanner(catalog, store, namespaces, unanswered, counters);
+        this.releases = new SourceReleases(catalog, proxy, store, counters);
+        this.authorizations = new Authorizations(catalog, proxy,
+            new SpanPlanner(catalog, store, namespaces, unanswered, counters), unanswered, reads, releases, transport,
+            counters);
         this.transport = transport;
-        this.store = store;
         this.namespaces = namespaces;
         this.errorHandler = errorHandler;
         for (int i = 0; i < fetches.length; i++)
@@ -134,21 +124,10 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         }
         fetchesStarted = counters.get(SystemCounterDescriptor.TRANSFER_FETCHES_STARTED);
         fetchesSkipped = counters.get(SystemCounterDescriptor.TRANSFER_FETCHES_SKIPPED);
-        authorizeSent = counters.get(SystemCounterDescriptor.TRANSFER_AUTHORIZE_SENT);
-        grantsReceived = counters.get(SystemCounterDescriptor.TRANSFER_GRANTS_RECEIVED);
-        refusalsReceived = counters.get(SystemCounterDescriptor.TRANSFER_REFUSALS_RECEIVED);
-        authorizeTimeouts = counters.get(SystemCounterDescriptor.TRANSFER_AUTHORIZE_TIMEOUTS);
-        alternativesTried = counters.get(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED);
-        candidatesRemoved = counters.get(SystemCounterDescriptor.TRANSFER_CANDIDATES_REMOVED);
-        releasesSent = counters.get(SystemCounterDescriptor.TRANSFER_RELEASES_SENT);
-        releaseRetries = counters.get(SystemCounterDescriptor.TRANSFER_RELEASE_RETRIES);
-        releasesAbandoned = counters.get(SystemCounterDescriptor.TRANSFER_RELEASES_ABANDONED);
         staleGrants = counters.get(SystemCounterDescriptor.TRANSFER_STALE_GRANTS);
         budgetExpired = counters.get(SystemCounterDescriptor.TRANSFER_FETCH_BUDGET_EXPIRED);
         fetchesActiveGauge = counters.get(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE);
         readsInFlightGauge = counters.get(SystemCounterDescriptor.TRANSFER_READS_IN_FLIGHT);
-        prepareWaits = counters.get(SystemCounterDescriptor.TRANSFER_PREPARE_WAITS);
-        budgetWaits = counters.get(SystemCounterDescriptor.TRANSFER_BUDGET_WAITS);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -180,11 +159,12 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     /**
      * Give a fetch back that was acquired but never started.
      */
-    public void discard(final PeerFetch fetch)
+    public void discard(final FetchHandle handle)
     {
+        final PeerFetch fetch = (PeerFetch)handle;
         if (fetch.active && PeerFetch.IDLE == fetch.phase)
         {
-            fetch.active = false;
+            fetch.end(errorHandler);
             activeFetches--;
         }
     }
@@ -193,20 +173,19 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
      * Start a filled fetch: discover candidates for its keys, then authorize (HOLD) or authorize and read (READ).
      * For a READ, the statuses and lengths of the local rows must be final (the local copy ended).
      */
-    public void start(final PeerFetch fetch)
+    public void start(final FetchHandle handle)
     {
+        final PeerFetch fetch = (PeerFetch)handle;
         fetchesStarted.incrementRelease();
-        fetch.deadlineMs = nowMs + TransferLimits.FETCH_BUDGET_MS;
-        fetch.localDone = true;
+        fetch.started(nowMs + TransferLimits.FETCH_BUDGET_MS);
         final PendingLookup lookup = catalog.acquireLookup();
         if (null == lookup)
         {
-            fetch.phase = PeerFetch.AUTHORIZING;
-            fetch.stopKey = 0;
+            fetch.authorizing();
+            fetch.stopAt(0);
             finishIfDone(fetch);
             return;
         }
-        fetch.phase = PeerFetch.DISCOVERING;
         lookup.request(fetch.clientId, fetch.correlationId, 0, 0, fetch.statuses, fetch.lengths, 0)
             .namespace(fetch.namespace, 0, fetch.namespaceLength)
             .namespaceId(namespaces.lookup(fetch.namespace, 0, fetch.namespaceLength));
@@ -215,7 +194,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
             lookup.addPeerKey(fetch.hashes, fetch.hashOffset(k), fetch.hashLengths[k]);
         }
         // The slot is this fetch's until discovery answers it (possibly from within startLookup).
-        fetch.lookupIndex = lookup.index();
+        fetch.discovering(lookup.index());
         catalog.startLookup(lookup, this);
     }
 
@@ -225,11 +204,10 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     void startHold(final PeerFetch fetch, final PendingLookup lookup)
     {
         fetchesStarted.incrementRelease();
-        fetch.deadlineMs = nowMs + TransferLimits.FETCH_BUDGET_MS;
-        fetch.localDone = true;
-        copyCandidates(fetch, lookup.answer(), lookup.firstPeerKey());
-        fetch.phase = PeerFetch.AUTHORIZING;
-        plan(fetch);
+        fetch.started(nowMs + TransferLimits.FETCH_BUDGET_MS);
+        fetch.candidatesFrom(lookup.answer(), lookup.firstPeerKey());
+        fetch.authorizing();
+        authorizations.plan(fetch, nowMs);
         finishIfDone(fetch);
     }
 
@@ -239,34 +217,18 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
      *
      * @param keys the number of leading held keys the Read asks for (each given its destination).
      */
-    public void readHeld(final PeerFetch fetch, final int keys, final long correlationId, final int firstRow,
+    public void readHeld(final FetchHandle handle, final int keys, final long correlationId, final int firstRow,
         final int rowCount, final KeyStatus[] localStatuses, final int[] localLengths)
     {
-        fetch.kind = PeerFetch.READ;
-        fetch.answered = false;
-        fetch.correlationId = correlationId;
-        fetch.templateId = io.orbitkv.codecs.engine.ReadRequestDecoder.TEMPLATE_ID;
-        fetch.firstRow = firstRow;
-        fetch.rowCount = rowCount;
-        System.arraycopy(localStatuses, 0, fetch.statuses, 0, firstRow);
-        System.arraycopy(localLengths, 0, fetch.lengths, 0, firstRow);
-        for (int i = 0; i < rowCount; i++)
-        {
-            fetch.reasons[i] = FailureReason.NONE;
-        }
-        fetch.answer.reset();
-        fetch.deadlineMs = nowMs + TransferLimits.FETCH_BUDGET_MS;
-        if (keys < fetch.stopKey)
-        {
-            fetch.stopKey = keys;
-        }
-        fetch.phase = PeerFetch.READING;
+        final PeerFetch fetch = (PeerFetch)handle;
+        fetch.readHeld(keys, correlationId, firstRow, rowCount, localStatuses, localLengths,
+            nowMs + TransferLimits.FETCH_BUDGET_MS);
         for (int a = 0; a < fetch.attemptCount; a++)
         {
             final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
             if (PeerFetch.SourceAttempt.GRANTED == attempt.state)
             {
-                submitReads(fetch, attempt);
+                reads.submit(fetch, attempt);
             }
         }
         finishIfDone(fetch);
@@ -275,18 +237,17 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     /**
      * The lease holding a HOLD fetch went away (Release, a Read that did not use it, detach): release its sources.
      */
-    public void release(final PeerFetch fetch)
+    public void release(final FetchHandle handle)
     {
+        final PeerFetch fetch = (PeerFetch)handle;
         if (!fetch.active || PeerFetch.HOLD != fetch.kind)
         {
             return;
         }
-        fetch.stopKey = 0;
-        fetch.answered = true;
-        fetch.holdReleased = true;
+        fetch.letHoldGo();
         for (int a = 0; a < fetch.attemptCount; a++)
         {
-            startRelease(fetch, fetch.attempt(a), true);
+            releases.start(fetch, fetch.attempt(a), true, nowMs);
         }
         freeIfDone(fetch);
     }
@@ -295,17 +256,17 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
      * The fetch's client detached: its answer will not be sent, and its destinations stay mapped until its reads
      * ended, when {@code region} (the client's data region, may be null) is closed.
      */
-    public void clientGone(final PeerFetch fetch, final AutoCloseable region)
+    public void clientGone(final FetchHandle handle, final AutoCloseable region)
     {
-        fetch.clientGone = true;
-        fetch.orphanedRegion = region;
+        final PeerFetch fetch = (PeerFetch)handle;
+        fetch.clientGone(region);
         if (PeerFetch.HOLD == fetch.kind && fetch.answered)
         {
             release(fetch);
         }
         else
         {
-            fetch.stopKey = Math.min(fetch.stopKey, firstUnfinished(fetch));
+            fetch.stopAt(fetch.firstUnfinished());
         }
         freeIfDone(fetch);
     }
@@ -313,10 +274,10 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     /**
      * Give the destinations of a READ the checksum of the client's data region at {@code address} they lie in.
      */
-    public void destinationRegion(final PeerFetch fetch, final long address, final BlockChecksum regionChecksum)
+    public void destinationRegion(final FetchHandle handle, final long address, final BlockChecksum regionChecksum)
     {
-        fetch.regionAddress = address;
-        fetch.regionChecksum = regionChecksum;
+        final PeerFetch fetch = (PeerFetch)handle;
+        fetch.destinationRegion(address, regionChecksum);
     }
 
     /**
@@ -330,11 +291,6 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     public void unregisterDestination(final long address)
     {
         transport.unregisterMemory(address);
-    }
-
-    public int activeFetches()
-    {
-        return activeFetches;
     }
 
     public int readsInFlight()
@@ -374,12 +330,12 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
             if (!fetch.answered && nowMs - fetch.deadlineMs >= 0 && PeerFetch.DISCOVERING != fetch.phase)
             {
                 budgetExpired.incrementRelease();
-                final int stop = firstUnfinished(fetch);
+                final int stop = fetch.firstUnfinished();
                 if (stop < fetch.keyCount && FailureReason.NONE == fetch.keyReasons[stop])
                 {
                     fetch.keyReasons[stop] = FailureReason.BUDGET;
                 }
-                fetch.stopKey = Math.min(fetch.stopKey, stop);
+                fetch.stopAt(stop);
                 for (int a = 0; a < fetch.attemptCount; a++)
                 {
                     final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
@@ -402,32 +358,18 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         switch (attempt.state)
         {
             case PeerFetch.SourceAttempt.TO_SEND:
-                if (fetch.stopKey <= attempt.firstKey)
-                {
-                    attempt.state = PeerFetch.SourceAttempt.DONE;
-                    return 1;
-                }
-                return sendAuthorize(fetch, attempt) ? 1 : 0;
-
             case PeerFetch.SourceAttempt.SENT:
-                if (nowMs - attempt.deadlineMs >= 0)
-                {
-                    // No answer: the source may have gone; a late grant is released as stale.
-                    authorizeTimeouts.incrementRelease();
-                    unanswered.suspect(attempt.ownerMsb, attempt.ownerLsb, nowMs);
-                    refused(fetch, attempt, TransferStatus.ERROR, false);
-                    return 1;
-                }
-                return 0;
+                return authorizations.progress(fetch, attempt, nowMs);
 
             case PeerFetch.SourceAttempt.GRANTED:
-                if (PeerFetch.READ == fetch.kind && 0 == attempt.readsOutstanding && attempt.readsSubmitted < readable(fetch, attempt))
+                if (PeerFetch.READ == fetch.kind && 0 == attempt.readsOutstanding &&
+                    attempt.readsSubmitted < FetchReads.readable(fetch, attempt))
                 {
-                    return submitReads(fetch, attempt);
+                    return reads.submit(fetch, attempt);
                 }
                 if (PeerFetch.READ == fetch.kind && 0 == attempt.readsOutstanding)
                 {
-                    startRelease(fetch, attempt, false);
+                    releases.start(fetch, attempt, false, nowMs);
                     return 1;
                 }
                 return 0;
@@ -435,15 +377,10 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
             case PeerFetch.SourceAttempt.RELEASING:
                 if (nowMs - attempt.deadlineMs >= 0)
                 {
-                    if (attempt.releaseAttempts >= TransferLimits.RELEASE_ATTEMPTS)
+                    if (!releases.retry(attempt, nowMs))
                     {
-                        releasesAbandoned.incrementRelease();
-                        attempt.state = PeerFetch.SourceAttempt.DONE;
                         freeIfDone(fetch);
-                        return 1;
                     }
-                    releaseRetries.incrementRelease();
-                    sendRelease(fetch, attempt);
                     return 1;
                 }
                 return 0;
@@ -461,8 +398,9 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         return catalog.acquireLookup();
     }
 
-    public void startLookup(final PendingLookup lookup, final PeerListener listener)
+    public void startLookup(final LookupHandle handle, final PeerListener listener)
     {
+        final PendingLookup lookup = (PendingLookup)handle;
         lookupListeners[lookup.index()] = listener;
         catalog.startLookup(lookup, this);
     }
@@ -477,9 +415,9 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         {
             if (fetch.active && PeerFetch.DISCOVERING == fetch.phase && fetch.lookupIndex == lookup.index())
             {
-                copyCandidates(fetch, lookup.answer(), 0);
-                fetch.phase = PeerFetch.AUTHORIZING;
-                plan(fetch);
+                fetch.candidatesFrom(lookup.answer(), 0);
+                fetch.authorizing();
+                authorizations.plan(fetch, nowMs);
                 finishIfDone(fetch);
                 return;
             }
@@ -520,93 +458,8 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         return true;
     }
 
-    private void copyCandidates(final PeerFetch fetch, final PeerAnswer answer, final int firstRow)
-    {
-        for (int i = 0; i < answer.candidateCount(); i++)
-        {
-            final int k = answer.candidateKeyIndex(i) - firstRow;
-            if (k < 0 || k >= fetch.keyCount)
-            {
-                continue;
-            }
-            final int owner = answer.candidateOwnerIndex(i);
-            fetch.addCandidate(k, answer.ownerRuntimeUuidMsb(owner), answer.ownerRuntimeUuidLsb(owner),
-                KeyStatus.DRAM == answer.candidateTier(i) ? (byte)0 : (byte)1,
-                answer.candidateInsertionSequence(i), answer.candidateLength(i));
-        }
-    }
-
     // ---------------------------------------------------------------------------------------------------------------
-    // Planning.
-
-    /**
-     * Plan the keys from {@code fetch.nextKey} into spans ({@link SpanPlanner}), start the copies of new local spans
-     * of a READ, and send the authorizations the fetch may have in flight.
-     */
-    private void plan(final PeerFetch fetch)
-    {
-        final int before = fetch.attemptCount;
-        planner.plan(fetch, nowMs);
-        if (PeerFetch.READ == fetch.kind)
-        {
-            for (int a = before; a < fetch.attemptCount; a++)
-            {
-                final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
-                if (attempt.local)
-                {
-                    submitReads(fetch, attempt);
-                }
-            }
-        }
-        for (int a = 0; a < fetch.attemptCount; a++)
-        {
-            final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
-            if (PeerFetch.SourceAttempt.TO_SEND == attempt.state &&
-                SpanPlanner.inFlightSources(fetch) < TransferLimits.MAX_CONCURRENT_SOURCES)
-            {
-                sendAuthorize(fetch, attempt);
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-    // Authorization.
-
-    private boolean sendAuthorize(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
-    {
-        if (nowMs - attempt.notBeforeMs < 0 || SpanPlanner.inFlightSources(fetch) >= TransferLimits.MAX_CONCURRENT_SOURCES)
-        {
-            return false;
-        }
-        final PeerClient client = catalog.sourceClient(attempt.ownerMsb, attempt.ownerLsb, nowMs);
-        if (null == catalog.member(attempt.ownerMsb, attempt.ownerLsb))
-        {
-            refused(fetch, attempt, TransferStatus.STALE_INCARNATION, false);
-            return true;
-        }
-        if (null == client)
-        {
-            if (nowMs - attempt.deadlineMs >= 0)
-            {
-                authorizeTimeouts.incrementRelease();
-                unanswered.suspect(attempt.ownerMsb, attempt.ownerLsb, nowMs);
-                refused(fetch, attempt, TransferStatus.ERROR, false);
-                return true;
-            }
-            return false;
-        }
-        attempt.correlationId = proxy.nextCorrelationId();
-        attempt.client = client;
-        if (!proxy.authorize(client, attempt.correlationId, catalog.localIncarnationMsb(),
-            catalog.localIncarnationLsb(), fetch, attempt))
-        {
-            return false;
-        }
-        authorizeSent.incrementRelease();
-        attempt.state = PeerFetch.SourceAttempt.SENT;
-        attempt.deadlineMs = nowMs + TransferLimits.AUTHORIZE_TIMEOUT_MS;
-        return true;
-    }
+    // Sources.
 
     /**
      * A source's answer to an authorization.
@@ -627,7 +480,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
                 if (PeerFetch.SourceAttempt.SENT == attempt.state && attempt.correlationId == correlationId &&
                     attempt.requesterSessionId == requesterSessionId && attempt.client == client)
                 {
-                    onGrant(fetch, attempt, grant);
+                    authorizations.onGrant(fetch, attempt, grant, nowMs);
                     finishIfDone(fetch);
                     return;
                 }
@@ -637,218 +490,8 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         staleGrants.incrementRelease();
         if (TransferStatus.OK == grant.status())
         {
-            sendStaleRelease(client, grant.transferSessionId(), requesterSessionId);
+            releases.releaseStale(client, grant.transferSessionId(), requesterSessionId);
         }
-    }
-
-    private void onGrant(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final TransferGrantDecoder grant)
-    {
-        unanswered.answeredBy(attempt.ownerMsb, attempt.ownerLsb, nowMs);
-        final TransferStatus status = grant.status();
-        if (TransferStatus.OK != status || 0 == grant.grantedKeys())
-        {
-            refusalsReceived.incrementRelease();
-            // The first key's own verdict says why; only that candidate version was judged.
-            final TransferGrantDecoder.KeysDecoder keys = grant.keys();
-            TransferStatus reason = status;
-            if (keys.hasNext())
-            {
-                keys.next();
-                if (TransferStatus.OK != keys.status())
-                {
-                    reason = keys.status();
-                }
-            }
-            while (keys.hasNext())
-            {
-                keys.next();
-            }
-            grant.skipTransportEndpoint();
-            grant.skipMessage();
-            if (isWait(reason) && askAgainLater(fetch, reason))
-            {
-                // The source prepares the span (or waits for staging credit): the same keys, the same source, later.
-                attempt.askAgain(planner.nextRequesterSessionId(), nowMs + retryIntervalMs(reason));
-                return;
-            }
-            refused(fetch, attempt, reason, true);
-            return;
-        }
-        grantsReceived.incrementRelease();
-        attempt.transferSessionId = grant.transferSessionId();
-        attempt.token = grant.token();
-        final int granted = Math.min(grant.grantedKeys(), attempt.keyCount);
-        attempt.grantedKeys = granted;
-        final TransferGrantDecoder.KeysDecoder keys = grant.keys();
-        int k = 0;
-        TransferStatus firstRefusal = TransferStatus.OK;
-        while (keys.hasNext())
-        {
-            keys.next();
-            final int i = attempt.firstKey + k;
-            if (k < granted)
-            {
-                fetch.keyAddresses[i] = keys.address();
-                fetch.keyLengths[i] = keys.length();
-                fetch.keyCrcs[i] = keys.crc32c();
-                fetch.keyStates[i] = PeerFetch.KEY_GRANTED;
-                if (0 == keys.address() || keys.length() <= 0)
-                {
-                    // A grant without a usable range: nothing can be read for this key.
-                    fetch.keyStates[i] = PeerFetch.KEY_FAILED;
-                    fetch.keyReasons[i] = FailureReason.TRANSFER;
-                    fetch.stopKey = Math.min(fetch.stopKey, i);
-                }
-            }
-            else if (k == granted && k < attempt.keyCount)
-            {
-                firstRefusal = keys.status();
-            }
-            k++;
-        }
-        final int endpointLength = grant.getTransportEndpoint(endpointBytes, 0, endpointBytes.length);
-        grant.skipMessage();
-        endpointView.wrap(endpointBuffer, 0, endpointLength);
-        attempt.peer = transport.peer(endpointView);
-        attempt.state = PeerFetch.SourceAttempt.GRANTED;
-        if (attempt.peer < 0)
-        {
-            for (int i = attempt.firstKey; i < attempt.firstKey + granted; i++)
-            {
-                fetch.keyStates[i] = PeerFetch.KEY_FAILED;
-                fetch.keyReasons[i] = FailureReason.TRANSFER;
-            }
-            fetch.stopKey = Math.min(fetch.stopKey, attempt.firstKey);
-            startRelease(fetch, attempt, true);
-            return;
-        }
-        if (granted < attempt.keyCount)
-        {
-            final int end = attempt.firstKey + attempt.keyCount;
-            final int next = attempt.firstKey + granted;
-            if (isWait(firstRefusal) && fetch.attemptCount < PeerFetch.MAX_ATTEMPTS && askAgainLater(fetch, firstRefusal))
-            {
-                // The keys after the granted run are being prepared at this source: ask it for them again later.
-                attempt.keyCount = granted;
-                planner.newAttempt(fetch, attempt.ownerMsb, attempt.ownerLsb, next, end - next,
-                    nowMs + retryIntervalMs(firstRefusal));
-            }
-            else
-            {
-                // The source granted the leading run only: the keys after it go back to planning, from other sources.
-                splitRefused(fetch, attempt, next, firstRefusal);
-            }
-        }
-        if (PeerFetch.READ == fetch.kind)
-        {
-            submitReads(fetch, attempt);
-        }
-    }
-
-    /**
-     * Keys of {@code attempt} from {@code key} on were not granted: the refused key's candidate version is removed
-     * and the keys are planned again (another source, within the alternative budget).
-     */
-    private void splitRefused(
-        final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final int key, final TransferStatus reason)
-    {
-        final int end = attempt.firstKey + attempt.keyCount;
-        attempt.keyCount = key - attempt.firstKey;
-        refuseCandidate(fetch, key, attempt, reason);
-        for (int i = key; i < end; i++)
-        {
-            fetch.keyStates[i] = PeerFetch.KEY_UNPLANNED;
-        }
-        replanFrom(fetch, key, end);
-    }
-
-    private void refused(
-        final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final TransferStatus reason, final boolean judged)
-    {
-        attempt.state = PeerFetch.SourceAttempt.REFUSED;
-        final int end = attempt.firstKey + attempt.keyCount;
-        if (judged)
-        {
-            refuseCandidate(fetch, attempt.firstKey, attempt, reason);
-        }
-        else
-        {
-            // Unanswered: nothing was judged, but this source is not tried again for these keys in this fetch.
-            for (int i = attempt.firstKey; i < end; i++)
-            {
-                final int c = fetch.candidateOf(i, attempt.ownerMsb, attempt.ownerLsb);
-                if (c >= 0)
-                {
-                    fetch.candidateRefused[i] |= (byte)(1 << c);
-                }
-            }
-        }
-        for (int i = attempt.firstKey; i < end; i++)
-        {
-            fetch.keyStates[i] = PeerFetch.KEY_UNPLANNED;
-        }
-        replanFrom(fetch, attempt.firstKey, end);
-    }
-
-    private void refuseCandidate(
-        final PeerFetch fetch, final int k, final PeerFetch.SourceAttempt attempt, final TransferStatus reason)
-    {
-        final int c = fetch.candidateOf(k, attempt.ownerMsb, attempt.ownerLsb);
-        if (c < 0)
-        {
-            return;
-        }
-        fetch.candidateRefused[k] |= (byte)(1 << c);
-        // design: a rejection removes only the attempted candidate version from the index. Only a verdict on the
-        // evidence does: a source out of budget or sessions still holds the block, and is only not asked again
-        // within this fetch.
-        if (isStaleEvidence(reason) && catalog.removeCandidate(fetch.key(k, key), attempt.ownerMsb,
-            attempt.ownerLsb, fetch.candidateSequences[k * PeerFetch.MAX_CANDIDATES + c]))
-        {
-            candidatesRemoved.incrementRelease();
-        }
-        if (FailureReason.NONE == fetch.keyReasons[k] && TransferStatus.OK != reason)
-        {
-            fetch.keyReasons[k] = FailureReason.REJECTED;
-        }
-    }
-
-    /**
-     * Whether a source answered "not yet" rather than "no": its SSD residences are being prepared (PENDING) or wait for
-     * export staging credit (BACKPRESSURE).
-     */
-    static boolean isWait(final TransferStatus reason)
-    {
-        return TransferStatus.PENDING == reason || TransferStatus.BACKPRESSURE == reason;
-    }
-
-    private static long retryIntervalMs(final TransferStatus reason)
-    {
-        return TransferStatus.PENDING == reason ?
-            TransferLimits.PREPARE_RETRY_INTERVAL_MS : TransferLimits.BACKPRESSURE_RETRY_INTERVAL_MS;
-    }
-
-    /**
-     * Count a wait for a source that answered {@link #isWait}, if the fetch's budget leaves room to ask again; the
-     * budget bounds the waits (design: no unbounded retry while destinations are held).
-     *
-     * @return whether to ask again.
-     */
-    private boolean askAgainLater(final PeerFetch fetch, final TransferStatus reason)
-    {
-        if (nowMs + retryIntervalMs(reason) - fetch.deadlineMs >= 0)
-        {
-            return false;
-        }
-        if (TransferStatus.PENDING == reason)
-        {
-            prepareWaits.incrementRelease();
-        }
-        else
-        {
-            budgetWaits.incrementRelease();
-        }
-        return true;
     }
 
     /**
@@ -863,60 +506,13 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         int waiting = 0;
         for (final PeerFetch fetch : fetches)
         {
-            if (!fetch.active)
-            {
-                continue;
-            }
-            for (int a = 0; a < fetch.attemptCount; a++)
-            {
-                if (PeerFetch.SourceAttempt.TO_SEND == fetch.attempt(a).state)
-                {
-                    waiting++;
-                }
-            }
+            waiting += fetch.active ? fetch.attemptsToSend() : 0;
         }
         return waiting;
     }
 
-    /**
-     * Whether a source's refusal says the candidate version itself is wrong (gone, another episode, another size, a
-     * dead incarnation), rather than that the source cannot take the transfer now.
-     */
-    static boolean isStaleEvidence(final TransferStatus reason)
-    {
-        return TransferStatus.MISSING == reason || TransferStatus.STALE_SEQUENCE == reason ||
-            TransferStatus.LENGTH_MISMATCH == reason || TransferStatus.STALE_INCARNATION == reason;
-    }
-
-    /**
-     * Plan keys [from, end) again once a source refused them: allowed only within the fetch's alternative budget and
-     * only where later keys have not been planned on another source yet (a span never jumps back).
-     */
-    private void replanFrom(final PeerFetch fetch, final int from, final int end)
-    {
-        if (fetch.alternativesUsed >= TransferLimits.MAX_ALTERNATIVE_ATTEMPTS || fetch.nextKey > end)
-        {
-            fetch.stopKey = Math.min(fetch.stopKey, from);
-            return;
-        }
-        fetch.alternativesUsed++;
-        alternativesTried.incrementRelease();
-        fetch.nextKey = from;
-        plan(fetch);
-    }
-
     // ---------------------------------------------------------------------------------------------------------------
     // Reads.
-
-    private int submitReads(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
-    {
-        return reads.submit(fetch, attempt);
-    }
-
-    private static int readable(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
-    {
-        return FetchReads.readable(fetch, attempt);
-    }
 
     public void onReadComplete(final long requestId, final int status, final long bytes)
     {
@@ -935,63 +531,6 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     // ---------------------------------------------------------------------------------------------------------------
     // Release.
 
-    private void startRelease(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final boolean abandoned)
-    {
-        if (attempt.local)
-        {
-            // Nothing to tell anyone: this Manager's own pins are let go.
-            if (PeerFetch.SourceAttempt.GRANTED == attempt.state)
-            {
-                for (int i = attempt.firstKey; i < attempt.firstKey + attempt.grantedKeys; i++)
-                {
-                    store.unpin(fetch.keyResidences[i]);
-                }
-            }
-            attempt.state = PeerFetch.SourceAttempt.DONE;
-            return;
-        }
-        if (PeerFetch.SourceAttempt.GRANTED != attempt.state || attempt.readsOutstanding > 0)
-        {
-            if (PeerFetch.SourceAttempt.TO_SEND == attempt.state)
-            {
-                attempt.state = PeerFetch.SourceAttempt.DONE;
-            }
-            return;
-        }
-        attempt.state = PeerFetch.SourceAttempt.RELEASING;
-        attempt.abandoned = abandoned;
-        attempt.releaseAttempts = 0;
-        sendRelease(fetch, attempt);
-    }
-
-    private void sendRelease(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
-    {
-        attempt.releaseAttempts++;
-        attempt.deadlineMs = nowMs + TransferLimits.RELEASE_RETRY_INTERVAL_MS;
-        final PeerClient client = catalog.sourceClient(attempt.ownerMsb, attempt.ownerLsb, nowMs);
-        if (null == client)
-        {
-            return;
-        }
-        attempt.correlationId = proxy.nextCorrelationId();
-        attempt.client = client;
-        if (proxy.release(client, attempt.correlationId, catalog.localIncarnationMsb(), catalog.localIncarnationLsb(),
-            attempt.transferSessionId, attempt.requesterSessionId,
-            attempt.abandoned ? ReleaseReason.ABANDONED : ReleaseReason.COMPLETED))
-        {
-            releasesSent.incrementRelease();
-        }
-    }
-
-    private void sendStaleRelease(final PeerClient client, final long transferSessionId, final long requesterSessionId)
-    {
-        if (proxy.release(client, proxy.nextCorrelationId(), catalog.localIncarnationMsb(),
-            catalog.localIncarnationLsb(), transferSessionId, requesterSessionId, ReleaseReason.ABANDONED))
-        {
-            releasesSent.incrementRelease();
-        }
-    }
-
     /**
      * A source acknowledged a release (or said it did not hold the session: released already).
      */
@@ -1007,9 +546,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
             for (int a = 0; a < fetch.attemptCount; a++)
             {
                 final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
-                if (PeerFetch.SourceAttempt.RELEASING == attempt.state &&
-                    attempt.transferSessionId == transferSessionId && attempt.ownerMsb == client.remoteIncarnationMsb() &&
-                    attempt.ownerLsb == client.remoteIncarnationLsb())
+                if (SourceReleases.acknowledges(attempt, client, transferSessionId))
                 {
                     attempt.state = PeerFetch.SourceAttempt.DONE;
                     freeIfDone(fetch);
@@ -1022,17 +559,6 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
     // ---------------------------------------------------------------------------------------------------------------
     // Completion.
 
-    private static int firstUnfinished(final PeerFetch fetch)
-    {
-        final byte done = PeerFetch.HOLD == fetch.kind ? PeerFetch.KEY_GRANTED : PeerFetch.KEY_DONE;
-        int k = 0;
-        while (k < fetch.keyCount && fetch.keyStates[k] == done)
-        {
-            k++;
-        }
-        return k;
-    }
-
     /**
      * Answer once every key up to the stop is settled and no read is in flight: the delivered leading run counts,
      * the first key after it says why the prefix ended.
@@ -1044,39 +570,16 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
             freeIfDone(fetch);
             return;
         }
-        final int limit = Math.min(fetch.keyCount, fetch.stopKey);
-        for (int k = 0; k < limit; k++)
+        if (fetch.settled())
         {
-            final byte state = fetch.keyStates[k];
-            if (PeerFetch.KEY_UNPLANNED == state || PeerFetch.KEY_AUTHORIZING == state ||
-                PeerFetch.KEY_READING == state || (PeerFetch.READ == fetch.kind && PeerFetch.KEY_GRANTED == state))
-            {
-                return;
-            }
+            answer(fetch);
+            freeIfDone(fetch);
         }
-        if (fetch.readsInFlight > 0)
-        {
-            return;
-        }
-        for (int a = 0; a < fetch.attemptCount; a++)
-        {
-            final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
-            if (PeerFetch.SourceAttempt.SENT == attempt.state)
-            {
-                // A later span still waits for its grant; the answer waits for it only if it could extend the run.
-                if (attempt.firstKey < limit)
-                {
-                    return;
-                }
-            }
-        }
-        answer(fetch);
-        freeIfDone(fetch);
     }
 
     private void answer(final PeerFetch fetch)
     {
-        fetch.answered = true;
+        fetch.markAnswered();
         final int delivered = answers.fill(fetch, nowMs);
         if (PeerFetch.HOLD == fetch.kind)
         {
@@ -1086,7 +589,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
                 final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
                 if (attempt.firstKey >= delivered)
                 {
-                    startRelease(fetch, attempt, true);
+                    releases.start(fetch, attempt, true, nowMs);
                 }
             }
         }
@@ -1094,7 +597,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         {
             for (int a = 0; a < fetch.attemptCount; a++)
             {
-                startRelease(fetch, fetch.attempt(a), false);
+                releases.start(fetch, fetch.attempt(a), false, nowMs);
             }
         }
         if (!fetch.clientGone)
@@ -1130,25 +633,11 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
             }
             if (PeerFetch.SourceAttempt.GRANTED == state)
             {
-                startRelease(fetch, fetch.attempt(a), fetch.clientGone);
+                releases.start(fetch, fetch.attempt(a), fetch.clientGone, nowMs);
                 return;
             }
         }
-        if (null != fetch.orphanedRegion)
-        {
-            try
-            {
-                fetch.orphanedRegion.close();
-            }
-            catch (final Exception ex)
-            {
-                errorHandler.onError(ex);
-            }
-            fetch.orphanedRegion = null;
-        }
-        fetch.active = false;
-        fetch.phase = PeerFetch.IDLE;
-        fetch.answered = false;
+        fetch.end(errorHandler);
         activeFetches--;
     }
 }

@@ -96,7 +96,7 @@ final class SpanPlanner
             }
             if (0 == bestRun)
             {
-                fetch.stopKey = Math.min(fetch.stopKey, k);
+                fetch.stopAt(k);
                 break;
             }
             newAttempt(fetch, bestMsb, bestLsb, k, bestRun, nowMs);

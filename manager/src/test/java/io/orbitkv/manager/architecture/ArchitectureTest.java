@@ -26,8 +26,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *     settings every part reads);</li>
  *     <li>{@code peer} moves bytes and sessions only: it imports neither {@code catalog} nor {@code transfer}, whose
  *     messages it carries;</li>
- *     <li>{@code ring} reaches the peer side only through its front door ({@code PeerPort}, {@code PeerListener})
- *     and the values that cross it ({@code PeerFetch}, {@code PendingLookup}, {@code PeerAnswer});</li>
+ *     <li>{@code ring} reaches the peer side only through its front door, the {@code port} package ({@code PeerPort},
+ *     {@code PeerListener} and the handles {@code LookupHandle}, {@code FetchHandle}): it depends on no class of
+ *     {@code catalog} or {@code transfer};</li>
+ *     <li>the door stays a door: {@code port} depends on no other part of the Manager, so what crosses it is its own
+ *     interfaces and library values (the {@code codecs.CandidateTable} of an answer);</li>
  *     <li>a part uses the root package only for the concluded configuration ({@code Configuration},
  *     {@code ManagerContext}): the root composes the parts, the parts do not reach back into it;</li>
  *     <li>only {@code cli}, the process entry point, is allowed to depend on {@code cli} and on the engine client
@@ -39,8 +42,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ArchitectureTest
 {
     private static final String SERVER = "io.orbitkv.manager";
-    private static final java.util.Set<String> FRONT_DOOR =
-        java.util.Set.of("PeerPort", "PeerListener", "PeerFetch", "PendingLookup", "PeerAnswer");
     private static final String[] LIBRARIES =
         { "io.orbitkv.codecs..", "io.orbitkv.index..", "io.orbitkv.catalog..", "io.orbitkv.ffm..", "io.orbitkv.client.." };
 
@@ -89,11 +90,16 @@ class ArchitectureTest
 
     static ArchRule ringUsesOnlyThePeerFrontDoor(final String root)
     {
-        final DescribedPredicate<JavaClass> pastTheDoor = resideInAnyPackage(root + ".catalog..", root + ".transfer..")
-            .and(DescribedPredicate.describe("outside the front door", (final JavaClass type) ->
-                !FRONT_DOOR.contains(type.getBaseComponentType().getSimpleName())))
-            .as("catalog or transfer classes other than %s", FRONT_DOOR);
-        return noClasses().that().resideInAPackage(root + ".ring..").should().dependOnClassesThat(pastTheDoor);
+        return noClasses().that().resideInAPackage(root + ".ring..")
+            .should().dependOnClassesThat().resideInAnyPackage(root + ".catalog..", root + ".transfer..");
+    }
+
+    static ArchRule doorDependsOnNoPart(final String root)
+    {
+        return noClasses().that().resideInAPackage(root + ".port..")
+            .should().dependOnClassesThat(resideInAPackage(root + "..")
+                .and(DescribedPredicate.not(resideInAPackage(root + ".port..")))
+                .as("classes of %s outside its port package", root));
     }
 
     static ArchRule peerMovesBytesOnly(final String root)
@@ -105,7 +111,7 @@ class ArchitectureTest
     @Test
     void shouldImportTheServerAndEveryLibrary()
     {
-        for (final String pkg : new String[]{ SERVER + ".ring", SERVER + ".store", SERVER + ".catalog",
+        for (final String pkg : new String[]{ SERVER + ".ring", SERVER + ".port", SERVER + ".store", SERVER + ".catalog",
             "io.orbitkv.codecs", "io.orbitkv.index", "io.orbitkv.catalog", "io.orbitkv.ffm", "io.orbitkv.client" })
         {
             assertTrue(production.containPackage(pkg), () -> "nothing imported from " + pkg);
@@ -122,6 +128,12 @@ class ArchitectureTest
     void shouldReachThePeerSideFromTheRingOnlyThroughItsFrontDoor()
     {
         ringUsesOnlyThePeerFrontDoor(SERVER).check(production);
+    }
+
+    @Test
+    void shouldKeepTheDoorFreeOfThePartsOnEitherSide()
+    {
+        doorDependsOnNoPart(SERVER).check(production);
     }
 
     @Test
@@ -165,7 +177,11 @@ class ArchitectureTest
             "the root's cycle with left missed: " + cycles.getFailureReport());
         assertTrue(partsUseRootOnlyForConfiguration(root).evaluate(fixture).hasViolation(), "back reference missed");
         assertTrue(peerMovesBytesOnly(root).evaluate(fixture).hasViolation(), "peer decoding a transfer type missed");
-        assertTrue(ringUsesOnlyThePeerFrontDoor(root).evaluate(fixture).hasViolation(), "ring past the door missed");
+        final EvaluationResult pastTheDoor = ringUsesOnlyThePeerFrontDoor(root).evaluate(fixture);
+        assertTrue(pastTheDoor.hasViolation(), "ring past the door missed");
+        assertTrue(!pastTheDoor.getFailureReport().toString().contains("Door"), () ->
+            "a ring class using only the door was reported: " + pastTheDoor.getFailureReport());
+        assertTrue(doorDependsOnNoPart(root).evaluate(fixture).hasViolation(), "a door naming a transfer type missed");
     }
 
     private static ArchRule partsUseRootOnlyForConfiguration(final String root)

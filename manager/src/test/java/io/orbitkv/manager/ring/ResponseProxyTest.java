@@ -1,7 +1,7 @@
 package io.orbitkv.manager.ring;
 
 import io.orbitkv.manager.Configuration;
-import io.orbitkv.manager.catalog.PeerAnswer;
+import io.orbitkv.codecs.CandidateTable;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -55,7 +55,7 @@ class ResponseProxyTest
     {
         final KeyStatus[] statuses = {KeyStatus.DRAM, KeyStatus.SSD, KeyStatus.PEER, KeyStatus.PEER, KeyStatus.MISS};
         final int[] lengths = {4096, 8192, 0, 0, 0};
-        final PeerAnswer peers = new PeerAnswer();
+        final CandidateTable peers = CandidateTable.forAnswer();
         final int nodeA = peers.addOwner(0x1111L, 0x2222L, "node-a");
         final int nodeB = peers.addOwner(0x3333L, 0x4444L, "node-b.rack-2");
         assertEquals(nodeA, peers.addOwner(0x1111L, 0x2222L, "node-a"));
@@ -101,7 +101,7 @@ class ResponseProxyTest
     {
         final KeyStatus[] statuses = {KeyStatus.DRAM, KeyStatus.MISS};
         final int[] lengths = {4096, 0};
-        final PeerAnswer empty = new PeerAnswer();
+        final CandidateTable empty = CandidateTable.forAnswer();
         empty.addOwner(1, 2, "owner-without-candidates");
 
         assertTrue(proxy.sendKeys(ring, 9L, 50L, LOOKUP, 1, 0, statuses, lengths, 2));
@@ -145,7 +145,7 @@ class ResponseProxyTest
     @Test
     void shouldSendOnlyCandidatesOfKeysTheAnswerHas()
     {
-        final PeerAnswer peers = new PeerAnswer();
+        final CandidateTable peers = CandidateTable.forAnswer();
         final int owner = peers.addOwner(5, 6, "node-a");
         peers.addCandidate(1, owner, KeyStatus.DRAM, 1, 100);
         peers.addCandidate(2, owner, KeyStatus.DRAM, 2, 100);
@@ -208,12 +208,12 @@ class ResponseProxyTest
     }
 
     @Test
-    void shouldEncodeAndDecodeAFullPeerAnswer()
+    void shouldEncodeAndDecodeAFullCandidateTable()
     {
         final int keyCount = EngineRingLimits.MAX_KEYS_PER_REQUEST;
         final KeyStatus[] statuses = new KeyStatus[keyCount];
         Arrays.fill(statuses, KeyStatus.NOT_ATTEMPTED);
-        final PeerAnswer peers = fullAnswer(statuses);
+        final CandidateTable peers = fullAnswer(statuses);
         assertFalse(peers.addCandidate(keyCount - 1, 0, KeyStatus.DRAM, 0, 0), "full");
 
         assertTrue(proxy.sendKeys(ring, 1L, 80L, LOOKUP, 0, 0, statuses, new int[keyCount], keyCount, peers));
@@ -230,7 +230,7 @@ class ResponseProxyTest
     }
 
     @Test
-    void shouldNotAllocateWhileFillingEncodingAndDecodingAPeerAnswer()
+    void shouldNotAllocateWhileFillingEncodingAndDecodingACandidateTable()
     {
         final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
         assertTrue(threads.isThreadAllocatedMemorySupported());
@@ -244,7 +244,7 @@ class ResponseProxyTest
         {
             nodeIds[i] = nodeId(i);
         }
-        final PeerAnswer peers = new PeerAnswer();
+        final CandidateTable peers = CandidateTable.forAnswer();
         final OperationResult result = new OperationResult(keyCount);
         final StringBuilder nodeId = new StringBuilder(EngineRingLimits.MAX_NODE_ID_LENGTH);
 
@@ -277,9 +277,9 @@ class ResponseProxyTest
         assertEquals(nodeIds[31], nodeId.toString());
     }
 
-    private static PeerAnswer fullAnswer(final KeyStatus[] statuses)
+    private static CandidateTable fullAnswer(final KeyStatus[] statuses)
     {
-        final PeerAnswer peers = new PeerAnswer();
+        final CandidateTable peers = CandidateTable.forAnswer();
         for (int i = 0; i < EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP; i++)
         {
             assertEquals(i, peers.addOwner(i, -i, nodeId(i)));

@@ -34,6 +34,9 @@ import io.orbitkv.manager.catalog.TestLookups;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.TestPeerSessions;
+import io.orbitkv.manager.port.FetchHandle;
+import io.orbitkv.manager.port.LookupHandle;
+import io.orbitkv.manager.port.PeerListener;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
@@ -66,6 +69,7 @@ class PeerFetcherTest
     private static final long T0 = 1_000_000L;
     private static final long SELF_MSB = 0x5E1FL;
     private static final long SELF_LSB = 0x5E1FL;
+    private static final long GRANTED_ADDRESS = 0x10_0000L;
 
     private final SystemCounters counters = SystemCounters.inMemory();
     private final FakeCatalog catalog = new FakeCatalog();
@@ -75,14 +79,14 @@ class PeerFetcherTest
     private final List<PendingLookup> lookupsAnswered = new ArrayList<>();
     private final PeerListener listener = new PeerListener()
     {
-        public void onLookupAnswered(final PendingLookup lookup)
+        public void onLookupAnswered(final LookupHandle lookup)
         {
-            lookupsAnswered.add(lookup);
+            lookupsAnswered.add((PendingLookup)lookup);
         }
 
-        public void onFetchAnswered(final PeerFetch fetch)
+        public void onFetchAnswered(final FetchHandle fetch)
         {
-            answered.add(fetch);
+            answered.add((PeerFetch)fetch);
         }
     };
     private final UnsafeBuffer hash = new UnsafeBuffer(new byte[32]);
@@ -104,7 +108,10 @@ class PeerFetcherTest
             new PeerAdmission(PeerAdmission.Policy.OFF, 60_000), counters,
             Throwable::printStackTrace);
         fetcher.doWork(T0);
-        hash.putLong(0, 0x1234_5678L);
+        for (int k = 0; k < 4; k++)
+        {
+            hash.putLong(k * 8, 0x1234_5678L + k);
+        }
     }
 
     @AfterEach
@@ -202,7 +209,8 @@ class PeerFetcherTest
         final Source a = catalog.source(1);
         final PeerFetch fetch = startHold(a);
         grant(a, channel.lastAuthorize(), TransferStatus.OK, 1);
-        assertEquals(1, fetcher.activeFetches(), "a held fetch lives until its lease goes");
+        fetcher.doWork(T0);
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE), "a held fetch lives until its lease goes");
 
         fetcher.release(fetch);
         assertEquals(1, channel.releases.size());
@@ -222,7 +230,8 @@ class PeerFetcherTest
         assertEquals(TransferLimits.RELEASE_ATTEMPTS, counter(SystemCounterDescriptor.TRANSFER_RELEASES_SENT));
         assertEquals(TransferLimits.RELEASE_ATTEMPTS - 1, counter(SystemCounterDescriptor.TRANSFER_RELEASE_RETRIES));
         assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_RELEASES_ABANDONED));
-        assertEquals(0, fetcher.activeFetches(), "the source's session TTL reclaims it from here");
+        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE),
+            "the source's session TTL reclaims it from here");
     }
 
     @Test
@@ -240,7 +249,7 @@ class PeerFetcherTest
 
         assertEquals(2, channel.releases.size(), "no retry after the acknowledgement");
         assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_RELEASES_ABANDONED));
-        assertEquals(0, fetcher.activeFetches());
+        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE));
     }
 
     @Test
@@ -307,20 +316,221 @@ class PeerFetcherTest
         assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_FETCHES_SKIPPED));
     }
 
+    @Test
+    void shouldRemoveTheVersionOfASourceThatRestartedAndAskAnother()
+    {
+        final Source a = catalog.source(1);
+        final Source b = catalog.source(2);
+        final PeerFetch fetch = startHold(a, b);
+
+        grant(a, channel.lastAuthorize(), TransferStatus.STALE_INCARNATION, 0);
+        assertEquals(1, catalog.removedVersions, "a dead incarnation's copy is evidence gone stale");
+        assertEquals(b.msb, channel.lastAuthorize().destinationMsb);
+        grant(b, channel.lastAuthorize(), TransferStatus.OK, 1);
+
+        assertEquals(List.of(fetch), answered);
+        assertEquals(KeyStatus.PEER, fetch.statuses()[0]);
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED));
+    }
+
+    @Test
+    void shouldSkipASourceThatLeftTheMemberViewWithoutAskingOrRemovingIt()
+    {
+        final Source gone = new Source(1);
+        final Source b = catalog.source(2);
+        final PeerFetch fetch = startHold(gone, b);
+
+        assertEquals(b.msb, channel.lastAuthorize().destinationMsb, "only the member is asked");
+        assertEquals(1, channel.authorizes.size());
+        assertEquals(0, catalog.removedVersions, "nothing was judged");
+        grant(b, channel.lastAuthorize(), TransferStatus.OK, 1);
+        assertEquals(List.of(fetch), answered);
+        assertEquals(1, fetch.value());
+    }
+
+    @Test
+    void shouldPlanTheKeysAfterAPartlyGrantedRunOnAnotherSource()
+    {
+        final Source a = catalog.source(1);
+        final Source b = catalog.source(2);
+        final PeerFetch fetch = startHold(2, a, b);
+        assertEquals(2, channel.lastAuthorize().keys(), "one span of both keys at the first source");
+
+        grantKeys(a, channel.lastAuthorize(), 1, TransferStatus.MISSING, GRANTED_ADDRESS);
+        final Authorize rest = channel.lastAuthorize();
+        assertEquals(b.msb, rest.destinationMsb, "the refused key is asked of the other source");
+        assertEquals(1, rest.keys());
+        assertEquals(1, catalog.removedVersions, "only the refused key's version");
+        assertTrue(answered.isEmpty(), "the run may still grow");
+
+        grantKeys(b, rest, 1, TransferStatus.OK, GRANTED_ADDRESS);
+        assertEquals(List.of(fetch), answered);
+        assertEquals(2, fetch.value());
+        assertEquals(KeyStatus.PEER, fetch.statuses()[1]);
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED));
+    }
+
+    @Test
+    void shouldAskTheSameSourceAgainForTheKeysItIsStillPreparing()
+    {
+        final Source a = catalog.source(1);
+        final Source b = catalog.source(2);
+        startHold(2, a, b);
+
+        grantKeys(a, channel.lastAuthorize(), 1, TransferStatus.PENDING, GRANTED_ADDRESS);
+        assertEquals(1, channel.authorizes.size(), "not asked again before the prepare interval");
+        fetcher.doWork(T0 + TransferLimits.PREPARE_RETRY_INTERVAL_MS);
+
+        final Authorize again = channel.lastAuthorize();
+        assertEquals(2, channel.authorizes.size());
+        assertEquals(a.msb, again.destinationMsb, "the same source, for the key after the granted run");
+        assertEquals(1, again.keys());
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_PREPARE_WAITS));
+        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED));
+        assertEquals(0, catalog.removedVersions);
+    }
+
+    @Test
+    void shouldFailAKeyWhoseGrantCarriesNoUsableRange()
+    {
+        final Source a = catalog.source(1);
+        final PeerFetch fetch = startHold(a);
+
+        grantKeys(a, channel.lastAuthorize(), 1, TransferStatus.OK, 0);
+
+        assertEquals(List.of(fetch), answered);
+        assertEquals(KeyStatus.FAILED, fetch.statuses()[0]);
+        assertEquals(FailureReason.TRANSFER, fetch.reasons()[0]);
+        assertEquals(0, fetch.value());
+        assertEquals(1, channel.releases.size(), "the useless session is released at once");
+        assertEquals(ReleaseReason.ABANDONED, channel.releases.get(0).reason);
+    }
+
+    @Test
+    void shouldFailAndReleaseASpanWhoseSourceEndpointTheTransportCannotReach()
+    {
+        final Source a = catalog.source(1);
+        final PeerFetch fetch = startHold(a);
+        transport.peer = -1;
+
+        grant(a, channel.lastAuthorize(), TransferStatus.OK, 1);
+
+        assertEquals(List.of(fetch), answered);
+        assertEquals(KeyStatus.FAILED, fetch.statuses()[0]);
+        assertEquals(FailureReason.TRANSFER, fetch.reasons()[0]);
+        assertEquals(1, channel.releases.size());
+        assertEquals(ReleaseReason.ABANDONED, channel.releases.get(0).reason);
+    }
+
+    @Test
+    void shouldStopAskingAPreparingSourceOnceTheNextAskWouldPassTheBudget()
+    {
+        final Source a = catalog.source(1);
+        final PeerFetch fetch = startHold(a);
+        long nowMs = T0;
+        while (answered.isEmpty())
+        {
+            grant(a, channel.lastAuthorize(), TransferStatus.PENDING, 0);
+            nowMs += TransferLimits.PREPARE_RETRY_INTERVAL_MS;
+            fetcher.doWork(nowMs);
+            assertTrue(nowMs - T0 <= TransferLimits.FETCH_BUDGET_MS, "answered within the fetch's budget");
+        }
+        final int asks = channel.authorizes.size();
+
+        assertEquals(KeyStatus.FAILED, fetch.statuses()[0]);
+        assertEquals(FailureReason.REJECTED, fetch.reasons()[0]);
+        assertEquals(asks - 1, counter(SystemCounterDescriptor.TRANSFER_PREPARE_WAITS), "one wait per ask again");
+        assertTrue(asks > 1);
+        assertEquals(0, catalog.removedVersions, "a source preparing the block still holds it");
+        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_FETCH_BUDGET_EXPIRED));
+    }
+
+    @Test
+    void shouldAnswerWithTheBudgetReasonWhenTheFetchOutlivesItsBudgetAndReleaseTheLateGrant()
+    {
+        final Source a = catalog.source(1);
+        final PeerFetch fetch = startHold(a);
+        long nowMs = T0;
+        // The source keeps asking to be asked again, then goes quiet with an authorization out past the budget.
+        while (nowMs - T0 < TransferLimits.FETCH_BUDGET_MS - TransferLimits.AUTHORIZE_TIMEOUT_MS / 2)
+        {
+            grant(a, channel.lastAuthorize(), TransferStatus.PENDING, 0);
+            nowMs += TransferLimits.PREPARE_RETRY_INTERVAL_MS;
+            fetcher.doWork(nowMs);
+        }
+        final Authorize last = channel.lastAuthorize();
+        fetcher.doWork(T0 + TransferLimits.FETCH_BUDGET_MS - 1);
+        assertTrue(answered.isEmpty(), "still within the budget");
+
+        fetcher.doWork(T0 + TransferLimits.FETCH_BUDGET_MS);
+        assertEquals(List.of(fetch), answered);
+        assertEquals(KeyStatus.FAILED, fetch.statuses()[0]);
+        assertEquals(FailureReason.BUDGET, fetch.reasons()[0]);
+        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_FETCH_BUDGET_EXPIRED));
+
+        // As the ring does with a hold that delivered nothing: no lease keeps it.
+        fetcher.release(fetch);
+        assertTrue(channel.releases.isEmpty(), "the authorization still out has no session to release yet");
+        grant(a, last, TransferStatus.OK, 1);
+        assertEquals(1, channel.releases.size(), "a grant after the lease went is released at once");
+        releaseAck(a, channel.releases.get(0));
+        fetcher.doWork(T0 + TransferLimits.FETCH_BUDGET_MS + 1);
+        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE));
+    }
+
+    @Test
+    void shouldReleaseOnlyTheSpansAfterTheHeldRunOfAPinnedLookup()
+    {
+        final Source a = catalog.source(1);
+        final PeerFetch fetch = startHold(2, a);
+
+        grantKeys(a, channel.lastAuthorize(), 1, TransferStatus.MISSING, GRANTED_ADDRESS);
+
+        assertEquals(List.of(fetch), answered);
+        assertEquals(1, fetch.value(), "the lease covers the granted run");
+        assertEquals(KeyStatus.PEER, fetch.statuses()[0]);
+        assertEquals(KeyStatus.FAILED, fetch.statuses()[1]);
+        assertEquals(FailureReason.REJECTED, fetch.reasons()[1]);
+        assertTrue(channel.releases.isEmpty(), "the held run stays pinned at its source until the lease goes");
+
+        fetcher.release(fetch);
+        assertEquals(1, channel.releases.size());
+        releaseAck(a, channel.releases.get(0));
+        fetcher.doWork(T0 + 10L * TransferLimits.RELEASE_RETRY_INTERVAL_MS);
+        assertEquals(1, channel.releases.size());
+        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE));
+    }
+
     /**
      * A lookup of one key, as discovery leaves it: a candidate at each of {@code sources}.
      */
     private PendingLookup lookup(final int index, final boolean pinned, final Source... sources)
     {
-        final KeyStatus[] statuses = {KeyStatus.MISS};
-        final int[] lengths = {0};
+        return lookup(index, pinned, 1, sources);
+    }
+
+    /**
+     * A lookup of {@code keyCount} keys, as discovery leaves it: each key has a candidate at each of {@code sources}.
+     */
+    private PendingLookup lookup(final int index, final boolean pinned, final int keyCount, final Source... sources)
+    {
+        final KeyStatus[] statuses = new KeyStatus[keyCount];
+        final int[] lengths = new int[keyCount];
+        java.util.Arrays.fill(statuses, KeyStatus.MISS);
         final PendingLookup lookup = TestLookups.newLookup(index);
-        lookup.request(7, 8, 0, 0, statuses, lengths, 1).namespace(namespace, 0, NAMESPACE.length).pinned(pinned);
-        lookup.addPeerKey(hash, 0, 8);
-        for (final Source source : sources)
+        lookup.request(7, 8, 0, 0, statuses, lengths, keyCount).namespace(namespace, 0, NAMESPACE.length)
+            .pinned(pinned);
+        for (int k = 0; k < keyCount; k++)
         {
-            final int owner = lookup.answer().addOwner(source.msb, source.lsb, source.record.nodeId());
-            lookup.answer().addCandidate(0, owner, KeyStatus.DRAM, source.sequence, BLOCK);
+            lookup.addPeerKey(hash, k * 8, 8);
+        }
+        for (int k = 0; k < keyCount; k++)
+        {
+            for (final Source source : sources)
+            {
+                final int owner = lookup.answer().addOwner(source.msb, source.lsb, source.record.nodeId());
+                lookup.answer().addCandidate(k, owner, KeyStatus.DRAM, source.sequence, BLOCK);
+            }
         }
         return lookup;
     }
@@ -331,18 +541,62 @@ class PeerFetcherTest
      */
     private PeerFetch startHold(final Source... sources)
     {
-        final KeyStatus[] statuses = {KeyStatus.MISS};
-        final int[] lengths = {0};
-        final PendingLookup lookup = lookup(0, true, sources);
+        return startHold(1, sources);
+    }
+
+    /**
+     * As {@link #startHold(Source...)} for {@code keyCount} keys, each held by every one of {@code sources}.
+     */
+    private PeerFetch startHold(final int keyCount, final Source... sources)
+    {
+        final KeyStatus[] statuses = new KeyStatus[keyCount];
+        final int[] lengths = new int[keyCount];
+        java.util.Arrays.fill(statuses, KeyStatus.MISS);
+        final PendingLookup lookup = lookup(0, true, keyCount, sources);
         final PeerFetch fetch = fetcher.acquireFetch(listener);
         assertNotNull(fetch);
-        fetch.request(PeerFetch.HOLD, 7, 8, LookupRequestDecoder.TEMPLATE_ID, 0, 0, 1, statuses, lengths)
+        fetch.request(PeerFetch.HOLD, 7, 8, LookupRequestDecoder.TEMPLATE_ID, 0, 0, keyCount, statuses, lengths)
             .namespace(namespace, 0, NAMESPACE.length);
-        assertTrue(fetch.addKey(hash, 0, 8, 0, 0));
+        for (int k = 0; k < keyCount; k++)
+        {
+            assertTrue(fetch.addKey(hash, k * 8, 8, 0, 0));
+        }
         final int before = channel.authorizes.size();
         fetcher.startHold(fetch, lookup);
         assertEquals(before + 1, channel.authorizes.size(), "one authorization for the one span");
         return fetch;
+    }
+
+    /**
+     * A source's grant of the first {@code granted} keys of an authorization (at {@code address}, 0 for a grant
+     * without a usable range), each key after them answered {@code refusal}.
+     */
+    private void grantKeys(
+        final Source source, final Authorize to, final int granted, final TransferStatus refusal, final long address)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[1024]);
+        final TransferGrantEncoder encoder = new TransferGrantEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
+        encoder.route().destinationIncarnation().msb(SELF_MSB).lsb(SELF_LSB);
+        encoder.route().senderIncarnation().msb(source.msb).lsb(source.lsb);
+        encoder.peerSessionId(source.client.sessionId()).correlationId(to.correlationId)
+            .requesterSessionId(to.requesterSessionId).status(TransferStatus.OK)
+            .transferSessionId(500 + source.msb).token(1).ttlMs(30_000).grantedKeys(granted);
+        final TransferGrantEncoder.KeysEncoder keys = encoder.keysCount(to.keys);
+        for (int k = 0; k < to.keys; k++)
+        {
+            if (k < granted)
+            {
+                keys.next().status(TransferStatus.OK).address(address).length(BLOCK).crc32c(7);
+            }
+            else
+            {
+                keys.next().status(refusal).address(0).length(0).crc32c(0);
+            }
+        }
+        encoder.putTransportEndpoint(new UnsafeBuffer("127.0.0.1:9".getBytes(StandardCharsets.US_ASCII)), 0, 11);
+        encoder.putMessage(new UnsafeBuffer(new byte[0]), 0, 0);
+        fetcher.onGrant(source.client, new TransferGrantDecoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderDecoder()));
     }
 
     private void grant(final Source source, final Authorize to, final TransferStatus status, final int grantedKeys)
@@ -517,6 +771,7 @@ class PeerFetcherTest
     private static final class CountingTransport implements Transport
     {
         int reads;
+        int peer;
 
         public String name()
         {
@@ -553,7 +808,7 @@ class PeerFetcherTest
 
         public int peer(final CharSequence endpoint)
         {
-            return 0;
+            return peer;
         }
 
         public void closePeer(final int peer)

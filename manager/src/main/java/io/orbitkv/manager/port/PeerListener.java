@@ -1,11 +1,10 @@
-package io.orbitkv.manager.transfer;
-
-import io.orbitkv.manager.catalog.PendingLookup;
+package io.orbitkv.manager.port;
 
 /**
  * The one way back from the peer side to whoever asked through the {@link PeerPort} (the engine ring's request
  * handler): a lookup has its candidates, or a fetch has its answer. Named with each request, so the peer side holds
- * no reference to the ring. Called on the agent thread; what it is given is valid during the call only.
+ * no reference to the ring. Called on the agent thread. A lookup handle is valid during the call only; a fetch
+ * handle stays the ring's until it lets it go ({@link PeerPort#release}, or the Read that used it was answered).
  */
 public interface PeerListener
 {
@@ -14,10 +13,10 @@ public interface PeerListener
      * its budget ran out). A pinned lookup whose sources were asked to hold its keys is answered by
      * {@link #onFetchAnswered} instead.
      */
-    void onLookupAnswered(PendingLookup lookup);
+    void onLookupAnswered(LookupHandle lookup);
 
     /**
      * A fetch has its answer: a READ restored what it could, a HOLD (a pinned lookup) holds what its sources granted.
      */
-    void onFetchAnswered(PeerFetch fetch);
+    void onFetchAnswered(FetchHandle fetch);
 }

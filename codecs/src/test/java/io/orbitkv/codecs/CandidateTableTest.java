@@ -1,17 +1,16 @@
-package io.orbitkv.manager.catalog;
+package io.orbitkv.codecs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.KeyStatus;
 import org.junit.jupiter.api.Test;
 
-class PeerAnswerTest
+class CandidateTableTest
 {
-    private final PeerAnswer answer = new PeerAnswer();
+    private final CandidateTable answer = CandidateTable.forAnswer();
 
     @Test
     void shouldRefuseTheFifthCandidateOfAKey()
@@ -34,7 +33,7 @@ class PeerAnswerTest
         {
             assertEquals(i, answer.addOwner(i, -i, "node-" + i));
         }
-        assertEquals(PeerAnswer.NO_OWNER, answer.addOwner(1000, 1000, "node-late"));
+        assertEquals(CandidateTable.NO_OWNER, answer.addOwner(1000, 1000, "node-late"));
         assertEquals(5, answer.addOwner(5, -5, "node-5"), "a known owner is found even when full");
         assertEquals(EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP, answer.ownerCount());
     }
