@@ -25,9 +25,9 @@ import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.index.CatalogRecordTable;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.catalog.SnapshotSender;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerCounter;
-import io.orbitkv.manager.peer.PeerSnapshotSender;
 import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.bench.peer.BenchPeer;
 import org.HdrHistogram.Histogram;
@@ -239,7 +239,7 @@ final class CatalogBench
         {
             host.admitOwner(0, owner.incarnationMsb(), owner.incarnationLsb());
             final PeerClient client = connect(owner, host);
-            final int maxBatch = owner.publisher().maxBatchRecords();
+            final int maxBatch = owner.catalogProxy().maxBatchRecords();
             final long ownerBytesBefore = owner.counter(PeerCounter.METADATA_BYTES_SENT);
             final long hostBytesBefore = host.counter(PeerCounter.METADATA_BYTES_SENT);
             final long ackFramesBefore = owner.counter(PeerCounter.FRAMES_ACK);
@@ -261,7 +261,7 @@ final class CatalogBench
                         if (next[s] <= owner.journal().lastSequence(s) &&
                             owner.publisher().availableWindow(client) >= FRAME_WINDOW_BYTES)
                         {
-                            final int n = owner.publisher().sendDeltaBatch(client, s, owner.journal(), next[s], maxBatch);
+                            final int n = owner.catalogProxy().sendDeltaBatch(client, s, owner.journal(), next[s], maxBatch);
                             if (n > 0)
                             {
                                 next[s] += n;
@@ -456,10 +456,10 @@ final class CatalogBench
             host.admitOwner(0, owner.incarnationMsb(), owner.incarnationLsb());
             final PeerClient client = connect(owner, host);
             final SnapshotCut[] cuts = new SnapshotCut[CatalogLimits.SHARD_COUNT];
-            final PeerSnapshotSender[] senders = new PeerSnapshotSender[CatalogLimits.SHARD_COUNT];
+            final SnapshotSender[] senders = new SnapshotSender[CatalogLimits.SHARD_COUNT];
             for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
             {
-                senders[s] = owner.publisher().snapshotSender(client, s);
+                senders[s] = owner.catalogProxy().snapshotSender(client, s);
                 cuts[s] = new SnapshotCut(s, owner.receiverSlot(2, s), inventory, senders[s]);
             }
             // A cut step sends at most one frame, and an offer succeeds while the publication is below its flow
@@ -523,7 +523,7 @@ final class CatalogBench
             }
             final long elapsedNs = System.nanoTime() - startNs;
             long broken = 0;
-            for (final PeerSnapshotSender sender : senders)
+            for (final SnapshotSender sender : senders)
             {
                 broken += sender.brokenSnapshots();
             }
@@ -663,13 +663,13 @@ final class CatalogBench
         final BenchPeer owner, final PeerClient[] clientOfShard, final long[] next)
     {
         int work = 0;
-        final int maxBatch = owner.publisher().maxBatchRecords();
+        final int maxBatch = owner.catalogProxy().maxBatchRecords();
         for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
         {
             if (next[s] <= owner.journal().lastSequence(s) &&
                 owner.publisher().availableWindow(clientOfShard[s]) >= FRAME_WINDOW_BYTES)
             {
-                final int n = owner.publisher().sendDeltaBatch(clientOfShard[s], s, owner.journal(), next[s], maxBatch);
+                final int n = owner.catalogProxy().sendDeltaBatch(clientOfShard[s], s, owner.journal(), next[s], maxBatch);
                 if (n > 0)
                 {
                     next[s] += n;
@@ -871,7 +871,7 @@ final class CatalogBench
                 {
                     expected++;
                     fanOut.correlation[h] = owner.publisher().nextCorrelationId();
-                    while (!owner.publisher().sendColdQuery(clients[h], fanOut.correlation[h], fanOut.shardOfQuery[h],
+                    while (!owner.catalogProxy().sendColdQuery(clients[h], fanOut.correlation[h], fanOut.shardOfQuery[h],
                         fanOut.count[h], fanOut.keyShards[h], fanOut.namespaces[h], fanOut.namespaceLengths[h], fanOut.hashViews[h],
                         fanOut.hashLengths[h]))
                     {

@@ -41,6 +41,8 @@ final class OwnerStreams
      * @param inventoryBytes      ceiling of the inventory's tables over all shards.
      * @param journalBytes        owner journal budget of all shards (design: 16 MiB).
      * @param counters            the system counters the inventory and streams count in.
+     * @param publisher           the transport the streams pace their snapshots on.
+     * @param proxy               encodes the streams' delta batches and snapshots.
      */
     OwnerStreams(
         final NamespaceTable namespaces,
@@ -48,7 +50,8 @@ final class OwnerStreams
         final long inventoryBytes,
         final long journalBytes,
         final SystemCounters counters,
-        final PeerPublisher publisher)
+        final PeerPublisher publisher,
+        final CatalogProxy proxy)
     {
         this.journal = new OwnerJournal(CatalogLimits.SHARD_COUNT, journalBytes, OwnerJournal.DEFAULT_SEGMENT_BYTES,
             OwnerJournal.DEFAULT_MAX_RECEIVERS_PER_SHARD);
@@ -60,7 +63,7 @@ final class OwnerStreams
         this.ssdObserver = new InventoryObserver(JournalRecord.TIER_SSD, inventory, namespaces, counters);
         for (int s = 0; s < streams.length; s++)
         {
-            streams[s] = new OwnerStream(s, inventory, counters, publisher);
+            streams[s] = new OwnerStream(s, inventory, counters, publisher, proxy);
         }
     }
 

@@ -10,7 +10,6 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.CandidateSet;
 import io.orbitkv.manager.membership.MemberRecord;
-import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
@@ -58,7 +57,7 @@ final class PeerDiscovery
     private final CandidateSet set = new CandidateSet();
     private final StateKeyFlyweight key = new StateKeyFlyweight();
     private final LocalResidency localResidency;
-    private final PeerPublisher publisher;
+    private final ColdQuerySender sender;
     private int activeLookups;
     private int activeQueries;
 
@@ -68,11 +67,11 @@ final class PeerDiscovery
         final CandidateIndex candidates,
         final SystemCounters counters,
         final LocalResidency localResidency,
-        final PeerPublisher publisher)
+        final ColdQuerySender sender)
     {
         this.host = host;
         this.localResidency = localResidency;
-        this.publisher = publisher;
+        this.sender = sender;
         this.members = members;
         this.candidates = candidates;
         this.candidateHits = counters.get(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS);
@@ -291,7 +290,7 @@ final class PeerDiscovery
         }
         if (null != free)
         {
-            free.open(link, publisher.nextCorrelationId(), lookup.deadlineMs, lookup, lookup.namespaceBuffer(), 0,
+            free.open(link, sender.nextCorrelationId(), lookup.deadlineMs, lookup, lookup.namespaceBuffer(), 0,
                 lookup.namespaceLength());
             activeQueries++;
         }
@@ -306,7 +305,7 @@ final class PeerDiscovery
             if (query.active && !query.sent)
             {
                 final PeerClient client = query.link.poll(nowMs);
-                if (null != client && publisher.sendColdQuery(client, query.correlationId, query.shards[0],
+                if (null != client && sender.sendColdQuery(client, query.correlationId, query.shards[0],
                     query.keyCount, query.shards, query.namespaces, query.namespaceLengths, query.hashes,
                     query.hashLengths))
                 {

@@ -6,10 +6,7 @@ import java.util.SplittableRandom;
 
 import io.orbitkv.codecs.StateKey;
 import io.orbitkv.codecs.TransferLimits;
-import io.orbitkv.codecs.transfer.MessageHeaderEncoder;
 import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
-import io.orbitkv.codecs.transfer.TransferGrantEncoder;
-import io.orbitkv.codecs.transfer.TransferReleaseAckEncoder;
 import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
 import io.orbitkv.codecs.transfer.TransferStatus;
 import io.orbitkv.codecs.transfer.TransferTier;
@@ -22,7 +19,6 @@ import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.transport.TransportException;
-import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
@@ -47,15 +43,6 @@ import org.agrona.concurrent.status.AtomicCounter;
  */
 final class SourceAuthorizer
 {
-    /**
-     * Largest grant: header, block, every key's entry and the longest endpoint and message the schema allows.
-     */
-    static final int MAX_ANSWER_BYTES = 16 * 1024;
-
-    private static final byte[] EXPORT_REFUSED = "the transport would not export the session".getBytes(
-        StandardCharsets.US_ASCII);
-    private static final byte[] NOTHING = new byte[0];
-
     private final TransferSettings settings;
     private final TieredStore store;
     private final BlockStore dram;
@@ -63,19 +50,13 @@ final class SourceAuthorizer
     private final NamespaceTable namespaces;
     private final Transport transport;
     private final SourceMembers members;
-    private final AnswerChannel channel;
+    private final TransferProxy proxy;
     private final SourceHolds holds;
     private final SplittableRandom tokens;
 
-    private final UnsafeBuffer answer = new UnsafeBuffer(BufferUtil.allocateDirectAligned(MAX_ANSWER_BYTES, 64));
     private final UnsafeBuffer endpoint;
-    private final UnsafeBuffer exportRefused = new UnsafeBuffer(EXPORT_REFUSED);
-    private final UnsafeBuffer nothing = new UnsafeBuffer(NOTHING);
     private final UnsafeBuffer namespace = new UnsafeBuffer(new byte[StateKey.MAX_NAMESPACE_LENGTH]);
     private final UnsafeBuffer hashView = new UnsafeBuffer(0, 0);
-    private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
-    private final TransferGrantEncoder grantEncoder = new TransferGrantEncoder();
-    private final TransferReleaseAckEncoder ackEncoder = new TransferReleaseAckEncoder();
     private final long[] exportAddresses = new long[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
     private final int[] exportLengths = new int[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
     private final long[] candidateResidences = new long[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
@@ -134,7 +115,7 @@ final class SourceAuthorizer
         this.namespaces = namespaces;
         this.transport = transport;
         this.members = members;
-        this.channel = channel;
+        this.proxy = new TransferProxy(channel);
         final SecureRandom seed = new SecureRandom();
         this.tokens = new SplittableRandom(seed.nextLong());
         this.holds = new SourceHolds(settings.maxSessions(), settings.budgetBytes(), seed.nextLong() >>> 24);
@@ -737,40 +718,9 @@ final class SourceAuthorizer
 
     private void sendGrant(final PeerSession session, final TransferSession hold, final long correlationId)
     {
-        grantEncoder.wrapAndApplyHeader(answer, 0, headerEncoder);
-        route(grantEncoder, session);
-        grantEncoder
-            .peerSessionId(session.sessionId())
-            .correlationId(correlationId)
-            .requesterSessionId(hold.requesterSessionId)
-            .status(TransferStatus.OK)
-            .transferSessionId(hold.transferSessionId)
-            .token(hold.token)
-            .ttlMs(settings.sessionTtlMs())
-            .grantedKeys(hold.grantedKeys);
-        final TransferGrantEncoder.KeysEncoder keys = grantEncoder.keysCount(hold.requestedKeys);
-        for (int i = 0; i < hold.requestedKeys; i++)
-        {
-            keys.next();
-            if (i < hold.grantedKeys)
-            {
-                keys.status(TransferStatus.OK).address(hold.addresses[i]).length(hold.lengths[i]).crc32c(hold.crcs[i]);
-            }
-            else
-            {
-                keys.status(i == hold.grantedKeys ? hold.refusedStatus : TransferStatus.NOT_ATTEMPTED)
-                    .address(0).length(0).crc32c(0);
-            }
-        }
-        grantEncoder.putTransportEndpoint(endpoint, 0, endpoint.capacity());
-        grantEncoder.putMessage(nothing, 0, 0);
-        send(session, MessageHeaderEncoder.ENCODED_LENGTH + grantEncoder.encodedLength());
+        counted(proxy.grant(session, hold, correlationId, settings.sessionTtlMs(), endpoint));
     }
 
-    /**
-     * A rejection: no session, no address, no endpoint. With {@code keyCount} keys (a refusal decided on the first
-     * key) the first carries the reason and the rest NOT_ATTEMPTED; a refusal of the whole frame carries none.
-     */
     private void refuse(
         final PeerSession session,
         final long correlationId,
@@ -778,61 +728,18 @@ final class SourceAuthorizer
         final TransferStatus status,
         final int keyCount)
     {
-        grantEncoder.wrapAndApplyHeader(answer, 0, headerEncoder);
-        route(grantEncoder, session);
-        grantEncoder
-            .peerSessionId(session.sessionId())
-            .correlationId(correlationId)
-            .requesterSessionId(requesterSessionId)
-            .status(status)
-            .transferSessionId(0)
-            .token(0)
-            .ttlMs(0)
-            .grantedKeys(0);
-        final TransferGrantEncoder.KeysEncoder keys = grantEncoder.keysCount(keyCount);
-        for (int i = 0; i < keyCount; i++)
-        {
-            keys.next().status(0 == i ? status : TransferStatus.NOT_ATTEMPTED).address(0).length(0).crc32c(0);
-        }
-        grantEncoder.putTransportEndpoint(nothing, 0, 0);
-        if (TransferStatus.ERROR == status)
-        {
-            grantEncoder.putMessage(exportRefused, 0, exportRefused.capacity());
-        }
-        else
-        {
-            grantEncoder.putMessage(nothing, 0, 0);
-        }
-        send(session, MessageHeaderEncoder.ENCODED_LENGTH + grantEncoder.encodedLength());
+        counted(proxy.refuse(session, correlationId, requesterSessionId, status, keyCount));
     }
 
     private void sendAck(
         final PeerSession session, final long correlationId, final long transferSessionId, final TransferStatus status)
     {
-        ackEncoder.wrapAndApplyHeader(answer, 0, headerEncoder);
-        ackEncoder.route().destinationIncarnation()
-            .msb(session.requesterIncarnationMsb())
-            .lsb(session.requesterIncarnationLsb());
-        ackEncoder.route().senderIncarnation().msb(channel.localIncarnationMsb()).lsb(channel.localIncarnationLsb());
-        ackEncoder
-            .peerSessionId(session.sessionId())
-            .correlationId(correlationId)
-            .transferSessionId(transferSessionId)
-            .status(status);
-        send(session, MessageHeaderEncoder.ENCODED_LENGTH + ackEncoder.encodedLength());
+        counted(proxy.releaseAck(session, correlationId, transferSessionId, status));
     }
 
-    private void route(final TransferGrantEncoder encoder, final PeerSession session)
+    private void counted(final boolean sent)
     {
-        encoder.route().destinationIncarnation()
-            .msb(session.requesterIncarnationMsb())
-            .lsb(session.requesterIncarnationLsb());
-        encoder.route().senderIncarnation().msb(channel.localIncarnationMsb()).lsb(channel.localIncarnationLsb());
-    }
-
-    private void send(final PeerSession session, final int length)
-    {
-        if (!channel.offer(session, answer, 0, length))
+        if (!sent)
         {
             answersFailed.incrementRelease();
         }
