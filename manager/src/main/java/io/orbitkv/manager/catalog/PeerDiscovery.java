@@ -39,8 +39,8 @@ final class PeerDiscovery
     private static final long NO_QUERY = -1;
     private static final int ROW_BITS = 8;
 
-    private final CatalogHost host;
-    private final MemberViewSync members;
+    private final HostedCatalog host;
+    private final DiscoveryMembers members;
     private final CandidateIndex candidates;
     private final AtomicCounter candidateHits;
     private final AtomicCounter coldQueries;
@@ -62,8 +62,8 @@ final class PeerDiscovery
     private int activeQueries;
 
     PeerDiscovery(
-        final CatalogHost host,
-        final MemberViewSync members,
+        final HostedCatalog host,
+        final DiscoveryMembers members,
         final CandidateIndex candidates,
         final SystemCounters counters,
         final LocalResidency localResidency,
@@ -170,7 +170,7 @@ final class PeerDiscovery
                 }
                 continue;
             }
-            final HostLink link = members.linkForShard(shard);
+            final ColdQueryLink link = members.linkForShard(shard);
             if (null == link)
             {
                 continue;
@@ -274,7 +274,7 @@ final class PeerDiscovery
     }
 
     private ColdQuerySlot queryFor(
-        final PendingLookup lookup, final HostLink link, final int hashLength)
+        final PendingLookup lookup, final ColdQueryLink link, final int hashLength)
     {
         ColdQuerySlot free = null;
         for (final ColdQuerySlot query : queries)
