@@ -186,7 +186,7 @@ final class CatalogBench
         {
             host.admitOwner(0, owner.incarnationMsb(), owner.incarnationLsb());
             final PeerClient client = CatalogPeers.connect(owner, host);
-            final int maxBatch = owner.publisher().maxBatchRecords();
+            final int maxBatch = owner.catalogProxy().maxBatchRecords();
             final long ownerBytesBefore = owner.counter(PeerCounter.METADATA_BYTES_SENT);
             final long hostBytesBefore = host.counter(PeerCounter.METADATA_BYTES_SENT);
             final long ackFramesBefore = owner.counter(PeerCounter.FRAMES_ACK);
@@ -208,7 +208,7 @@ final class CatalogBench
                         if (next[s] <= owner.journal().lastSequence(s) &&
                             owner.publisher().availableWindow(client) >= CatalogPeers.FRAME_WINDOW_BYTES)
                         {
-                            final int n = owner.publisher().sendDeltaBatch(client, s, owner.journal(), next[s], maxBatch);
+                            final int n = owner.catalogProxy().sendDeltaBatch(client, s, owner.journal(), next[s], maxBatch);
                             if (n > 0)
                             {
                                 next[s] += n;

@@ -204,7 +204,7 @@ final class CatalogColdLookups
                 {
                     expected++;
                     fanOut.correlation[h] = owner.publisher().nextCorrelationId();
-                    while (!owner.publisher().sendColdQuery(clients[h], fanOut.correlation[h], fanOut.shardOfQuery[h],
+                    while (!owner.catalogProxy().sendColdQuery(clients[h], fanOut.correlation[h], fanOut.shardOfQuery[h],
                         fanOut.count[h], fanOut.keyShards[h], fanOut.namespaces[h], fanOut.namespaceLengths[h], fanOut.hashViews[h],
                         fanOut.hashLengths[h]))
                     {

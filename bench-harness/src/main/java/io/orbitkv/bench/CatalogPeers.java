@@ -95,13 +95,13 @@ final class CatalogPeers
         final BenchPeer owner, final PeerClient[] clientOfShard, final long[] next)
     {
         int work = 0;
-        final int maxBatch = owner.publisher().maxBatchRecords();
+        final int maxBatch = owner.catalogProxy().maxBatchRecords();
         for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
         {
             if (next[s] <= owner.journal().lastSequence(s) &&
                 owner.publisher().availableWindow(clientOfShard[s]) >= FRAME_WINDOW_BYTES)
             {
-                final int n = owner.publisher().sendDeltaBatch(clientOfShard[s], s, owner.journal(), next[s], maxBatch);
+                final int n = owner.catalogProxy().sendDeltaBatch(clientOfShard[s], s, owner.journal(), next[s], maxBatch);
                 if (n > 0)
                 {
                     next[s] += n;

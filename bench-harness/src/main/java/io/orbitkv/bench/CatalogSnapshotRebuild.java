@@ -15,7 +15,7 @@ import io.orbitkv.catalog.SnapshotCut;
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerCounter;
-import io.orbitkv.manager.peer.PeerSnapshotSender;
+import io.orbitkv.manager.catalog.SnapshotSender;
 import io.orbitkv.bench.peer.BenchPeer;
 
 /**
@@ -60,10 +60,10 @@ final class CatalogSnapshotRebuild
             host.admitOwner(0, owner.incarnationMsb(), owner.incarnationLsb());
             final PeerClient client = CatalogPeers.connect(owner, host);
             final SnapshotCut[] cuts = new SnapshotCut[CatalogLimits.SHARD_COUNT];
-            final PeerSnapshotSender[] senders = new PeerSnapshotSender[CatalogLimits.SHARD_COUNT];
+            final SnapshotSender[] senders = new SnapshotSender[CatalogLimits.SHARD_COUNT];
             for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
             {
-                senders[s] = owner.publisher().snapshotSender(client, s);
+                senders[s] = owner.catalogProxy().snapshotSender(client, s);
                 cuts[s] = new SnapshotCut(s, owner.receiverSlot(2, s), inventory, senders[s]);
             }
             // A cut step sends at most one frame, and an offer succeeds while the publication is below its flow
@@ -127,7 +127,7 @@ final class CatalogSnapshotRebuild
             }
             final long elapsedNs = System.nanoTime() - startNs;
             long broken = 0;
-            for (final PeerSnapshotSender sender : senders)
+            for (final SnapshotSender sender : senders)
             {
                 broken += sender.brokenSnapshots();
             }

@@ -22,7 +22,9 @@ import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerCounter;
+import io.orbitkv.manager.catalog.CatalogAdapter;
 import io.orbitkv.manager.catalog.CatalogHostHandler;
+import io.orbitkv.manager.catalog.CatalogProxy;
 import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.peer.PeerTransport;
 import org.agrona.BufferUtil;
@@ -71,6 +73,7 @@ public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
     private final CatalogDirectory directory;
     private final OwnerJournal journal;
     private final PeerTransport transport;
+    private final CatalogProxy catalogProxy;
     private final List<Throwable> errors = new CopyOnWriteArrayList<>();
     private final int[][] receiverSlots = new int[MAX_NODES][CatalogLimits.SHARD_COUNT];
     private final AtomicLong appliedPublished = new AtomicLong();
@@ -130,7 +133,10 @@ public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
             .countersManager(countersManager)
             .errorHandler(errors::add));
         coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, placementFingerprint);
-        transport.newAgent(validator, this, null);
+        catalogProxy = new CatalogProxy(transport.publisher());
+        transport.newAgent(validator::checkRoute,
+            new CatalogAdapter(transport.publisher(), transport.counters(), errors::add, catalogProxy, validator, this),
+            CatalogAdapter.transferFramesDropped(transport.counters()));
     }
 
     public static boolean[] allShards()
@@ -180,6 +186,14 @@ public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
     public PeerAgent agent()
     {
         return transport.agent();
+    }
+
+    /**
+     * @return the encoder of this peer's catalog messages (delta batches, cold queries, snapshots).
+     */
+    public CatalogProxy catalogProxy()
+    {
+        return catalogProxy;
     }
 
     public PeerPublisher publisher()
@@ -338,10 +352,10 @@ public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
     {
         // Serve from the journal: everything retained from the first missing sequence on, since the host dropped
         // the records after the gap too.
-        final int sent = publisher().sendDeltaBatch(client, shard, journal, fromSequence, publisher().maxBatchRecords());
+        final int sent = catalogProxy.sendDeltaBatch(client, shard, journal, fromSequence, catalogProxy.maxBatchRecords());
         if (OwnerJournal.READ_RESYNC_REQUIRED == sent)
         {
-            publisher().sendResponse(client, shard, correlationId, CatalogStatus.RESYNC_REQUIRED, fromSequence - 1);
+            catalogProxy.sendResponse(client, shard, correlationId, CatalogStatus.RESYNC_REQUIRED, fromSequence - 1);
         }
         repairsServed++;
     }

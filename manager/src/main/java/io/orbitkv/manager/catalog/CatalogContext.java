@@ -44,6 +44,8 @@ public final class CatalogContext
     private PeerDiscovery discovery;
     private CatalogFront front;
     private CatalogPeerHandler peerHandler;
+    private CatalogProxy proxy;
+    private CatalogAdapter adapter;
 
     /**
      * Validate the settings and build the parts.
@@ -70,18 +72,21 @@ public final class CatalogContext
         concluded = true;
 
         final PeerPublisher publisher = peerTransport.publisher();
+        proxy = new CatalogProxy(publisher);
         final long selfMsb = runtimeUuid.getMostSignificantBits();
         final long selfLsb = runtimeUuid.getLeastSignificantBits();
-        streams = new OwnerStreams(inventory, systemCounters, publisher);
+        streams = new OwnerStreams(inventory, systemCounters, publisher, proxy);
         host = new CatalogHost(nodeId, placement, selfMsb, selfLsb);
         systemCounters.get(SystemCounterDescriptor.CATALOG_HOSTED_SHARDS).setRelease(host.hostedCount());
         members = new MemberViewSync(nodeId, placement, runtimeUuid, host, streams,
             systemCounters.get(SystemCounterDescriptor.CATALOG_INCARNATIONS_RETIRED), membership, publisher);
         candidates = new CandidateIndex(candidateBytes, CatalogLimits.CANDIDATE_TTL_MS, new NamespaceTable());
-        discovery = new PeerDiscovery(host, members, candidates, systemCounters, localResidency, publisher);
+        discovery = new PeerDiscovery(host, members, candidates, systemCounters, localResidency, proxy);
         front = new CatalogFront(
             members, membership, discovery, candidates, new SourceLinks(publisher), systemCounters, nanoClock);
         peerHandler = new CatalogPeerHandler(host, members, streams, discovery, systemCounters, nanoClock);
+        adapter = new CatalogAdapter(publisher, peerTransport.counters(), publisher.errorHandler(), proxy,
+            host.validator(), peerHandler);
         return this;
     }
 
@@ -146,6 +151,14 @@ public final class CatalogContext
     CatalogFront front()
     {
         return front;
+    }
+
+    /**
+     * @return the decoder of the catalog's frames the peer transport delivers, over {@link #peerHandler()}.
+     */
+    CatalogAdapter adapter()
+    {
+        return adapter;
     }
 
     CatalogPeerHandler peerHandler()

@@ -15,7 +15,7 @@ import io.orbitkv.index.CandidateSet;
  * and answers requests with. Which owner slot a publisher is, is the {@link MemberViewSync}'s; applying frames is the
  * {@link CatalogPeerHandler}'s. Single threaded (the catalog agent).
  */
-final class CatalogHost
+final class CatalogHost implements HostedCatalog
 {
     private final boolean[] hosted = new boolean[CatalogLimits.SHARD_COUNT];
     private final int hostedCount;
@@ -39,7 +39,7 @@ final class CatalogHost
         this.coldQueryHandler = new ColdQueryHandler(validator, directory, selfMsb, selfLsb, placementFingerprint);
     }
 
-    boolean hostsShard(final int shard)
+    public boolean hostsShard(final int shard)
     {
         return hosted[shard];
     }
@@ -74,7 +74,7 @@ final class CatalogHost
      * Manager's own residences, which the caller filters out like any self candidate). Whether the view is complete
      * does not matter to the caller: an empty row is stored nowhere either way.
      */
-    void lookup(final int shard, final StateKeyFlyweight key, final CandidateSet row)
+    public void lookup(final int shard, final StateKeyFlyweight key, final CandidateSet row)
     {
         directory.lookup(shard, key, row);
     }

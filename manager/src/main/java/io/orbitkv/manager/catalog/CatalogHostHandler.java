@@ -4,14 +4,12 @@ import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.catalog.CatalogStatus;
-import io.orbitkv.manager.peer.DeltaBatchOutcome;
-import io.orbitkv.manager.peer.PeerHandler;
 import io.orbitkv.manager.peer.PeerSession;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 /**
- * The catalog host's half of a {@link PeerHandler}: owner deltas and snapshot frames go to the {@link ShardReceiver}
+ * The catalog host's half of a {@link CatalogHandler}: owner deltas and snapshot frames go to the {@link ShardReceiver}
  * of (publisher, shard) that the subclass resolves, outcomes become wire statuses ({@link ShardReceiver#catalogStatus}),
  * batch ends fill the ack and a rate-limited repair request, and cold queries are answered by the subclass's
  * {@link ColdQueryHandler}. A frame from a publisher with no receiver is
@@ -20,7 +18,7 @@ import org.agrona.MutableDirectBuffer;
  * the catalog, not the transport: the peer package decodes and delivers frames, what a host does with them is the
  * catalog's.
  */
-public abstract class CatalogHostHandler implements PeerHandler
+public abstract class CatalogHostHandler implements CatalogHandler
 {
     /**
      * @return the receiver of the session's publisher for a hosted shard, or null when the publisher is unknown.

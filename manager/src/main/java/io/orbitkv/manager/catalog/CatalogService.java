@@ -1,5 +1,6 @@
 package io.orbitkv.manager.catalog;
 
+import io.orbitkv.catalog.CatalogRequestValidator;
 import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.index.CandidateIndex;
@@ -18,8 +19,8 @@ import org.agrona.concurrent.status.AtomicCounter;
  * sends it never cross threads). Its duty cycle reads the clock once and sums the work of each part:
  * <ul>
  *     <li>the transfer part, before the peer transport polls, so the answers to this cycle's frames leave in it;</li>
- *     <li>the peer transport's {@link PeerAgent} (which delivers frames to the {@link CatalogPeerHandler} and the
- *     transfer part);</li>
+ *     <li>the peer transport's {@link PeerAgent} (which delivers frames to the {@link CatalogAdapter}, and through it
+ *     to the {@link CatalogPeerHandler}, and to the transfer part's adapter);</li>
  *     <li>the {@link MemberViewSync}: the incarnation this runtime speaks as and the member view, followed from the
  *     membership (no remote work until it shows this incarnation);</li>
  *     <li>owner: the {@link OwnerStreams} of this Manager's inventory to the shards' catalog hosts;</li>
@@ -87,7 +88,9 @@ public final class CatalogService implements Agent, AutoCloseable
         this.discovery = ctx.discovery();
         this.front = ctx.front();
         this.transfers = transfers;
-        this.agent = transport.newAgent(host.validator(), ctx.peerHandler(), transfers);
+        final CatalogRequestValidator validator = host.validator();
+        this.agent = transport.newAgent(validator::checkRoute, ctx.adapter(),
+            null == transfers ? CatalogAdapter.transferFramesDropped(transport.counters()) : transfers.frameHandler());
     }
 
     /**

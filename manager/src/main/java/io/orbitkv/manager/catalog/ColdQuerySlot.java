@@ -17,7 +17,7 @@ final class ColdQuerySlot
     boolean active;
     boolean sent;
     long correlationId;
-    HostLink link;
+    ColdQueryLink link;
     long deadlineMs;
     int keyCount;
     int keyBytes;
@@ -48,7 +48,7 @@ final class ColdQuerySlot
     }
 
     void open(
-        final HostLink link, final long correlationId, final long deadlineMs, final PendingLookup creator,
+        final ColdQueryLink link, final long correlationId, final long deadlineMs, final PendingLookup creator,
         final DirectBuffer namespaceBuffer, final int namespaceOffset, final int namespaceLength)
     {
         this.active = true;
@@ -65,7 +65,7 @@ final class ColdQuerySlot
         this.namespaceLength = namespaceLength;
     }
 
-    boolean acceptsKeysFrom(final PendingLookup lookup, final HostLink target, final int hashLength)
+    boolean acceptsKeysFrom(final PendingLookup lookup, final ColdQueryLink target, final int hashLength)
     {
         return active && !sent && link == target && creatorIndex == lookup.index &&
             creatorGeneration == lookup.generation && keyCount < CatalogLimits.MAX_COLD_QUERY_KEYS &&

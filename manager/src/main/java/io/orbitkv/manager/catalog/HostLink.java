@@ -8,7 +8,7 @@ import io.orbitkv.manager.peer.PeerClient;
  * This Manager's session to one catalog host incarnation, shared by the owner streams of the shards it hosts and by
  * cold queries. A new incarnation of the host (restart) is a new link; a failed connect is retried after a pause.
  */
-final class HostLink
+final class HostLink implements ColdQueryLink
 {
     /**
      * Pause between connect attempts to a host that did not answer.
@@ -44,7 +44,7 @@ final class HostLink
      *
      * @return the client when it is active, else null.
      */
-    PeerClient poll(final long nowMs)
+    public PeerClient poll(final long nowMs)
     {
         if (closed)
         {
@@ -62,7 +62,7 @@ final class HostLink
         return client.isActive() ? client : null;
     }
 
-    boolean owns(final PeerClient candidate)
+    public boolean owns(final PeerClient candidate)
     {
         return null != client && client == candidate;
     }
@@ -77,7 +77,7 @@ final class HostLink
         }
     }
 
-    boolean isClosed()
+    public boolean isClosed()
     {
         return closed;
     }

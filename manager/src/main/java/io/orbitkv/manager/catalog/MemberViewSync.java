@@ -29,7 +29,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  * Only complete views are applied: an incomplete one proves no absence, so the last complete one stays in force.
  * Slow path: applying a view allocates (links, slots); looking a member up does not.
  */
-final class MemberViewSync
+final class MemberViewSync implements DiscoveryMembers
 {
     /**
      * Retired incarnations remembered for answering their late frames STALE_INCARNATION (the receivers themselves
@@ -100,12 +100,12 @@ final class MemberViewSync
         return links.get(nodeId);
     }
 
-    HostLink linkForShard(final int shard)
+    public HostLink linkForShard(final int shard)
     {
         return links.get(placement.hostOf(shard));
     }
 
-    MemberRecord memberByIncarnation(final long msb, final long lsb)
+    public MemberRecord memberByIncarnation(final long msb, final long lsb)
     {
         final MemberRecord record = membersByMsb.get(msb);
         return null != record && record.runtimeUuid().getLeastSignificantBits() == lsb ? record : null;
@@ -121,7 +121,7 @@ final class MemberViewSync
         return selfLsb;
     }
 
-    boolean isSelf(final long msb, final long lsb)
+    public boolean isSelf(final long msb, final long lsb)
     {
         return msb == selfMsb && lsb == selfLsb;
     }

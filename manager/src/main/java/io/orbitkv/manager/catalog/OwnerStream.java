@@ -5,7 +5,6 @@ import io.orbitkv.catalog.ShardInventory;
 import io.orbitkv.catalog.SnapshotCut;
 import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
-import io.orbitkv.manager.peer.PeerSnapshotSender;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -43,6 +42,7 @@ final class OwnerStream
 
     final int shard;
     private final PeerPublisher publisher;
+    private final CatalogProxy proxy;
     private final OwnerJournal journal;
     private final ShardInventory inventory;
     private final AtomicCounter recordsSent;
@@ -68,9 +68,14 @@ final class OwnerStream
     private long lagStartNs;
 
     OwnerStream(
-        final int shard, final ShardInventory inventory, final SystemCounters counters, final PeerPublisher publisher)
+        final int shard,
+        final ShardInventory inventory,
+        final SystemCounters counters,
+        final PeerPublisher publisher,
+        final CatalogProxy proxy)
     {
         this.publisher = publisher;
+        this.proxy = proxy;
         this.shard = shard;
         this.inventory = inventory;
         this.journal = inventory.journal();
@@ -126,7 +131,7 @@ final class OwnerStream
         if (client != senderClient)
         {
             // A new session to the same host incarnation: its snapshot sender is bound to the session.
-            final PeerSnapshotSender sender = publisher.snapshotSender(client, shard);
+            final SnapshotSender sender = proxy.snapshotSender(client, shard);
             cut = new SnapshotCut(shard, receiver, inventory, sender);
             senderClient = client;
             snapshotting = false;
@@ -192,7 +197,7 @@ final class OwnerStream
         }
         if (journal.lastSequence(shard) > sentUpTo)
         {
-            final int sent = publisher.sendDeltaBatch(client, shard, journal, sentUpTo + 1, publisher.maxBatchRecords());
+            final int sent = proxy.sendDeltaBatch(client, shard, journal, sentUpTo + 1, proxy.maxBatchRecords());
             if (OwnerJournal.READ_RESYNC_REQUIRED == sent)
             {
                 requestSnapshot(nowNs);

@@ -19,14 +19,19 @@ final class OwnerStreams
     /**
      * @param owned     the inventory and journal the streams send.
      * @param counters  the system counters the streams count in.
-     * @param publisher what the streams send through.
+     * @param publisher the transport the streams pace their snapshots on.
+     * @param proxy     encodes the streams' delta batches and snapshots.
      */
-    OwnerStreams(final OwnerInventory owned, final SystemCounters counters, final PeerPublisher publisher)
+    OwnerStreams(
+        final OwnerInventory owned,
+        final SystemCounters counters,
+        final PeerPublisher publisher,
+        final CatalogProxy proxy)
     {
         this.owned = owned;
         for (int s = 0; s < streams.length; s++)
         {
-            streams[s] = new OwnerStream(s, owned.inventory(), counters, publisher);
+            streams[s] = new OwnerStream(s, owned.inventory(), counters, publisher, proxy);
         }
     }
 

@@ -11,7 +11,6 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.CandidateSet;
 import io.orbitkv.manager.membership.MemberRecord;
-import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
@@ -41,8 +40,8 @@ final class PeerDiscovery
     private static final long NO_QUERY = -1;
     private static final int ROW_BITS = 8;
 
-    private final CatalogHost host;
-    private final MemberViewSync members;
+    private final HostedCatalog host;
+    private final DiscoveryMembers members;
     private final CandidateIndex candidates;
     private final AtomicCounter candidateHits;
     private final AtomicCounter coldQueries;
@@ -59,21 +58,21 @@ final class PeerDiscovery
     private final CandidateSet set = new CandidateSet();
     private final StateKeyFlyweight key = new StateKeyFlyweight();
     private final LocalResidency localResidency;
-    private final PeerPublisher publisher;
+    private final ColdQuerySender sender;
     private int activeLookups;
     private int activeQueries;
 
     PeerDiscovery(
-        final CatalogHost host,
-        final MemberViewSync members,
+        final HostedCatalog host,
+        final DiscoveryMembers members,
         final CandidateIndex candidates,
         final SystemCounters counters,
         final LocalResidency localResidency,
-        final PeerPublisher publisher)
+        final ColdQuerySender sender)
     {
         this.host = host;
         this.localResidency = localResidency;
-        this.publisher = publisher;
+        this.sender = sender;
         this.members = members;
         this.candidates = candidates;
         this.candidateHits = counters.get(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS);
@@ -172,7 +171,7 @@ final class PeerDiscovery
                 }
                 continue;
             }
-            final HostLink link = members.linkForShard(shard);
+            final ColdQueryLink link = members.linkForShard(shard);
             if (null == link)
             {
                 continue;
@@ -276,7 +275,7 @@ final class PeerDiscovery
     }
 
     private ColdQuerySlot queryFor(
-        final PendingLookup lookup, final HostLink link, final int hashLength)
+        final PendingLookup lookup, final ColdQueryLink link, final int hashLength)
     {
         ColdQuerySlot free = null;
         for (final ColdQuerySlot query : queries)
@@ -292,7 +291,7 @@ final class PeerDiscovery
         }
         if (null != free)
         {
-            free.open(link, publisher.nextCorrelationId(), lookup.deadlineMs, lookup, lookup.namespaceBuffer(), 0,
+            free.open(link, sender.nextCorrelationId(), lookup.deadlineMs, lookup, lookup.namespaceBuffer(), 0,
                 lookup.namespaceLength());
             activeQueries++;
         }
@@ -307,7 +306,7 @@ final class PeerDiscovery
             if (query.active && !query.sent)
             {
                 final PeerClient client = query.link.poll(nowMs);
-                if (null != client && publisher.sendColdQuery(client, query.correlationId, query.shards[0],
+                if (null != client && sender.sendColdQuery(client, query.correlationId, query.shards[0],
                     query.keyCount, query.shards, query.namespaces, query.namespaceLengths, query.hashes,
                     query.hashLengths))
                 {

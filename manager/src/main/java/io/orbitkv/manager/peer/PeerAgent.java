@@ -7,7 +7,6 @@ import io.aeron.ExclusivePublication;
 import io.aeron.FragmentAssembler;
 import io.aeron.Image;
 import io.aeron.Subscription;
-import io.orbitkv.catalog.CatalogRequestValidator;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.Agent;
@@ -20,8 +19,8 @@ import org.agrona.concurrent.NanoClock;
  * (when it runs invoked), poll the peer subscription with a fragment limit, drain images that became available or
  * unavailable (queued by the client's callbacks, which must not create publications themselves), and on each
  * millisecond tick advance sessions waiting for a response channel and the {@link PeerPublisher}'s clients waiting
- * for their connect answer. Made once by {@link PeerTransport#newAgent} with the handlers frames go to; sending is the
- * publisher's.
+ * for their connect answer. Made once by {@link PeerTransport#newAgent} with the frame handlers of the schemas its
+ * {@link PeerAdapter} does not decode; sending is the publisher's, which also keeps the session table.
  * <p>
  * Sessions follow the archive's control protocol: a requester's PeerConnect names its response channel; this agent
  * creates (or reuses from the {@link PublicationLru}) a publication to it, and once connected answers with a
@@ -85,7 +84,7 @@ public final class PeerAgent implements Agent
     private final ManyToOneConcurrentArrayQueue<Image> availableImages;
     private final ManyToOneConcurrentArrayQueue<Image> unavailableImages;
 
-    private final Long2ObjectHashMap<PeerSession> sessions = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<PeerSession> sessions;
     private final ArrayList<PeerSession> pendingSessions = new ArrayList<>();
 
     private long driverWorkAtNs;
@@ -99,9 +98,8 @@ public final class PeerAgent implements Agent
     PeerAgent(
         final PeerTransport.Context ctx,
         final PeerTransport.Media media,
-        final CatalogRequestValidator validator,
-        final PeerHandler handler,
-        final TransferHandler transferHandler)
+        final RouteValidator routes,
+        final PeerFrameHandler... frameHandlers)
     {
         this.wakeup = media.wakeup;
         this.clientInvoker = media.aeron.conductorAgentInvoker();
@@ -114,8 +112,9 @@ public final class PeerAgent implements Agent
         this.unavailableImages = media.unavailableImages;
         this.nanoClock = ctx.nanoClock();
         this.connectTimeoutMs = ctx.connectTimeoutMs();
-        this.adapter = new PeerAdapter(this, publisher, handler, validator, counters,
-            ctx.errorHandler(), ctx.streamId(), transferHandler);
+        this.sessions = publisher.sessions();
+        this.adapter =
+            new PeerAdapter(this, publisher, routes, counters, ctx.errorHandler(), ctx.streamId(), frameHandlers);
         this.assembler = new FragmentAssembler(adapter);
         // Session ids start at a random point so ids of a restarted peer do not alias an old session's.
         this.nextSessionId = (System.nanoTime() & 0x7FFF_FFFFL) << 20;

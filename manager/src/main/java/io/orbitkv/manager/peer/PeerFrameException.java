@@ -4,11 +4,11 @@ package io.orbitkv.manager.peer;
  * Recorded in the error log when a peer frame is rejected for its bytes. Preallocated per reason without a stack
  * trace: a flood of bad frames costs a distinct-log lookup, not an allocation each.
  */
-final class PeerFrameException extends RuntimeException
+public final class PeerFrameException extends RuntimeException
 {
     private static final long serialVersionUID = 1L;
 
-    PeerFrameException(final String message)
+    public PeerFrameException(final String message)
     {
         super(message, null, false, false);
     }

@@ -3,21 +3,23 @@ package io.orbitkv.manager.peer;
 import java.util.ArrayList;
 
 import io.aeron.ExclusivePublication;
-import io.orbitkv.catalog.OwnerJournal;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import org.agrona.DirectBuffer;
 import org.agrona.ErrorHandler;
+import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.NanoClock;
 
 /**
  * The sending half of the peer transport: the publications to peers (a bounded {@link PublicationLru}), the
- * {@link PeerProxy} that encodes and offers with a bounded retry, and the client sessions this peer opened on
- * others. It exists as soon as the transport is bound, before anything that receives frames, so the parts that send
+ * {@link PeerProxy} that encodes the session protocol and offers every message with a bounded retry, the client
+ * sessions this peer opened on others and the sessions requesters opened on this peer (the {@link PeerSessions} frame
+ * handlers find senders among). What the catalog and the transfers send is encoded by their own proxies and offered
+ * here as bytes. It exists as soon as the transport is bound, before anything that receives frames, so the parts that send
  * (owner streams, discovery, the transfer source and requester) take it in their constructors and the
  * {@link PeerAgent} that delivers frames to them is built after them. Single threaded: the thread that runs the
  * peer agent.
  */
-public final class PeerPublisher
+public final class PeerPublisher implements PeerSessions
 {
     private final PeerProxy proxy;
     private final PublicationLru publications;
@@ -29,6 +31,7 @@ public final class PeerPublisher
     private final int localNodeIndex;
     private final long connectTimeoutMs;
     private final ArrayList<PeerClient> clients = new ArrayList<>();
+    private final Long2ObjectHashMap<PeerSession> sessions = new Long2ObjectHashMap<>();
     private int nextClientId;
     private long nextCorrelationId;
     private long nowMs;
@@ -91,62 +94,6 @@ public final class PeerPublisher
     }
 
     /**
-     * Owner: send journal records of a shard to a catalog host from {@code fromSequence}.
-     *
-     * @return records sent, 0 when none or the offer failed, or {@link OwnerJournal#READ_RESYNC_REQUIRED}.
-     */
-    public int sendDeltaBatch(
-        final PeerClient client, final int shard, final OwnerJournal journal, final long fromSequence,
-        final int maxRecords)
-    {
-        if (!client.isActive())
-        {
-            return 0;
-        }
-        return proxy.deltaBatch(publications.publication(client.channel()), client, shard, journal, fromSequence,
-            maxRecords);
-    }
-
-    /**
-     * Requester: one batched cold query to a catalog host (the batching policy belongs to the caller).
-     */
-    public boolean sendColdQuery(
-        final PeerClient client,
-        final long correlationId,
-        final int shard,
-        final int keyCount,
-        final int[] keyShards,
-        final DirectBuffer[] namespaces,
-        final int[] namespaceLengths,
-        final DirectBuffer[] hashes,
-        final int[] hashLengths)
-    {
-        return client.isActive() && proxy.coldQuery(publications.publication(client.channel()), client,
-            correlationId, shard, keyCount, keyShards, namespaces, namespaceLengths, hashes, hashLengths);
-    }
-
-    /**
-     * Owner: answer a host with a status (e.g. RESYNC_REQUIRED when a repair asks for history already dropped).
-     */
-    public boolean sendResponse(
-        final PeerClient client, final int shard, final long correlationId, final CatalogStatus code,
-        final long relevantSequence)
-    {
-        return client.isActive() && proxy.response(publications.publication(client.channel()),
-            client.remoteIncarnationMsb(), client.remoteIncarnationLsb(), shard, client.sessionId(), correlationId, code,
-            relevantSequence);
-    }
-
-    /**
-     * Owner: a {@link io.orbitkv.catalog.SnapshotSink} that sends a {@link io.orbitkv.catalog.SnapshotCut}'s frames
-     * of one shard to the host behind {@code client}. Allocates; create one per (host, shard) at set-up.
-     */
-    public PeerSnapshotSender snapshotSender(final PeerClient client, final int shard)
-    {
-        return new PeerSnapshotSender(this, proxy, client, shard);
-    }
-
-    /**
      * Requester: send an encoded transfer message (schema {@code io.orbitkv.codecs.transfer}) to the peer behind an
      * active client, with the same bounded retry and counting as every other send.
      *
@@ -189,6 +136,37 @@ public final class PeerPublisher
     }
 
     /**
+     * Send a message encoded by one of the catalog's proxies to the peer behind {@code client} with the bounded
+     * retry. Counted in the transport's bytes and offer counters only; the caller checked the client is active.
+     *
+     * @return false when the offer failed (counted).
+     */
+    public boolean send(final PeerClient client, final DirectBuffer buffer, final int offset, final int length)
+    {
+        return proxy.offer(publications.publication(client.channel()), buffer, offset, length);
+    }
+
+    /**
+     * Answer on a session's response channel with a message encoded elsewhere (a catalog answer or refusal, a
+     * transfer refusal given before any handler saw the request), with the bounded retry. Counted in the transport's
+     * bytes and offer counters only; a response channel the driver refuses fails the offer (counted).
+     *
+     * @return false when the offer failed (counted).
+     */
+    public boolean send(final PeerSession session, final DirectBuffer buffer, final int offset, final int length)
+    {
+        return proxy.offer(publicationOrNull(session.responseChannel()), buffer, offset, length);
+    }
+
+    /**
+     * @return the placement fingerprint routes this peer sends carry.
+     */
+    public long placementFingerprint()
+    {
+        return proxy.placementFingerprint();
+    }
+
+    /**
      * @return most significant half of the incarnation this peer sends as (routes name it as sender).
      */
     public long localIncarnationMsb()
@@ -222,6 +200,14 @@ public final class PeerPublisher
     }
 
     /**
+     * @return where the transport logs errors (malformed frames included).
+     */
+    public ErrorHandler errorHandler()
+    {
+        return errorHandler;
+    }
+
+    /**
      * @return the peer transport's counters.
      */
     public PeerCounters counters()
@@ -246,31 +232,9 @@ public final class PeerPublisher
         return proxy.maxMessageBytes();
     }
 
-    /**
-     * @return records an owner may put in one delta batch with this transport's message size.
-     */
-    public int maxBatchRecords()
-    {
-        return proxy.maxBatchRecords();
-    }
-
     PeerProxy proxy()
     {
         return proxy;
-    }
-
-    ExclusivePublication publication(final PeerClient client)
-    {
-        return publications.publication(client.channel());
-    }
-
-    /**
-     * @return the session's response publication, or null when it cannot be created (the send is then counted as
-     * failed by the proxy).
-     */
-    ExclusivePublication publication(final PeerSession session)
-    {
-        return publicationOrNull(session.responseChannel());
     }
 
     int publicationCount()
@@ -303,7 +267,20 @@ public final class PeerPublisher
         }
     }
 
-    PeerClient client(final long sessionId, final long remoteMsb, final long remoteLsb)
+    public PeerSession session(final long sessionId)
+    {
+        return sessions.get(sessionId);
+    }
+
+    /**
+     * @return the sessions requesters opened on this peer, by id (the agent's to change).
+     */
+    Long2ObjectHashMap<PeerSession> sessions()
+    {
+        return sessions;
+    }
+
+    public PeerClient client(final long sessionId, final long remoteMsb, final long remoteLsb)
     {
         for (int i = 0, size = clients.size(); i < size; i++)
         {

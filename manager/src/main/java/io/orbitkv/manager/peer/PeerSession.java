@@ -101,7 +101,7 @@ public final class PeerSession
         this.state = state;
     }
 
-    boolean isFrom(final long msb, final long lsb)
+    public boolean isFrom(final long msb, final long lsb)
     {
         return msb == requesterIncarnationMsb && lsb == requesterIncarnationLsb;
     }

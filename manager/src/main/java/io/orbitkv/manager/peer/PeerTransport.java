@@ -13,7 +13,6 @@ import io.aeron.Image;
 import io.aeron.Subscription;
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ThreadingMode;
-import io.orbitkv.catalog.CatalogRequestValidator;
 import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
 import org.agrona.IoUtil;
@@ -263,28 +262,25 @@ public final class PeerTransport implements AutoCloseable
     }
 
     /**
-     * Build the agent that polls the subscription and delivers frames to the handlers; once only, after the parts
-     * that send through {@link #publisher()} exist.
+     * Build the agent that polls the subscription and delivers frames; once only, after the parts that send through
+     * {@link #publisher()} exist.
      *
-     * @param validator       judges the route of every catalog request before anything is touched.
-     * @param handler         where catalog frames go once checked (cold queries included, which it answers).
-     * @param transferHandler where transfer frames go once checked, or null to count and drop them.
+     * @param routes        judges the route of a session protocol message (a connect, its answer).
+     * @param frameHandlers one per schema: where frames other than the session protocol go, raw; the catalog
+     *                      schema's is required, a null one is skipped.
      * @return the agent.
      */
-    public PeerAgent newAgent(
-        final CatalogRequestValidator validator,
-        final PeerHandler handler,
-        final TransferHandler transferHandler)
+    public PeerAgent newAgent(final RouteValidator routes, final PeerFrameHandler... frameHandlers)
     {
         if (null != agent)
         {
             throw new IllegalStateException("the peer transport already has its agent");
         }
-        if (null == validator || null == handler)
+        if (null == routes)
         {
-            throw new IllegalStateException("validator and handler are required");
+            throw new IllegalStateException("a route validator is required");
         }
-        agent = new PeerAgent(ctx, media, validator, handler, transferHandler);
+        agent = new PeerAgent(ctx, media, routes, frameHandlers);
         return agent;
     }
 

@@ -5,7 +5,7 @@ import org.agrona.DirectBuffer;
 
 /**
  * Where the source sends its encoded grants and release acks: a requester's peer session (the Manager's
- * {@link io.orbitkv.manager.peer.PeerAgent#offer(PeerSession, DirectBuffer, int, int)}), and the incarnation the
+ * {@link io.orbitkv.manager.peer.PeerPublisher#offer(PeerSession, DirectBuffer, int, int)}), and the incarnation the
  * answers are sent as.
  */
 interface AnswerChannel

@@ -4,15 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.SplittableRandom;
 
-import io.orbitkv.codecs.StateKey;
 import io.orbitkv.codecs.TransferLimits;
-import io.orbitkv.codecs.transfer.MessageHeaderEncoder;
 import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
-import io.orbitkv.codecs.transfer.TransferGrantEncoder;
-import io.orbitkv.codecs.transfer.TransferReleaseAckEncoder;
 import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
 import io.orbitkv.codecs.transfer.TransferStatus;
-import io.orbitkv.codecs.transfer.TransferTier;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.peer.PeerSession;
@@ -22,7 +17,6 @@ import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.transport.TransportException;
-import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
@@ -43,44 +37,26 @@ import org.agrona.concurrent.status.AtomicCounter;
  *     first refused one; when the first key is refused nothing is pinned and no session exists. SSD keys behind a
  *     PENDING one are prepared too, so the requester's next ask can take them all.</li>
  * </ol>
- * Single threaded (the agent that owns the store); allocation free on every path once constructed.
+ * The checks are {@link AuthorizeChecks}'s, the answers the {@link TransferProxy}'s. Single threaded (the agent that
+ * owns the store); allocation free on every path once constructed.
  */
 final class SourceAuthorizer
 {
-    /**
-     * Largest grant: header, block, every key's entry and the longest endpoint and message the schema allows.
-     */
-    static final int MAX_ANSWER_BYTES = 16 * 1024;
-
-    private static final byte[] EXPORT_REFUSED = "the transport would not export the session".getBytes(
-        StandardCharsets.US_ASCII);
-    private static final byte[] NOTHING = new byte[0];
-
     private final TransferSettings settings;
     private final TieredStore store;
     private final BlockStore dram;
     private final long poolAddress;
-    private final NamespaceTable namespaces;
     private final Transport transport;
     private final SourceMembers members;
-    private final AnswerChannel channel;
+    private final TransferProxy proxy;
     private final SourceHolds holds;
     private final SplittableRandom tokens;
 
-    private final UnsafeBuffer answer = new UnsafeBuffer(BufferUtil.allocateDirectAligned(MAX_ANSWER_BYTES, 64));
     private final UnsafeBuffer endpoint;
-    private final UnsafeBuffer exportRefused = new UnsafeBuffer(EXPORT_REFUSED);
-    private final UnsafeBuffer nothing = new UnsafeBuffer(NOTHING);
-    private final UnsafeBuffer namespace = new UnsafeBuffer(new byte[StateKey.MAX_NAMESPACE_LENGTH]);
-    private final UnsafeBuffer hashView = new UnsafeBuffer(0, 0);
-    private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
-    private final TransferGrantEncoder grantEncoder = new TransferGrantEncoder();
-    private final TransferReleaseAckEncoder ackEncoder = new TransferReleaseAckEncoder();
     private final long[] exportAddresses = new long[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
     private final int[] exportLengths = new int[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
-    private final long[] candidateResidences = new long[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
-    private final int[] candidateSlots = new int[TransferLimits.MAX_KEYS_PER_AUTHORIZE];
     private final SsdExports exports;
+    private final AuthorizeChecks checks;
 
     private final AtomicCounter rejectedFenced;
     private final AtomicCounter rejectedUnknownRequester;
@@ -111,7 +87,6 @@ final class SourceAuthorizer
     private final AtomicCounter backpressureAnswers;
     private final AtomicCounter ssdGrantedKeys;
 
-    private int namespaceLength;
     private long nextDeadlineNs = Long.MAX_VALUE;
     private int revoking;
     private long appliedViewVersion;
@@ -131,16 +106,16 @@ final class SourceAuthorizer
         this.store = store;
         this.dram = store.dram();
         this.poolAddress = store.pool().address();
-        this.namespaces = namespaces;
         this.transport = transport;
         this.members = members;
-        this.channel = channel;
+        this.proxy = new TransferProxy(channel);
         final SecureRandom seed = new SecureRandom();
         this.tokens = new SplittableRandom(seed.nextLong());
         this.holds = new SourceHolds(settings.maxSessions(), settings.budgetBytes(), seed.nextLong() >>> 24);
         final byte[] endpointBytes = transport.localEndpoint().getBytes(StandardCharsets.US_ASCII);
         this.endpoint = new UnsafeBuffer(endpointBytes);
         this.appliedViewVersion = members.viewVersion();
+        this.checks = new AuthorizeChecks(store, namespaces, exports, holds);
 
         rejectedFenced = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_FENCED);
         rejectedUnknownRequester = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_UNKNOWN_REQUESTER);
@@ -203,7 +178,7 @@ final class SourceAuthorizer
         final long requesterMsb = session.requesterIncarnationMsb();
         final long requesterLsb = session.requesterIncarnationLsb();
 
-        final int keyCount = checkFrame(request);
+        final int keyCount = checks.checkFrame(request);
         if (keyCount < 0)
         {
             rejectedMalformed.incrementRelease();
@@ -243,74 +218,8 @@ final class SourceAuthorizer
             return;
         }
 
-        final int namespaceId = namespaces.lookup(namespace, 0, namespaceLength);
-        request.sbeRewind();
-        final TransferAuthorizeDecoder.KeysDecoder keys = request.keys();
-        long pendingCharge = 0;
-        int valid = 0;
-        TransferStatus refused = TransferStatus.NOT_ATTEMPTED;
-        while (keys.hasNext())
-        {
-            keys.next();
-            final TransferTier tier = keys.tier();
-            final long insertionSequence = keys.insertionSequence();
-            final int expectedBytes = keys.expectedBytes();
-            final int hashLength = keys.keyHashLength();
-            keys.wrapKeyHash(hashView);
-            if (TransferStatus.NOT_ATTEMPTED != refused)
-            {
-                // After a PENDING key: only prepare the SSD keys behind it, so the next ask finds them ready.
-                if (TransferTier.SSD != tier || !prepareAhead(namespaceId, hashLength, insertionSequence, expectedBytes))
-                {
-                    break;
-                }
-                continue;
-            }
-            if (TransferTier.SSD == tier)
-            {
-                final TransferStatus verdict = checkSsd(namespaceId, hashLength, insertionSequence, expectedBytes, valid);
-                if (TransferStatus.OK == verdict)
-                {
-                    valid++;
-                    continue;
-                }
-                refused = verdict;
-                if (TransferStatus.PENDING == verdict)
-                {
-                    continue;
-                }
-                break;
-            }
-            final long residence = namespaceId >= 0 ?
-                store.findReady(namespaceId, hashView, 0, hashLength) : Residence.NONE;
-            if (!Residence.isDram(residence))
-            {
-                refused = TransferStatus.MISSING;
-                break;
-            }
-            final int entryId = Residence.entryId(residence);
-            if (dram.insertionSequence(entryId) != insertionSequence)
-            {
-                refused = TransferStatus.STALE_SEQUENCE;
-                break;
-            }
-            if (dram.length(entryId) != expectedBytes)
-            {
-                refused = TransferStatus.LENGTH_MISMATCH;
-                break;
-            }
-            // design: whole allocations are charged against --transfer-budget, not payload lengths.
-            final long charge = dram.allocator().classBytes(dram.sizeClass(entryId));
-            if (!holds.fits(pendingCharge, charge))
-            {
-                refused = TransferStatus.OVER_BUDGET;
-                break;
-            }
-            pendingCharge += charge;
-            candidateResidences[valid] = residence;
-            candidateSlots[valid] = -1;
-            valid++;
-        }
+        final int valid = checks.checkKeys(request);
+        final TransferStatus refused = checks.refused();
         if (TransferStatus.NOT_ATTEMPTED != refused)
         {
             countRefusal(refused);
@@ -321,111 +230,7 @@ final class SourceAuthorizer
             refuse(session, correlationId, requesterSessionId, refused, keyCount);
             return;
         }
-        grant(session, correlationId, requesterSessionId, keyCount, valid, refused, pendingCharge, nowNs);
-    }
-
-    /**
-     * Validate the whole frame before anything is touched, and copy its namespace.
-     *
-     * @return the number of keys, or -1 when the frame is malformed.
-     */
-    private int checkFrame(final TransferAuthorizeDecoder request)
-    {
-        try
-        {
-            final TransferAuthorizeDecoder.KeysDecoder keys = request.keys();
-            final int count = keys.count();
-            if (count < 1 || count > TransferLimits.MAX_KEYS_PER_AUTHORIZE)
-            {
-                return -1;
-            }
-            long sum = 0;
-            while (keys.hasNext())
-            {
-                keys.next();
-                final short tier = keys.tierRaw();
-                final int expectedBytes = keys.expectedBytes();
-                final int hashLength = keys.keyHashLength();
-                if ((TransferTier.DRAM.value() != tier && TransferTier.SSD.value() != tier) || expectedBytes <= 0 ||
-                    hashLength < 1 || hashLength > StateKey.MAX_HASH_LENGTH)
-                {
-                    return -1;
-                }
-                keys.skipKeyHash();
-                sum += expectedBytes;
-            }
-            final int length = request.keyNamespaceLength();
-            if (length < 1 || length > StateKey.MAX_NAMESPACE_LENGTH || request.maxBytes() != sum)
-            {
-                return -1;
-            }
-            request.getKeyNamespace(namespace, 0, length);
-            namespaceLength = length;
-            return count;
-        }
-        catch (final IndexOutOfBoundsException ex)
-        {
-            // A group count or a length that runs past the frame.
-            return -1;
-        }
-    }
-
-    /**
-     * Judge a key named with its SSD residence: the residence must be live with the named episode and length; its
-     * bytes are granted from export staging once prepared there. design: SSD residency is not readable memory, so a
-     * residence not prepared yet is prepared now and answered PENDING, or BACKPRESSURE without staging credit; an
-     * SSD tier or export staging that is absent makes it MISSING (the source never asks another peer).
-     *
-     * @return OK (candidate {@code valid} filled), PENDING, BACKPRESSURE, MISSING, STALE_SEQUENCE or LENGTH_MISMATCH.
-     */
-    private TransferStatus checkSsd(
-        final int namespaceId, final int hashLength, final long insertionSequence, final int expectedBytes,
-        final int valid)
-    {
-        final long residence = store.findReadySsd(namespaceId, hashView, 0, hashLength);
-        if (Residence.isNone(residence) || null == exports)
-        {
-            return TransferStatus.MISSING;
-        }
-        if (store.insertionSequence(residence) != insertionSequence)
-        {
-            return TransferStatus.STALE_SEQUENCE;
-        }
-        if (store.length(residence) != expectedBytes)
-        {
-            return TransferStatus.LENGTH_MISMATCH;
-        }
-        final int slot = exports.find(residence, insertionSequence);
-        if (slot >= 0)
-        {
-            if (SsdExports.READY != exports.state(slot))
-            {
-                return TransferStatus.PENDING;
-            }
-            candidateResidences[valid] = residence;
-            candidateSlots[valid] = slot;
-            return TransferStatus.OK;
-        }
-        return exports.prepare(residence, insertionSequence, expectedBytes) >= 0 ?
-            TransferStatus.PENDING : TransferStatus.BACKPRESSURE;
-    }
-
-    /**
-     * Start preparing an SSD key behind a PENDING one when it is valid and not prepared yet.
-     *
-     * @return whether to go on with the keys after it.
-     */
-    private boolean prepareAhead(
-        final int namespaceId, final int hashLength, final long insertionSequence, final int expectedBytes)
-    {
-        final long residence = store.findReadySsd(namespaceId, hashView, 0, hashLength);
-        if (Residence.isNone(residence) || store.insertionSequence(residence) != insertionSequence ||
-            store.length(residence) != expectedBytes)
-        {
-            return false;
-        }
-        return exports.find(residence, insertionSequence) >= 0 ||
-            exports.prepare(residence, insertionSequence, expectedBytes) >= 0;
+        grant(session, correlationId, requesterSessionId, keyCount, valid, refused, checks.charge(), nowNs);
     }
 
     private void grant(
@@ -450,8 +255,8 @@ final class SourceAuthorizer
         int staged = 0;
         for (int i = 0; i < valid; i++)
         {
-            final long residence = candidateResidences[i];
-            final int slot = candidateSlots[i];
+            final long residence = checks.residence(i);
+            final int slot = checks.slot(i);
             hold.residences[i] = residence;
             hold.stagedSlots[i] = slot;
             if (slot >= 0)
@@ -737,40 +542,9 @@ final class SourceAuthorizer
 
     private void sendGrant(final PeerSession session, final TransferSession hold, final long correlationId)
     {
-        grantEncoder.wrapAndApplyHeader(answer, 0, headerEncoder);
-        route(grantEncoder, session);
-        grantEncoder
-            .peerSessionId(session.sessionId())
-            .correlationId(correlationId)
-            .requesterSessionId(hold.requesterSessionId)
-            .status(TransferStatus.OK)
-            .transferSessionId(hold.transferSessionId)
-            .token(hold.token)
-            .ttlMs(settings.sessionTtlMs())
-            .grantedKeys(hold.grantedKeys);
-        final TransferGrantEncoder.KeysEncoder keys = grantEncoder.keysCount(hold.requestedKeys);
-        for (int i = 0; i < hold.requestedKeys; i++)
-        {
-            keys.next();
-            if (i < hold.grantedKeys)
-            {
-                keys.status(TransferStatus.OK).address(hold.addresses[i]).length(hold.lengths[i]).crc32c(hold.crcs[i]);
-            }
-            else
-            {
-                keys.status(i == hold.grantedKeys ? hold.refusedStatus : TransferStatus.NOT_ATTEMPTED)
-                    .address(0).length(0).crc32c(0);
-            }
-        }
-        grantEncoder.putTransportEndpoint(endpoint, 0, endpoint.capacity());
-        grantEncoder.putMessage(nothing, 0, 0);
-        send(session, MessageHeaderEncoder.ENCODED_LENGTH + grantEncoder.encodedLength());
+        counted(proxy.grant(session, hold, correlationId, settings.sessionTtlMs(), endpoint));
     }
 
-    /**
-     * A rejection: no session, no address, no endpoint. With {@code keyCount} keys (a refusal decided on the first
-     * key) the first carries the reason and the rest NOT_ATTEMPTED; a refusal of the whole frame carries none.
-     */
     private void refuse(
         final PeerSession session,
         final long correlationId,
@@ -778,61 +552,18 @@ final class SourceAuthorizer
         final TransferStatus status,
         final int keyCount)
     {
-        grantEncoder.wrapAndApplyHeader(answer, 0, headerEncoder);
-        route(grantEncoder, session);
-        grantEncoder
-            .peerSessionId(session.sessionId())
-            .correlationId(correlationId)
-            .requesterSessionId(requesterSessionId)
-            .status(status)
-            .transferSessionId(0)
-            .token(0)
-            .ttlMs(0)
-            .grantedKeys(0);
-        final TransferGrantEncoder.KeysEncoder keys = grantEncoder.keysCount(keyCount);
-        for (int i = 0; i < keyCount; i++)
-        {
-            keys.next().status(0 == i ? status : TransferStatus.NOT_ATTEMPTED).address(0).length(0).crc32c(0);
-        }
-        grantEncoder.putTransportEndpoint(nothing, 0, 0);
-        if (TransferStatus.ERROR == status)
-        {
-            grantEncoder.putMessage(exportRefused, 0, exportRefused.capacity());
-        }
-        else
-        {
-            grantEncoder.putMessage(nothing, 0, 0);
-        }
-        send(session, MessageHeaderEncoder.ENCODED_LENGTH + grantEncoder.encodedLength());
+        counted(proxy.refuse(session, correlationId, requesterSessionId, status, keyCount));
     }
 
     private void sendAck(
         final PeerSession session, final long correlationId, final long transferSessionId, final TransferStatus status)
     {
-        ackEncoder.wrapAndApplyHeader(answer, 0, headerEncoder);
-        ackEncoder.route().destinationIncarnation()
-            .msb(session.requesterIncarnationMsb())
-            .lsb(session.requesterIncarnationLsb());
-        ackEncoder.route().senderIncarnation().msb(channel.localIncarnationMsb()).lsb(channel.localIncarnationLsb());
-        ackEncoder
-            .peerSessionId(session.sessionId())
-            .correlationId(correlationId)
-            .transferSessionId(transferSessionId)
-            .status(status);
-        send(session, MessageHeaderEncoder.ENCODED_LENGTH + ackEncoder.encodedLength());
+        counted(proxy.releaseAck(session, correlationId, transferSessionId, status));
     }
 
-    private void route(final TransferGrantEncoder encoder, final PeerSession session)
+    private void counted(final boolean sent)
     {
-        encoder.route().destinationIncarnation()
-            .msb(session.requesterIncarnationMsb())
-            .lsb(session.requesterIncarnationLsb());
-        encoder.route().senderIncarnation().msb(channel.localIncarnationMsb()).lsb(channel.localIncarnationLsb());
-    }
-
-    private void send(final PeerSession session, final int length)
-    {
-        if (!channel.offer(session, answer, 0, length))
+        if (!sent)
         {
             answersFailed.incrementRelease();
         }

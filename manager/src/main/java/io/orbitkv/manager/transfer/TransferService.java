@@ -12,31 +12,30 @@ import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerCounter;
 import io.orbitkv.manager.peer.PeerCounters;
+import io.orbitkv.manager.peer.PeerFrameHandler;
 import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.catalog.TransferPart;
-import io.orbitkv.manager.peer.TransferHandler;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.transport.TransportListener;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.status.AtomicCounter;
 
 /**
- * The Manager's transfer control on the agent that owns the store: the {@link TransferHandler} the peer agent
- * delivers transfer frames to (authorizations and releases go to the source, {@link SourceAuthorizer}; grants and
- * release acks to the requester side, the {@link PeerFetcher}), and the one poller of the {@link Transport}
- * (revocations to the source, read completions to the requester).
+ * The Manager's transfer control on the agent that owns the store: the {@link TransferHandler} its
+ * {@link TransferAdapter} delivers the peer agent's transfer frames to (authorizations and releases go to the source,
+ * {@link SourceAuthorizer}; grants and release acks to the requester side, the {@link PeerFetcher}), and the one
+ * poller of the {@link Transport} (revocations to the source, read completions to the requester).
  * <p>
  * Built once with every collaborator: the publisher its answers leave through, the member view it judges requesters
  * by, and the requester side, all built before the peer agent that delivers frames here. {@link #doWork} runs in the
  * catalog's duty cycle before the transport polls its subscription. With nothing held and no event, a call costs a
  * clock compare and a field read: an idle Manager does no transfer work.
  */
-public final class TransferService implements TransferPart, TransportListener
+public final class TransferService implements TransferPart, TransferHandler, TransportListener
 {
     /**
      * Transport events handled per duty cycle.
@@ -53,6 +52,7 @@ public final class TransferService implements TransferPart, TransportListener
     private final TransportCounters transportCounters;
     private final NanoClock clock;
     private final SourceAuthorizer source;
+    private final TransferAdapter adapter;
     private final PeerCounters peerCounters;
     private final AtomicCounter staleIncarnations;
     private long statsAtNs;
@@ -96,6 +96,15 @@ public final class TransferService implements TransferPart, TransportListener
             TimeUnit.MILLISECONDS.toNanos(TransferLimits.STAGED_UNCLAIMED_TTL_MS), counters);
         this.source = new SourceAuthorizer(
             settings, store, namespaces, transport, members, new PublisherChannel(publisher), exports, counters);
+        this.adapter = new TransferAdapter(publisher, this);
+    }
+
+    /**
+     * @return the decoder of transfer frames, which hands them to this service.
+     */
+    public PeerFrameHandler frameHandler()
+    {
+        return adapter;
     }
 
     /**
@@ -179,33 +188,5 @@ public final class TransferService implements TransferPart, TransportListener
     public void onRevoked(final long sessionId)
     {
         source.onRevoked(sessionId);
-    }
-
-    /**
-     * The peer publisher as the source's answer channel.
-     */
-    private static final class PublisherChannel implements AnswerChannel
-    {
-        private final PeerPublisher publisher;
-
-        PublisherChannel(final PeerPublisher publisher)
-        {
-            this.publisher = publisher;
-        }
-
-        public boolean offer(final PeerSession session, final DirectBuffer buffer, final int offset, final int length)
-        {
-            return publisher.offer(session, buffer, offset, length);
-        }
-
-        public long localIncarnationMsb()
-        {
-            return publisher.localIncarnationMsb();
-        }
-
-        public long localIncarnationLsb()
-        {
-            return publisher.localIncarnationLsb();
-        }
     }
 }

@@ -14,7 +14,6 @@ import io.orbitkv.codecs.catalog.Coverage;
 import io.orbitkv.codecs.catalog.MessageHeaderDecoder;
 import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder.RowsDecoder;
-import io.orbitkv.manager.peer.DeltaBatchOutcome;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.peer.TestPeerSessions;

@@ -297,12 +297,12 @@ class CatalogEndToEndTest
                 drive(rogue, client::isActive, "session of a non-member opened");
                 appendKeyOfShard(rogue.journal(), shard, shard);
                 final long unregistered = b.counter(PeerCounter.REJECTED_UNREGISTERED_PUBLISHER.label());
-                drive(rogue, () -> rogue.publisher().sendDeltaBatch(client, shard, rogue.journal(), 1, 1) > 0,
+                drive(rogue, () -> rogue.catalogProxy().sendDeltaBatch(client, shard, rogue.journal(), 1, 1) > 0,
                     "delta offered");
                 drive(rogue, () -> b.counter(PeerCounter.REJECTED_UNREGISTERED_PUBLISHER.label()) > unregistered,
                     "unregistered publisher counted");
                 appendKeyOfShard(rogue.journal(), shard, (shard + 1) % 16);
-                drive(rogue, () -> rogue.publisher().sendDeltaBatch(client, shard, rogue.journal(), 2, 1) > 0,
+                drive(rogue, () -> rogue.catalogProxy().sendDeltaBatch(client, shard, rogue.journal(), 2, 1) > 0,
                     "cross-shard delta offered");
                 drive(rogue, () -> b.counter(PeerCounter.REJECTED_CROSS_SHARD_KEY.label()) > 0,
                     "cross-shard key counted");
@@ -324,7 +324,7 @@ class CatalogEndToEndTest
                 final PeerClient client = ghost.publisher().connect(endpoint, 1, bMsb, bLsb);
                 drive(ghost, client::isActive, "session of the retired incarnation opened");
                 appendKeyOfShard(ghost.journal(), shard, shard);
-                drive(ghost, () -> ghost.publisher().sendDeltaBatch(client, shard, ghost.journal(), 1, 1) > 0,
+                drive(ghost, () -> ghost.catalogProxy().sendDeltaBatch(client, shard, ghost.journal(), 1, 1) > 0,
                     "late delta offered");
                 drive(ghost, () -> b.counter(PeerCounter.REJECTED_STALE_INCARNATION.label()) > 0,
                     "stale incarnation counted");

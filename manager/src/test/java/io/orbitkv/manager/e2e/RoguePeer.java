@@ -17,7 +17,9 @@ import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.codecs.catalog.CatalogStatus;
+import io.orbitkv.manager.catalog.CatalogAdapter;
 import io.orbitkv.manager.catalog.CatalogHostHandler;
+import io.orbitkv.manager.catalog.CatalogProxy;
 import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
@@ -42,6 +44,7 @@ final class RoguePeer extends CatalogHostHandler implements AutoCloseable
     private final CatalogDirectory directory;
     private final OwnerJournal journal;
     private final PeerTransport transport;
+    private final CatalogProxy catalogProxy;
     private final List<Throwable> errors = new CopyOnWriteArrayList<>();
 
     RoguePeer(
@@ -74,7 +77,10 @@ final class RoguePeer extends CatalogHostHandler implements AutoCloseable
             .countersManager(countersManager)
             .errorHandler(errors::add));
         coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, placementFingerprint);
-        transport.newAgent(validator, this, null);
+        catalogProxy = new CatalogProxy(transport.publisher());
+        transport.newAgent(validator::checkRoute,
+            new CatalogAdapter(transport.publisher(), transport.counters(), errors::add, catalogProxy, validator, this),
+            CatalogAdapter.transferFramesDropped(transport.counters()));
     }
 
     static boolean[] allShards()
@@ -109,6 +115,11 @@ final class RoguePeer extends CatalogHostHandler implements AutoCloseable
     PeerPublisher publisher()
     {
         return transport.publisher();
+    }
+
+    CatalogProxy catalogProxy()
+    {
+        return catalogProxy;
     }
 
     int doWork()

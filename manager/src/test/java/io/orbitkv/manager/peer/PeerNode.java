@@ -18,7 +18,11 @@ import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
+import io.orbitkv.manager.catalog.CatalogAdapter;
 import io.orbitkv.manager.catalog.CatalogHostHandler;
+import io.orbitkv.manager.catalog.CatalogProxy;
+import io.orbitkv.manager.transfer.TransferAdapter;
+import io.orbitkv.manager.transfer.TransferHandler;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersManager;
 
@@ -42,6 +46,7 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
     final List<long[]> coldRows = new ArrayList<>();
     final int[] journalReceiver = new int[CatalogLimits.SHARD_COUNT];
     final PeerTransport transport;
+    private final CatalogProxy catalogProxy;
     long coldResponses;
     long repairsServed;
     long lastAck = -1;
@@ -139,7 +144,10 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
             .nanoClock(clock)
             .errorHandler(errors::add));
         coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, fingerprint);
-        transport.newAgent(validator, this, transferHandler);
+        catalogProxy = new CatalogProxy(transport.publisher());
+        transport.newAgent(validator::checkRoute,
+            new CatalogAdapter(transport.publisher(), transport.counters(), errors::add, catalogProxy, validator, this),
+            new TransferAdapter(transport.publisher(), transferHandler));
     }
 
     static int freeUdpPort()
@@ -167,6 +175,11 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
     PeerPublisher publisher()
     {
         return transport.publisher();
+    }
+
+    CatalogProxy catalogProxy()
+    {
+        return catalogProxy;
     }
 
     long counter(final PeerCounter counter)
@@ -212,10 +225,10 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
     {
         // Serve from the journal: everything retained from the first missing sequence on, since the host dropped
         // the records after the gap too.
-        final int sent = publisher().sendDeltaBatch(client, shard, journal, fromSequence, PeerProxy.MAX_DELTA_BATCH_RECORDS);
+        final int sent = catalogProxy.sendDeltaBatch(client, shard, journal, fromSequence, CatalogProxy.MAX_DELTA_BATCH_RECORDS);
         if (OwnerJournal.READ_RESYNC_REQUIRED == sent)
         {
-            publisher().sendResponse(client, shard, correlationId, CatalogStatus.RESYNC_REQUIRED, fromSequence - 1);
+            catalogProxy.sendResponse(client, shard, correlationId, CatalogStatus.RESYNC_REQUIRED, fromSequence - 1);
         }
         repairsServed++;
     }

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import io.orbitkv.manager.transfer.TransferHandler;
 
 /**
  * Transfer control frames over two real peer transports on loopback: the adapter hands well-formed ones from the

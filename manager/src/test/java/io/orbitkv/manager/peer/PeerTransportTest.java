@@ -38,6 +38,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import io.orbitkv.manager.catalog.SnapshotSender;
+import io.orbitkv.manager.catalog.CatalogProxy;
 
 /**
  * Two peer transports in one JVM over loopback UDP, each driven by this thread's duty-cycle loop (the agents and
@@ -155,7 +157,7 @@ class PeerTransportTest
         final long queriesBefore = host.counter(PeerCounter.FRAMES_COLD_QUERY);
 
         final int key = PeerKeys.keysOfShard(SHARD, 1)[0];
-        assertTrue(owner.publisher().sendColdQuery(client, 77, SHARD, 1, new int[]{SHARD},
+        assertTrue(owner.catalogProxy().sendColdQuery(client, 77, SHARD, 1, new int[]{SHARD},
             new DirectBuffer[]{PeerKeys.NAMESPACE}, new int[]{PeerKeys.NAMESPACE_BYTES.length},
             new DirectBuffer[]{PeerKeys.hash(key)}, new int[]{PeerKeys.HASH_LENGTH}));
         owner.transport.doWork();
@@ -265,7 +267,7 @@ class PeerTransportTest
             owner.journal.append(SHARD, PeerKeys.record(key, 0));
         }
 
-        assertEquals(3, owner.publisher().sendDeltaBatch(client, SHARD, owner.journal, 1, 3));
+        assertEquals(3, owner.catalogProxy().sendDeltaBatch(client, SHARD, owner.journal, 1, 3));
         await(() -> 1 == owner.responseCodes.size(), "refusal answered");
         assertEquals(CatalogStatus.UNREGISTERED_PUBLISHER, owner.responseCodes.get(0));
         assertEquals(1, host.counter(PeerCounter.REJECTED_UNREGISTERED_PUBLISHER));
@@ -279,14 +281,14 @@ class PeerTransportTest
         owner = new PeerNode(dir, 2, OWNER_MSB, OWNER_LSB, PeerNode.FINGERPRINT, PeerTransport.MIN_MTU_LENGTH);
         host.admitOwner(owner.nodeIndex, OWNER_MSB, OWNER_LSB);
         final PeerClient client = connect(owner, host);
-        final int count = PeerProxy.MAX_DELTA_BATCH_RECORDS;
+        final int count = CatalogProxy.MAX_DELTA_BATCH_RECORDS;
         for (final int key : PeerKeys.keysOfShard(SHARD, count))
         {
             owner.journal.append(SHARD, PeerKeys.record(key, 0));
         }
         final int slot = owner.receiverSlot(SHARD);
 
-        assertEquals(count, owner.publisher().sendDeltaBatch(client, SHARD, owner.journal, 1, count));
+        assertEquals(count, owner.catalogProxy().sendDeltaBatch(client, SHARD, owner.journal, 1, count));
         await(() -> count == owner.journal.ackedSequence(SHARD, slot), "ack of one batch in ~40 datagrams");
         assertEquals(1, host.counter(PeerCounter.FRAMES_DELTA_BATCH));
         assertEquals(count, host.directory.receiver(owner.nodeIndex, SHARD).deltasApplied());
@@ -314,11 +316,11 @@ class PeerTransportTest
         }
         final int slot = owner.receiverSlot(SHARD);
 
-        assertEquals(2, owner.publisher().sendDeltaBatch(client, SHARD, owner.journal, 1, 2));
+        assertEquals(2, owner.catalogProxy().sendDeltaBatch(client, SHARD, owner.journal, 1, 2));
         await(() -> 2 == owner.journal.ackedSequence(SHARD, slot), "ack of 1..2");
 
         // Sequences 3..4 are "lost": never offered. The next batch opens a gap the host asks to repair.
-        assertEquals(2, owner.publisher().sendDeltaBatch(client, SHARD, owner.journal, 5, 2));
+        assertEquals(2, owner.catalogProxy().sendDeltaBatch(client, SHARD, owner.journal, 5, 2));
         await(() -> 6 == owner.journal.ackedSequence(SHARD, slot), "repair and ack of 1..6");
 
         final ShardReceiver receiver = host.directory.receiver(owner.nodeIndex, SHARD);
@@ -351,7 +353,7 @@ class PeerTransportTest
         final ShardReceiver receiver = host.directory.receiver(owner.nodeIndex, SHARD);
         receiver.onResyncRequired();
         final int slot = owner.receiverSlot(SHARD);
-        final PeerSnapshotSender sender = owner.publisher().snapshotSender(client, SHARD);
+        final SnapshotSender sender = owner.catalogProxy().snapshotSender(client, SHARD);
         final SnapshotCut cut = new SnapshotCut(SHARD, slot, inventory, sender);
         cut.start();
         assertEquals(1, cut.doWork(System.nanoTime()), "begin sent");
@@ -419,7 +421,7 @@ class PeerTransportTest
         {
             final long deadlineNs = System.nanoTime() + AWAIT_NS;
             final long sequence = owner.journal.append(SHARD, records[i % records.length]);
-            while (owner.publisher().sendDeltaBatch(client, SHARD, owner.journal, sequence, 1) <= 0)
+            while (owner.catalogProxy().sendDeltaBatch(client, SHARD, owner.journal, sequence, 1) <= 0)
             {
                 duty();
             }
@@ -462,7 +464,7 @@ class PeerTransportTest
         // The member view now shows a newer incarnation of the owner: this session's incarnation is retired.
         receiver.admitIncarnation(OWNER_MSB, OWNER_LSB + 1);
         owner.journal.append(SHARD, PeerKeys.record(key, 0));
-        assertEquals(1, owner.publisher().sendDeltaBatch(client, SHARD, owner.journal, 1, 1));
+        assertEquals(1, owner.catalogProxy().sendDeltaBatch(client, SHARD, owner.journal, 1, 1));
         await(() -> 4 == owner.responseCodes.size(), "stale incarnation answered");
         assertEquals(CatalogStatus.STALE_INCARNATION, owner.responseCodes.get(3));
         assertEquals(1, host.counter(PeerCounter.REJECTED_STALE_INCARNATION));

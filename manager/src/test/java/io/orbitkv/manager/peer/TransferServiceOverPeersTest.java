@@ -41,6 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import io.orbitkv.manager.transfer.TransferHandler;
 
 /**
  * The transfer service as the source's transfer handler on a real peer transport: a requester peer's authorization

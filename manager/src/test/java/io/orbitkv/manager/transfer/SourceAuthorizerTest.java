@@ -1185,7 +1185,7 @@ class SourceAuthorizerTest
 
     private static final class Channel implements AnswerChannel
     {
-        final UnsafeBuffer last = new UnsafeBuffer(new byte[SourceAuthorizer.MAX_ANSWER_BYTES]);
+        final UnsafeBuffer last = new UnsafeBuffer(new byte[TransferProxy.MAX_ANSWER_BYTES]);
         private final MessageHeaderDecoder header = new MessageHeaderDecoder();
 
         public boolean offer(final PeerSession session, final DirectBuffer buffer, final int offset, final int length)

@@ -1,74 +1,108 @@
-package io.orbitkv.manager.peer;
+package io.orbitkv.manager.transfer;
 
+import io.orbitkv.codecs.transfer.MessageHeaderDecoder;
 import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
 import io.orbitkv.codecs.transfer.TransferGrantDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
 import io.orbitkv.codecs.transfer.TransferRouteDecoder;
 import io.orbitkv.codecs.transfer.TransferStatus;
+import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.peer.PeerCounter;
+import io.orbitkv.manager.peer.PeerCounters;
+import io.orbitkv.manager.peer.PeerFrameException;
+import io.orbitkv.manager.peer.PeerFrameHandler;
+import io.orbitkv.manager.peer.PeerPublisher;
+import io.orbitkv.manager.peer.PeerSession;
+import io.orbitkv.manager.peer.PeerSessions;
+import org.agrona.DirectBuffer;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
- * The transfer control frames (schema {@code io.orbitkv.codecs.transfer}) the {@link PeerAdapter} finds on the
- * endpoint: each is checked for its block length, its peer session (a request) or client (an answer), its
- * destination incarnation and its sender, then handed to the {@link TransferHandler}, which decodes the body. Refusals
- * have counters of their own and are never answered with a CatalogResponse; a request naming another incarnation of
- * this peer is answered STALE_INCARNATION. Single threaded (the peer agent's).
+ * Decodes the transfer control frames (schema {@code io.orbitkv.codecs.transfer}) the peer transport hands over: each
+ * is checked for its version and block length, its peer session (a request) or client (an answer), its destination
+ * incarnation and its sender, then handed to the {@link TransferHandler} with its decoder wrapped at the message.
+ * Refusals have counters of their own in the transport's set and are never answered with a CatalogResponse; a request
+ * naming another incarnation of this peer is answered STALE_INCARNATION through the {@link TransferProxy} (not counted
+ * as a transfer message sent). Bad bytes never throw out of here: an overrun, in here or in the handler reading the
+ * body, is counted as malformed. Single threaded (the peer agent's).
  */
-final class TransferFrames
+public final class TransferAdapter implements PeerFrameHandler
 {
+    static final int MIN_SCHEMA_VERSION = 1;
+
     private static final PeerFrameException MALFORMED_TRANSFER_FRAME =
         new PeerFrameException("malformed peer transfer frame");
     private static final PeerFrameException UNKNOWN_TRANSFER_TEMPLATE_FRAME =
         new PeerFrameException("peer transfer frame with an unknown template");
-    private static final int TRANSFER_HEADER_LENGTH = io.orbitkv.codecs.transfer.MessageHeaderDecoder.ENCODED_LENGTH;
+    private static final int TRANSFER_HEADER_LENGTH = MessageHeaderDecoder.ENCODED_LENGTH;
 
-    private final PeerAgent agent;
-    private final PeerPublisher publisher;
-    private final PeerProxy proxy;
+    private final PeerSessions sessions;
+    private final TransferProxy proxy;
     private final PeerCounters counters;
     private final ErrorHandler errorHandler;
     private final TransferHandler transferHandler;
+    private final UnsafeBuffer frame = new UnsafeBuffer(0, 0);
+    private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
     private final TransferAuthorizeDecoder authorizeDecoder = new TransferAuthorizeDecoder();
     private final TransferGrantDecoder grantDecoder = new TransferGrantDecoder();
     private final TransferReleaseDecoder releaseDecoder = new TransferReleaseDecoder();
     private final TransferReleaseAckDecoder releaseAckDecoder = new TransferReleaseAckDecoder();
     private PeerSession staleSession;
 
-    TransferFrames(
-        final PeerAgent agent,
-        final PeerPublisher publisher,
+    /**
+     * @param publisher       the transport's publisher: where senders are found, refusals leave and malformed
+     *                        frames are logged.
+     * @param transferHandler where checked frames go, or null to count and drop every one.
+     */
+    public TransferAdapter(final PeerPublisher publisher, final TransferHandler transferHandler)
+    {
+        this(publisher, PublisherChannel.refusals(publisher), publisher.counters(), publisher.errorHandler(),
+            transferHandler);
+    }
+
+    TransferAdapter(
+        final PeerSessions sessions,
+        final AnswerChannel refusals,
         final PeerCounters counters,
         final ErrorHandler errorHandler,
         final TransferHandler transferHandler)
     {
-        this.agent = agent;
-        this.publisher = publisher;
-        this.proxy = publisher.proxy();
+        this.sessions = sessions;
+        this.proxy = new TransferProxy(refusals);
         this.counters = counters;
         this.errorHandler = errorHandler;
         this.transferHandler = transferHandler;
     }
 
+    public int schemaId()
+    {
+        return MessageHeaderDecoder.SCHEMA_ID;
+    }
+
     /**
-     * One frame of the transfer schema (its header already read by the adapter).
+     * One frame of the transfer schema (the transport checked it holds a header).
      */
-    void onFrame(
-        final UnsafeBuffer frame, final int length, final int blockLength, final int version, final int templateId)
+    public void onFrame(final DirectBuffer buffer, final int offset, final int length, final long nowNs)
     {
         if (null == transferHandler)
         {
             counters.increment(PeerCounter.TRANSFER_REJECTED_NO_HANDLER);
             return;
         }
-        if (version < PeerAdapter.MIN_SCHEMA_VERSION)
-        {
-            rejectTransferFrame();
-            return;
-        }
         try
         {
+            frame.wrap(buffer, offset, length);
+            headerDecoder.wrap(frame, 0);
+            final int blockLength = headerDecoder.blockLength();
+            final int version = headerDecoder.version();
+            final int templateId = headerDecoder.templateId();
+            if (length < TRANSFER_HEADER_LENGTH || version < MIN_SCHEMA_VERSION)
+            {
+                rejectTransferFrame();
+                return;
+            }
             switch (templateId)
             {
                 case TransferAuthorizeDecoder.TEMPLATE_ID ->
@@ -116,7 +150,7 @@ final class TransferFrames
         }
         catch (final IndexOutOfBoundsException | IllegalArgumentException | IllegalStateException ex)
         {
-            // A group or var-data length past the frame, read by the handler through the bounded view.
+            // A group or var-data length past the frame, read here or by the handler through the bounded view.
             rejectTransferFrame();
         }
     }
@@ -148,7 +182,7 @@ final class TransferFrames
     private PeerSession acceptTransferRequest(final TransferRouteDecoder route, final long peerSessionId)
     {
         staleSession = null;
-        final PeerSession session = agent.session(peerSessionId);
+        final PeerSession session = sessions.session(peerSessionId);
         if (null == session || !session.isActive())
         {
             counters.increment(PeerCounter.TRANSFER_REJECTED_UNKNOWN_SESSION);
@@ -171,8 +205,8 @@ final class TransferFrames
 
     private boolean isLocalDestination(final TransferRouteDecoder route)
     {
-        return route.destinationIncarnation().msb() == proxy.localIncarnationMsb() &&
-            route.destinationIncarnation().lsb() == proxy.localIncarnationLsb();
+        return route.destinationIncarnation().msb() == sessions.localIncarnationMsb() &&
+            route.destinationIncarnation().lsb() == sessions.localIncarnationLsb();
     }
 
     private void onTransferAuthorize()
@@ -184,8 +218,8 @@ final class TransferFrames
         }
         else if (null != staleSession)
         {
-            proxy.transferRefusal(publisher.publication(staleSession), staleSession, authorizeDecoder.correlationId(),
-                authorizeDecoder.requesterSessionId(), TransferStatus.STALE_INCARNATION);
+            proxy.refuse(staleSession, authorizeDecoder.correlationId(), authorizeDecoder.requesterSessionId(),
+                TransferStatus.STALE_INCARNATION, 0);
         }
     }
 
@@ -198,8 +232,8 @@ final class TransferFrames
         }
         else if (null != staleSession)
         {
-            proxy.transferReleaseAck(publisher.publication(staleSession), staleSession, releaseDecoder.correlationId(),
-                releaseDecoder.transferSessionId(), TransferStatus.STALE_INCARNATION);
+            proxy.releaseAck(staleSession, releaseDecoder.correlationId(), releaseDecoder.transferSessionId(),
+                TransferStatus.STALE_INCARNATION);
         }
     }
 
@@ -230,7 +264,7 @@ final class TransferFrames
     private PeerClient acceptTransferAnswer(final TransferRouteDecoder route, final long peerSessionId)
     {
         final PeerClient client =
-            publisher.client(peerSessionId, route.senderIncarnation().msb(), route.senderIncarnation().lsb());
+            sessions.client(peerSessionId, route.senderIncarnation().msb(), route.senderIncarnation().lsb());
         if (null == client)
         {
             counters.increment(PeerCounter.TRANSFER_REJECTED_UNKNOWN_SESSION);

@@ -1,14 +1,16 @@
-package io.orbitkv.manager.peer;
+package io.orbitkv.manager.catalog;
 
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
+import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.peer.PeerSession;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 /**
- * Decoded, validated catalog messages delivered by the {@link PeerAdapter} on the peer agent's thread. The Manager
+ * Decoded, validated catalog messages delivered by the {@link CatalogAdapter} on the peer agent's thread. The Manager
  * implements it over its {@link io.orbitkv.catalog.CatalogDirectory} (catalog host role) and its
  * {@link io.orbitkv.catalog.OwnerJournal} (owner role). Routes (fingerprint, destination incarnation, hosted shard),
  * the session's publisher and every key's shard have been checked before a call; judging the publisher's incarnation
@@ -18,7 +20,7 @@ import org.agrona.MutableDirectBuffer;
  * A method returning {@link CatalogStatus} other than OK rejects the rest of the message; the adapter counts the
  * reason and answers the session with a CatalogResponse carrying it.
  */
-public interface PeerHandler
+public interface CatalogHandler
 {
     /**
      * Catalog host: one record of an owner's delta batch; record i carries sequence firstSequence + i.
@@ -92,9 +94,6 @@ public interface PeerHandler
     void onGapRepair(PeerClient client, int shard, long correlationId, long fromSequence, long toSequence);
 
     /**
-     * Requester: rows of a cold query, aligned with the request.
-     */
-    /**
      * Host: answer a cold query that arrived on an active session from the incarnation that opened it; the reply
      * (rows in request order, or a refusal) is encoded into {@code reply}.
      *
@@ -108,6 +107,9 @@ public interface PeerHandler
      */
     CatalogStatus lastColdQueryStatus();
 
+    /**
+     * Requester: rows of a cold query, aligned with the request (the decoder is rewound to its first group).
+     */
     void onColdQueryResponse(PeerClient client, ColdQueryResponseDecoder response);
 
     /**

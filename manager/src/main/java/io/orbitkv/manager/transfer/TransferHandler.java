@@ -1,20 +1,20 @@
-package io.orbitkv.manager.peer;
+package io.orbitkv.manager.transfer;
 
 import io.orbitkv.codecs.transfer.TransferAuthorizeDecoder;
 import io.orbitkv.codecs.transfer.TransferGrantDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseAckDecoder;
 import io.orbitkv.codecs.transfer.TransferReleaseDecoder;
+import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.peer.PeerSession;
 
 /**
- * Decoded transfer control messages (schema {@code io.orbitkv.codecs.transfer}) delivered by the {@link PeerAdapter}
- * on the peer agent's thread. The adapter has checked the frame's header, its peer session (or client), that the
- * route's destination is this incarnation and that the sender is the incarnation that opened the session; judging
- * the sender against the member view and everything in the body is the handler's. Decoders are wrapped at the
- * message and valid only during the call; a group or length running past the frame throws out of the decoder while
- * the handler reads it, and the adapter counts the frame as malformed. Answers leave through
- * {@link PeerPublisher#offer(PeerSession, org.agrona.DirectBuffer, int, int)} (source) and requests through
- * {@link PeerPublisher#offer(PeerClient, org.agrona.DirectBuffer, int, int)} (requester). Given to
- * {@link PeerTransport#newAgent} with the catalog's handler.
+ * Transfer control messages (schema {@code io.orbitkv.codecs.transfer}) the {@link TransferAdapter} delivers on the
+ * peer agent's thread. The adapter has checked the frame's header, its peer session (or client), that the route's
+ * destination is this incarnation and that the sender is the incarnation that opened the session; judging the sender
+ * against the member view and everything in the body is the handler's. Decoders are wrapped at the message and valid
+ * only during the call; a group or length running past the frame throws out of the decoder while the handler reads
+ * it, and the adapter counts the frame as malformed. Answers leave through the source's {@link TransferProxy} and
+ * requests through the requester's.
  */
 public interface TransferHandler
 {

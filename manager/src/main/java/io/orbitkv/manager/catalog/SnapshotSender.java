@@ -1,4 +1,4 @@
-package io.orbitkv.manager.peer;
+package io.orbitkv.manager.catalog;
 
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.SnapshotCut;
@@ -9,24 +9,27 @@ import io.orbitkv.codecs.catalog.ResidenceTier;
 import io.orbitkv.codecs.catalog.SnapshotBeginEncoder;
 import io.orbitkv.codecs.catalog.SnapshotEndEncoder;
 import io.orbitkv.codecs.catalog.SnapshotPageEncoder;
+import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.peer.PeerPublisher;
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
- * Encodes one shard's {@link SnapshotCut} for one catalog host: SnapshotBegin (start watermark, record count), one
- * SnapshotPage per page, and SnapshotEnd carrying the whole delta interval. Records stream in before the page or
+ * Encodes one shard's {@link SnapshotCut} for one catalog host (made by {@link CatalogProxy#snapshotSender}):
+ * SnapshotBegin (start watermark, record count), one SnapshotPage per page, and SnapshotEnd carrying the whole delta
+ * interval. Records stream in before the page or
  * interval is complete, so each group is opened with its capacity and its count patched when it closes. A page or
  * interval that does not fit one message, or an offer that fails, marks the attempt broken: the remaining frames of
  * that snapshot are not sent, so the host can never install it (its page and interval checks fail) and the owner
  * starts a new cut on the resync that follows. Single threaded (the owner's agent); allocation free after
  * construction.
  */
-public final class PeerSnapshotSender implements SnapshotSink
+public final class SnapshotSender implements SnapshotSink
 {
     private static final int GROUP_COUNT_OFFSET = 2;
 
     private final PeerPublisher publisher;
-    private final PeerProxy proxy;
+    private final CatalogProxy proxy;
     private final PeerClient client;
     private final int shard;
     private final UnsafeBuffer buffer;
@@ -41,13 +44,13 @@ public final class PeerSnapshotSender implements SnapshotSink
     private boolean broken;
     private long brokenSnapshots;
 
-    PeerSnapshotSender(final PeerPublisher publisher, final PeerProxy proxy, final PeerClient client, final int shard)
+    SnapshotSender(final PeerPublisher publisher, final CatalogProxy proxy, final PeerClient client, final int shard)
     {
         this.publisher = publisher;
         this.proxy = proxy;
         this.client = client;
         this.shard = shard;
-        this.buffer = new UnsafeBuffer(BufferUtil.allocateDirectAligned(proxy.maxMessageBytes(), 64));
+        this.buffer = new UnsafeBuffer(BufferUtil.allocateDirectAligned(publisher.maxMessageBytes(), 64));
     }
 
     public void onBegin(final long snapshotId, final long startWatermark, final int recordCount)
@@ -163,7 +166,7 @@ public final class PeerSnapshotSender implements SnapshotSink
         pageEncoder.wrapAndApplyHeader(buffer, 0, headerEncoder);
         proxy.route(pageEncoder.route(), shard, client.remoteIncarnationMsb(), client.remoteIncarnationLsb());
         pageEncoder.sessionId(client.sessionId()).snapshotId(snapshotId).pageIndex(0).nextCursor(0);
-        groupCapacity = PeerProxy.MAX_DELTA_BATCH_RECORDS;
+        groupCapacity = CatalogProxy.MAX_DELTA_BATCH_RECORDS;
         groupCount = 0;
         pageRecords = pageEncoder.recordsCount(groupCapacity);
     }
@@ -180,12 +183,12 @@ public final class PeerSnapshotSender implements SnapshotSink
 
     private boolean fits(final int limit)
     {
-        return limit + PeerProxy.MAX_RECORD_ENCODED_BYTES <= buffer.capacity();
+        return limit + CatalogProxy.MAX_RECORD_ENCODED_BYTES <= buffer.capacity();
     }
 
     private void send(final int length)
     {
-        if (!client.isActive() || !proxy.offer(publisher.publication(client), buffer, 0, length))
+        if (!client.isActive() || !publisher.send(client, buffer, 0, length))
         {
             markBroken();
         }

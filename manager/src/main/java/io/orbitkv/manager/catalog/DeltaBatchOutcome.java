@@ -1,8 +1,8 @@
-package io.orbitkv.manager.peer;
+package io.orbitkv.manager.catalog;
 
 /**
  * What a catalog host decided after applying one delta batch: the contiguous sequence to ack and whether to request
- * repair of a gap. Filled by {@link PeerHandler#onDeltaBatchEnd}; reused, never allocated per batch.
+ * repair of a gap. Filled by {@link CatalogHandler#onDeltaBatchEnd}; reused, never allocated per batch.
  */
 public final class DeltaBatchOutcome
 {

@@ -1,0 +1,27 @@
+package io.orbitkv.manager.catalog;
+
+import io.orbitkv.manager.peer.PeerClient;
+
+/**
+ * The session to one catalog host that {@link PeerDiscovery}'s cold queries go through: the Manager's is the
+ * {@link HostLink} the member view keeps for the host of a shard; a unit test's hands out a session it made.
+ */
+interface ColdQueryLink
+{
+    /**
+     * Keep the session open (connect, reconnect after a failure).
+     *
+     * @return the client when it is active, else null.
+     */
+    PeerClient poll(long nowMs);
+
+    /**
+     * @return whether a response that came in on {@code client} is this link's.
+     */
+    boolean owns(PeerClient client);
+
+    /**
+     * @return whether the link was closed (the host left the view): its queries end unanswered.
+     */
+    boolean isClosed();
+}

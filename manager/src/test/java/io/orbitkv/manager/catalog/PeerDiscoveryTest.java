@@ -1,0 +1,525 @@
+package io.orbitkv.manager.catalog;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+
+import io.orbitkv.codecs.CatalogLimits;
+import io.orbitkv.codecs.StateKeyFlyweight;
+import io.orbitkv.codecs.StateKeyShard;
+import io.orbitkv.codecs.catalog.CatalogStatus;
+import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
+import io.orbitkv.codecs.catalog.ColdQueryResponseEncoder;
+import io.orbitkv.codecs.catalog.Coverage;
+import io.orbitkv.codecs.catalog.MessageHeaderDecoder;
+import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
+import io.orbitkv.codecs.catalog.ResidenceTier;
+import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.index.CandidateIndex;
+import io.orbitkv.index.CandidateSet;
+import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.membership.MemberRecord;
+import io.orbitkv.manager.peer.PeerClient;
+import io.orbitkv.manager.peer.TestPeerSessions;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.CountersManager;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * {@link PeerDiscovery} stepped on its own, on a test clock: its own candidate index, and fakes of what it asks (the
+ * shards this node hosts, the member view with one link per catalog host, this node's DRAM) and of where its cold
+ * queries go. No Aeron, etcd or transport.
+ */
+class PeerDiscoveryTest
+{
+    private static final byte[] NAMESPACE_BYTES = "model=discovery;dtype=bf16;block=16".getBytes(StandardCharsets.US_ASCII);
+    private static final UnsafeBuffer NAMESPACE = new UnsafeBuffer(NAMESPACE_BYTES);
+    private static final int NAMESPACE_ID = 3;
+    private static final int HASH_LENGTH = 32;
+    private static final long START_MS = 1_000_000L;
+    private static final int BLOCK_BYTES = 4096;
+    private static final StateKeyShard SHARDS = new StateKeyShard();
+
+    private static final long SELF_MSB = 0x5E1FL;
+    private static final long SELF_LSB = 0x5E1EL;
+    /**
+     * The peer that holds the blocks: a live member.
+     */
+    private static final MemberRecord OWNER = member("owner", 0xA1L, 0xA2L, 1);
+    /**
+     * The catalog hosts of the shards this node does not host: host 0 of even shards, host 1 of odd ones.
+     */
+    private static final MemberRecord[] HOSTS = { member("host-0", 0xB1L, 0xB2L, 2), member("host-1", 0xC1L, 0xC2L, 3) };
+
+    private final FakeHosted hosted = new FakeHosted();
+    private final FakeMembers members = new FakeMembers();
+    private final FakeDram dram = new FakeDram();
+    private final RecordingSender sender = new RecordingSender();
+    private final RecordingSink sink = new RecordingSink();
+    private final CandidateIndex candidates =
+        new CandidateIndex(1L << 20, CatalogLimits.CANDIDATE_TTL_MS, new NamespaceTable());
+    private final StateKeyFlyweight key = new StateKeyFlyweight();
+    private final CandidateSet set = new CandidateSet();
+    private SystemCounters counters;
+    private PeerDiscovery discovery;
+
+    @BeforeEach
+    void setUp()
+    {
+        counters = new SystemCounters(new CountersManager(
+            new UnsafeBuffer(new byte[2 << 20]), new UnsafeBuffer(new byte[512 << 10]), StandardCharsets.US_ASCII));
+        discovery = new PeerDiscovery(hosted, members, candidates, counters, dram, sender);
+    }
+
+    @AfterEach
+    void tearDown()
+    {
+        counters.close();
+    }
+
+    @Test
+    void shouldAnswerWarmKeysFromTheCandidateIndexWithoutAColdQuery()
+    {
+        final int n = keyOfShard(0, 0);
+        candidateOf(n, OWNER, 77);
+
+        final PendingLookup lookup = lookup(n);
+        discovery.start(lookup, sink, START_MS);
+
+        assertSame(lookup, sink.only());
+        assertEquals(KeyStatus.PEER, lookup.statuses()[0]);
+        assertEquals(BLOCK_BYTES, lookup.lengths()[0]);
+        assertEquals(77, lookup.answer().candidateInsertionSequence(0));
+        assertEquals(OWNER.nodeId(), lookup.answer().ownerNodeId(lookup.answer().candidateOwnerIndex(0)));
+        assertTrue(sender.sent.isEmpty(), "no cold query for a warm key");
+        assertEquals(1, counter(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS));
+        assertEquals(1, counter(SystemCounterDescriptor.CATALOG_PEER_KEYS));
+    }
+
+    @Test
+    void shouldAnswerKeysOfAShardThisNodeHostsFromItsOwnView()
+    {
+        final int shard = 5;
+        final int n = keyOfShard(shard, 0);
+        hosted.host(shard);
+        hosted.candidate = OWNER;
+
+        final PendingLookup lookup = lookup(n);
+        discovery.start(lookup, sink, START_MS);
+
+        assertSame(lookup, sink.only());
+        assertEquals(KeyStatus.PEER, lookup.statuses()[0]);
+        assertEquals(1, hosted.lookups);
+        assertTrue(sender.sent.isEmpty(), "no cold query to this node itself");
+        assertEquals(1, counter(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS));
+        // What the own view found is in the index for the next lookup.
+        assertEquals(1, candidates.get(key(n), START_MS, set));
+    }
+
+    @Test
+    void shouldAnswerKeysInLocalDramWithoutAskingAndGoOnAfterThem()
+    {
+        final int local = keyOfShard(0, 0);
+        final int warm = keyOfShard(0, 1);
+        dram.hold(local, 2048);
+        candidateOf(warm, OWNER, 78);
+
+        final PendingLookup lookup = lookup(local, warm);
+        discovery.start(lookup, sink, START_MS);
+
+        assertSame(lookup, sink.only());
+        assertEquals(KeyStatus.DRAM, lookup.statuses()[0]);
+        assertEquals(2048, lookup.lengths()[0]);
+        assertEquals(KeyStatus.PEER, lookup.statuses()[1]);
+        assertTrue(sender.sent.isEmpty(), "a key held here is never asked");
+        assertEquals(1, counter(SystemCounterDescriptor.CATALOG_LOCAL_CONTINUATION_KEYS));
+        assertEquals(1, counter(SystemCounterDescriptor.CATALOG_PEER_KEYS));
+    }
+
+    @Test
+    void shouldSendOneColdQueryPerHostAndAnswerOnceEveryResponseFilledTheCandidates()
+    {
+        final int a = keyOfShard(0, 0);
+        final int b = keyOfShard(2, 0);
+        final int c = keyOfShard(1, 0);
+
+        final PendingLookup lookup = lookup(a, b, c);
+        discovery.start(lookup, sink, START_MS);
+
+        assertEquals(2, sender.sent.size(), () -> "one query per host: " + sender.sent);
+        final SentQuery toHost0 = sender.to(HOSTS[0]);
+        final SentQuery toHost1 = sender.to(HOSTS[1]);
+        assertEquals(2, toHost0.keyCount);
+        assertEquals(1, toHost1.keyCount);
+        assertNotEquals(toHost0.correlationId, toHost1.correlationId);
+        assertEquals(2, counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES));
+        assertEquals(3, counter(SystemCounterDescriptor.CATALOG_COLD_KEYS));
+        assertTrue(sink.answered.isEmpty(), "answered before the hosts");
+
+        discovery.onColdQueryResponse(toHost0.client, response(toHost0.correlationId, 0, 1), START_MS + 5);
+        assertTrue(sink.answered.isEmpty(), "answered before the second host");
+        assertEquals(1, candidates.get(key(a), START_MS + 5, set));
+        assertEquals(OWNER.runtimeUuid().getMostSignificantBits(), set.incarnationMsb(0));
+
+        discovery.onColdQueryResponse(toHost1.client, response(toHost1.correlationId, 0), START_MS + 6);
+        assertSame(lookup, sink.only());
+        assertEquals(KeyStatus.PEER, lookup.statuses()[0]);
+        assertEquals(KeyStatus.PEER, lookup.statuses()[1]);
+        assertEquals(KeyStatus.PEER, lookup.statuses()[2]);
+        assertEquals(3, lookup.answer().candidateCount());
+        assertEquals(0, discovery.doWork(START_MS + 7), "nothing left to do");
+    }
+
+    @Test
+    void shouldCompleteALookupWhoseHostNeverAnswersAtTheThreeSecondBudget()
+    {
+        final int n = keyOfShard(0, 0);
+        final PendingLookup lookup = lookup(n);
+        discovery.start(lookup, sink, START_MS);
+        assertEquals(1, sender.sent.size());
+
+        discovery.doWork(START_MS + CatalogLimits.COLD_QUERY_BUDGET_MS - 1);
+        assertTrue(sink.answered.isEmpty(), "answered before the budget");
+
+        discovery.doWork(START_MS + CatalogLimits.COLD_QUERY_BUDGET_MS);
+        assertSame(lookup, sink.only());
+        assertEquals(KeyStatus.MISS, lookup.statuses()[0]);
+        assertEquals(0, counter(SystemCounterDescriptor.CATALOG_PEER_KEYS));
+    }
+
+    @Test
+    void shouldIgnoreAResponseOfAnotherCorrelationOrAnotherSession()
+    {
+        final int n = keyOfShard(0, 0);
+        final PendingLookup lookup = lookup(n);
+        discovery.start(lookup, sink, START_MS);
+        final SentQuery query = sender.only();
+        final long[] before = countersOfDiscovery();
+
+        discovery.onColdQueryResponse(query.client, response(query.correlationId + 1, 0), START_MS + 1);
+        discovery.onColdQueryResponse(members.links[1].client, response(query.correlationId, 0), START_MS + 2);
+        discovery.onResponse(query.client, query.correlationId + 1, START_MS + 3);
+
+        assertTrue(sink.answered.isEmpty(), "a stale response ended the lookup");
+        assertEquals(0, candidates.get(key(n), START_MS + 3, set), "a stale response filled the index");
+        assertTrue(Arrays.equals(before, countersOfDiscovery()), "a stale response moved a discovery counter");
+
+        discovery.onColdQueryResponse(query.client, response(query.correlationId, 0), START_MS + 4);
+        assertSame(lookup, sink.only());
+        assertEquals(KeyStatus.PEER, lookup.statuses()[0]);
+    }
+
+    @Test
+    void shouldLeaveKeysUnresolvedWhenAHostRefusesTheQuery()
+    {
+        final int n = keyOfShard(0, 0);
+        final PendingLookup lookup = lookup(n);
+        discovery.start(lookup, sink, START_MS);
+        final SentQuery query = sender.only();
+
+        discovery.onResponse(query.client, query.correlationId, START_MS + 1);
+
+        assertSame(lookup, sink.only());
+        assertEquals(KeyStatus.MISS, lookup.statuses()[0]);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+
+    private PendingLookup lookup(final int... keys)
+    {
+        final PendingLookup lookup = discovery.acquire();
+        assertNotNull(lookup);
+        final KeyStatus[] statuses = new KeyStatus[keys.length];
+        Arrays.fill(statuses, KeyStatus.MISS);
+        lookup.request(1, 2, 0, 0, statuses, new int[keys.length], keys.length)
+            .namespaceId(NAMESPACE_ID)
+            .namespace(NAMESPACE, 0, NAMESPACE_BYTES.length);
+        for (final int n : keys)
+        {
+            assertTrue(lookup.addPeerKey(hash(n), 0, HASH_LENGTH));
+        }
+        return lookup;
+    }
+
+    private void candidateOf(final int n, final MemberRecord owner, final long insertionSequence)
+    {
+        set.clear();
+        set.add(1, owner.runtimeUuid().getMostSignificantBits(), owner.runtimeUuid().getLeastSignificantBits(),
+            insertionSequence, 0, BLOCK_BYTES);
+        assertTrue(candidates.put(key(n), set, START_MS));
+    }
+
+    private StateKeyFlyweight key(final int n)
+    {
+        return key.wrap(StateKeyFlyweight.NO_NAMESPACE_ID, NAMESPACE, 0, NAMESPACE_BYTES.length, hash(n), 0,
+            HASH_LENGTH);
+    }
+
+    /**
+     * A host's answer naming {@link #OWNER} for each of the given rows of the query.
+     */
+    private static ColdQueryResponseDecoder response(final long correlationId, final int... rows)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[4096]);
+        final ColdQueryResponseEncoder encoder =
+            new ColdQueryResponseEncoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
+        encoder.sessionId(1).correlationId(correlationId).status(CatalogStatus.OK);
+        final ColdQueryResponseEncoder.RowsEncoder encoded = encoder.rowsCount(rows.length);
+        for (final int row : rows)
+        {
+            final ColdQueryResponseEncoder.RowsEncoder.CandidatesEncoder candidate =
+                encoded.next().rowIndex(row).coverage(Coverage.COMPLETE).candidatesCount(1);
+            candidate.next()
+                .ownerNodeIndex(1)
+                .insertionSequence(90 + row)
+                .generation(1)
+                .tier(ResidenceTier.DRAM)
+                .byteSize(BLOCK_BYTES)
+                .ownerIncarnation()
+                .msb(OWNER.runtimeUuid().getMostSignificantBits())
+                .lsb(OWNER.runtimeUuid().getLeastSignificantBits());
+        }
+        return new ColdQueryResponseDecoder().wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH,
+            ColdQueryResponseDecoder.BLOCK_LENGTH, ColdQueryResponseDecoder.SCHEMA_VERSION);
+    }
+
+    private long[] countersOfDiscovery()
+    {
+        final SystemCounterDescriptor[] descriptors = {
+            SystemCounterDescriptor.CATALOG_CANDIDATE_HITS, SystemCounterDescriptor.CATALOG_COLD_QUERIES,
+            SystemCounterDescriptor.CATALOG_COLD_KEYS, SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS,
+            SystemCounterDescriptor.CATALOG_COLD_COALESCED, SystemCounterDescriptor.CATALOG_COLD_TIMEOUTS,
+            SystemCounterDescriptor.CATALOG_PEER_KEYS, SystemCounterDescriptor.CATALOG_LOCAL_CONTINUATION_KEYS };
+        final long[] values = new long[descriptors.length];
+        for (int i = 0; i < descriptors.length; i++)
+        {
+            values[i] = counter(descriptors[i]);
+        }
+        return values;
+    }
+
+    private long counter(final SystemCounterDescriptor descriptor)
+    {
+        return counters.get(descriptor).get();
+    }
+
+    private static MemberRecord member(final String nodeId, final long msb, final long lsb, final int port)
+    {
+        return new MemberRecord(nodeId, 1, new UUID(msb, lsb), port, "127.0.0.1:" + (1000 + port),
+            "127.0.0.1:" + (2000 + port), 1, 0);
+    }
+
+    private static UnsafeBuffer hash(final int n)
+    {
+        final byte[] bytes = new byte[HASH_LENGTH];
+        for (int i = 0; i < HASH_LENGTH; i++)
+        {
+            bytes[i] = (byte)(n * 29 + i * 7 + 3);
+        }
+        bytes[0] = (byte)n;
+        bytes[1] = (byte)(n >>> 8);
+        return new UnsafeBuffer(bytes);
+    }
+
+    /**
+     * @return the {@code which}-th key number whose key falls in {@code shard}.
+     */
+    private static int keyOfShard(final int shard, final int which)
+    {
+        int found = 0;
+        for (int n = 0; ; n++)
+        {
+            if (SHARDS.shard(NAMESPACE, 0, NAMESPACE_BYTES.length, hash(n), 0, HASH_LENGTH) == shard && found++ == which)
+            {
+                return n;
+            }
+        }
+    }
+
+    /**
+     * The shards this node hosts (none unless a test says so); its view holds one candidate of each key asked.
+     */
+    private static final class FakeHosted implements HostedCatalog
+    {
+        private final boolean[] hosted = new boolean[CatalogLimits.SHARD_COUNT];
+        MemberRecord candidate;
+        int lookups;
+
+        void host(final int shard)
+        {
+            hosted[shard] = true;
+        }
+
+        public boolean hostsShard(final int shard)
+        {
+            return hosted[shard];
+        }
+
+        public void lookup(final int shard, final StateKeyFlyweight key, final CandidateSet row)
+        {
+            lookups++;
+            if (null != candidate)
+            {
+                row.add(1, candidate.runtimeUuid().getMostSignificantBits(),
+                    candidate.runtimeUuid().getLeastSignificantBits(), 55, 0, BLOCK_BYTES);
+            }
+        }
+    }
+
+    /**
+     * A member view of this node, the owner and two catalog hosts, each host behind a link with an active session.
+     */
+    private static final class FakeMembers implements DiscoveryMembers
+    {
+        final FakeLink[] links = { new FakeLink(HOSTS[0], 1), new FakeLink(HOSTS[1], 2) };
+
+        public ColdQueryLink linkForShard(final int shard)
+        {
+            return links[shard % 2];
+        }
+
+        public MemberRecord memberByIncarnation(final long msb, final long lsb)
+        {
+            for (final MemberRecord record : new MemberRecord[]{ OWNER, HOSTS[0], HOSTS[1] })
+            {
+                if (record.runtimeUuid().getMostSignificantBits() == msb &&
+                    record.runtimeUuid().getLeastSignificantBits() == lsb)
+                {
+                    return record;
+                }
+            }
+            return null;
+        }
+
+        public boolean isSelf(final long msb, final long lsb)
+        {
+            return SELF_MSB == msb && SELF_LSB == lsb;
+        }
+    }
+
+    private static final class FakeLink implements ColdQueryLink
+    {
+        final MemberRecord host;
+        final PeerClient client;
+
+        FakeLink(final MemberRecord host, final int clientId)
+        {
+            this.host = host;
+            this.client = TestPeerSessions.activeClient(clientId, 100 + clientId,
+                host.runtimeUuid().getMostSignificantBits(), host.runtimeUuid().getLeastSignificantBits());
+        }
+
+        public PeerClient poll(final long nowMs)
+        {
+            return client;
+        }
+
+        public boolean owns(final PeerClient candidate)
+        {
+            return client == candidate;
+        }
+
+        public boolean isClosed()
+        {
+            return false;
+        }
+    }
+
+    /**
+     * This node's DRAM: the keys a test says it holds, by the key number in their first two hash bytes.
+     */
+    private static final class FakeDram implements LocalResidency
+    {
+        private final int[] lengths = new int[1 << 16];
+
+        void hold(final int n, final int length)
+        {
+            lengths[n] = length;
+        }
+
+        public int dramLength(final int namespaceId, final DirectBuffer hash, final int hashOffset, final int hashLength)
+        {
+            final int n = (hash.getByte(hashOffset) & 0xFF) | (hash.getByte(hashOffset + 1) & 0xFF) << 8;
+            final int length = NAMESPACE_ID == namespaceId ? lengths[n] : 0;
+            return length > 0 ? length : -1;
+        }
+    }
+
+    private record SentQuery(PeerClient client, long correlationId, int shard, int keyCount)
+    {
+    }
+
+    private static final class RecordingSender implements ColdQuerySender
+    {
+        final List<SentQuery> sent = new ArrayList<>();
+        long correlationIds = 500;
+
+        public long nextCorrelationId()
+        {
+            return ++correlationIds;
+        }
+
+        public boolean sendColdQuery(
+            final PeerClient client,
+            final long correlationId,
+            final int shard,
+            final int keyCount,
+            final int[] keyShards,
+            final DirectBuffer[] namespaces,
+            final int[] namespaceLengths,
+            final DirectBuffer[] hashes,
+            final int[] hashLengths)
+        {
+            sent.add(new SentQuery(client, correlationId, shard, keyCount));
+            return true;
+        }
+
+        SentQuery only()
+        {
+            assertEquals(1, sent.size(), () -> "queries: " + sent);
+            return sent.get(0);
+        }
+
+        SentQuery to(final MemberRecord host)
+        {
+            for (final SentQuery query : sent)
+            {
+                if (query.client.remoteIncarnationMsb() == host.runtimeUuid().getMostSignificantBits())
+                {
+                    return query;
+                }
+            }
+            return fail("no query to " + host.nodeId() + ": " + sent);
+        }
+    }
+
+    private static final class RecordingSink implements LookupAnswerSink
+    {
+        final List<PendingLookup> answered = new ArrayList<>();
+
+        public void answer(final PendingLookup lookup)
+        {
+            answered.add(lookup);
+        }
+
+        PendingLookup only()
+        {
+            assertEquals(1, answered.size(), "lookups answered");
+            return answered.get(0);
+        }
+    }
+}
