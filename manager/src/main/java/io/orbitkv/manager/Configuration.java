@@ -461,21 +461,6 @@ public final class Configuration
     /** Attempts to write one response into a full client ring before it is dropped and counted. */
     public static final int RESPONSE_WRITE_ATTEMPTS = 3;
 
-    /** Lookup flag bit: pin the resident prefix under a lease (schema set LookupFlags, choice 0). */
-    public static final int LOOKUP_FLAG_PIN = 1;
-
-    /**
-     * Lookup flag bit: after the local prefix, ask the cluster catalog for the following keys (schema set LookupFlags,
-     * choice 1, since version 2). A standalone Manager accepts it and answers as a local lookup.
-     */
-    public static final int LOOKUP_FLAG_PEERS = 2;
-
-    /**
-     * Read flag bit (engine ring schema version 3): after the local prefix, fetch the following blocks from the
-     * peers that hold them.
-     */
-    public static final int READ_FLAG_PEERS = 1;
-
     /** Housekeeping period: liveness scans, heartbeat and gauges. */
     public static final long HOUSEKEEPING_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
 

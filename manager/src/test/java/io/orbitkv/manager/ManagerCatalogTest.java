@@ -1,5 +1,6 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.codecs.RequestFlags;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import java.io.File;
 import java.util.ArrayList;
@@ -297,8 +298,8 @@ class ManagerCatalogTest
                 // Wait until the hosts know them (lookups by an engine on C; B's candidate index stays cold).
                 awaitPeerKeys(probe, keys, 8, result);
                 final long queriesBefore = b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
-                final long one = first.lookup(NS, Configuration.LOOKUP_FLAG_PEERS, hashes);
-                final long two = second.lookup(NS, Configuration.LOOKUP_FLAG_PEERS, hashes);
+                final long one = first.lookup(NS, RequestFlags.LOOKUP_PEERS, hashes);
+                final long two = second.lookup(NS, RequestFlags.LOOKUP_PEERS, hashes);
                 final RawRingClient.Reply replyOne = first.awaitReply(one);
                 final RawRingClient.Reply replyTwo = second.awaitReply(two);
                 assertEquals(java.util.Collections.nCopies(8, KeyStatus.PEER), replyOne.statuses(), replyOne::toString);

@@ -1,5 +1,6 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.codecs.RequestFlags;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import static io.orbitkv.manager.ManagerTestSupport.agentThread;
 import static io.orbitkv.manager.ManagerTestSupport.awaitCounter;
@@ -221,7 +222,7 @@ class ManagerTest
             final byte[][] chain = {stored[0], stored[1], RawRingClient.hash(3), RawRingClient.hash(4)};
 
             final RawRingClient.Reply local = client.awaitReply(client.lookup(NS, 0, chain));
-            final RawRingClient.Reply peers = client.awaitReply(client.lookup(NS, Configuration.LOOKUP_FLAG_PEERS, chain));
+            final RawRingClient.Reply peers = client.awaitReply(client.lookup(NS, RequestFlags.LOOKUP_PEERS, chain));
             assertEquals(StatusCode.OK, peers.code(), peers::toString);
             assertEquals(local.value(), peers.value());
             assertEquals(2, peers.value());
@@ -233,14 +234,14 @@ class ManagerTest
             assertEquals(1, peers.version(), "an answer without candidates is a version-1 frame");
 
             final RawRingClient.Reply pinned = client.awaitReply(
-                client.lookup(NS, Configuration.LOOKUP_FLAG_PIN | Configuration.LOOKUP_FLAG_PEERS, chain));
+                client.lookup(NS, RequestFlags.LOOKUP_PIN | RequestFlags.LOOKUP_PEERS, chain));
             assertEquals(StatusCode.OK, pinned.code(), pinned::toString);
             assertEquals(local.statuses(), pinned.statuses());
             assertNotEquals(0, pinned.leaseId(), "pin still pins the local prefix");
             assertEquals(StatusCode.OK, client.awaitReply(client.release(pinned.leaseId())).code());
 
             final long badFlagsBefore = manager.counter(SystemCounterDescriptor.REJECTED_BAD_FLAGS);
-            final RawRingClient.Reply unknown = client.awaitReply(client.lookup(NS, Configuration.LOOKUP_FLAG_PEERS | 4, chain));
+            final RawRingClient.Reply unknown = client.awaitReply(client.lookup(NS, RequestFlags.LOOKUP_PEERS | 4, chain));
             assertEquals(StatusCode.BAD_FLAGS, unknown.code(), unknown::toString);
             assertEquals(badFlagsBefore + 1, manager.counter(SystemCounterDescriptor.REJECTED_BAD_FLAGS));
 
@@ -282,7 +283,7 @@ class ManagerTest
 
             final byte[][] chain = {key[0], RawRingClient.hash(6)};
             final int length = RawFrames.lookup(
-                client.frame(), 101, 1, client.clientId(), 4242, Configuration.LOOKUP_FLAG_PIN, chain.length, chain,
+                client.frame(), 101, 1, client.clientId(), 4242, RequestFlags.LOOKUP_PIN, chain.length, chain,
                 NS.getBytes(StandardCharsets.US_ASCII));
             client.send(length);
             final RawRingClient.Reply reply = client.awaitReply(4242);

@@ -1,5 +1,6 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.codecs.RequestFlags;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import static io.orbitkv.manager.ManagerTestSupport.agentThread;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -293,7 +294,7 @@ class SteadyStateAllocationTest
         final RawRingClient reader, final byte[][] hashes, final long[] offsets, final int[] lengths)
     {
         return reader.awaitReply(
-            reader.read(NS, 0L, Configuration.READ_FLAG_PEERS, offsets, lengths, hashes)).value();
+            reader.read(NS, 0L, RequestFlags.READ_PEERS, offsets, lengths, hashes)).value();
     }
 
     private void assertFetched(
@@ -301,7 +302,7 @@ class SteadyStateAllocationTest
         final Manager source)
     {
         final RawRingClient.Reply reply =
-            reader.awaitReply(reader.read(NS, 0L, Configuration.READ_FLAG_PEERS, offsets, lengths, hashes));
+            reader.awaitReply(reader.read(NS, 0L, RequestFlags.READ_PEERS, offsets, lengths, hashes));
         if (KEYS != reply.value())
         {
             final int at = (int)reply.value();
@@ -480,7 +481,7 @@ class SteadyStateAllocationTest
             absent[1] = absentHash(placement, host, -2 - 2 * round);
             assertEquals(KEYS, client.awaitReply(client.publish(NS, offsets, lengths, hashes)).value());
             final RawRingClient.Reply missed =
-                client.awaitReply(client.lookup(NS, Configuration.LOOKUP_FLAG_PEERS, absent));
+                client.awaitReply(client.lookup(NS, RequestFlags.LOOKUP_PEERS, absent));
             assertEquals(java.util.List.of(io.orbitkv.codecs.engine.KeyStatus.MISS,
                 io.orbitkv.codecs.engine.KeyStatus.NOT_ATTEMPTED), missed.statuses());
         }

@@ -1,5 +1,6 @@
 package io.orbitkv.manager.ring;
 
+import io.orbitkv.codecs.RequestFlags;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.AttachRequestDecoder;
 import io.orbitkv.codecs.engine.DetachRequestDecoder;
@@ -12,7 +13,6 @@ import io.orbitkv.codecs.engine.ReleaseRequestDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
-import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.port.FetchHandle;
 import io.orbitkv.manager.port.LookupHandle;
@@ -254,12 +254,12 @@ final class RingRequests implements PeerListener
         requestsLookup.incrementRelease();
         final int templateId = LookupRequestDecoder.TEMPLATE_ID;
 
-        if (0 != (flags & ~(Configuration.LOOKUP_FLAG_PIN | Configuration.LOOKUP_FLAG_PEERS)))
+        if (0 != (flags & ~RequestFlags.LOOKUP_KNOWN))
         {
             rejections.answer(session, clientId, correlationId, templateId, Rejection.UNKNOWN_FLAGS);
             return;
         }
-        final boolean pin = 0 != (flags & Configuration.LOOKUP_FLAG_PIN);
+        final boolean pin = 0 != (flags & RequestFlags.LOOKUP_PIN);
 
         final DirectBuffer buffer = keys.buffer();
         final int keyCount = keys.count();
@@ -317,7 +317,7 @@ final class RingRequests implements PeerListener
             leaseId = session.addLease(scratchResidences, prefix);
         }
 
-        if (missed && 0 != (flags & Configuration.LOOKUP_FLAG_PEERS) && null != fetcher &&
+        if (missed && 0 != (flags & RequestFlags.LOOKUP_PEERS) && null != fetcher &&
             startPeerLookup(clientId, correlationId, prefix, leaseId, pin, namespaceId, keys))
         {
             // Answered by onLookupAnswered once the candidates are known or the discovery budget ran out, or by
@@ -441,7 +441,7 @@ final class RingRequests implements PeerListener
         requestsRead.incrementRelease();
         final int templateId = ReadRequestDecoder.TEMPLATE_ID;
 
-        if (0 != (flags & ~Configuration.READ_FLAG_PEERS))
+        if (0 != (flags & ~RequestFlags.READ_KNOWN))
         {
             rejections.answer(session, clientId, correlationId, templateId, Rejection.UNKNOWN_FLAGS);
             return;
@@ -536,7 +536,7 @@ final class RingRequests implements PeerListener
 
         if (null != fetcher)
         {
-            attachPeerPart(session, op, leaseId, 0 != (flags & Configuration.READ_FLAG_PEERS), keys);
+            attachPeerPart(session, op, leaseId, 0 != (flags & RequestFlags.READ_PEERS), keys);
         }
         copies.start(session, op);
     }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.orbitkv.codecs.RequestFlags;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.LookupRequestDecoder;
@@ -12,7 +13,6 @@ import io.orbitkv.codecs.engine.PublishRequestDecoder;
 import io.orbitkv.codecs.engine.ReadRequestDecoder;
 import io.orbitkv.codecs.engine.ReleaseRequestDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
-import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import java.io.File;
 import java.nio.file.Path;
@@ -136,7 +136,7 @@ class EngineRingAgentTest
         final long[] offsets = {0, BLOCK_BYTES};
         final int[] capacities = {BLOCK_BYTES, BLOCK_BYTES};
 
-        final long refusedId = engine.sendRead(NAMESPACE, 0L, 0x80 | Configuration.READ_FLAG_PEERS, offsets,
+        final long refusedId = engine.sendRead(NAMESPACE, 0L, 0x80 | RequestFlags.READ_PEERS, offsets,
             capacities, hashes);
         fixture.doWork();
         final RingAgentFixture.Reply refused = engine.takeReply(refusedId);
@@ -144,7 +144,7 @@ class EngineRingAgentTest
         assertEquals(1, fixture.counter(SystemCounterDescriptor.rejection(Rejection.UNKNOWN_FLAGS.code())));
 
         // A standalone Manager has no peers to fetch from: the flag is accepted and the read stays local.
-        final long localId = engine.sendRead(NAMESPACE, 0L, Configuration.READ_FLAG_PEERS, offsets, capacities, hashes);
+        final long localId = engine.sendRead(NAMESPACE, 0L, RequestFlags.READ_PEERS, offsets, capacities, hashes);
         fixture.doWork();
         final RingAgentFixture.Reply local = engine.takeReply(localId);
         assertEquals(StatusCode.OK, local.code());
