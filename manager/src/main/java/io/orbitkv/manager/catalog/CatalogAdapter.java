@@ -40,8 +40,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * group counts or var-data lengths) is an {@link IndexOutOfBoundsException} turned into a counted MALFORMED
  * rejection with an entry in the error log. A rejection is answered with a CatalogResponse when the sender is
  * identifiable (an active session on this peer); anything else is only counted. Frames are counted per template in
- * the transport's counters as before the split, except a CatalogResponse, which the transport counts as it reads every
- * one first (it may answer a connect). Single threaded (the peer agent).
+ * the transport's counters, except a CatalogResponse, which the transport counts as it reads every one first (it may
+ * answer a connect). Single threaded (the peer agent).
  * <p>
  * Longer than our usual file: it is the one decoder of the catalog schema, one handler per template sharing the
  * per-frame state (current session, shard and correlation id for the rejection answer) and the route, key and
