@@ -110,7 +110,9 @@ public final class Configuration
     public static final ThreadingMode THREADING_DEFAULT = ThreadingMode.DEDICATED;
 
     public static final String IDLE_STRATEGY_PROP_NAME = "orbitkv.manager.idle.strategy";
-    public static final String IDLE_STRATEGY_DEFAULT = "backoff";
+    /** The name of the Manager's own backoff, the one strategy that lingers, waits on the peer socket and sleeps. */
+    public static final String IDLE_STRATEGY_BACKOFF = "backoff";
+    public static final String IDLE_STRATEGY_DEFAULT = IDLE_STRATEGY_BACKOFF;
 
     /**
      * Timer slack of the agent thread, in nanoseconds: how late the kernel may end its parks to batch wake-ups; 0
@@ -1200,7 +1202,7 @@ public final class Configuration
     {
         switch (name.trim().toLowerCase(Locale.ROOT))
         {
-            case "backoff":
+            case IDLE_STRATEGY_BACKOFF:
                 return newBackoffIdleStrategy(0, null, null, 0);
             case "agrona-backoff":
                 return new BackoffIdleStrategy();
@@ -1220,7 +1222,7 @@ public final class Configuration
      */
     public static boolean isBackoffIdleStrategy(final String name)
     {
-        return "backoff".equals(name.trim().toLowerCase(Locale.ROOT));
+        return IDLE_STRATEGY_BACKOFF.equals(name.trim().toLowerCase(Locale.ROOT));
     }
 
     /**
