@@ -1,6 +1,8 @@
 package io.orbitkv.bench;
 
 import io.orbitkv.manager.cli.OptionConverters;
+import io.orbitkv.manager.status.CounterDescriptor;
+import io.orbitkv.manager.store.StoreCounter;
 import java.io.File;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -545,7 +547,7 @@ public final class BenchLocalCommand implements Callable<Integer>
                     ready = CncReader.mapIfReady(cnc);
                 }
                 final long nowTouched = null != ready ?
-                    counter(ready.countersReader(), SystemCounterDescriptor.POOL_BYTES_TOUCHED) : touchedWhileStarting(cnc);
+                    counter(ready.countersReader(), StoreCounter.POOL_BYTES_TOUCHED) : touchedWhileStarting(cnc);
                 final long nowNs = System.nanoTime();
                 if (nowTouched > touched)
                 {
@@ -555,13 +557,13 @@ public final class BenchLocalCommand implements Callable<Integer>
                 if (null != ready)
                 {
                     final CountersReader counters = ready.countersReader();
-                    final long mode = counter(counters, SystemCounterDescriptor.POOL_TOUCH_MODE);
-                    final long state = counter(counters, SystemCounterDescriptor.POOL_TOUCH_STATE);
-                    if (SystemCounterDescriptor.POOL_TOUCH_FAILED == state)
+                    final long mode = counter(counters, StoreCounter.POOL_TOUCH_MODE);
+                    final long state = counter(counters, StoreCounter.POOL_TOUCH_STATE);
+                    if (StoreCounter.POOL_TOUCH_FAILED == state)
                     {
                         throw new IllegalStateException("the Manager's pool pre-touch failed: " + Files.readString(log.toPath()));
                     }
-                    if (Configuration.PoolPretouch.OFF.code() == mode || SystemCounterDescriptor.POOL_TOUCH_DONE == state)
+                    if (Configuration.PoolPretouch.OFF.code() == mode || StoreCounter.POOL_TOUCH_DONE == state)
                     {
                         reportStart(counters, nowNs - startNs);
                         return;
@@ -585,8 +587,8 @@ public final class BenchLocalCommand implements Callable<Integer>
     private void reportStart(final CountersReader counters, final long waitedNs)
     {
         final long readyMs = counter(counters, SystemCounterDescriptor.READY_MS);
-        final long touchMs = counter(counters, SystemCounterDescriptor.POOL_TOUCH_MS);
-        final long touched = counter(counters, SystemCounterDescriptor.POOL_BYTES_TOUCHED);
+        final long touchMs = counter(counters, StoreCounter.POOL_TOUCH_MS);
+        final long touched = counter(counters, StoreCounter.POOL_BYTES_TOUCHED);
         System.out.printf("Manager ready %d ms after its process start; pool pre-touch %s: %s touched in %.1f s " +
             "(bench waited %.1f s)%n", readyMs, poolPretouch, bytesText(touched), touchMs / 1000.0,
             waitedNs / 1e9);
@@ -596,9 +598,9 @@ public final class BenchLocalCommand implements Callable<Integer>
         results.put("poolTouchMs", touchMs);
     }
 
-    private static long counter(final CountersReader counters, final SystemCounterDescriptor descriptor)
+    private static long counter(final CountersReader counters, final CounterDescriptor descriptor)
     {
-        return counters.getCounterValue(descriptor.id());
+        return counters.getCounterValue(descriptor.fixedId());
     }
 
     /**
@@ -623,7 +625,7 @@ public final class BenchLocalCommand implements Callable<Integer>
             final CncFileDescriptor.Sections sections =
                 new CncFileDescriptor.Sections(org.agrona.BufferUtil.address(mapped), mapped.capacity());
             final CountersReader counters = new CountersReader(sections.countersMetadata(), sections.countersValues());
-            final int id = SystemCounterDescriptor.POOL_BYTES_TOUCHED.id();
+            final int id = StoreCounter.POOL_BYTES_TOUCHED.fixedId();
             return id < counters.maxCounterId() && CountersReader.RECORD_ALLOCATED == counters.getCounterState(id) ?
                 counters.getCounterValue(id) : -1;
         }

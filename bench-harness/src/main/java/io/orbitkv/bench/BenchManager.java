@@ -1,5 +1,6 @@
 package io.orbitkv.bench;
 
+import io.orbitkv.manager.status.CounterDescriptor;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -13,7 +14,6 @@ import java.util.function.LongPredicate;
 
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.manager.status.CncReader;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import org.agrona.CloseHelper;
 import org.agrona.concurrent.status.CountersReader;
 
@@ -105,7 +105,7 @@ final class BenchManager implements AutoCloseable
         }
     }
 
-    void awaitCounter(final SystemCounterDescriptor counter, final LongPredicate condition, final long timeoutNs)
+    void awaitCounter(final CounterDescriptor counter, final LongPredicate condition, final long timeoutNs)
     {
         final long deadlineNs = System.nanoTime() + timeoutNs;
         while (!condition.test(counter(counter)))
@@ -119,9 +119,9 @@ final class BenchManager implements AutoCloseable
         }
     }
 
-    synchronized long counter(final SystemCounterDescriptor counter)
+    synchronized long counter(final CounterDescriptor counter)
     {
-        return null == cnc ? 0 : cnc.countersReader().getCounterValue(counter.id());
+        return null == cnc ? 0 : cnc.countersReader().getCounterValue(counter.fixedId());
     }
 
     /**

@@ -12,7 +12,7 @@ import io.orbitkv.manager.Manager;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.cli.BlockChain;
 import io.orbitkv.manager.cli.ClientChainRunner;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.store.StoreCounter;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -310,7 +310,7 @@ public final class BenchSsdCommand implements Callable<Integer>
             this.runner = new ClientChainRunner(client, chain, "bench-ssd");
             runner.publish();
             final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (manager.counter(SystemCounterDescriptor.SSD_QUEUE_DEPTH) != 0 && System.nanoTime() < deadlineNs)
+            while (manager.counter(StoreCounter.SSD_QUEUE_DEPTH) != 0 && System.nanoTime() < deadlineNs)
             {
                 Thread.onSpinWait();
             }
@@ -356,7 +356,7 @@ public final class BenchSsdCommand implements Callable<Integer>
             if (summary.mismatches() != 0 || summary.restored() != chain.blockCount())
             {
                 throw new IllegalStateException("e2e verification failed: " + summary + ", admission skips " +
-                    manager.counter(SystemCounterDescriptor.SSD_ADMISSION_SKIPS));
+                    manager.counter(StoreCounter.SSD_ADMISSION_SKIPS));
             }
         }
     }

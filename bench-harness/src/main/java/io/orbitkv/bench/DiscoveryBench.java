@@ -1,5 +1,7 @@
 package io.orbitkv.bench;
 
+import io.orbitkv.manager.catalog.CatalogCounter;
+import io.orbitkv.manager.status.CounterDescriptor;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -23,7 +25,6 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.Manager;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import org.HdrHistogram.Histogram;
 import org.agrona.CloseHelper;
 import org.agrona.IoUtil;
@@ -116,7 +117,7 @@ final class DiscoveryBench
             {
                 await(() -> manager.membership().view().isComplete() &&
                     manager.membership().view().members().size() == managerCount &&
-                    0 == manager.counter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS), "complete views");
+                    0 == manager.counter(CatalogCounter.INCOMPLETE_SHARDS), "complete views");
             }
             try (EngineClient engineA = engine(managers.get(0), "bench-a", 1L << 20);
                 EngineClient engineB = engine(managers.get(1), "bench-b", 1L << 20))
@@ -130,8 +131,8 @@ final class DiscoveryBench
                         throw new IllegalStateException("A stored " + result.value() + " of a batch: " + result);
                     }
                 }
-                if (0 != managers.get(0).counter(SystemCounterDescriptor.CATALOG_INVENTORY_REMOVES) +
-                    managers.get(0).counter(SystemCounterDescriptor.CATALOG_INVENTORY_FULL))
+                if (0 != managers.get(0).counter(CatalogCounter.INVENTORY_REMOVES) +
+                    managers.get(0).counter(CatalogCounter.INVENTORY_FULL))
                 {
                     throw new IllegalStateException("A evicted or could not announce blocks: " +
                         catalogCounters(managers.get(0)));
@@ -184,12 +185,12 @@ final class DiscoveryBench
                 // Think time, not synchronisation: the Managers' agents back off to their longest sleeps meanwhile.
                 LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(pauseUs));
             }
-            final long queriesBefore = b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
+            final long queriesBefore = b.counter(CatalogCounter.COLD_QUERIES);
             final long t0 = System.nanoTime();
             engineB.lookup(batch, false, true, result);
             final long t1 = System.nanoTime();
             check(result, "cold lookup " + q);
-            final long queriesMid = b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
+            final long queriesMid = b.counter(CatalogCounter.COLD_QUERIES);
             engineB.lookup(batch, false, true, result);
             final long t2 = System.nanoTime();
             check(result, "warm lookup " + q);
@@ -198,7 +199,7 @@ final class DiscoveryBench
                 cold.recordValue(t1 - t0);
                 warm.recordValue(t2 - t1);
                 coldQueries += queriesMid - queriesBefore;
-                warmQueriesSent += b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES) - queriesMid;
+                warmQueriesSent += b.counter(CatalogCounter.COLD_QUERIES) - queriesMid;
             }
         }
         out.printf(Locale.ROOT, "%n[1] cold lookup, %d keys through B's engine ring and catalog (%d queries): p50 %.1f us, " +
@@ -330,7 +331,7 @@ final class DiscoveryBench
         long applied = 0;
         for (final Manager m : managers)
         {
-            applied += m.counter(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED);
+            applied += m.counter(CatalogCounter.RECORDS_APPLIED);
         }
         return applied;
     }
@@ -360,9 +361,9 @@ final class DiscoveryBench
     private static String catalogCounters(final Manager manager)
     {
         final StringBuilder text = new StringBuilder();
-        for (final SystemCounterDescriptor d : SystemCounterDescriptor.values())
+        for (final CounterDescriptor d : CatalogCounter.values())
         {
-            if (d.label().startsWith("Catalog") && 0 != manager.counter(d))
+            if (0 != manager.counter(d))
             {
                 text.append(d.label().substring("Catalog: ".length())).append('=').append(manager.counter(d))
                     .append("; ");

@@ -1,10 +1,12 @@
 package io.orbitkv.bench;
 
 import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.manager.SystemCounterFamilies;
 import io.orbitkv.manager.membership.MemberView;
 import io.orbitkv.manager.membership.Membership;
+import io.orbitkv.manager.membership.MembershipCounter;
 import io.orbitkv.manager.membership.MembershipSettings;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -44,7 +46,7 @@ final class MembershipBench
 
     private Member join(final String cluster, final String nodeId, final String catalog)
     {
-        final SystemCounters counters = SystemCounters.inMemory();
+        final SystemCounters counters = SystemCounterFamilies.inMemory();
         final MembershipSettings settings = new MembershipSettings(endpoints, cluster, nodeId,
             io.orbitkv.manager.Configuration.MEMBERSHIP_TTL_SECS_DEFAULT, io.orbitkv.manager.Configuration.ETCD_DEADLINE_MS_DEFAULT,
             ShardPlacement.parse(catalog), "peer-" + nodeId, "transfer-" + nodeId, UUID.randomUUID(),
@@ -207,10 +209,10 @@ final class MembershipBench
         results.put("leaveConvergence", figures(leaveConv));
 
         // 4. steady state: etcd calls per minute per Manager, by kind
-        final SystemCounterDescriptor[] kinds = {
-            SystemCounterDescriptor.ETCD_CALLS_GET, SystemCounterDescriptor.ETCD_CALLS_TXN,
-            SystemCounterDescriptor.ETCD_CALLS_LEASE_GRANT, SystemCounterDescriptor.ETCD_CALLS_LEASE_KEEPALIVE,
-            SystemCounterDescriptor.ETCD_CALLS_LEASE_REVOKE, SystemCounterDescriptor.ETCD_CALLS_WATCH};
+        final CounterDescriptor[] kinds = {
+            MembershipCounter.ETCD_CALLS_GET, MembershipCounter.ETCD_CALLS_TXN,
+            MembershipCounter.ETCD_CALLS_LEASE_GRANT, MembershipCounter.ETCD_CALLS_LEASE_KEEPALIVE,
+            MembershipCounter.ETCD_CALLS_LEASE_REVOKE, MembershipCounter.ETCD_CALLS_WATCH};
         final long[] before = new long[kinds.length];
         for (int k = 0; k < kinds.length; k++)
         {

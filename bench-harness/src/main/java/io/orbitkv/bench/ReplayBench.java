@@ -1,5 +1,7 @@
 package io.orbitkv.bench;
 
+import io.orbitkv.manager.catalog.CatalogCounter;
+import io.orbitkv.manager.membership.MembershipCounter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -12,7 +14,6 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import org.agrona.CloseHelper;
 
 /**
@@ -420,10 +421,10 @@ final class ReplayBench
             }
             for (final BenchManager m : managers)
             {
-                m.awaitCounter(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE, (v) -> 1 == v,
+                m.awaitCounter(MembershipCounter.VIEW_COMPLETE, (v) -> 1 == v,
                     BenchManager.START_TIMEOUT_NS);
-                m.awaitCounter(SystemCounterDescriptor.MEMBERSHIP_MEMBERS, (v) -> n == v, BenchManager.START_TIMEOUT_NS);
-                m.awaitCounter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, (v) -> 0 == v,
+                m.awaitCounter(MembershipCounter.MEMBERS, (v) -> n == v, BenchManager.START_TIMEOUT_NS);
+                m.awaitCounter(CatalogCounter.INCOMPLETE_SHARDS, (v) -> 0 == v,
                     BenchManager.START_TIMEOUT_NS);
             }
             out.printf(Locale.ROOT, "%nmode %s: %d Managers (catalog on %s, --peer-admission %s, peers flag %s) ready " +

@@ -1,5 +1,6 @@
 package io.orbitkv.bench;
 
+import io.orbitkv.manager.membership.MembershipCounter;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -9,7 +10,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 
 /**
  * Fires the failures of a replay when their share of the requests has been dispatched, each on its own thread so the
@@ -173,10 +173,10 @@ final class ReplayFailures implements AutoCloseable
     {
         for (final BenchManager m : managers)
         {
-            if (REGISTERED != m.counter(SystemCounterDescriptor.MEMBERSHIP_REGISTRATION_STATE) ||
-                1 != m.counter(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE) ||
-                managers.size() != m.counter(SystemCounterDescriptor.MEMBERSHIP_MEMBERS) ||
-                1 != m.counter(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED))
+            if (REGISTERED != m.counter(MembershipCounter.REGISTRATION_STATE) ||
+                1 != m.counter(MembershipCounter.VIEW_COMPLETE) ||
+                managers.size() != m.counter(MembershipCounter.MEMBERS) ||
+                1 != m.counter(MembershipCounter.REMOTE_WORK_ENABLED))
             {
                 return false;
             }
@@ -194,13 +194,13 @@ final class ReplayFailures implements AutoCloseable
         for (final BenchManager m : managers)
         {
             final Map<String, Long> state = new LinkedHashMap<>();
-            state.put("registrationState", m.counter(SystemCounterDescriptor.MEMBERSHIP_REGISTRATION_STATE));
-            state.put("members", m.counter(SystemCounterDescriptor.MEMBERSHIP_MEMBERS));
-            state.put("viewComplete", m.counter(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE));
-            state.put("remoteWork", m.counter(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED));
-            state.put("incarnation", m.counter(SystemCounterDescriptor.MEMBERSHIP_INCARNATION));
-            state.put("reregistrations", m.counter(SystemCounterDescriptor.MEMBERSHIP_REREGISTRATIONS));
-            state.put("keepaliveFailures", m.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVE_FAILURES));
+            state.put("registrationState", m.counter(MembershipCounter.REGISTRATION_STATE));
+            state.put("members", m.counter(MembershipCounter.MEMBERS));
+            state.put("viewComplete", m.counter(MembershipCounter.VIEW_COMPLETE));
+            state.put("remoteWork", m.counter(MembershipCounter.REMOTE_WORK_ENABLED));
+            state.put("incarnation", m.counter(MembershipCounter.INCARNATION));
+            state.put("reregistrations", m.counter(MembershipCounter.REREGISTRATIONS));
+            state.put("keepaliveFailures", m.counter(MembershipCounter.KEEPALIVE_FAILURES));
             all.put(m.nodeId(), state);
         }
         return all;

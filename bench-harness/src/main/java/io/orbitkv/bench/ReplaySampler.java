@@ -1,12 +1,14 @@
 package io.orbitkv.bench;
 
+import io.orbitkv.manager.catalog.CatalogCounter;
+import io.orbitkv.manager.status.CounterDescriptor;
+import io.orbitkv.manager.transfer.TransferCounter;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 
 /**
  * Samples the Managers' transfer and catalog gauges during a replay every {@value #INTERVAL_MS} ms: the largest
@@ -17,12 +19,12 @@ final class ReplaySampler implements AutoCloseable
     static final long INTERVAL_MS = 100;
 
     /** The gauges sampled, by the name the figures use. */
-    static final Map<String, SystemCounterDescriptor> GAUGES = Map.of(
-        "senderPinnedBytes", SystemCounterDescriptor.TRANSFER_SOURCE_PINNED_BYTES,
-        "sourceSessionsActive", SystemCounterDescriptor.TRANSFER_SOURCE_SESSIONS_ACTIVE,
-        "requesterFetchesActive", SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE,
-        "requesterReadsInFlight", SystemCounterDescriptor.TRANSFER_READS_IN_FLIGHT,
-        "quarantinedBytes", SystemCounterDescriptor.TRANSFER_SOURCE_QUARANTINED_BYTES);
+    static final Map<String, CounterDescriptor> GAUGES = Map.of(
+        "senderPinnedBytes", TransferCounter.SOURCE_PINNED_BYTES,
+        "sourceSessionsActive", TransferCounter.SOURCE_SESSIONS_ACTIVE,
+        "requesterFetchesActive", TransferCounter.FETCHES_ACTIVE,
+        "requesterReadsInFlight", TransferCounter.READS_IN_FLIGHT,
+        "quarantinedBytes", TransferCounter.SOURCE_QUARANTINED_BYTES);
 
     private final List<BenchManager> managers;
     private final Map<String, Long> max = new LinkedHashMap<>();
@@ -53,7 +55,7 @@ final class ReplaySampler implements AutoCloseable
         while (running)
         {
             boolean incomplete = false;
-            for (final Map.Entry<String, SystemCounterDescriptor> gauge : GAUGES.entrySet())
+            for (final Map.Entry<String, CounterDescriptor> gauge : GAUGES.entrySet())
             {
                 long sum = 0;
                 for (final BenchManager m : managers)
@@ -68,7 +70,7 @@ final class ReplaySampler implements AutoCloseable
             }
             for (final BenchManager m : managers)
             {
-                incomplete |= m.counter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS) > 0;
+                incomplete |= m.counter(CatalogCounter.INCOMPLETE_SHARDS) > 0;
             }
             final long nowNs = System.nanoTime();
             if (incomplete)
@@ -106,7 +108,7 @@ final class ReplaySampler implements AutoCloseable
         {
             final Map<String, Long> now = new LinkedHashMap<>();
             long total = 0;
-            for (final Map.Entry<String, SystemCounterDescriptor> gauge : GAUGES.entrySet())
+            for (final Map.Entry<String, CounterDescriptor> gauge : GAUGES.entrySet())
             {
                 long sum = 0;
                 for (final BenchManager m : managers)

@@ -1,5 +1,7 @@
 package io.orbitkv.bench;
 
+import io.orbitkv.manager.catalog.CatalogCounter;
+import io.orbitkv.manager.membership.MembershipCounter;
 import java.io.File;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -16,7 +18,6 @@ import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import org.HdrHistogram.Histogram;
 import org.agrona.CloseHelper;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -251,10 +252,10 @@ final class TransferBench
             }
             for (final BenchManager m : managers)
             {
-                m.awaitCounter(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE, (v) -> 1 == v, BenchManager.START_TIMEOUT_NS);
-                m.awaitCounter(SystemCounterDescriptor.MEMBERSHIP_MEMBERS, (v) -> 2 == v, BenchManager.START_TIMEOUT_NS);
+                m.awaitCounter(MembershipCounter.VIEW_COMPLETE, (v) -> 1 == v, BenchManager.START_TIMEOUT_NS);
+                m.awaitCounter(MembershipCounter.MEMBERS, (v) -> 2 == v, BenchManager.START_TIMEOUT_NS);
             }
-            managers.get(0).awaitCounter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, (v) -> 0 == v,
+            managers.get(0).awaitCounter(CatalogCounter.INCOMPLETE_SHARDS, (v) -> 0 == v,
                 BenchManager.START_TIMEOUT_NS);
             out.printf(Locale.ROOT, "%n--transfer-streams %d: Managers a (pid %d) and b (pid %d) in one cluster after %.1f s, " +
                 "pools and transfer budgets of %d MiB%n", streams, managers.get(0).pid(), managers.get(1).pid(),

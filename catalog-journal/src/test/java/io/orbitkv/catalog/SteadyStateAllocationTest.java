@@ -13,6 +13,7 @@ class SteadyStateAllocationTest
 {
     private static final int KEYS = 512;
     private static final int ROUNDS = 20;
+    private static final int WINDOWS = 4;
 
     private final ThreadMXBean threads = (ThreadMXBean)ManagementFactory.getThreadMXBean();
 
@@ -33,10 +34,16 @@ class SteadyStateAllocationTest
         final JournalReader apply = (r) -> receiver.onDelta(1, 2, r);
 
         runRounds(inventory, journal, journalReceiver, receiver, hashes, apply, 5);
-        final long before = threads.getCurrentThreadAllocatedBytes();
-        runRounds(inventory, journal, journalReceiver, receiver, hashes, apply, ROUNDS);
-        final long allocated = threads.getCurrentThreadAllocatedBytes() - before;
-        assertTrue(allocated < 1024, "allocated " + allocated + " bytes");
+        // A deoptimisation while the JIT settles re-materialises scalar-replaced objects on the heap once; an
+        // allocation on the path itself shows in every window, so one quiet window of a few proves the steady state.
+        long allocated = Long.MAX_VALUE;
+        for (int window = 0; window < WINDOWS && allocated >= 1024; window++)
+        {
+            final long before = threads.getCurrentThreadAllocatedBytes();
+            runRounds(inventory, journal, journalReceiver, receiver, hashes, apply, ROUNDS);
+            allocated = threads.getCurrentThreadAllocatedBytes() - before;
+        }
+        assertTrue(allocated < 1024, "allocated " + allocated + " bytes in each of " + WINDOWS + " windows");
         assertTrue(receiver.deltasApplied() > (long)KEYS * ROUNDS);
     }
 

@@ -5,6 +5,7 @@ import io.orbitkv.manager.idle.Doorbell;
 import io.orbitkv.manager.idle.IdleInput;
 import io.orbitkv.manager.ring.EngineRing;
 import io.orbitkv.manager.ring.EngineRingAgent;
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.manager.status.CncReader;
 import io.orbitkv.manager.status.MetricsServer;
@@ -163,7 +164,7 @@ public final class Manager implements AutoCloseable
 
         countersManager = new CountersManager(
             sections.countersMetadata(), sections.countersValues(), StandardCharsets.US_ASCII);
-        systemCounters = new SystemCounters(countersManager);
+        systemCounters = SystemCounterFamilies.allocate(countersManager);
         final DistinctErrorLog errorLog =
             new DistinctErrorLog(sections.errorLog(), ctx.epochClock(), StandardCharsets.US_ASCII);
         final ManagerErrorHandler errorHandler =
@@ -230,7 +231,7 @@ public final class Manager implements AutoCloseable
         {
             try
             {
-                metricsServer = new MetricsServer(ctx.metricsPort(), countersManager);
+                metricsServer = new MetricsServer(ctx.metricsPort(), countersManager, systemCounters);
             }
             catch (final IOException ex)
             {
@@ -516,9 +517,9 @@ public final class Manager implements AutoCloseable
      * @param descriptor the counter.
      * @return its value.
      */
-    public long counter(final SystemCounterDescriptor descriptor)
+    public long counter(final CounterDescriptor descriptor)
     {
-        return countersManager.getCounterValue(descriptor.id());
+        return countersManager.getCounterValue(descriptor.fixedId());
     }
 
     /**

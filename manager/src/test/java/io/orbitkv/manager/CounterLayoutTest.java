@@ -2,12 +2,13 @@ package io.orbitkv.manager;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.orbitkv.manager.peer.PeerCounter;
 import io.orbitkv.manager.peer.PeerCounters;
+import io.orbitkv.manager.ring.RingCounter;
 import io.orbitkv.manager.status.CounterDescriptor;
-import io.orbitkv.manager.status.CounterSet;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.transfer.TransportCounter;
 import java.io.IOException;
@@ -45,21 +46,22 @@ class CounterLayoutTest
             new UnsafeBuffer(BufferUtil.allocateDirectAligned(valuesLength * 4, 64)),
             new UnsafeBuffer(BufferUtil.allocateDirectAligned(valuesLength, 64)),
             StandardCharsets.US_ASCII);
-        try (SystemCounters system = new SystemCounters(countersManager);
+        try (SystemCounters system = SystemCounterFamilies.allocate(countersManager);
             PeerCounters peer = new PeerCounters(countersManager))
         {
-            final SystemCounterDescriptor[] descriptors = SystemCounterDescriptor.values();
-            final int lastSystemId = descriptors[descriptors.length - 1].id();
+            final int lastSystemId = SystemCounterFamilies.descriptors().mapToInt(CounterDescriptor::fixedId).max()
+                .orElseThrow();
             for (int id = 0; id <= lastSystemId; id++)
             {
-                final SystemCounterDescriptor descriptor = SystemCounterDescriptor.get(id);
+                final CounterDescriptor descriptor = system.descriptor(id);
                 if (null == descriptor)
                 {
-                    assertEquals(CounterSet.RESERVED_COUNTER_TYPE_ID, countersManager.getCounterTypeId(id));
+                    assertEquals(SystemCounters.RESERVED_COUNTER_TYPE_ID, countersManager.getCounterTypeId(id));
                     assertEquals("Reserved system counter id " + id, countersManager.getCounterLabel(id));
                     continue;
                 }
-                assertEquals(SystemCounterDescriptor.SYSTEM_COUNTER_TYPE_ID, countersManager.getCounterTypeId(id));
+                assertEquals(id, descriptor.fixedId());
+                assertEquals(SystemCounters.SYSTEM_COUNTER_TYPE_ID, countersManager.getCounterTypeId(id));
                 assertEquals(descriptor.label(), countersManager.getCounterLabel(id));
                 assertEquals(id, system.get(descriptor).id());
                 assertEquals(id, keyInt(countersManager, id), "key of " + descriptor);
@@ -84,12 +86,42 @@ class CounterLayoutTest
     }
 
     @Test
+    void shouldRefuseTwoFamiliesHoldingOneId()
+    {
+        final CounterDescriptor[] ring = {RingCounter.REQUESTS_ATTACH};
+        final CounterDescriptor[] impostor = {new Fixed(RingCounter.REQUESTS_ATTACH.fixedId())};
+        final IllegalArgumentException error =
+            assertThrows(IllegalArgumentException.class, () -> SystemCounters.inMemory(ring, impostor));
+        assertTrue(error.getMessage().contains("counter id 0 held by"), error.getMessage());
+    }
+
+    @Test
+    void shouldRefuseASystemCounterWithoutAFixedId()
+    {
+        final CounterDescriptor[] family = {new Fixed(CounterDescriptor.NO_FIXED_ID)};
+        assertThrows(IllegalArgumentException.class, () -> SystemCounters.inMemory(family));
+    }
+
+    private record Fixed(int fixedId) implements CounterDescriptor
+    {
+        public int typeId()
+        {
+            return SystemCounters.SYSTEM_COUNTER_TYPE_ID;
+        }
+
+        public String label()
+        {
+            return "impostor";
+        }
+    }
+
+    @Test
     void shouldKeepEveryCounterIdTypeKindAndLabelOfTheGoldenList() throws IOException
     {
         // Sorted by fixed id, then type id: a descriptor may move to another family, its counter may not change.
         final List<CounterDescriptor> all = new ArrayList<>();
-        Stream.of(SystemCounterDescriptor.values(), PeerCounter.values(), TransportCounter.values())
-            .forEach(family -> all.addAll(List.of(family)));
+        SystemCounterFamilies.descriptors().forEach(all::add);
+        Stream.of(PeerCounter.values(), TransportCounter.values()).forEach(family -> all.addAll(List.of(family)));
         all.sort(Comparator.comparingInt(CounterDescriptor::fixedId).thenComparingInt(CounterDescriptor::typeId));
         final StringBuilder layout = new StringBuilder();
         for (final CounterDescriptor descriptor : all)

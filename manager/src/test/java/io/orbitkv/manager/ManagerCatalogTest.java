@@ -1,7 +1,11 @@
 package io.orbitkv.manager;
 
 import io.orbitkv.codecs.RequestFlags;
+import io.orbitkv.manager.catalog.CatalogCounter;
+import io.orbitkv.manager.membership.MembershipCounter;
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.store.StoreCounter;
 import java.io.File;
 import java.util.ArrayList;
 import java.util.List;
@@ -102,10 +106,10 @@ class ManagerCatalogTest
         return CatalogTestKeys.batch(NS, first, count, BLOCK, 32);
     }
 
-    private static long sum(final Manager manager, final SystemCounterDescriptor... descriptors)
+    private static long sum(final Manager manager, final CounterDescriptor... descriptors)
     {
         long sum = 0;
-        for (final SystemCounterDescriptor d : descriptors)
+        for (final CounterDescriptor d : descriptors)
         {
             sum += manager.counter(d);
         }
@@ -117,7 +121,7 @@ class ManagerCatalogTest
         return manager.catalog().transport().counters().value(counter);
     }
 
-    private long hostTotal(final SystemCounterDescriptor descriptor)
+    private long hostTotal(final CounterDescriptor descriptor)
     {
         long total = 0;
         for (final Manager manager : managers)
@@ -127,12 +131,12 @@ class ManagerCatalogTest
         return total;
     }
 
-    private static final SystemCounterDescriptor[] ETCD_CALLS = {
-        SystemCounterDescriptor.ETCD_CALLS_GET,
-        SystemCounterDescriptor.ETCD_CALLS_TXN,
-        SystemCounterDescriptor.ETCD_CALLS_LEASE_GRANT,
-        SystemCounterDescriptor.ETCD_CALLS_LEASE_REVOKE,
-        SystemCounterDescriptor.ETCD_CALLS_WATCH,
+    private static final CounterDescriptor[] ETCD_CALLS = {
+        MembershipCounter.ETCD_CALLS_GET,
+        MembershipCounter.ETCD_CALLS_TXN,
+        MembershipCounter.ETCD_CALLS_LEASE_GRANT,
+        MembershipCounter.ETCD_CALLS_LEASE_REVOKE,
+        MembershipCounter.ETCD_CALLS_WATCH,
     };
 
     private static OperationResult awaitPeerKeys(
@@ -173,21 +177,21 @@ class ManagerCatalogTest
         // The catalog hosts that answered show it in their own counters (published on their housekeeping tick):
         // every key B asked was answered as a row, by at most as many queries as B sent.
         final long deadlineNs = System.nanoTime() + DEADLINE_NS;
-        while (hostTotal(SystemCounterDescriptor.CATALOG_COLD_ROWS_SERVED) < b.counter(
-            SystemCounterDescriptor.CATALOG_COLD_KEYS))
+        while (hostTotal(CatalogCounter.COLD_ROWS_SERVED) < b.counter(
+            CatalogCounter.COLD_KEYS))
         {
             assertTrue(System.nanoTime() - deadlineNs < 0, "hosts' cold query counters did not catch up");
             Thread.onSpinWait();
         }
-        assertTrue(hostTotal(SystemCounterDescriptor.CATALOG_COLD_QUERIES_SERVED) >= 1);
+        assertTrue(hostTotal(CatalogCounter.COLD_QUERIES_SERVED) >= 1);
         // Keys of shards B hosts itself were read from B's own view: no RPC to itself, and none served by B.
-        assertTrue(b.counter(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS) > 0, "no key of B's own shards");
-        assertEquals(0, b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES_SERVED), "B sent itself a query");
-        assertTrue(hostTotal(SystemCounterDescriptor.CATALOG_COLD_QUERIES_SERVED) <=
-            b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES));
-        assertEquals(0, hostTotal(SystemCounterDescriptor.CATALOG_COLD_QUERIES_REFUSED));
-        assertEquals(0, hostTotal(SystemCounterDescriptor.CATALOG_COLD_QUERIES_MALFORMED));
-        assertEquals(0, hostTotal(SystemCounterDescriptor.CATALOG_COLD_CLAIMS_CORRECTED));
+        assertTrue(b.counter(CatalogCounter.LOCAL_HOST_KEYS) > 0, "no key of B's own shards");
+        assertEquals(0, b.counter(CatalogCounter.COLD_QUERIES_SERVED), "B sent itself a query");
+        assertTrue(hostTotal(CatalogCounter.COLD_QUERIES_SERVED) <=
+            b.counter(CatalogCounter.COLD_QUERIES));
+        assertEquals(0, hostTotal(CatalogCounter.COLD_QUERIES_REFUSED));
+        assertEquals(0, hostTotal(CatalogCounter.COLD_QUERIES_MALFORMED));
+        assertEquals(0, hostTotal(CatalogCounter.COLD_CLAIMS_CORRECTED));
 
         // C's idle waits watch its peer socket and datagrams (A's stream, B's queries) end them: a park of the backoff
         // phase (peer counter) or, once idle long enough, a deep sleep (system counter), whichever C was in; A only
@@ -198,14 +202,14 @@ class ManagerCatalogTest
         assertEquals(0, peerCounter(a, io.orbitkv.manager.peer.PeerCounter.IDLE_SOCKET_WAITS));
 
         // Warm: answered from B's candidate index with no catalog RPC and no etcd call.
-        final long coldBefore = b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
+        final long coldBefore = b.counter(CatalogCounter.COLD_QUERIES);
         final long etcdBefore = sum(b, ETCD_CALLS);
-        final long hitsBefore = b.counter(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS);
+        final long hitsBefore = b.counter(CatalogCounter.CANDIDATE_HITS);
         engineB.lookup(published, false, true, result);
         assertEquals(count, result.count(KeyStatus.PEER));
-        assertEquals(coldBefore, b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES), "warm hit sent a query");
+        assertEquals(coldBefore, b.counter(CatalogCounter.COLD_QUERIES), "warm hit sent a query");
         assertEquals(etcdBefore, sum(b, ETCD_CALLS), "warm hit called etcd");
-        assertEquals(hitsBefore + count, b.counter(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS));
+        assertEquals(hitsBefore + count, b.counter(CatalogCounter.CANDIDATE_HITS));
 
         // Warm keys followed by cold ones: the warm prefix is answered from the index, the rest after the queries,
         // and candidates stay in key order.
@@ -230,7 +234,7 @@ class ManagerCatalogTest
         final KeyBatch first = batch(0, 1);
         engineA.lookup(first, false, false, result);
         assertEquals(KeyStatus.MISS, result.status(0), "evicted on A");
-        assertTrue(a.counter(SystemCounterDescriptor.CATALOG_INVENTORY_REMOVES) > 0);
+        assertTrue(a.counter(CatalogCounter.INVENTORY_REMOVES) > 0);
         final long deadline = System.nanoTime() + DEADLINE_NS;
         do
         {
@@ -256,7 +260,7 @@ class ManagerCatalogTest
         {
             engineC.publish(batch(40_000 + round * 32, 32), result);
         }
-        ManagerTestSupport.awaitTrue(() -> c.counter(SystemCounterDescriptor.SSD_ADMISSIONS) > 0, () -> "admitted");
+        ManagerTestSupport.awaitTrue(() -> c.counter(StoreCounter.SSD_ADMISSIONS) > 0, () -> "admitted");
         engineC.lookup(first, false, false, result);
         assertEquals(KeyStatus.SSD, result.status(0), "evicted from DRAM to SSD on C");
 
@@ -285,7 +289,7 @@ class ManagerCatalogTest
             // Each round: fresh keys published on A and known to their hosts, then two engines on B miss on them
             // at the same moment. The second lookup finds the keys in flight and waits for the first one's query.
             final long deadline = System.nanoTime() + DEADLINE_NS;
-            for (int round = 0; b.counter(SystemCounterDescriptor.CATALOG_COLD_COALESCED) == 0; round++)
+            for (int round = 0; b.counter(CatalogCounter.COLD_COALESCED) == 0; round++)
             {
                 assertTrue(System.nanoTime() - deadline < 0, "two concurrent misses never coalesced");
                 final KeyBatch keys = batch(20_000 + round * 8, 8);
@@ -297,7 +301,7 @@ class ManagerCatalogTest
                 }
                 // Wait until the hosts know them (lookups by an engine on C; B's candidate index stays cold).
                 awaitPeerKeys(probe, keys, 8, result);
-                final long queriesBefore = b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
+                final long queriesBefore = b.counter(CatalogCounter.COLD_QUERIES);
                 final long one = first.lookup(NS, RequestFlags.LOOKUP_PEERS, hashes);
                 final long two = second.lookup(NS, RequestFlags.LOOKUP_PEERS, hashes);
                 final RawRingClient.Reply replyOne = first.awaitReply(one);
@@ -306,10 +310,10 @@ class ManagerCatalogTest
                 assertEquals(java.util.Collections.nCopies(8, KeyStatus.PEER), replyTwo.statuses(), replyTwo::toString);
                 assertEquals(8, replyOne.candidates());
                 assertEquals(8, replyTwo.candidates());
-                if (b.counter(SystemCounterDescriptor.CATALOG_COLD_COALESCED) > 0)
+                if (b.counter(CatalogCounter.COLD_COALESCED) > 0)
                 {
                     // The coalesced pair asked each host at most once between them.
-                    assertTrue(b.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES) - queriesBefore <= 3);
+                    assertTrue(b.counter(CatalogCounter.COLD_QUERIES) - queriesBefore <= 3);
                 }
             }
         }
@@ -337,8 +341,8 @@ class ManagerCatalogTest
         final EngineClient engineR = client(requester);
         awaitPeerKeys(engineR, published, 1, result);
 
-        final long snapshotsBefore = a.counter(SystemCounterDescriptor.CATALOG_SNAPSHOTS_COMPLETED);
-        final long queriesBefore = requester.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
+        final long snapshotsBefore = a.counter(CatalogCounter.SNAPSHOTS_COMPLETED);
+        final long queriesBefore = requester.counter(CatalogCounter.COLD_QUERIES);
         managers.get(hostIndex).close();
         managers.set(hostIndex, launch(host));
         final Manager restarted = managers.get(hostIndex);
@@ -346,21 +350,21 @@ class ManagerCatalogTest
             restarted.membership().view().members().size() == 3, () -> "rejoined");
         // The owner rebuilds the new host incarnation's shards with snapshot cuts (the restarted host starts empty).
         ManagerTestSupport.awaitTrue(
-            () -> a.counter(SystemCounterDescriptor.CATALOG_SNAPSHOTS_COMPLETED) >= snapshotsBefore + 16 / 3,
+            () -> a.counter(CatalogCounter.SNAPSHOTS_COMPLETED) >= snapshotsBefore + 16 / 3,
             () -> "owner sent snapshots to the restarted host");
         ManagerTestSupport.awaitTrue(
-            () -> 0 == restarted.counter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS),
+            () -> 0 == restarted.counter(CatalogCounter.INCOMPLETE_SHARDS),
             () -> "restarted host complete");
         // Past the candidate TTL the requester must ask the new host, which knows the block from the snapshot.
         final long deadline = System.nanoTime() + DEADLINE_NS;
-        while (requester.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES) == queriesBefore ||
+        while (requester.counter(CatalogCounter.COLD_QUERIES) == queriesBefore ||
             result.count(KeyStatus.PEER) != 1)
         {
             engineR.lookup(published, false, true, result);
             assertTrue(System.nanoTime() - deadline < 0, "no discovery through the restarted host");
         }
         assertEquals("a", result.ownerNodeId(0));
-        assertTrue(restarted.counter(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED) +
+        assertTrue(restarted.counter(CatalogCounter.RECORDS_APPLIED) +
             restarted.catalog().transport().counters().value(io.orbitkv.manager.peer.PeerCounter.FRAMES_SNAPSHOT) > 0);
     }
 

@@ -1,6 +1,8 @@
 package io.orbitkv.manager;
 
-import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.membership.MembershipCounter;
+import io.orbitkv.manager.ring.RingCounter;
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.StatusCode;
 import io.orbitkv.manager.membership.EtcdCluster;
@@ -34,12 +36,12 @@ class ManagerMembershipTest
 {
     private static final int KB = 1024;
     private static final String NS = "model=m;dtype=bf16";
-    private static final SystemCounterDescriptor[] ETCD_CALLS = {
-        SystemCounterDescriptor.ETCD_CALLS_GET,
-        SystemCounterDescriptor.ETCD_CALLS_TXN,
-        SystemCounterDescriptor.ETCD_CALLS_LEASE_GRANT,
-        SystemCounterDescriptor.ETCD_CALLS_LEASE_REVOKE,
-        SystemCounterDescriptor.ETCD_CALLS_WATCH,
+    private static final CounterDescriptor[] ETCD_CALLS = {
+        MembershipCounter.ETCD_CALLS_GET,
+        MembershipCounter.ETCD_CALLS_TXN,
+        MembershipCounter.ETCD_CALLS_LEASE_GRANT,
+        MembershipCounter.ETCD_CALLS_LEASE_REVOKE,
+        MembershipCounter.ETCD_CALLS_WATCH,
     };
 
     private static ManagerContext clustered(final File dir, final String endpoints, final PrintStream log)
@@ -55,7 +57,7 @@ class ManagerMembershipTest
     private static long etcdCallsOtherThanKeepalive(final Manager manager)
     {
         long sum = 0;
-        for (final SystemCounterDescriptor d : ETCD_CALLS)
+        for (final CounterDescriptor d : ETCD_CALLS)
         {
             sum += manager.counter(d);
         }
@@ -87,10 +89,10 @@ class ManagerMembershipTest
         {
             awaitTrue(() -> manager.membership().view().isComplete(), () -> "view complete");
             // The view keeper opens its watch just after it publishes the complete view: count from after that.
-            awaitTrue(() -> manager.counter(SystemCounterDescriptor.ETCD_CALLS_WATCH) >= 1, () -> "member watch opened");
+            awaitTrue(() -> manager.counter(MembershipCounter.ETCD_CALLS_WATCH) >= 1, () -> "member watch opened");
             client.attachOrFail("engine-a", 1L << 20);
             final long before = etcdCallsOtherThanKeepalive(manager);
-            final long keepalivesBefore = manager.counter(SystemCounterDescriptor.ETCD_CALLS_LEASE_KEEPALIVE);
+            final long keepalivesBefore = manager.counter(MembershipCounter.ETCD_CALLS_LEASE_KEEPALIVE);
             final long startNs = System.nanoTime();
             for (int round = 0; round < 200; round++)
             {
@@ -99,15 +101,15 @@ class ManagerMembershipTest
             final long elapsedNs = System.nanoTime() - startNs;
             assertEquals(before, etcdCallsOtherThanKeepalive(manager), "Publish/Lookup/Read made etcd calls");
             // keepalives run on their own clock (6 per TTL), never per operation
-            final long keepalives = manager.counter(SystemCounterDescriptor.ETCD_CALLS_LEASE_KEEPALIVE) - keepalivesBefore;
+            final long keepalives = manager.counter(MembershipCounter.ETCD_CALLS_LEASE_KEEPALIVE) - keepalivesBefore;
             final long allowed = 2 + elapsedNs / (Configuration.MEMBERSHIP_TTL_SECS_DEFAULT * 1_000_000_000L /
                 MembershipConfiguration.KEEPALIVES_PER_TTL);
             assertTrue(keepalives <= allowed, keepalives + " keepalives in " + elapsedNs / 1_000_000 + " ms");
-            assertEquals(600, manager.counter(SystemCounterDescriptor.REQUESTS_PUBLISH) +
-                manager.counter(SystemCounterDescriptor.REQUESTS_LOOKUP) + manager.counter(SystemCounterDescriptor.REQUESTS_READ));
+            assertEquals(600, manager.counter(RingCounter.REQUESTS_PUBLISH) +
+                manager.counter(RingCounter.REQUESTS_LOOKUP) + manager.counter(RingCounter.REQUESTS_READ));
             assertTrue(manager.membership().remoteWorkEnabled(System.nanoTime()));
-            assertEquals(1, manager.counter(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED) |
-                manager.counter(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE));
+            assertEquals(1, manager.counter(MembershipCounter.REMOTE_WORK_ENABLED) |
+                manager.counter(MembershipCounter.VIEW_COMPLETE));
         }
         finally
         {
@@ -133,7 +135,7 @@ class ManagerMembershipTest
             publishLookupRead(client, 0);
 
             etcd.kill(etcd.member(0));
-            awaitTrue(() -> manager.counter(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_RECONNECT) >= 1 &&
+            awaitTrue(() -> manager.counter(MembershipCounter.INVALIDATIONS_RECONNECT) >= 1 &&
                 !membership.view().isComplete(), () -> "view invalidated on reconnect\n" + logBytes);
             assertFalse(membership.remoteWorkEnabled(System.nanoTime()), "incomplete view disables remote work");
             for (int round = 1; round < 20; round++)
@@ -147,7 +149,7 @@ class ManagerMembershipTest
             publishLookupRead(client, 20);
             assertEquals(FenceCause.NONE, membership.fenceCause(), logBytes::toString);
             awaitTrue(() -> membership.remoteWorkEnabled(System.nanoTime()), () -> "remote work re-enabled");
-            assertTrue(manager.counter(SystemCounterDescriptor.MEMBERSHIP_SNAPSHOTS) >= 2);
+            assertTrue(manager.counter(MembershipCounter.SNAPSHOTS) >= 2);
         }
         finally
         {
@@ -164,9 +166,9 @@ class ManagerMembershipTest
             assertNull(manager.membership());
             assertFalse(manager.context().hasMembership());
             assertEquals(Membership.STATE_STANDALONE,
-                manager.counter(SystemCounterDescriptor.MEMBERSHIP_REGISTRATION_STATE));
+                manager.counter(MembershipCounter.REGISTRATION_STATE));
             assertEquals(0, etcdCallsOtherThanKeepalive(manager) +
-                manager.counter(SystemCounterDescriptor.ETCD_CALLS_LEASE_KEEPALIVE));
+                manager.counter(MembershipCounter.ETCD_CALLS_LEASE_KEEPALIVE));
         }
         finally
         {

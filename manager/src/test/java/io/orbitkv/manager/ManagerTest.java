@@ -1,7 +1,8 @@
 package io.orbitkv.manager;
 
 import io.orbitkv.codecs.RequestFlags;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.ring.RingCounter;
+import io.orbitkv.manager.status.CounterDescriptor;
 import static io.orbitkv.manager.ManagerTestSupport.agentThread;
 import static io.orbitkv.manager.ManagerTestSupport.awaitCounter;
 import static io.orbitkv.manager.ManagerTestSupport.awaitTrue;
@@ -17,6 +18,7 @@ import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.MessageHeaderDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
+import io.orbitkv.manager.store.StoreCounter;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -112,13 +114,13 @@ class ManagerTest
             assertEquals(List.of(KeyStatus.DRAM, KeyStatus.DESTINATION_TOO_SMALL), small.statuses());
             assertEquals(100_000, small.lengths().get(1));
 
-            assertEquals(3, manager.counter(SystemCounterDescriptor.BLOCKS_PUBLISHED));
-            assertEquals(4 * KB + 100_000 + MB, manager.counter(SystemCounterDescriptor.BYTES_PUBLISHED));
-            assertEquals(4, manager.counter(SystemCounterDescriptor.BLOCKS_READ));
-            assertEquals(3, manager.counter(SystemCounterDescriptor.LOOKUP_HITS));
-            awaitCounter(manager, SystemCounterDescriptor.BLOCKS_RESIDENT, 3);
-            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, 0);
-            awaitCounter(manager, SystemCounterDescriptor.CLIENTS_ATTACHED, 1);
+            assertEquals(3, manager.counter(RingCounter.BLOCKS_PUBLISHED));
+            assertEquals(4 * KB + 100_000 + MB, manager.counter(RingCounter.BYTES_PUBLISHED));
+            assertEquals(4, manager.counter(RingCounter.BLOCKS_READ));
+            assertEquals(3, manager.counter(RingCounter.LOOKUP_HITS));
+            awaitCounter(manager, StoreCounter.BLOCKS_RESIDENT, 3);
+            awaitCounter(manager, StoreCounter.PINS_ACTIVE, 0);
+            awaitCounter(manager, RingCounter.CLIENTS_ATTACHED, 1);
         }
     }
 
@@ -131,7 +133,7 @@ class ManagerTest
         {
             healthy.attachOrFail("engine-healthy", 4L * MB);
             saboteur.attachOrFail("engine-saboteur", 4L * MB);
-            awaitCounter(manager, SystemCounterDescriptor.CLIENTS_ATTACHED, 2);
+            awaitCounter(manager, RingCounter.CLIENTS_ATTACHED, 2);
             saboteur.fill(MB, MB, 7);
 
             // The engine owns its side of the mapping and can shrink the file: the Manager's copy then faults.
@@ -141,9 +143,9 @@ class ManagerTest
             }
             saboteur.publish(NS, new long[]{MB}, new int[]{MB}, new byte[][]{RawRingClient.hash(77)});
 
-            awaitCounter(manager, SystemCounterDescriptor.DATA_REGION_FAULTS, 1);
-            awaitCounter(manager, SystemCounterDescriptor.CLIENTS_ATTACHED, 1);
-            awaitCounter(manager, SystemCounterDescriptor.BLOCKS_RESIDENT, 0);
+            awaitCounter(manager, RingCounter.DATA_REGION_FAULTS, 1);
+            awaitCounter(manager, RingCounter.CLIENTS_ATTACHED, 1);
+            awaitCounter(manager, StoreCounter.BLOCKS_RESIDENT, 0);
 
             healthy.fill(0, 64 * KB, 3);
             final RawRingClient.Reply stored = healthy.awaitReply(healthy.publish(
@@ -193,7 +195,7 @@ class ManagerTest
             }
             assertTrue(busy > 0, "a 1 MiB publish copied 4 KiB per duty cycle keeps the client's queue full");
             assertTrue(stored >= 4, "up to MAX_IN_FLIGHT_PER_CLIENT publishes are queued, not refused");
-            assertEquals(busy, manager.counter(SystemCounterDescriptor.REJECTED_BUSY));
+            assertEquals(busy, manager.counter(RingCounter.REJECTED_BUSY));
 
             for (int i = 0; i < requests; i++)
             {
@@ -240,10 +242,10 @@ class ManagerTest
             assertNotEquals(0, pinned.leaseId(), "pin still pins the local prefix");
             assertEquals(StatusCode.OK, client.awaitReply(client.release(pinned.leaseId())).code());
 
-            final long badFlagsBefore = manager.counter(SystemCounterDescriptor.REJECTED_BAD_FLAGS);
+            final long badFlagsBefore = manager.counter(RingCounter.REJECTED_BAD_FLAGS);
             final RawRingClient.Reply unknown = client.awaitReply(client.lookup(NS, RequestFlags.LOOKUP_PEERS | 4, chain));
             assertEquals(StatusCode.BAD_FLAGS, unknown.code(), unknown::toString);
-            assertEquals(badFlagsBefore + 1, manager.counter(SystemCounterDescriptor.REJECTED_BAD_FLAGS));
+            assertEquals(badFlagsBefore + 1, manager.counter(RingCounter.REJECTED_BAD_FLAGS));
 
             // the Java client with the peers flag: the same answer through OperationResult
             final EngineClient.Context ctx = new EngineClient.Context()
@@ -309,35 +311,35 @@ class ManagerTest
             final byte[][] oneKey = {RawRingClient.hash(1)};
 
             // Truncated: shorter than a message header; nobody to answer.
-            final long malformedBefore = manager.counter(SystemCounterDescriptor.REJECTED_MALFORMED);
+            final long malformedBefore = manager.counter(RingCounter.REJECTED_MALFORMED);
             bad.send(5);
-            awaitCounter(manager, SystemCounterDescriptor.REJECTED_MALFORMED, malformedBefore + 1);
+            awaitCounter(manager, RingCounter.REJECTED_MALFORMED, malformedBefore + 1);
 
             expectError(bad, RawFrames.lookup(bad.frame(), 999, 1, id, 1001, 0, 1, oneKey, ns), 1001,
-                StatusCode.SCHEMA_MISMATCH, SystemCounterDescriptor.REJECTED_SCHEMA_MISMATCH);
+                StatusCode.SCHEMA_MISMATCH, RingCounter.REJECTED_SCHEMA_MISMATCH);
             expectError(bad, RawFrames.lookup(bad.frame(), 101, MessageHeaderDecoder.SCHEMA_VERSION + 1, id, 1002, 0, 1, oneKey, ns),
-                1002, StatusCode.SCHEMA_MISMATCH, SystemCounterDescriptor.REJECTED_SCHEMA_MISMATCH);
+                1002, StatusCode.SCHEMA_MISMATCH, RingCounter.REJECTED_SCHEMA_MISMATCH);
 
             int length = RawFrames.lookup(bad.frame(), id, 1003, oneKey, ns);
             bad.frame().putShort(2, (short)77, RawFrames.LE);
-            expectError(bad, length, 1003, StatusCode.UNKNOWN_TEMPLATE, SystemCounterDescriptor.REJECTED_UNKNOWN_TEMPLATE);
+            expectError(bad, length, 1003, StatusCode.UNKNOWN_TEMPLATE, RingCounter.REJECTED_UNKNOWN_TEMPLATE);
 
             expectError(bad, RawFrames.lookup(bad.frame(), 101, 1, id, 1004, 0, 9, oneKey, ns), 1004,
-                StatusCode.MALFORMED, SystemCounterDescriptor.REJECTED_MALFORMED);
+                StatusCode.MALFORMED, RingCounter.REJECTED_MALFORMED);
 
             length = RawFrames.lookup(bad.frame(), id, 1005, oneKey, ns);
             bad.frame().putShort(0, (short)4, RawFrames.LE);
-            expectError(bad, length, 1005, StatusCode.MALFORMED, SystemCounterDescriptor.REJECTED_MALFORMED);
+            expectError(bad, length, 1005, StatusCode.MALFORMED, RingCounter.REJECTED_MALFORMED);
 
             length = RawFrames.lookup(bad.frame(), id, 1006, oneKey, ns);
-            expectError(bad, length - 3, 1006, StatusCode.MALFORMED, SystemCounterDescriptor.REJECTED_MALFORMED);
+            expectError(bad, length - 3, 1006, StatusCode.MALFORMED, RingCounter.REJECTED_MALFORMED);
 
             expectError(bad, RawFrames.lookup(bad.frame(), id, 1007, new byte[][]{new byte[65]}, ns), 1007,
-                StatusCode.KEY_TOO_LARGE, SystemCounterDescriptor.REJECTED_KEY_TOO_LARGE);
+                StatusCode.KEY_TOO_LARGE, RingCounter.REJECTED_KEY_TOO_LARGE);
             expectError(bad, RawFrames.lookup(bad.frame(), id, 1008, new byte[][]{new byte[0]}, ns), 1008,
-                StatusCode.KEY_TOO_LARGE, SystemCounterDescriptor.REJECTED_KEY_TOO_LARGE);
+                StatusCode.KEY_TOO_LARGE, RingCounter.REJECTED_KEY_TOO_LARGE);
             expectError(bad, RawFrames.lookup(bad.frame(), id, 1009, oneKey, new byte[300]), 1009,
-                StatusCode.KEY_TOO_LARGE, SystemCounterDescriptor.REJECTED_KEY_TOO_LARGE);
+                StatusCode.KEY_TOO_LARGE, RingCounter.REJECTED_KEY_TOO_LARGE);
 
             final byte[][] tooMany = new byte[513][];
             for (int i = 0; i < tooMany.length; i++)
@@ -345,37 +347,37 @@ class ManagerTest
                 tooMany[i] = RawRingClient.hash(i);
             }
             expectError(bad, RawFrames.lookup(bad.frame(), id, 1010, tooMany, ns), 1010,
-                StatusCode.BATCH_TOO_LARGE, SystemCounterDescriptor.REJECTED_BATCH_TOO_LARGE);
+                StatusCode.BATCH_TOO_LARGE, RingCounter.REJECTED_BATCH_TOO_LARGE);
 
             length = RawFrames.lookup(bad.frame(), id, 1011, oneKey, ns);
             bad.frame().setMemory(length, 70_000 - length, (byte)0);
-            expectError(bad, 70_000, 1011, StatusCode.BATCH_TOO_LARGE, SystemCounterDescriptor.REJECTED_BATCH_TOO_LARGE);
+            expectError(bad, 70_000, 1011, StatusCode.BATCH_TOO_LARGE, RingCounter.REJECTED_BATCH_TOO_LARGE);
 
             expectError(bad, RawFrames.lookup(bad.frame(), 101, 1, id, 1012, 0x6, 1, oneKey, ns), 1012,
-                StatusCode.BAD_FLAGS, SystemCounterDescriptor.REJECTED_BAD_FLAGS);
+                StatusCode.BAD_FLAGS, RingCounter.REJECTED_BAD_FLAGS);
 
             expectError(bad, RawFrames.publishOne(bad.frame(), id, 1013, 4L * MB - 10, 4 * KB, RawRingClient.hash(1), ns),
-                1013, StatusCode.OUT_OF_RANGE, SystemCounterDescriptor.REJECTED_OUT_OF_RANGE);
+                1013, StatusCode.OUT_OF_RANGE, RingCounter.REJECTED_OUT_OF_RANGE);
             expectError(bad, RawFrames.publishOne(bad.frame(), id, 1014, -1, 4 * KB, RawRingClient.hash(1), ns),
-                1014, StatusCode.OUT_OF_RANGE, SystemCounterDescriptor.REJECTED_OUT_OF_RANGE);
+                1014, StatusCode.OUT_OF_RANGE, RingCounter.REJECTED_OUT_OF_RANGE);
             expectError(bad, RawFrames.publishOne(bad.frame(), id, 1015, 0, 0, RawRingClient.hash(1), ns),
-                1015, StatusCode.OUT_OF_RANGE, SystemCounterDescriptor.REJECTED_OUT_OF_RANGE);
+                1015, StatusCode.OUT_OF_RANGE, RingCounter.REJECTED_OUT_OF_RANGE);
             expectError(bad, RawFrames.publishOne(bad.frame(), id, 1016, Long.MAX_VALUE - 10, 4 * KB, RawRingClient.hash(1), ns),
-                1016, StatusCode.OUT_OF_RANGE, SystemCounterDescriptor.REJECTED_OUT_OF_RANGE);
+                1016, StatusCode.OUT_OF_RANGE, RingCounter.REJECTED_OUT_OF_RANGE);
 
             final long releaseCorrelationId = bad.release(424242);
             final RawRingClient.Reply unknownLease = bad.awaitReply(releaseCorrelationId);
             assertEquals(StatusCode.UNKNOWN_LEASE, unknownLease.code());
 
             // Unknown client id (wrong generation): counted and dropped, never answered into anyone's ring.
-            final long unknownBefore = manager.counter(SystemCounterDescriptor.REJECTED_UNKNOWN_CLIENT);
+            final long unknownBefore = manager.counter(RingCounter.REJECTED_UNKNOWN_CLIENT);
             RawFrames.lookup(bad.frame(), id + (1L << 32), 1017, oneKey, ns);
             bad.send(RawFrames.lookup(bad.frame(), id + (1L << 32), 1017, oneKey, ns));
-            awaitCounter(manager, SystemCounterDescriptor.REJECTED_UNKNOWN_CLIENT, unknownBefore + 1);
+            awaitCounter(manager, RingCounter.REJECTED_UNKNOWN_CLIENT, unknownBefore + 1);
             assertTrue(bad.drainReplies().isEmpty(), "no response to an unknown client id");
 
             // Nothing stored by any refused publish; the Manager still serves a well-behaved client.
-            assertEquals(0, manager.counter(SystemCounterDescriptor.BLOCKS_PUBLISHED));
+            assertEquals(0, manager.counter(RingCounter.BLOCKS_PUBLISHED));
             good.attachOrFail("good-engine", 4L * MB);
             good.fill(0, 64 * KB, 7);
             final byte[][] goodKey = {RawRingClient.hash(7)};
@@ -397,7 +399,7 @@ class ManagerTest
         final int frameLength,
         final long correlationId,
         final StatusCode code,
-        final SystemCounterDescriptor counter)
+        final CounterDescriptor counter)
     {
         final long before = manager.counter(counter);
         client.send(frameLength);
@@ -427,8 +429,8 @@ class ManagerTest
 
             assertEquals(StatusCode.OK, second.attach("other", MB).code());
             assertNotEquals(first.clientId(), second.clientId());
-            assertEquals(1, manager.counter(SystemCounterDescriptor.REJECTED_NAME_IN_USE));
-            assertEquals(2, manager.counter(SystemCounterDescriptor.REJECTED_BAD_DATA_REGION_SIZE));
+            assertEquals(1, manager.counter(RingCounter.REJECTED_NAME_IN_USE));
+            assertEquals(2, manager.counter(RingCounter.REJECTED_BAD_DATA_REGION_SIZE));
         }
     }
 
@@ -447,14 +449,14 @@ class ManagerTest
             final RawRingClient.Reply leased = dead.awaitReply(dead.lookup(NS, true, hashes));
             assertEquals(2, leased.value());
             assertNotEquals(0, leased.leaseId());
-            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, 2);
-            awaitCounter(manager, SystemCounterDescriptor.LEASES_ACTIVE, 1);
+            awaitCounter(manager, StoreCounter.PINS_ACTIVE, 2);
+            awaitCounter(manager, RingCounter.LEASES_ACTIVE, 1);
 
             // The client now goes silent: no heartbeat, no request.
-            awaitCounter(manager, SystemCounterDescriptor.CLIENT_TIMEOUTS, 1);
-            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, 0);
-            awaitCounter(manager, SystemCounterDescriptor.LEASES_ACTIVE, 0);
-            awaitCounter(manager, SystemCounterDescriptor.CLIENTS_ATTACHED, 0);
+            awaitCounter(manager, RingCounter.CLIENT_TIMEOUTS, 1);
+            awaitCounter(manager, StoreCounter.PINS_ACTIVE, 0);
+            awaitCounter(manager, RingCounter.LEASES_ACTIVE, 0);
+            awaitCounter(manager, RingCounter.CLIENTS_ATTACHED, 0);
             assertEquals(0, dead.claimPid(dead.slotIndex()), "slot freed");
             assertFalse(region.exists(), "data region deleted");
 
@@ -464,9 +466,9 @@ class ManagerTest
                 assertEquals(dead.slotIndex(), reborn.slotIndex(), "the freed slot is reused");
 
                 // The dead client's id is stale now: counted, dropped, and nothing lands in the new client's ring.
-                final long unknownBefore = manager.counter(SystemCounterDescriptor.REJECTED_UNKNOWN_CLIENT);
+                final long unknownBefore = manager.counter(RingCounter.REJECTED_UNKNOWN_CLIENT);
                 dead.lookup(NS, false, hashes);
-                awaitCounter(manager, SystemCounterDescriptor.REJECTED_UNKNOWN_CLIENT, unknownBefore + 1);
+                awaitCounter(manager, RingCounter.REJECTED_UNKNOWN_CLIENT, unknownBefore + 1);
                 assertTrue(reborn.drainReplies().isEmpty());
 
                 final RawRingClient.Reply lookup = reborn.awaitReply(reborn.lookup(NS, false, hashes));
@@ -482,7 +484,7 @@ class ManagerTest
         try (RawRingClient client = new RawRingClient(manager.cncFile()))
         {
             final int slot = client.claimSlot();
-            awaitCounter(manager, SystemCounterDescriptor.CLAIMED_SLOTS_RECLAIMED, 1);
+            awaitCounter(manager, RingCounter.CLAIMED_SLOTS_RECLAIMED, 1);
             assertEquals(0, client.claimPid(slot));
         }
     }
@@ -499,8 +501,8 @@ class ManagerTest
             assertEquals(StatusCode.OK, detached.code());
             assertFalse(region.exists());
             awaitTrue(() -> 0 == client.claimPid(client.slotIndex()), () -> "slot not freed after detach");
-            awaitCounter(manager, SystemCounterDescriptor.CLIENTS_ATTACHED, 0);
-            assertEquals(1, manager.counter(SystemCounterDescriptor.REQUESTS_DETACH));
+            awaitCounter(manager, RingCounter.CLIENTS_ATTACHED, 0);
+            assertEquals(1, manager.counter(RingCounter.REQUESTS_DETACH));
         }
     }
 
@@ -524,7 +526,7 @@ class ManagerTest
                     client.publish(NS, new long[]{MB}, new int[]{MB}, new byte[][]{RawRingClient.hash(i)}));
                 assertEquals(List.of(KeyStatus.STORED), reply.statuses(), reply::toString);
             }
-            awaitTrue(() -> manager.counter(SystemCounterDescriptor.EVICTIONS) > 0, () -> "pressure caused evictions");
+            awaitTrue(() -> manager.counter(StoreCounter.EVICTIONS) > 0, () -> "pressure caused evictions");
 
             final RawRingClient.Reply stillThere = client.awaitReply(client.lookup(NS, false, pinned));
             assertEquals(List.of(KeyStatus.DRAM), stillThere.statuses());
@@ -533,7 +535,7 @@ class ManagerTest
                 client.read(NS, lease.leaseId(), new long[]{4L * MB}, new int[]{MB}, pinned));
             assertEquals(1, read.value());
             assertTrue(client.matches(4L * MB, MB, 500), "the leased block survived byte-exact");
-            awaitCounter(manager, SystemCounterDescriptor.LEASES_ACTIVE, 0);
+            awaitCounter(manager, RingCounter.LEASES_ACTIVE, 0);
             assertEquals(StatusCode.UNKNOWN_LEASE, client.awaitReply(client.release(lease.leaseId())).code(),
                 "a read carrying the lease released it");
         }
@@ -567,7 +569,7 @@ class ManagerTest
             assertEquals(StatusCode.OK, refused.code());
             assertEquals(List.of(KeyStatus.NO_SPACE), refused.statuses());
             assertEquals(0, refused.value());
-            assertEquals(1, manager.counter(SystemCounterDescriptor.REJECTED_NO_SPACE));
+            assertEquals(1, manager.counter(RingCounter.REJECTED_NO_SPACE));
 
             assertEquals(StatusCode.OK, client.awaitReply(client.release(lease.leaseId())).code());
             final RawRingClient.Reply accepted = client.awaitReply(client.publish(NS, new long[]{0}, new int[]{MB}, extra));
@@ -589,12 +591,12 @@ class ManagerTest
                 assertEquals(StatusCode.OK, client.awaitReply(client.lookup(NS, true, key)).code());
             }
             assertEquals(StatusCode.PIN_LIMIT, client.awaitReply(client.lookup(NS, true, key)).code());
-            assertEquals(1, manager.counter(SystemCounterDescriptor.REJECTED_PIN_LIMIT));
+            assertEquals(1, manager.counter(RingCounter.REJECTED_PIN_LIMIT));
 
             assertEquals(StatusCode.OK, client.awaitReply(client.publish("ns-2", new long[]{0}, new int[]{4 * KB}, key)).code());
             final RawRingClient.Reply full = client.awaitReply(client.publish("ns-3", new long[]{0}, new int[]{4 * KB}, key));
             assertEquals(StatusCode.NAMESPACE_LIMIT, full.code());
-            assertEquals(1, manager.counter(SystemCounterDescriptor.REJECTED_NAMESPACE_LIMIT));
+            assertEquals(1, manager.counter(RingCounter.REJECTED_NAMESPACE_LIMIT));
         }
     }
 

@@ -1,6 +1,7 @@
 package io.orbitkv.manager;
 
 import io.orbitkv.manager.status.CncReader;
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -120,7 +121,7 @@ public final class ManagerTestSupport
         }
     }
 
-    static void awaitCounter(final Manager manager, final SystemCounterDescriptor counter, final long expected)
+    static void awaitCounter(final Manager manager, final CounterDescriptor counter, final long expected)
     {
         awaitTrue(
             () -> manager.counter(counter) == expected,

@@ -1,7 +1,7 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.MetricsServer;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -54,7 +54,7 @@ class ObservabilityTest
         assertEquals(0, exit, text);
         assertTrue(text.contains("pid " + ProcessHandle.current().pid()), text);
         assertTrue(text.contains(manager.runtimeUuid().toString()), text);
-        for (final SystemCounterDescriptor descriptor : SystemCounterDescriptor.values())
+        for (final CounterDescriptor descriptor : SystemCounterFamilies.descriptors().toList())
         {
             assertTrue(text.contains(descriptor.label()), "missing " + descriptor.label());
         }

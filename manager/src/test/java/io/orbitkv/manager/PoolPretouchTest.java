@@ -15,6 +15,7 @@ import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.cli.OrbitKvCli;
+import io.orbitkv.manager.store.StoreCounter;
 import java.io.File;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -68,9 +69,9 @@ class PoolPretouchTest
             .poolPretouch(Configuration.PoolPretouch.BACKGROUND)
             .poolPretouchPauseNs(TimeUnit.MILLISECONDS.toNanos(250)));
 
-        final long touchedAtReady = manager.counter(SystemCounterDescriptor.POOL_BYTES_TOUCHED);
+        final long touchedAtReady = manager.counter(StoreCounter.POOL_BYTES_TOUCHED);
         assertTrue(touchedAtReady < poolBytes, "ready before the touch is done: " + touchedAtReady);
-        assertEquals(Configuration.PoolPretouch.BACKGROUND.code(), manager.counter(SystemCounterDescriptor.POOL_TOUCH_MODE));
+        assertEquals(Configuration.PoolPretouch.BACKGROUND.code(), manager.counter(StoreCounter.POOL_TOUCH_MODE));
         assertNotNull(toucherThread(), "the toucher thread runs");
 
         try (EngineClient engine = connect(2L * blocks * MB))
@@ -83,10 +84,10 @@ class PoolPretouchTest
             assertEquals(blocks, result.count(KeyStatus.STORED), result.toString());
 
             readInto(engine, blocks, (long)blocks * MB);
-            final long touchedAfterRead = manager.counter(SystemCounterDescriptor.POOL_BYTES_TOUCHED);
+            final long touchedAfterRead = manager.counter(StoreCounter.POOL_BYTES_TOUCHED);
             // Blocks fill the pool from offset 0: those above the toucher's frontier went into untouched memory.
             assertTrue(touchedAfterRead < (long)blocks * MB, "the touch overtook the publish: " + touchedAfterRead);
-            assertEquals(SystemCounterDescriptor.POOL_TOUCH_TOUCHING, manager.counter(SystemCounterDescriptor.POOL_TOUCH_STATE));
+            assertEquals(StoreCounter.POOL_TOUCH_TOUCHING, manager.counter(StoreCounter.POOL_TOUCH_STATE));
             assertEquals(-1, mismatch(region, blocks), "bytes read back differ from those published");
 
             final String during = stat();
@@ -94,10 +95,10 @@ class PoolPretouchTest
                 during);
 
             awaitTrue(
-                () -> manager.counter(SystemCounterDescriptor.POOL_TOUCH_STATE) == SystemCounterDescriptor.POOL_TOUCH_DONE,
+                () -> manager.counter(StoreCounter.POOL_TOUCH_STATE) == StoreCounter.POOL_TOUCH_DONE,
                 TOUCH_DEADLINE_NS,
-                () -> "touch not done: " + manager.counter(SystemCounterDescriptor.POOL_BYTES_TOUCHED));
-            assertEquals(poolBytes, manager.counter(SystemCounterDescriptor.POOL_BYTES_TOUCHED));
+                () -> "touch not done: " + manager.counter(StoreCounter.POOL_BYTES_TOUCHED));
+            assertEquals(poolBytes, manager.counter(StoreCounter.POOL_BYTES_TOUCHED));
             awaitTrue(() -> null == toucherThread(), TOUCH_DEADLINE_NS, () -> "toucher thread still alive");
 
             // The toucher populated the pages under the stored blocks after they were written: they must be intact.
@@ -107,7 +108,7 @@ class PoolPretouchTest
         }
         final String after = stat();
         assertTrue(after.contains("pool touch: 100% (32 MiB of 32 MiB), background, done in "), after);
-        assertTrue(manager.counter(SystemCounterDescriptor.POOL_TOUCH_MS) >= 15 * 250, after);
+        assertTrue(manager.counter(StoreCounter.POOL_TOUCH_MS) >= 15 * 250, after);
     }
 
     @Test
@@ -120,9 +121,9 @@ class PoolPretouchTest
             .poolPretouchPauseNs(TimeUnit.MILLISECONDS.toNanos(100)));
         final long launchMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
 
-        assertEquals(poolBytes, manager.counter(SystemCounterDescriptor.POOL_BYTES_TOUCHED));
-        assertEquals(SystemCounterDescriptor.POOL_TOUCH_DONE, manager.counter(SystemCounterDescriptor.POOL_TOUCH_STATE));
-        assertEquals(Configuration.PoolPretouch.BLOCKING.code(), manager.counter(SystemCounterDescriptor.POOL_TOUCH_MODE));
+        assertEquals(poolBytes, manager.counter(StoreCounter.POOL_BYTES_TOUCHED));
+        assertEquals(StoreCounter.POOL_TOUCH_DONE, manager.counter(StoreCounter.POOL_TOUCH_STATE));
+        assertEquals(Configuration.PoolPretouch.BLOCKING.code(), manager.counter(StoreCounter.POOL_TOUCH_MODE));
         assertTrue(launchMs >= 15 * 100, "launch returned after " + launchMs + " ms");
         assertNull(toucherThread(), "blocking mode touches on the launching thread");
         assertTrue(stat().contains("pool touch: 100% (32 MiB of 32 MiB), blocking, done in "));
@@ -143,9 +144,9 @@ class PoolPretouchTest
             readInto(engine, 4, 4L * MB);
             assertEquals(-1, mismatch(engine.dataRegion(), 4));
         }
-        assertEquals(0, manager.counter(SystemCounterDescriptor.POOL_BYTES_TOUCHED));
-        assertEquals(SystemCounterDescriptor.POOL_TOUCH_NOT_STARTED, manager.counter(SystemCounterDescriptor.POOL_TOUCH_STATE));
-        assertEquals(Configuration.PoolPretouch.OFF.code(), manager.counter(SystemCounterDescriptor.POOL_TOUCH_MODE));
+        assertEquals(0, manager.counter(StoreCounter.POOL_BYTES_TOUCHED));
+        assertEquals(StoreCounter.POOL_TOUCH_NOT_STARTED, manager.counter(StoreCounter.POOL_TOUCH_STATE));
+        assertEquals(Configuration.PoolPretouch.OFF.code(), manager.counter(StoreCounter.POOL_TOUCH_MODE));
         assertTrue(stat().contains("pool touch: off"));
     }
 
@@ -168,8 +169,8 @@ class PoolPretouchTest
             assertTrue(closeMs < 2_000, "close took " + closeMs + " ms: the pause was not cut short");
             assertFalse(toucher.isAlive());
             assertEquals(CHUNK, touched(counters));
-            assertEquals(SystemCounterDescriptor.POOL_TOUCH_STOPPED,
-                counters.getCounterValue(SystemCounterDescriptor.POOL_TOUCH_STATE.id()));
+            assertEquals(StoreCounter.POOL_TOUCH_STOPPED,
+                counters.getCounterValue(StoreCounter.POOL_TOUCH_STATE.fixedId()));
         }
     }
 
@@ -190,9 +191,9 @@ class PoolPretouchTest
             assertFalse(toucher.isAlive());
             final long touched = touched(counters);
             assertTrue(touched < poolBytes, "the touch ended before the close: nothing was tested");
-            assertEquals(SystemCounterDescriptor.POOL_TOUCH_STOPPED,
-                counters.getCounterValue(SystemCounterDescriptor.POOL_TOUCH_STATE.id()));
-            assertEquals(0, counters.getCounterValue(SystemCounterDescriptor.ERRORS.id()));
+            assertEquals(StoreCounter.POOL_TOUCH_STOPPED,
+                counters.getCounterValue(StoreCounter.POOL_TOUCH_STATE.fixedId()));
+            assertEquals(0, counters.getCounterValue(SystemCounterDescriptor.ERRORS.fixedId()));
         }
     }
 
@@ -220,7 +221,7 @@ class PoolPretouchTest
 
     private static long touched(final CountersReader counters)
     {
-        return counters.getCounterValue(SystemCounterDescriptor.POOL_BYTES_TOUCHED.id());
+        return counters.getCounterValue(StoreCounter.POOL_BYTES_TOUCHED.fixedId());
     }
 
     private ManagerContext context(final long poolBytes)

@@ -1,10 +1,12 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.manager.ring.RingCounter;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.store.FailingSsdBackends;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.StatusCode;
+import io.orbitkv.manager.store.StoreCounter;
 import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -126,21 +128,21 @@ class SsdTierTest
     {
         manager = Manager.launch(context(backend));
         assertEquals(Configuration.SsdBackendChoice.IO_URING == backend ? 1 : 3,
-            manager.counter(SystemCounterDescriptor.SSD_BACKEND), manager::ssdDescription);
+            manager.counter(StoreCounter.SSD_BACKEND), manager::ssdDescription);
         try (RawRingClient client = new RawRingClient(manager.cncFile()))
         {
             client.attachOrFail("engine", 48L * MB);
             publish(client, 0, 16);
             // 16 MiB through an 8 MiB pool: the oldest blocks were evicted from DRAM and written to SSD.
-            awaitTrue(() -> manager.counter(SystemCounterDescriptor.SSD_ADMISSIONS) >= 8,
-                () -> "admissions " + manager.counter(SystemCounterDescriptor.SSD_ADMISSIONS));
-            assertEquals(0, manager.counter(SystemCounterDescriptor.SSD_ADMISSION_SKIPS));
+            awaitTrue(() -> manager.counter(StoreCounter.SSD_ADMISSIONS) >= 8,
+                () -> "admissions " + manager.counter(StoreCounter.SSD_ADMISSIONS));
+            assertEquals(0, manager.counter(StoreCounter.SSD_ADMISSION_SKIPS));
 
             final RawRingClient.Reply lookup = client.awaitReply(client.lookup(NS, false, hashes(0, 16)));
             assertEquals(16, lookup.value(), lookup::toString);
             assertEquals(KeyStatus.SSD, lookup.statuses().get(0), "DRAM copy evicted, SSD copy resident");
             assertEquals(KeyStatus.DRAM, lookup.statuses().get(15));
-            assertTrue(manager.counter(SystemCounterDescriptor.SSD_LOOKUP_HITS) >= 8);
+            assertTrue(manager.counter(StoreCounter.SSD_LOOKUP_HITS) >= 8);
 
             final RawRingClient.Reply read = readAll(client, 0, 16);
             assertEquals(StatusCode.OK, read.code(), read::toString);
@@ -150,17 +152,17 @@ class SsdTierTest
             {
                 assertTrue(client.matches((long)(16 + i) * MB, MB, 1000 + i), "block " + i + " byte-exact");
             }
-            assertTrue(manager.counter(SystemCounterDescriptor.SSD_READS) >= 8);
-            assertEquals(0, manager.counter(SystemCounterDescriptor.SSD_PROMOTIONS), "promotion is off by default");
+            assertTrue(manager.counter(StoreCounter.SSD_READS) >= 8);
+            assertEquals(0, manager.counter(StoreCounter.SSD_PROMOTIONS), "promotion is off by default");
 
             // A lease over a prefix spanning both tiers pins both residences and releases them.
             final RawRingClient.Reply leased = client.awaitReply(client.lookup(NS, true, hashes(0, 16)));
             assertEquals(16, leased.value());
-            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, countDram(leased));
+            awaitCounter(manager, StoreCounter.PINS_ACTIVE, countDram(leased));
             final RawRingClient.Reply released = client.awaitReply(client.release(leased.leaseId()));
             assertEquals(16, released.value());
-            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, 0);
-            awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
+            awaitCounter(manager, StoreCounter.PINS_ACTIVE, 0);
+            awaitCounter(manager, StoreCounter.SSD_QUEUE_DEPTH, 0);
             assertEquals(0, manager.ssdTier().stagingBytesInUse(), "no staging leaked");
         }
     }
@@ -195,9 +197,9 @@ class SsdTierTest
                 java.util.Arrays.copyOfRange(offsets, 8, 16), java.util.Arrays.copyOfRange(lengths, 8, 16), hashes(8, 8)));
             assertEquals(8, evicting.value(), evicting::toString);
 
-            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 8);
-            assertTrue(manager.counter(SystemCounterDescriptor.SSD_ADMISSION_WAITS) > 0, "evictions waited for writes");
-            assertEquals(0, manager.counter(SystemCounterDescriptor.SSD_ADMISSION_SKIPS), "no victim lost");
+            awaitCounter(manager, StoreCounter.SSD_ADMISSIONS, 8);
+            assertTrue(manager.counter(StoreCounter.SSD_ADMISSION_WAITS) > 0, "evictions waited for writes");
+            assertEquals(0, manager.counter(StoreCounter.SSD_ADMISSION_SKIPS), "no victim lost");
 
             final RawRingClient.Reply read = readAll(client, 0, 8);
             assertEquals(8, read.value(), read::toString);
@@ -218,13 +220,13 @@ class SsdTierTest
             client.attachOrFail("engine", 48L * MB);
             publish(client, 0, 20);
             // 20 blocks through an 8-block pool: blocks 0..11 were DRAM victims, each written (counters move at once).
-            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 12);
-            awaitTrue(() -> manager.counter(SystemCounterDescriptor.SSD_EVICTIONS) > 0,
-                () -> "ssd evictions " + manager.counter(SystemCounterDescriptor.SSD_EVICTIONS));
-            awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
-            assertEquals(4L * MB, manager.counter(SystemCounterDescriptor.SSD_BYTES_USED) +
-                manager.counter(SystemCounterDescriptor.SSD_BYTES_FREE), "exact accounting against --ssd-bytes");
-            assertTrue(manager.counter(SystemCounterDescriptor.SSD_BLOCKS_RESIDENT) <= 4);
+            awaitCounter(manager, StoreCounter.SSD_ADMISSIONS, 12);
+            awaitTrue(() -> manager.counter(StoreCounter.SSD_EVICTIONS) > 0,
+                () -> "ssd evictions " + manager.counter(StoreCounter.SSD_EVICTIONS));
+            awaitCounter(manager, StoreCounter.SSD_QUEUE_DEPTH, 0);
+            assertEquals(4L * MB, manager.counter(StoreCounter.SSD_BYTES_USED) +
+                manager.counter(StoreCounter.SSD_BYTES_FREE), "exact accounting against --ssd-bytes");
+            assertTrue(manager.counter(StoreCounter.SSD_BLOCKS_RESIDENT) <= 4);
 
             final RawRingClient.Reply first = client.awaitReply(client.lookup(NS, false, hashes(0, 1)));
             assertEquals(List.of(KeyStatus.MISS), first.statuses(), "oldest SSD residence evicted");
@@ -251,15 +253,15 @@ class SsdTierTest
             // The next I/O, the write of block 0 when block 8 evicts it, fails with EIO.
             faults.failNext(1);
             publish(client, 8, 1);
-            awaitCounter(manager, SystemCounterDescriptor.SSD_IO_ERRORS, 1);
-            awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
+            awaitCounter(manager, StoreCounter.SSD_IO_ERRORS, 1);
+            awaitCounter(manager, StoreCounter.SSD_QUEUE_DEPTH, 0);
             final RawRingClient.Reply lost = client.awaitReply(client.lookup(NS, false, hashes(0, 1)));
             assertEquals(List.of(KeyStatus.MISS), lost.statuses(), "no residence recorded for a failed write");
             assertTrue(ManagerTestSupport.errorLog(manager).contains("SSD write failed"),
                 ManagerTestSupport.errorLog(manager));
 
             publish(client, 9, 2);
-            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 2);
+            awaitCounter(manager, StoreCounter.SSD_ADMISSIONS, 2);
             final RawRingClient.Reply both = client.awaitReply(client.lookup(NS, false, hashes(1, 2)));
             assertEquals(List.of(KeyStatus.SSD, KeyStatus.SSD), both.statuses());
 
@@ -270,13 +272,13 @@ class SsdTierTest
             assertEquals(0, read.value(), read::toString);
             assertEquals(List.of(KeyStatus.FAILED, KeyStatus.NOT_ATTEMPTED), read.statuses());
             assertEquals(List.of(FailureReason.IO, FailureReason.NONE), read.reasons());
-            awaitCounter(manager, SystemCounterDescriptor.SSD_IO_ERRORS, 2);
+            awaitCounter(manager, StoreCounter.SSD_IO_ERRORS, 2);
             final RawRingClient.Reply after = client.awaitReply(client.lookup(NS, false, hashes(1, 2)));
             assertEquals(List.of(KeyStatus.MISS, KeyStatus.NOT_ATTEMPTED), after.statuses());
             final RawRingClient.Reply second = readAll(client, 2, 1);
             assertEquals(1, second.value(), "the Manager keeps serving the other residence");
             assertTrue(client.matches(16L * MB, MB, 1000 + 2));
-            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, 0);
+            awaitCounter(manager, StoreCounter.PINS_ACTIVE, 0);
             assertEquals(0, manager.ssdTier().stagingBytesInUse());
         }
     }
@@ -292,8 +294,8 @@ class SsdTierTest
         {
             client.attachOrFail("engine", 48L * MB);
             publish(client, 0, 16);
-            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 8);
-            awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
+            awaitCounter(manager, StoreCounter.SSD_ADMISSIONS, 8);
+            awaitCounter(manager, StoreCounter.SSD_QUEUE_DEPTH, 0);
 
             // Garbage in the middle of block 1's extent, written to the real file behind the Manager's back.
             final Path file = ssdFile();
@@ -323,17 +325,17 @@ class SsdTierTest
             assertTrue(client.matches(17L * MB, MB, 7), "no byte of the corrupt block reached the client");
             assertTrue(client.matches(18L * MB, MB, 8), "the key after it was not attempted");
 
-            assertEquals(1, manager.counter(SystemCounterDescriptor.CHECKSUM_SSD_MISMATCHES));
-            assertEquals(1, manager.counter(SystemCounterDescriptor.CHECKSUM_BLOCKS_VERIFIED));
+            assertEquals(1, manager.counter(StoreCounter.CHECKSUM_SSD_MISMATCHES));
+            assertEquals(1, manager.counter(StoreCounter.CHECKSUM_BLOCKS_VERIFIED));
             assertTrue(ManagerTestSupport.errorLog(manager).contains("SSD read checksum mismatch"),
                 ManagerTestSupport.errorLog(manager));
-            assertEquals(1, manager.counter(SystemCounterDescriptor.SSD_PROMOTIONS), "only the intact block promoted");
+            assertEquals(1, manager.counter(StoreCounter.SSD_PROMOTIONS), "only the intact block promoted");
             final RawRingClient.Reply lookup = client.awaitReply(client.lookup(NS, false, hashes(0, 3)));
             assertEquals(List.of(KeyStatus.DRAM, KeyStatus.MISS, KeyStatus.NOT_ATTEMPTED), lookup.statuses(),
                 "the corrupt residence is dropped and nothing of it was admitted to DRAM");
             // The read of the key after the corrupt one may still be in flight: its completion releases staging.
-            awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
-            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, 0);
+            awaitCounter(manager, StoreCounter.SSD_QUEUE_DEPTH, 0);
+            awaitCounter(manager, StoreCounter.PINS_ACTIVE, 0);
             awaitTrue(() -> 0 == manager.ssdTier().stagingBytesInUse(), () -> "staging leaked: " +
                 manager.ssdTier().stagingBytesInUse());
 
@@ -387,11 +389,11 @@ class SsdTierTest
         {
             client.attachOrFail("engine", 48L * MB);
             publish(client, 0, 10);
-            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 2);
+            awaitCounter(manager, StoreCounter.SSD_ADMISSIONS, 2);
             final RawRingClient.Reply read = readAll(client, 0, 1);
             assertEquals(List.of(KeyStatus.SSD), read.statuses());
             assertTrue(client.matches(16L * MB, MB, 1000));
-            assertEquals(1, manager.counter(SystemCounterDescriptor.SSD_PROMOTIONS));
+            assertEquals(1, manager.counter(StoreCounter.SSD_PROMOTIONS));
             final RawRingClient.Reply lookup = client.awaitReply(client.lookup(NS, false, hashes(0, 1)));
             assertEquals(List.of(KeyStatus.DRAM), lookup.statuses(), "promoted copy is in DRAM");
             final RawRingClient.Reply again = readAll(client, 0, 1);
@@ -409,10 +411,10 @@ class SsdTierTest
         {
             client.attachOrFail("engine", 48L * MB);
             publish(client, 0, 3);
-            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 3);
+            awaitCounter(manager, StoreCounter.SSD_ADMISSIONS, 3);
             final RawRingClient.Reply lookup = client.awaitReply(client.lookup(NS, false, hashes(0, 3)));
             assertEquals(List.of(KeyStatus.DRAM, KeyStatus.DRAM, KeyStatus.DRAM), lookup.statuses());
-            awaitCounter(manager, SystemCounterDescriptor.SSD_BLOCKS_RESIDENT, 3);
+            awaitCounter(manager, StoreCounter.SSD_BLOCKS_RESIDENT, 3);
         }
     }
 
@@ -425,7 +427,7 @@ class SsdTierTest
         {
             client.attachOrFail("engine", 48L * MB);
             publish(client, 0, 12);
-            assertEquals(0, manager.counter(SystemCounterDescriptor.SSD_WRITES));
+            assertEquals(0, manager.counter(StoreCounter.SSD_WRITES));
             final RawRingClient.Reply lookup = client.awaitReply(client.lookup(NS, false, hashes(0, 1)));
             assertEquals(List.of(KeyStatus.MISS), lookup.statuses());
         }
@@ -441,11 +443,11 @@ class SsdTierTest
             client.attachOrFail("engine-leaving", 48L * MB);
             other.attachOrFail("engine-staying", 48L * MB);
             publish(client, 0, 16);
-            awaitCounter(manager, SystemCounterDescriptor.SSD_ADMISSIONS, 8);
+            awaitCounter(manager, StoreCounter.SSD_ADMISSIONS, 8);
 
             // The Read's SSD I/O is queued when the Detach behind it cancels the operation: the completions find
             // their operation gone and release staging and pins themselves.
-            final long readsBefore = manager.counter(SystemCounterDescriptor.SSD_READS);
+            final long readsBefore = manager.counter(StoreCounter.SSD_READS);
             final long[] dst = new long[8];
             final int[] capacities = new int[8];
             for (int i = 0; i < 8; i++)
@@ -455,11 +457,11 @@ class SsdTierTest
             }
             client.read(NS, 0, dst, capacities, hashes(0, 8));
             client.detach();
-            awaitTrue(() -> manager.counter(SystemCounterDescriptor.SSD_READS) > readsBefore, () -> "reads submitted");
-            awaitCounter(manager, SystemCounterDescriptor.SSD_QUEUE_DEPTH, 0);
-            awaitCounter(manager, SystemCounterDescriptor.PINS_ACTIVE, 0);
+            awaitTrue(() -> manager.counter(StoreCounter.SSD_READS) > readsBefore, () -> "reads submitted");
+            awaitCounter(manager, StoreCounter.SSD_QUEUE_DEPTH, 0);
+            awaitCounter(manager, StoreCounter.PINS_ACTIVE, 0);
             awaitTrue(() -> 0 == manager.ssdTier().stagingBytesInUse(), () -> "staging released");
-            assertTrue(manager.counter(SystemCounterDescriptor.OPERATIONS_CANCELLED) >= 1);
+            assertTrue(manager.counter(RingCounter.OPERATIONS_CANCELLED) >= 1);
 
             final long[] otherDst = {16L * MB};
             final RawRingClient.Reply read = other.awaitReply(

@@ -1,6 +1,8 @@
 package io.orbitkv.manager;
 
 import io.orbitkv.codecs.RequestFlags;
+import io.orbitkv.manager.catalog.CatalogCounter;
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import static io.orbitkv.manager.ManagerTestSupport.agentThread;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -8,6 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.orbitkv.manager.store.StoreCounter;
+import io.orbitkv.manager.transfer.TransferCounter;
 import java.io.File;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.TimeUnit;
@@ -68,7 +72,7 @@ class SteadyStateAllocationTest
             });
 
             assertEquals(0, manager.counter(SystemCounterDescriptor.ERRORS));
-            assertTrue(manager.counter(SystemCounterDescriptor.EVICTIONS) > 0, "the run churned the pool");
+            assertTrue(manager.counter(StoreCounter.EVICTIONS) > 0, "the run churned the pool");
             // Three requests of 64 keys per round. One object per request would be >= 16 B/request; the bound of
             // < 1 B/request leaves room only for one-off runtime bookkeeping (JIT transitions), not for a leak.
             final int requests = rounds * 3;
@@ -100,7 +104,7 @@ class SteadyStateAllocationTest
                 runSsdRounds(client, 0, 2000, layout);
 
                 final Thread agent = agentThread(manager);
-                final long readsBefore = manager.counter(SystemCounterDescriptor.SSD_READS);
+                final long readsBefore = manager.counter(StoreCounter.SSD_READS);
                 final int rounds = 500;
                 final int requests = 3 * rounds;
                 final int[] next = {2000};
@@ -111,9 +115,9 @@ class SteadyStateAllocationTest
                 });
 
                 assertEquals(0, manager.counter(SystemCounterDescriptor.ERRORS));
-                assertTrue(manager.counter(SystemCounterDescriptor.SSD_READS) - readsBefore > rounds * KEYS / 2L,
+                assertTrue(manager.counter(StoreCounter.SSD_READS) - readsBefore > rounds * KEYS / 2L,
                     "most old keys were served from SSD");
-                assertTrue(manager.counter(SystemCounterDescriptor.SSD_EVICTIONS) > 0, "the run churned the SSD");
+                assertTrue(manager.counter(StoreCounter.SSD_EVICTIONS) > 0, "the run churned the SSD");
                 assertTrue(allocated < requests,
                     "agent thread allocated " + allocated + " bytes over " + requests + " requests");
             }
@@ -134,18 +138,18 @@ class SteadyStateAllocationTest
             // read from its own catalog view on the same agent thread (no RPC).
             manager = Manager.launch(catalogContext(dir, etcd, newCluster(), "a", "a"));
             awaitCatalogReady(manager, 1);
-            final long queriesBefore = manager.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
-            final long localBefore = manager.counter(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS);
-            final long appliedBefore = manager.counter(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED);
+            final long queriesBefore = manager.counter(CatalogCounter.COLD_QUERIES);
+            final long localBefore = manager.counter(CatalogCounter.LOCAL_HOST_KEYS);
+            final long appliedBefore = manager.counter(CatalogCounter.RECORDS_APPLIED);
 
             final long allocated = measureCatalogRounds("a", agentThread(manager));
 
             assertEquals(0, manager.counter(SystemCounterDescriptor.ERRORS));
-            assertEquals(queriesBefore, manager.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES),
+            assertEquals(queriesBefore, manager.counter(CatalogCounter.COLD_QUERIES),
                 "a lookup sent a cold query to the Manager itself");
-            assertTrue(manager.counter(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS) - localBefore >= 2L * ROUNDS,
+            assertTrue(manager.counter(CatalogCounter.LOCAL_HOST_KEYS) - localBefore >= 2L * ROUNDS,
                 "every peers lookup read the Manager's own view");
-            assertTrue(manager.counter(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED) - appliedBefore >= ROUNDS,
+            assertTrue(manager.counter(CatalogCounter.RECORDS_APPLIED) - appliedBefore >= ROUNDS,
                 "the host applied the owner's stream");
             assertTrue(allocated < 2L * ROUNDS,
                 "agent thread allocated " + allocated + " bytes over " + 2 * ROUNDS + " requests");
@@ -167,16 +171,16 @@ class SteadyStateAllocationTest
             host = Manager.launch(catalogContext(hostDir, etcd, cluster, "b", "b"));
             awaitCatalogReady(manager, 2);
             awaitCatalogReady(host, 2);
-            final long queriesBefore = manager.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
-            final long appliedBefore = host.counter(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED);
+            final long queriesBefore = manager.counter(CatalogCounter.COLD_QUERIES);
+            final long appliedBefore = host.counter(CatalogCounter.RECORDS_APPLIED);
 
             final long[] window = measureCatalogWindows("b", agentThread(manager), agentThread(host));
 
             assertEquals(0, manager.counter(SystemCounterDescriptor.ERRORS));
             assertEquals(0, host.counter(SystemCounterDescriptor.ERRORS));
-            assertTrue(manager.counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES) - queriesBefore >= ROUNDS,
+            assertTrue(manager.counter(CatalogCounter.COLD_QUERIES) - queriesBefore >= ROUNDS,
                 "every peers lookup sent a cold query to B");
-            assertTrue(host.counter(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED) - appliedBefore >= ROUNDS,
+            assertTrue(host.counter(CatalogCounter.RECORDS_APPLIED) - appliedBefore >= ROUNDS,
                 "B applied A's stream");
             assertTrue(window[0] < 2L * ROUNDS && window[1] < hostBudget(window[2]),
                 "over " + 2 * ROUNDS + " requests in " + window[2] / 1_000_000 + " ms A's agent thread allocated " +
@@ -268,7 +272,7 @@ class SteadyStateAllocationTest
                 }
                 assertEquals(0, manager.counter(SystemCounterDescriptor.ERRORS));
                 assertEquals(0, source.counter(SystemCounterDescriptor.ERRORS));
-                assertTrue(manager.counter(SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED) >= 2L * ROUNDS * KEYS);
+                assertTrue(manager.counter(TransferCounter.BLOCKS_FETCHED) >= 2L * ROUNDS * KEYS);
                 assertTrue(window[0] < hostBudget(window[2]) && window[1] < hostBudget(window[2]),
                     "over " + ROUNDS + " peer reads of " + KEYS + " blocks in " + window[2] / 1_000_000 + " ms B's " +
                     "agent thread allocated " + window[0] + " bytes and A's " + window[1] + " (budget " +
@@ -320,7 +324,7 @@ class SteadyStateAllocationTest
             cnc.readErrors((count, first, last, encoded) -> text.append(count).append("x ").append(encoded, 0,
                 Math.min(300, encoded.length())).append('\n'));
         }
-        for (final SystemCounterDescriptor d : SystemCounterDescriptor.values())
+        for (final CounterDescriptor d : SystemCounterFamilies.descriptors().toList())
         {
             if (d.label().startsWith(prefix) && 0 != m.counter(d))
             {
@@ -337,7 +341,7 @@ class SteadyStateAllocationTest
 
     private static void awaitCatalogReady(final Manager m, final int members)
     {
-        ManagerTestSupport.awaitTrue(() -> 0 == m.counter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS) &&
+        ManagerTestSupport.awaitTrue(() -> 0 == m.counter(CatalogCounter.INCOMPLETE_SHARDS) &&
             m.membership().view().members().size() == members && m.membership().remoteWorkEnabled(System.nanoTime()),
             () -> "catalog ready");
     }

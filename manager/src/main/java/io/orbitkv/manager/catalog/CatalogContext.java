@@ -9,7 +9,6 @@ import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerTransport;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
@@ -77,9 +76,9 @@ public final class CatalogContext
         final long selfLsb = runtimeUuid.getLeastSignificantBits();
         streams = new OwnerStreams(inventory, systemCounters, publisher, proxy);
         host = new CatalogHost(nodeId, placement, selfMsb, selfLsb);
-        systemCounters.get(SystemCounterDescriptor.CATALOG_HOSTED_SHARDS).setRelease(host.hostedCount());
+        systemCounters.get(CatalogCounter.HOSTED_SHARDS).setRelease(host.hostedCount());
         members = new MemberViewSync(nodeId, placement, runtimeUuid, host, streams,
-            systemCounters.get(SystemCounterDescriptor.CATALOG_INCARNATIONS_RETIRED), membership, publisher);
+            systemCounters.get(CatalogCounter.INCARNATIONS_RETIRED), membership, publisher);
         candidates = new CandidateIndex(candidateBytes, CatalogLimits.CANDIDATE_TTL_MS, new NamespaceTable());
         discovery = new PeerDiscovery(host, members, candidates, systemCounters, localResidency, proxy);
         front = new CatalogFront(

@@ -5,7 +5,6 @@ import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.peer.PeerClient;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -40,7 +39,7 @@ final class CatalogFront implements CatalogRequester
         this.candidates = candidates;
         this.sourceLinks = sourceLinks;
         this.clock = clock;
-        this.discoverySkipped = counters.get(SystemCounterDescriptor.CATALOG_DISCOVERY_SKIPPED);
+        this.discoverySkipped = counters.get(CatalogCounter.DISCOVERY_SKIPPED);
     }
 
     /**

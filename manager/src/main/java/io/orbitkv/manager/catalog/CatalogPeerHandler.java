@@ -6,7 +6,6 @@ import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerSession;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -39,8 +38,8 @@ final class CatalogPeerHandler extends CatalogHostHandler
         this.members = members;
         this.streams = streams;
         this.discovery = discovery;
-        this.recordsApplied = counters.get(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED);
-        this.hostResyncs = counters.get(SystemCounterDescriptor.CATALOG_HOST_RESYNCS);
+        this.recordsApplied = counters.get(CatalogCounter.RECORDS_APPLIED);
+        this.hostResyncs = counters.get(CatalogCounter.HOST_RESYNCS);
         this.clock = clock;
     }
 

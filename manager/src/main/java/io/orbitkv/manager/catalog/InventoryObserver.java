@@ -4,7 +4,6 @@ import io.orbitkv.catalog.ShardInventory;
 import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -36,9 +35,9 @@ final class InventoryObserver implements BlockStore.ResidencyObserver
         this.tier = tier;
         this.inventory = inventory;
         this.namespaces = namespaces;
-        this.adds = counters.get(SystemCounterDescriptor.CATALOG_INVENTORY_ADDS);
-        this.removes = counters.get(SystemCounterDescriptor.CATALOG_INVENTORY_REMOVES);
-        this.full = counters.get(SystemCounterDescriptor.CATALOG_INVENTORY_FULL);
+        this.adds = counters.get(CatalogCounter.INVENTORY_ADDS);
+        this.removes = counters.get(CatalogCounter.INVENTORY_REMOVES);
+        this.full = counters.get(CatalogCounter.INVENTORY_FULL);
     }
 
     public void onResident(final BlockStore store, final int entryId)

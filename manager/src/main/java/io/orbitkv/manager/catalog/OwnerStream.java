@@ -5,7 +5,6 @@ import io.orbitkv.catalog.ShardInventory;
 import io.orbitkv.catalog.SnapshotCut;
 import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerClient;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.concurrent.status.AtomicCounter;
 
@@ -79,13 +78,13 @@ final class OwnerStream
         this.shard = shard;
         this.inventory = inventory;
         this.journal = inventory.journal();
-        this.recordsSent = counters.get(SystemCounterDescriptor.CATALOG_RECORDS_SENT);
-        this.snapshotsStarted = counters.get(SystemCounterDescriptor.CATALOG_SNAPSHOTS_STARTED);
-        this.snapshotsCompleted = counters.get(SystemCounterDescriptor.CATALOG_SNAPSHOTS_COMPLETED);
-        this.snapshotsFailed = counters.get(SystemCounterDescriptor.CATALOG_SNAPSHOTS_FAILED);
-        this.streamRewinds = counters.get(SystemCounterDescriptor.CATALOG_STREAM_REWINDS);
-        this.updateLagUs = counters.get(SystemCounterDescriptor.CATALOG_UPDATE_LAG_US);
-        this.updateLagMaxUs = counters.get(SystemCounterDescriptor.CATALOG_UPDATE_LAG_MAX_US);
+        this.recordsSent = counters.get(CatalogCounter.RECORDS_SENT);
+        this.snapshotsStarted = counters.get(CatalogCounter.SNAPSHOTS_STARTED);
+        this.snapshotsCompleted = counters.get(CatalogCounter.SNAPSHOTS_COMPLETED);
+        this.snapshotsFailed = counters.get(CatalogCounter.SNAPSHOTS_FAILED);
+        this.streamRewinds = counters.get(CatalogCounter.STREAM_REWINDS);
+        this.updateLagUs = counters.get(CatalogCounter.UPDATE_LAG_US);
+        this.updateLagMaxUs = counters.get(CatalogCounter.UPDATE_LAG_MAX_US);
     }
 
     /**

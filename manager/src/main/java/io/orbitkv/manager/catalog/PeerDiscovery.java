@@ -12,7 +12,6 @@ import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.CandidateSet;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.peer.PeerClient;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -75,14 +74,14 @@ final class PeerDiscovery
         this.sender = sender;
         this.members = members;
         this.candidates = candidates;
-        this.candidateHits = counters.get(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS);
-        this.coldQueries = counters.get(SystemCounterDescriptor.CATALOG_COLD_QUERIES);
-        this.coldKeys = counters.get(SystemCounterDescriptor.CATALOG_COLD_KEYS);
-        this.localHostKeys = counters.get(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS);
-        this.coldCoalesced = counters.get(SystemCounterDescriptor.CATALOG_COLD_COALESCED);
-        this.coldTimeouts = counters.get(SystemCounterDescriptor.CATALOG_COLD_TIMEOUTS);
-        this.peerKeys = counters.get(SystemCounterDescriptor.CATALOG_PEER_KEYS);
-        this.localKeys = counters.get(SystemCounterDescriptor.CATALOG_LOCAL_CONTINUATION_KEYS);
+        this.candidateHits = counters.get(CatalogCounter.CANDIDATE_HITS);
+        this.coldQueries = counters.get(CatalogCounter.COLD_QUERIES);
+        this.coldKeys = counters.get(CatalogCounter.COLD_KEYS);
+        this.localHostKeys = counters.get(CatalogCounter.LOCAL_HOST_KEYS);
+        this.coldCoalesced = counters.get(CatalogCounter.COLD_COALESCED);
+        this.coldTimeouts = counters.get(CatalogCounter.COLD_TIMEOUTS);
+        this.peerKeys = counters.get(CatalogCounter.PEER_KEYS);
+        this.localKeys = counters.get(CatalogCounter.LOCAL_CONTINUATION_KEYS);
         for (int i = 0; i < lookups.length; i++)
         {
             lookups[i] = new PendingLookup(i);

@@ -2,7 +2,7 @@ package io.orbitkv.manager.cli;
 
 import io.orbitkv.manager.Manager;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.SystemCounterFamilies;
 import io.orbitkv.manager.membership.EtcdGateway;
 import java.io.File;
 import java.io.OutputStream;
@@ -161,7 +161,7 @@ public final class AotTrainingCommand implements Callable<Integer>
 
     private static boolean etcdAnswers(final String endpoint)
     {
-        try (EtcdGateway gateway = new EtcdGateway(endpoint, 500, SystemCounters.inMemory()))
+        try (EtcdGateway gateway = new EtcdGateway(endpoint, 500, SystemCounterFamilies.inMemory()))
         {
             gateway.get("/orbitkv/v1/aot/placement");
             return true;

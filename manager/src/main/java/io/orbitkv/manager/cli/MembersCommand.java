@@ -2,7 +2,7 @@ package io.orbitkv.manager.cli;
 
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.codecs.StateKeyShard;
-import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.manager.SystemCounterFamilies;
 import io.orbitkv.manager.membership.EtcdGateway;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.membership.MemberSnapshot;
@@ -53,7 +53,7 @@ public final class MembersCommand implements Callable<Integer>
             err.println("orbitkv members: " + ex.getMessage());
             return 2;
         }
-        try (EtcdGateway etcd = new EtcdGateway(etcdEndpoints, etcdDeadlineMs, SystemCounters.inMemory()))
+        try (EtcdGateway etcd = new EtcdGateway(etcdEndpoints, etcdDeadlineMs, SystemCounterFamilies.inMemory()))
         {
             final MemberSnapshot snapshot = MemberSnapshot.read(etcd, clusterName, null);
             out.println("cluster '" + clusterName + "' at etcd revision " + snapshot.revision() + ": " +

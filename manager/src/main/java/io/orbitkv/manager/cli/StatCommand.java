@@ -1,11 +1,16 @@
 package io.orbitkv.manager.cli;
 
+import io.orbitkv.manager.catalog.CatalogCounter;
+import io.orbitkv.manager.membership.MembershipCounter;
 import io.orbitkv.manager.status.CncReader;
 import io.orbitkv.manager.Configuration;
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.membership.FenceCause;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.peer.PeerCounter;
+import io.orbitkv.manager.store.StoreCounter;
+import io.orbitkv.manager.transfer.TransferCounter;
 import org.agrona.concurrent.status.CountersReader;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import java.io.File;
@@ -156,12 +161,12 @@ public final class StatCommand implements Callable<Integer>
      */
     static void renderPoolTouch(final CountersReader counters, final long poolBytes, final StringBuilder text)
     {
-        final int readyId = SystemCounterDescriptor.READY_MS.id();
+        final int readyId = SystemCounterDescriptor.READY_MS.fixedId();
         if (counters.maxCounterId() <= readyId || CountersReader.RECORD_ALLOCATED != counters.getCounterState(readyId))
         {
             return;
         }
-        final long mode = value(counters, SystemCounterDescriptor.POOL_TOUCH_MODE);
+        final long mode = value(counters, StoreCounter.POOL_TOUCH_MODE);
         text.append("  pool touch: ");
         if (Configuration.PoolPretouch.OFF.code() == mode)
         {
@@ -169,19 +174,19 @@ public final class StatCommand implements Callable<Integer>
         }
         else
         {
-            final long touched = value(counters, SystemCounterDescriptor.POOL_BYTES_TOUCHED);
-            final long seconds100 = value(counters, SystemCounterDescriptor.POOL_TOUCH_MS) / 10;
+            final long touched = value(counters, StoreCounter.POOL_BYTES_TOUCHED);
+            final long seconds100 = value(counters, StoreCounter.POOL_TOUCH_MS) / 10;
             final String took = String.format("%d.%d s", seconds100 / 100, (seconds100 / 10) % 10);
             text.append(poolBytes > 0 ? touched * 100 / poolBytes : 0).append("% (").append(bytesText(touched))
                 .append(" of ").append(bytesText(poolBytes)).append("), ")
                 .append(Configuration.PoolPretouch.BLOCKING.code() == mode ? "blocking" : "background");
-            final long state = value(counters, SystemCounterDescriptor.POOL_TOUCH_STATE);
+            final long state = value(counters, StoreCounter.POOL_TOUCH_STATE);
             switch ((int)state)
             {
-                case SystemCounterDescriptor.POOL_TOUCH_TOUCHING -> text.append(", touching for ").append(took);
-                case SystemCounterDescriptor.POOL_TOUCH_DONE -> text.append(", done in ").append(took);
-                case SystemCounterDescriptor.POOL_TOUCH_STOPPED -> text.append(", stopped at close after ").append(took);
-                case SystemCounterDescriptor.POOL_TOUCH_FAILED ->
+                case StoreCounter.POOL_TOUCH_TOUCHING -> text.append(", touching for ").append(took);
+                case StoreCounter.POOL_TOUCH_DONE -> text.append(", done in ").append(took);
+                case StoreCounter.POOL_TOUCH_STOPPED -> text.append(", stopped at close after ").append(took);
+                case StoreCounter.POOL_TOUCH_FAILED ->
                     text.append(", FAILED after ").append(took).append(" (see --errors); first use faults the rest in");
                 default -> text.append(", not started");
             }
@@ -208,7 +213,7 @@ public final class StatCommand implements Callable<Integer>
 
     private static void renderMembership(final CountersReader counters, final StringBuilder text)
     {
-        final int stateId = SystemCounterDescriptor.MEMBERSHIP_REGISTRATION_STATE.id();
+        final int stateId = MembershipCounter.REGISTRATION_STATE.fixedId();
         if (counters.maxCounterId() <= stateId ||
             CountersReader.RECORD_ALLOCATED != counters.getCounterState(stateId))
         {
@@ -221,7 +226,7 @@ public final class StatCommand implements Callable<Integer>
             return;
         }
         final FenceCause cause =
-            FenceCause.of(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_FENCED.id()));
+            FenceCause.of(counters.getCounterValue(MembershipCounter.FENCED.fixedId()));
         text.append("  membership: ");
         if (FenceCause.NONE != cause)
         {
@@ -233,38 +238,38 @@ public final class StatCommand implements Callable<Integer>
         {
             text.append(Membership.STATE_REGISTERED == state ? "registered" : "registering");
         }
-        final int incarnationId = SystemCounterDescriptor.MEMBERSHIP_INCARNATION.id();
+        final int incarnationId = MembershipCounter.INCARNATION.fixedId();
         if (counters.maxCounterId() >= incarnationId &&
             CountersReader.RECORD_ALLOCATED == counters.getCounterState(incarnationId))
         {
-            text.append(", epoch ").append(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_EPOCH.id()))
+            text.append(", epoch ").append(counters.getCounterValue(MembershipCounter.EPOCH.fixedId()))
                 .append(", incarnation ").append(counters.getCounterValue(incarnationId))
                 .append(" (re-registrations ")
-                .append(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_REREGISTRATIONS.id()))
+                .append(counters.getCounterValue(MembershipCounter.REREGISTRATIONS.fixedId()))
                 .append(", join retries ")
-                .append(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_JOIN_RETRIES.id()))
+                .append(counters.getCounterValue(MembershipCounter.JOIN_RETRIES.fixedId()))
                 .append("), keepalive rtt max ")
-                .append(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVE_RTT_MAX_MS.id()))
+                .append(counters.getCounterValue(MembershipCounter.KEEPALIVE_RTT_MAX_MS.fixedId()))
                 .append(" ms");
         }
         text.append("\n  member view ")
-            .append(1 == counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE.id()) ?
+            .append(1 == counters.getCounterValue(MembershipCounter.VIEW_COMPLETE.fixedId()) ?
                 "complete" : "INCOMPLETE")
-            .append(", members ").append(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_MEMBERS.id()))
+            .append(", members ").append(counters.getCounterValue(MembershipCounter.MEMBERS.fixedId()))
             .append(", remote work ")
-            .append(1 == counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED.id()) ?
+            .append(1 == counters.getCounterValue(MembershipCounter.REMOTE_WORK_ENABLED.fixedId()) ?
                 "enabled" : "DISABLED")
             .append(", shards unavailable ")
-            .append(counters.getCounterValue(SystemCounterDescriptor.MEMBERSHIP_SHARDS_UNAVAILABLE.id()))
+            .append(counters.getCounterValue(MembershipCounter.SHARDS_UNAVAILABLE.fixedId()))
             .append(" of 16\n");
     }
 
     private static boolean catalogActive(final CountersReader counters)
     {
-        final int hostedId = SystemCounterDescriptor.CATALOG_HOSTED_SHARDS.id();
+        final int hostedId = CatalogCounter.HOSTED_SHARDS.fixedId();
         return counters.maxCounterId() > hostedId && CountersReader.RECORD_ALLOCATED == counters.getCounterState(hostedId) &&
             0 != PeerCounter.SESSIONS_OPENED.valueIn(counters) + counters.getCounterValue(hostedId) +
-            counters.getCounterValue(SystemCounterDescriptor.CATALOG_RECORDS_SENT.id());
+            counters.getCounterValue(CatalogCounter.RECORDS_SENT.fixedId());
     }
 
     private static void renderCatalog(final CountersReader counters, final StringBuilder text, final MetadataRate rate)
@@ -282,27 +287,27 @@ public final class StatCommand implements Callable<Integer>
         {
             text.append("(rate after two samples)");
         }
-        text.append(", update lag ").append(value(counters, SystemCounterDescriptor.CATALOG_UPDATE_LAG_US))
-            .append(" us (max ").append(value(counters, SystemCounterDescriptor.CATALOG_UPDATE_LAG_MAX_US)).append(" us)")
-            .append("\n  catalog: journal ").append(value(counters, SystemCounterDescriptor.CATALOG_JOURNAL_BYTES))
-            .append(" bytes, resyncs ").append(value(counters, SystemCounterDescriptor.CATALOG_SNAPSHOTS_STARTED))
-            .append(" (journal overflows ").append(value(counters, SystemCounterDescriptor.CATALOG_JOURNAL_OVERFLOWS))
-            .append("), incomplete shards ").append(value(counters, SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS))
-            .append(" of ").append(value(counters, SystemCounterDescriptor.CATALOG_HOSTED_SHARDS)).append(" hosted")
-            .append(", host index ").append(value(counters, SystemCounterDescriptor.CATALOG_INDEX_BYTES))
-            .append(" bytes, candidate index ").append(value(counters, SystemCounterDescriptor.CATALOG_CANDIDATE_BYTES))
+        text.append(", update lag ").append(value(counters, CatalogCounter.UPDATE_LAG_US))
+            .append(" us (max ").append(value(counters, CatalogCounter.UPDATE_LAG_MAX_US)).append(" us)")
+            .append("\n  catalog: journal ").append(value(counters, CatalogCounter.JOURNAL_BYTES))
+            .append(" bytes, resyncs ").append(value(counters, CatalogCounter.SNAPSHOTS_STARTED))
+            .append(" (journal overflows ").append(value(counters, CatalogCounter.JOURNAL_OVERFLOWS))
+            .append("), incomplete shards ").append(value(counters, CatalogCounter.INCOMPLETE_SHARDS))
+            .append(" of ").append(value(counters, CatalogCounter.HOSTED_SHARDS)).append(" hosted")
+            .append(", host index ").append(value(counters, CatalogCounter.INDEX_BYTES))
+            .append(" bytes, candidate index ").append(value(counters, CatalogCounter.CANDIDATE_BYTES))
             .append(" bytes\n  catalog: cold queries served ")
-            .append(value(counters, SystemCounterDescriptor.CATALOG_COLD_QUERIES_SERVED))
-            .append(" (rows ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_ROWS_SERVED))
-            .append(", incomplete ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_ROWS_INCOMPLETE))
-            .append("), refused ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_QUERIES_REFUSED))
-            .append(", malformed ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_QUERIES_MALFORMED))
+            .append(value(counters, CatalogCounter.COLD_QUERIES_SERVED))
+            .append(" (rows ").append(value(counters, CatalogCounter.COLD_ROWS_SERVED))
+            .append(", incomplete ").append(value(counters, CatalogCounter.COLD_ROWS_INCOMPLETE))
+            .append("), refused ").append(value(counters, CatalogCounter.COLD_QUERIES_REFUSED))
+            .append(", malformed ").append(value(counters, CatalogCounter.COLD_QUERIES_MALFORMED))
             .append(", shard claims corrected ")
-            .append(value(counters, SystemCounterDescriptor.CATALOG_COLD_CLAIMS_CORRECTED))
-            .append("\n  catalog: discovery cold queries ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_QUERIES))
-            .append(" (keys ").append(value(counters, SystemCounterDescriptor.CATALOG_COLD_KEYS))
-            .append("), keys from own shards ").append(value(counters, SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS))
-            .append(", candidate hits ").append(value(counters, SystemCounterDescriptor.CATALOG_CANDIDATE_HITS))
+            .append(value(counters, CatalogCounter.COLD_CLAIMS_CORRECTED))
+            .append("\n  catalog: discovery cold queries ").append(value(counters, CatalogCounter.COLD_QUERIES))
+            .append(" (keys ").append(value(counters, CatalogCounter.COLD_KEYS))
+            .append("), keys from own shards ").append(value(counters, CatalogCounter.LOCAL_HOST_KEYS))
+            .append(", candidate hits ").append(value(counters, CatalogCounter.CANDIDATE_HITS))
             .append('\n');
     }
 
@@ -312,32 +317,32 @@ public final class StatCommand implements Callable<Integer>
      */
     private static void renderTransfers(final CountersReader counters, final StringBuilder text)
     {
-        final int lastId = SystemCounterDescriptor.TRANSFER_BUDGET_WAITS.id();
+        final int lastId = TransferCounter.BUDGET_WAITS.fixedId();
         if (counters.maxCounterId() < lastId || CountersReader.RECORD_ALLOCATED != counters.getCounterState(lastId) ||
-            0 == value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_GRANTS) +
-            value(counters, SystemCounterDescriptor.TRANSFER_AUTHORIZE_SENT))
+            0 == value(counters, TransferCounter.SOURCE_GRANTS) +
+            value(counters, TransferCounter.AUTHORIZE_SENT))
         {
             return;
         }
-        text.append("  transfers served: sessions ").append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_GRANTS))
-            .append(" (keys ").append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_GRANTED_KEYS))
-            .append(", from SSD ").append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_GRANTED_KEYS))
-            .append("), held now ").append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_SESSIONS_ACTIVE))
-            .append(", pinned ").append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_PINNED_BYTES))
+        text.append("  transfers served: sessions ").append(value(counters, TransferCounter.SOURCE_GRANTS))
+            .append(" (keys ").append(value(counters, TransferCounter.SOURCE_GRANTED_KEYS))
+            .append(", from SSD ").append(value(counters, TransferCounter.SOURCE_SSD_GRANTED_KEYS))
+            .append("), held now ").append(value(counters, TransferCounter.SOURCE_SESSIONS_ACTIVE))
+            .append(", pinned ").append(value(counters, TransferCounter.SOURCE_PINNED_BYTES))
             .append(" bytes, SSD export staging ")
-            .append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_STAGED_BYTES))
-            .append(" bytes, quarantined ").append(value(counters, SystemCounterDescriptor.TRANSFER_SOURCE_QUARANTINED_SESSIONS))
-            .append("\n  transfers fetched: blocks ").append(value(counters, SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED))
-            .append(" (").append(value(counters, SystemCounterDescriptor.TRANSFER_BYTES_FETCHED))
-            .append(" bytes), refusals ").append(value(counters, SystemCounterDescriptor.TRANSFER_REFUSALS_RECEIVED))
-            .append(", checksum mismatches ").append(value(counters, SystemCounterDescriptor.TRANSFER_CHECKSUM_MISMATCHES))
-            .append(", read failures ").append(value(counters, SystemCounterDescriptor.TRANSFER_READ_FAILURES))
-            .append(", budget waits ").append(value(counters, SystemCounterDescriptor.TRANSFER_BUDGET_WAITS))
-            .append(", over budget ").append(value(counters, SystemCounterDescriptor.TRANSFER_FETCH_BUDGET_EXPIRED))
+            .append(value(counters, TransferCounter.SOURCE_SSD_STAGED_BYTES))
+            .append(" bytes, quarantined ").append(value(counters, TransferCounter.SOURCE_QUARANTINED_SESSIONS))
+            .append("\n  transfers fetched: blocks ").append(value(counters, TransferCounter.BLOCKS_FETCHED))
+            .append(" (").append(value(counters, TransferCounter.BYTES_FETCHED))
+            .append(" bytes), refusals ").append(value(counters, TransferCounter.REFUSALS_RECEIVED))
+            .append(", checksum mismatches ").append(value(counters, TransferCounter.CHECKSUM_MISMATCHES))
+            .append(", read failures ").append(value(counters, TransferCounter.READ_FAILURES))
+            .append(", budget waits ").append(value(counters, TransferCounter.BUDGET_WAITS))
+            .append(", over budget ").append(value(counters, TransferCounter.FETCH_BUDGET_EXPIRED))
             .append('\n');
     }
 
-    private static long value(final CountersReader counters, final SystemCounterDescriptor descriptor)
+    private static long value(final CountersReader counters, final CounterDescriptor descriptor)
     {
         return descriptor.valueIn(counters);
     }

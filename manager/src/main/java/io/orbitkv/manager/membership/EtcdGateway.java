@@ -12,7 +12,6 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.WatchOption;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -70,14 +69,14 @@ public final class EtcdGateway implements AutoCloseable
         this.client = newClient(endpoints, deadlineMs);
         this.leaseClient = dedicatedLeaseClient ? newClient(endpoints, deadlineMs) : client;
         this.deadlineMs = deadlineMs;
-        this.gets = counters.get(SystemCounterDescriptor.ETCD_CALLS_GET);
-        this.txns = counters.get(SystemCounterDescriptor.ETCD_CALLS_TXN);
-        this.grants = counters.get(SystemCounterDescriptor.ETCD_CALLS_LEASE_GRANT);
-        this.keepalives = counters.get(SystemCounterDescriptor.ETCD_CALLS_LEASE_KEEPALIVE);
-        this.revokes = counters.get(SystemCounterDescriptor.ETCD_CALLS_LEASE_REVOKE);
-        this.watches = counters.get(SystemCounterDescriptor.ETCD_CALLS_WATCH);
-        this.failures = counters.get(SystemCounterDescriptor.ETCD_CALL_FAILURES);
-        this.timeouts = counters.get(SystemCounterDescriptor.ETCD_CALL_TIMEOUTS);
+        this.gets = counters.get(MembershipCounter.ETCD_CALLS_GET);
+        this.txns = counters.get(MembershipCounter.ETCD_CALLS_TXN);
+        this.grants = counters.get(MembershipCounter.ETCD_CALLS_LEASE_GRANT);
+        this.keepalives = counters.get(MembershipCounter.ETCD_CALLS_LEASE_KEEPALIVE);
+        this.revokes = counters.get(MembershipCounter.ETCD_CALLS_LEASE_REVOKE);
+        this.watches = counters.get(MembershipCounter.ETCD_CALLS_WATCH);
+        this.failures = counters.get(MembershipCounter.ETCD_CALL_FAILURES);
+        this.timeouts = counters.get(MembershipCounter.ETCD_CALL_TIMEOUTS);
     }
 
     private static Client newClient(final String endpoints, final long deadlineMs)

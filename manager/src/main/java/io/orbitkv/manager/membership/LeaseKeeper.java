@@ -1,7 +1,6 @@
 package io.orbitkv.manager.membership;
 
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -73,11 +72,11 @@ final class LeaseKeeper implements Agent
         this.etcd = membership.etcd();
         this.registrar = membership.registrar();
         this.settings = membership.settings();
-        this.acked = membership.counters().get(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVES_ACKED);
-        this.failures = membership.counters().get(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVE_FAILURES);
-        this.joinRetries = membership.counters().get(SystemCounterDescriptor.MEMBERSHIP_JOIN_RETRIES);
-        this.rttMaxMs = membership.counters().get(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVE_RTT_MAX_MS);
-        this.marginMinMs = membership.counters().get(SystemCounterDescriptor.MEMBERSHIP_VALIDITY_MARGIN_MIN_MS);
+        this.acked = membership.counters().get(MembershipCounter.KEEPALIVES_ACKED);
+        this.failures = membership.counters().get(MembershipCounter.KEEPALIVE_FAILURES);
+        this.joinRetries = membership.counters().get(MembershipCounter.JOIN_RETRIES);
+        this.rttMaxMs = membership.counters().get(MembershipCounter.KEEPALIVE_RTT_MAX_MS);
+        this.marginMinMs = membership.counters().get(MembershipCounter.VALIDITY_MARGIN_MIN_MS);
         this.joinDeadlineNs = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.joinTimeoutMs());
         this.pendingUuid = settings.runtimeUuid();
         this.signal = idle::signal;

@@ -5,7 +5,7 @@ import io.etcd.jetcd.common.exception.CompactedException;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import io.orbitkv.codecs.ShardPlacement;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -69,10 +69,10 @@ final class MemberViewKeeper implements Agent
         this.ownNodeId = membership.settings().nodeId();
         this.expectedPlacement = membership.settings().placement();
         this.counters = membership.counters();
-        this.snapshots = counters.get(SystemCounterDescriptor.MEMBERSHIP_SNAPSHOTS);
-        this.snapshotPages = counters.get(SystemCounterDescriptor.MEMBERSHIP_SNAPSHOT_PAGES);
-        this.watchEvents = counters.get(SystemCounterDescriptor.MEMBERSHIP_WATCH_EVENTS);
-        this.recordsRejected = counters.get(SystemCounterDescriptor.MEMBERSHIP_RECORDS_REJECTED);
+        this.snapshots = counters.get(MembershipCounter.SNAPSHOTS);
+        this.snapshotPages = counters.get(MembershipCounter.SNAPSHOT_PAGES);
+        this.watchEvents = counters.get(MembershipCounter.WATCH_EVENTS);
+        this.recordsRejected = counters.get(MembershipCounter.RECORDS_REJECTED);
     }
 
     /** One callback from jetcd: a response, an error, or the end of the stream. */
@@ -111,7 +111,7 @@ final class MemberViewKeeper implements Agent
     {
         if (overflowedGeneration == generation)
         {
-            invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_QUEUE_OVERFLOW, "watch queue overflow");
+            invalidate(MembershipCounter.INVALIDATIONS_QUEUE_OVERFLOW, "watch queue overflow");
             return 1;
         }
         int drained = 0;
@@ -128,19 +128,19 @@ final class MemberViewKeeper implements Agent
             {
                 if (isCompaction(item.error()))
                 {
-                    invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_COMPACTION,
+                    invalidate(MembershipCounter.INVALIDATIONS_COMPACTION,
                         "watch history compacted: " + item.error().getMessage());
                 }
                 else
                 {
-                    invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_RECONNECT,
+                    invalidate(MembershipCounter.INVALIDATIONS_RECONNECT,
                         "watch interrupted: " + item.error());
                 }
                 return drained;
             }
             if (null == item.response())
             {
-                invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_RECONNECT, "watch stream ended");
+                invalidate(MembershipCounter.INVALIDATIONS_RECONNECT, "watch stream ended");
                 return drained;
             }
             final int applied = apply(item.response());
@@ -206,12 +206,12 @@ final class MemberViewKeeper implements Agent
                     }
                     catch (final MemberRecord.RecordTooLargeException ex)
                     {
-                        invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_RECORD_TOO_LARGE, ex.getMessage());
+                        invalidate(MembershipCounter.INVALIDATIONS_RECORD_TOO_LARGE, ex.getMessage());
                         return -1;
                     }
                     catch (final MemberRecord.MalformedRecordException ex)
                     {
-                        invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_MALFORMED, ex.getMessage());
+                        invalidate(MembershipCounter.INVALIDATIONS_MALFORMED, ex.getMessage());
                         return -1;
                     }
                     if (ownNodeId.equals(nodeId))
@@ -221,7 +221,7 @@ final class MemberViewKeeper implements Agent
                     working.put(nodeId, record);
                     if (working.size() > MembershipConfiguration.MAX_MEMBERS)
                     {
-                        invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_MEMBER_OVERFLOW,
+                        invalidate(MembershipCounter.INVALIDATIONS_MEMBER_OVERFLOW,
                             "more than " + MembershipConfiguration.MAX_MEMBERS + " members");
                         return -1;
                     }
@@ -301,7 +301,7 @@ final class MemberViewKeeper implements Agent
         catch (final MemberSnapshot.MemberOverflowException ex)
         {
             snapshotFailed(ex.getMessage());
-            counters.get(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_MEMBER_OVERFLOW).increment();
+            counters.get(MembershipCounter.INVALIDATIONS_MEMBER_OVERFLOW).increment();
             return;
         }
         catch (final RuntimeException ex)
@@ -369,7 +369,7 @@ final class MemberViewKeeper implements Agent
         }
         catch (final RuntimeException ex)
         {
-            invalidate(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_RECONNECT, "cannot open watch: " + ex);
+            invalidate(MembershipCounter.INVALIDATIONS_RECONNECT, "cannot open watch: " + ex);
         }
     }
 
@@ -391,7 +391,7 @@ final class MemberViewKeeper implements Agent
         retryDelayNs = Math.min(retryDelayNs * 2, MembershipConfiguration.SNAPSHOT_RETRY_MAX_NS);
     }
 
-    private void invalidate(final SystemCounterDescriptor cause, final String reason)
+    private void invalidate(final CounterDescriptor cause, final String reason)
     {
         // The incomplete view is published before the cause is counted: whoever sees the count sees the view.
         membership.publish(membership.view().invalidated(reason));

@@ -1,6 +1,5 @@
 package io.orbitkv.manager.membership;
 
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import java.io.PrintStream;
 import java.util.Set;
@@ -82,7 +81,7 @@ public final class Membership implements AutoCloseable
         this.runtimeUuid = settings.runtimeUuid();
         this.etcd = new EtcdGateway(settings.etcdEndpoints(), settings.etcdDeadlineMs(), counters, true);
         this.registrar = new MemberRegistrar(settings, etcd, log, ownRuntimeUuids);
-        final var wakeups = counters.get(SystemCounterDescriptor.MEMBERSHIP_WAKEUPS);
+        final var wakeups = counters.get(MembershipCounter.WAKEUPS);
         this.leaseIdle = new DueTimeIdleStrategy(clock, wakeups);
         this.viewIdle = new DueTimeIdleStrategy(clock, wakeups);
     }
@@ -245,12 +244,12 @@ public final class Membership implements AutoCloseable
     {
         incarnation = registered;
         runtimeUuid = registered.runtimeUuid();
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_FENCED).setRelease(FenceCause.NONE.code());
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_INCARNATION).setRelease(registered.number());
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_EPOCH).setRelease(registered.epoch());
+        counters.get(MembershipCounter.FENCED).setRelease(FenceCause.NONE.code());
+        counters.get(MembershipCounter.INCARNATION).setRelease(registered.number());
+        counters.get(MembershipCounter.EPOCH).setRelease(registered.epoch());
         if (null != after)
         {
-            counters.get(SystemCounterDescriptor.MEMBERSHIP_REREGISTRATIONS).increment();
+            counters.get(MembershipCounter.REREGISTRATIONS).increment();
         }
         setState(STATE_REGISTERED);
         log.println("orbitkv membership: registered node '" + settings.nodeId() + "' in cluster '" +
@@ -258,7 +257,7 @@ public final class Membership implements AutoCloseable
             Long.toHexString(registered.leaseId()) + " TTL " + registered.ttlSecs() + " s runtime " +
             registered.runtimeUuid() + " (incarnation " + registered.number() +
             (null == after ? "" : ", after the previous one was fenced: " + after.description()) + "; " +
-            counters.get(SystemCounterDescriptor.ETCD_CALL_TIMEOUTS).get() + " etcd call(s) timed out so far)");
+            counters.get(MembershipCounter.ETCD_CALL_TIMEOUTS).get() + " etcd call(s) timed out so far)");
         log.flush();
         joined.complete(registered);
         viewIdle.signal();
@@ -285,8 +284,8 @@ public final class Membership implements AutoCloseable
     {
         fatalCause = cause;
         setState(STATE_FENCED);
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_FENCED).setRelease(cause.code());
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED).setRelease(0);
+        counters.get(MembershipCounter.FENCED).setRelease(cause.code());
+        counters.get(MembershipCounter.REMOTE_WORK_ENABLED).setRelease(0);
         log.println("orbitkv membership: FENCED until restart: " + cause.description() + ": " + reason +
             ". New remote work is refused; local DRAM service continues; restart the Manager once resolved.");
         log.flush();
@@ -307,8 +306,8 @@ public final class Membership implements AutoCloseable
             return false;
         }
         setState(FenceCause.REGISTRATION_EXPIRED == cause ? STATE_EXPIRED : STATE_FENCED);
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_FENCED).setRelease(cause.code());
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED).setRelease(0);
+        counters.get(MembershipCounter.FENCED).setRelease(cause.code());
+        counters.get(MembershipCounter.REMOTE_WORK_ENABLED).setRelease(0);
         final String what = "(node '" + settings.nodeId() + "' " + fenced + "). New remote work is refused; local " +
             "DRAM service continues; ";
         if (cause.reRegisters())
@@ -330,7 +329,7 @@ public final class Membership implements AutoCloseable
     private void setState(final int state)
     {
         registrationState = state;
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_REGISTRATION_STATE).setRelease(state);
+        counters.get(MembershipCounter.REGISTRATION_STATE).setRelease(state);
     }
 
     void publish(final MemberView newView)
@@ -346,16 +345,16 @@ public final class Membership implements AutoCloseable
     void updateGauges(final long nowNs)
     {
         final MemberView current = view;
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_VIEW_COMPLETE).setRelease(current.isComplete() ? 1 : 0);
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_MEMBERS).setRelease(current.members().size());
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_VIEW_REVISION).setRelease(current.revision());
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_SHARDS_UNAVAILABLE).setRelease(current.unavailableShards());
+        counters.get(MembershipCounter.VIEW_COMPLETE).setRelease(current.isComplete() ? 1 : 0);
+        counters.get(MembershipCounter.MEMBERS).setRelease(current.members().size());
+        counters.get(MembershipCounter.VIEW_REVISION).setRelease(current.revision());
+        counters.get(MembershipCounter.SHARDS_UNAVAILABLE).setRelease(current.unavailableShards());
         updateRemoteWorkGauge(nowNs);
     }
 
     void updateRemoteWorkGauge(final long nowNs)
     {
-        counters.get(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED).setRelease(remoteWorkEnabled(nowNs) ? 1 : 0);
+        counters.get(MembershipCounter.REMOTE_WORK_ENABLED).setRelease(remoteWorkEnabled(nowNs) ? 1 : 0);
     }
 
     private void startAgents()

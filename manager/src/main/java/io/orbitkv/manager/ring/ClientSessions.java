@@ -5,7 +5,6 @@ import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.port.FetchHandle;
 import io.orbitkv.manager.port.PeerPort;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import java.io.File;
@@ -76,9 +75,9 @@ final class ClientSessions
         this.clientsDir = ctx.clientsDir();
         this.clientTimeoutNs = ctx.clientTimeoutNs();
         this.clientTimeoutMs = TimeUnit.NANOSECONDS.toMillis(ctx.clientTimeoutNs());
-        clientsAttached = counters.get(SystemCounterDescriptor.CLIENTS_ATTACHED);
-        clientTimeouts = counters.get(SystemCounterDescriptor.CLIENT_TIMEOUTS);
-        claimedSlotsReclaimed = counters.get(SystemCounterDescriptor.CLAIMED_SLOTS_RECLAIMED);
+        clientsAttached = counters.get(RingCounter.CLIENTS_ATTACHED);
+        clientTimeouts = counters.get(RingCounter.CLIENT_TIMEOUTS);
+        claimedSlotsReclaimed = counters.get(RingCounter.CLAIMED_SLOTS_RECLAIMED);
     }
 
     int capacity()

@@ -4,7 +4,6 @@ import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.port.FetchHandle;
 import io.orbitkv.manager.port.PeerPort;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
@@ -51,11 +50,11 @@ final class CopyScheduler
         this.sessions = sessions;
         this.responseProxy = responseProxy;
         this.copyChunkBytes = copyChunkBytes;
-        blocksPublished = counters.get(SystemCounterDescriptor.BLOCKS_PUBLISHED);
-        bytesPublished = counters.get(SystemCounterDescriptor.BYTES_PUBLISHED);
-        blocksRead = counters.get(SystemCounterDescriptor.BLOCKS_READ);
-        bytesRead = counters.get(SystemCounterDescriptor.BYTES_READ);
-        operationsCancelled = counters.get(SystemCounterDescriptor.OPERATIONS_CANCELLED);
+        blocksPublished = counters.get(RingCounter.BLOCKS_PUBLISHED);
+        bytesPublished = counters.get(RingCounter.BYTES_PUBLISHED);
+        blocksRead = counters.get(RingCounter.BLOCKS_READ);
+        bytesRead = counters.get(RingCounter.BYTES_READ);
+        operationsCancelled = counters.get(RingCounter.OPERATIONS_CANCELLED);
     }
 
     /**

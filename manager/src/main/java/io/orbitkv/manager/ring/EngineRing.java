@@ -4,7 +4,6 @@ import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.port.PeerPort;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import org.agrona.ErrorHandler;
@@ -83,7 +82,7 @@ public final class EngineRing
         this.counters = counters;
         this.errorHandler = errorHandler;
         this.peers = peers;
-        final ResponseProxy responseProxy = new ResponseProxy(counters.get(SystemCounterDescriptor.RESPONSES_DROPPED));
+        final ResponseProxy responseProxy = new ResponseProxy(counters.get(RingCounter.RESPONSES_DROPPED));
         rejections = new Rejections(counters, errorLog, responseProxy);
         final ClientSession[] table = ClientSessions.newTable(sections);
         copies = new CopyScheduler(store, table, responseProxy, ctx.copyChunkBytes(), counters, peers);

@@ -4,7 +4,6 @@ import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.port.PeerPort;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import org.agrona.ErrorHandler;
@@ -71,11 +70,11 @@ public final class EngineRingAgent implements Agent
         this.requests = ring.requests;
         this.adapter = new RequestAdapter(requests);
 
-        leasesActive = counters.get(SystemCounterDescriptor.LEASES_ACTIVE);
-        clientsAttached = counters.get(SystemCounterDescriptor.CLIENTS_ATTACHED);
-        dataRegionFaults = counters.get(SystemCounterDescriptor.DATA_REGION_FAULTS);
-        dutyCycles = counters.get(SystemCounterDescriptor.DUTY_CYCLES);
-        namespaceCount = counters.get(SystemCounterDescriptor.NAMESPACES);
+        leasesActive = counters.get(RingCounter.LEASES_ACTIVE);
+        clientsAttached = counters.get(RingCounter.CLIENTS_ATTACHED);
+        dataRegionFaults = counters.get(RingCounter.DATA_REGION_FAULTS);
+        dutyCycles = counters.get(RingCounter.DUTY_CYCLES);
+        namespaceCount = counters.get(RingCounter.NAMESPACES);
 
         nowNs = nanoClock.nanoTime();
         lastHousekeepingNs = nowNs;

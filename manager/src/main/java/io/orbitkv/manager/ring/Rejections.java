@@ -1,6 +1,5 @@
 package io.orbitkv.manager.ring;
 
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.concurrent.errors.DistinctErrorLog;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -27,7 +26,7 @@ final class Rejections
         for (final Rejection reason : reasons)
         {
             exceptions[reason.ordinal()] = new RequestRejectedException(reason);
-            counters[reason.ordinal()] = systemCounters.get(SystemCounterDescriptor.rejection(reason.code()));
+            counters[reason.ordinal()] = systemCounters.get(RingCounter.rejection(reason.code()));
         }
     }
 

@@ -18,7 +18,6 @@ import io.orbitkv.manager.port.FetchHandle;
 import io.orbitkv.manager.port.LookupHandle;
 import io.orbitkv.manager.port.PeerListener;
 import io.orbitkv.manager.port.PeerPort;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
@@ -81,16 +80,16 @@ final class RingRequests implements PeerListener
         this.errorHandler = errorHandler;
         this.maxDataRegionBytes = ctx.maxDataRegionBytes();
         this.maxBlockBytes = ctx.maxBlockBytes();
-        requestsAttach = counters.get(SystemCounterDescriptor.REQUESTS_ATTACH);
-        requestsDetach = counters.get(SystemCounterDescriptor.REQUESTS_DETACH);
-        requestsHeartbeat = counters.get(SystemCounterDescriptor.REQUESTS_HEARTBEAT);
-        requestsPublish = counters.get(SystemCounterDescriptor.REQUESTS_PUBLISH);
-        requestsLookup = counters.get(SystemCounterDescriptor.REQUESTS_LOOKUP);
-        requestsRead = counters.get(SystemCounterDescriptor.REQUESTS_READ);
-        requestsRelease = counters.get(SystemCounterDescriptor.REQUESTS_RELEASE);
-        lookupHits = counters.get(SystemCounterDescriptor.LOOKUP_HITS);
-        lookupMisses = counters.get(SystemCounterDescriptor.LOOKUP_MISSES);
-        blocksNoSpace = counters.get(SystemCounterDescriptor.REJECTED_NO_SPACE);
+        requestsAttach = counters.get(RingCounter.REQUESTS_ATTACH);
+        requestsDetach = counters.get(RingCounter.REQUESTS_DETACH);
+        requestsHeartbeat = counters.get(RingCounter.REQUESTS_HEARTBEAT);
+        requestsPublish = counters.get(RingCounter.REQUESTS_PUBLISH);
+        requestsLookup = counters.get(RingCounter.REQUESTS_LOOKUP);
+        requestsRead = counters.get(RingCounter.REQUESTS_READ);
+        requestsRelease = counters.get(RingCounter.REQUESTS_RELEASE);
+        lookupHits = counters.get(RingCounter.LOOKUP_HITS);
+        lookupMisses = counters.get(RingCounter.LOOKUP_MISSES);
+        blocksNoSpace = counters.get(RingCounter.REJECTED_NO_SPACE);
     }
 
     /**

@@ -21,10 +21,13 @@ public final class MetricsServer implements AutoCloseable
     private final HttpServer server;
     private final ExecutorService executor;
     private final CountersReader countersReader;
+    private final SystemCounters systemCounters;
 
-    public MetricsServer(final int port, final CountersReader countersReader) throws IOException
+    public MetricsServer(final int port, final CountersReader countersReader, final SystemCounters systemCounters)
+        throws IOException
     {
         this.countersReader = countersReader;
+        this.systemCounters = systemCounters;
         server = HttpServer.create(new InetSocketAddress(port), 0);
         executor = Executors.newSingleThreadExecutor((runnable) ->
         {
@@ -51,7 +54,7 @@ public final class MetricsServer implements AutoCloseable
                 exchange.sendResponseHeaders(405, -1);
                 return;
             }
-            final byte[] body = render(countersReader).getBytes(StandardCharsets.UTF_8);
+            final byte[] body = render(countersReader, systemCounters).getBytes(StandardCharsets.UTF_8);
             exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
             exchange.sendResponseHeaders(200, body.length);
             try (OutputStream out = exchange.getResponseBody())
@@ -65,24 +68,25 @@ public final class MetricsServer implements AutoCloseable
      * The counters in Prometheus text exposition format.
      *
      * @param countersReader to read.
+     * @param systemCounters  which of its counters are gauges.
      * @return the text.
      */
-    static String render(final CountersReader countersReader)
+    static String render(final CountersReader countersReader, final SystemCounters systemCounters)
     {
         final StringBuilder text = new StringBuilder(4096);
         countersReader.forEach((value, counterId, label) ->
         {
             final String name = metricName(label);
             text.append("# HELP ").append(name).append(' ').append(label.replace('\n', ' ')).append('\n');
-            text.append("# TYPE ").append(name).append(' ').append(isGauge(counterId) ? "gauge" : "counter").append('\n');
+            text.append("# TYPE ").append(name).append(' ').append(isGauge(systemCounters, counterId) ? "gauge" : "counter").append('\n');
             text.append(name).append(' ').append(value).append('\n');
         });
         return text.toString();
     }
 
-    private static boolean isGauge(final int counterId)
+    private static boolean isGauge(final SystemCounters systemCounters, final int counterId)
     {
-        final SystemCounterDescriptor descriptor = SystemCounterDescriptor.get(counterId);
+        final CounterDescriptor descriptor = systemCounters.descriptor(counterId);
         return null != descriptor && descriptor.isGauge();
     }
 

@@ -1,7 +1,6 @@
 package io.orbitkv.manager.store;
 
 import io.orbitkv.manager.Configuration;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.ffm.CallState;
 import io.orbitkv.ffm.Errno;
@@ -62,11 +61,11 @@ public final class PoolToucher
         this.mode = mode;
         this.chunkBytes = chunkBytes;
         this.pauseNs = pauseNs;
-        this.bytesTouched = counters.get(SystemCounterDescriptor.POOL_BYTES_TOUCHED);
-        this.touchState = counters.get(SystemCounterDescriptor.POOL_TOUCH_STATE);
-        this.touchMs = counters.get(SystemCounterDescriptor.POOL_TOUCH_MS);
+        this.bytesTouched = counters.get(StoreCounter.POOL_BYTES_TOUCHED);
+        this.touchState = counters.get(StoreCounter.POOL_TOUCH_STATE);
+        this.touchMs = counters.get(StoreCounter.POOL_TOUCH_MS);
         this.errorHandler = errorHandler;
-        counters.get(SystemCounterDescriptor.POOL_TOUCH_MODE).setRelease(mode.code());
+        counters.get(StoreCounter.POOL_TOUCH_MODE).setRelease(mode.code());
     }
 
     /**
@@ -156,7 +155,7 @@ public final class PoolToucher
         }
         catch (final Throwable ex)
         {
-            touchState.setRelease(SystemCounterDescriptor.POOL_TOUCH_FAILED);
+            touchState.setRelease(StoreCounter.POOL_TOUCH_FAILED);
             errorHandler.onError(ex);
         }
     }
@@ -168,13 +167,13 @@ public final class PoolToucher
     {
         final long length = region.length();
         final long startNs = System.nanoTime();
-        touchState.setRelease(SystemCounterDescriptor.POOL_TOUCH_TOUCHING);
+        touchState.setRelease(StoreCounter.POOL_TOUCH_TOUCHING);
         long offset = 0;
         while (offset < length)
         {
             if (stopRequested)
             {
-                touchState.setRelease(SystemCounterDescriptor.POOL_TOUCH_STOPPED);
+                touchState.setRelease(StoreCounter.POOL_TOUCH_STOPPED);
                 return 0;
             }
             final long bytes = Math.min(chunkBytes, length - offset);
@@ -185,7 +184,7 @@ public final class PoolToucher
             }
             if (0 != errno)
             {
-                touchState.setRelease(SystemCounterDescriptor.POOL_TOUCH_FAILED);
+                touchState.setRelease(StoreCounter.POOL_TOUCH_FAILED);
                 return errno;
             }
             offset += bytes;
@@ -196,7 +195,7 @@ public final class PoolToucher
                 LockSupport.parkNanos(this, pauseNs);
             }
         }
-        touchState.setRelease(SystemCounterDescriptor.POOL_TOUCH_DONE);
+        touchState.setRelease(StoreCounter.POOL_TOUCH_DONE);
         return 0;
     }
 

@@ -1,7 +1,6 @@
 package io.orbitkv.manager.store;
 
 import io.orbitkv.manager.Configuration;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 
 /**
  * The I/O path of the SSD tier: O_DIRECT reads and writes between the staging region and the tier's file. Every
@@ -14,7 +13,7 @@ import io.orbitkv.manager.status.SystemCounterDescriptor;
  */
 public interface SsdBackend extends AutoCloseable
 {
-    /** Gauge value of {@link SystemCounterDescriptor#SSD_BACKEND} for io_uring with registered staging. */
+    /** Gauge value of {@link StoreCounter#SSD_BACKEND} for io_uring with registered staging. */
     int KIND_IO_URING_FIXED = 1;
     /** Gauge value for io_uring with plain (non-registered) buffers. */
     int KIND_IO_URING = 2;

@@ -2,7 +2,6 @@ package io.orbitkv.manager.store;
 
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.index.BlockIndex;
 import io.orbitkv.index.BlockStore;
@@ -153,26 +152,26 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         }
         freeCommandCount = commandCapacity;
 
-        bytesUsed = counters.get(SystemCounterDescriptor.SSD_BYTES_USED);
-        bytesFree = counters.get(SystemCounterDescriptor.SSD_BYTES_FREE);
-        blocksResident = counters.get(SystemCounterDescriptor.SSD_BLOCKS_RESIDENT);
-        reads = counters.get(SystemCounterDescriptor.SSD_READS);
-        readBytes = counters.get(SystemCounterDescriptor.SSD_READ_BYTES);
-        writes = counters.get(SystemCounterDescriptor.SSD_WRITES);
-        writeBytes = counters.get(SystemCounterDescriptor.SSD_WRITE_BYTES);
-        queueDepthGauge = counters.get(SystemCounterDescriptor.SSD_QUEUE_DEPTH);
-        ioErrors = counters.get(SystemCounterDescriptor.SSD_IO_ERRORS);
-        backendGauge = counters.get(SystemCounterDescriptor.SSD_BACKEND);
-        fallbackGauge = counters.get(SystemCounterDescriptor.SSD_FALLBACK);
-        admissions = counters.get(SystemCounterDescriptor.SSD_ADMISSIONS);
-        admissionSkips = counters.get(SystemCounterDescriptor.SSD_ADMISSION_SKIPS);
-        admissionWaits = counters.get(SystemCounterDescriptor.SSD_ADMISSION_WAITS);
-        evictions = counters.get(SystemCounterDescriptor.SSD_EVICTIONS);
-        promotions = counters.get(SystemCounterDescriptor.SSD_PROMOTIONS);
-        lookupHits = counters.get(SystemCounterDescriptor.SSD_LOOKUP_HITS);
-        checksumMismatches = counters.get(SystemCounterDescriptor.CHECKSUM_SSD_MISMATCHES);
-        checksumBlocksVerified = counters.get(SystemCounterDescriptor.CHECKSUM_BLOCKS_VERIFIED);
-        checksumBytesVerified = counters.get(SystemCounterDescriptor.CHECKSUM_BYTES_VERIFIED);
+        bytesUsed = counters.get(StoreCounter.SSD_BYTES_USED);
+        bytesFree = counters.get(StoreCounter.SSD_BYTES_FREE);
+        blocksResident = counters.get(StoreCounter.SSD_BLOCKS_RESIDENT);
+        reads = counters.get(StoreCounter.SSD_READS);
+        readBytes = counters.get(StoreCounter.SSD_READ_BYTES);
+        writes = counters.get(StoreCounter.SSD_WRITES);
+        writeBytes = counters.get(StoreCounter.SSD_WRITE_BYTES);
+        queueDepthGauge = counters.get(StoreCounter.SSD_QUEUE_DEPTH);
+        ioErrors = counters.get(StoreCounter.SSD_IO_ERRORS);
+        backendGauge = counters.get(StoreCounter.SSD_BACKEND);
+        fallbackGauge = counters.get(StoreCounter.SSD_FALLBACK);
+        admissions = counters.get(StoreCounter.SSD_ADMISSIONS);
+        admissionSkips = counters.get(StoreCounter.SSD_ADMISSION_SKIPS);
+        admissionWaits = counters.get(StoreCounter.SSD_ADMISSION_WAITS);
+        evictions = counters.get(StoreCounter.SSD_EVICTIONS);
+        promotions = counters.get(StoreCounter.SSD_PROMOTIONS);
+        lookupHits = counters.get(StoreCounter.SSD_LOOKUP_HITS);
+        checksumMismatches = counters.get(StoreCounter.CHECKSUM_SSD_MISMATCHES);
+        checksumBlocksVerified = counters.get(StoreCounter.CHECKSUM_BLOCKS_VERIFIED);
+        checksumBytesVerified = counters.get(StoreCounter.CHECKSUM_BYTES_VERIFIED);
         fallbackGauge.setRelease(SsdBackend.KIND_FILECHANNEL == backend.kind() ? 1 : 0);
         updateGauges();
     }

@@ -4,7 +4,6 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import java.lang.foreign.MemorySegment;
 import java.util.zip.CRC32C;
@@ -70,14 +69,14 @@ public final class TieredStore
             ctx.indexBudgetBytes(),
             null == ssd ? BlockStore.NO_OP_LISTENER : ssd,
             observer);
-        poolBytesUsed = counters.get(SystemCounterDescriptor.POOL_BYTES_USED);
-        poolBytesFree = counters.get(SystemCounterDescriptor.POOL_BYTES_FREE);
-        poolPayloadBytes = counters.get(SystemCounterDescriptor.POOL_PAYLOAD_BYTES);
-        blocksResident = counters.get(SystemCounterDescriptor.BLOCKS_RESIDENT);
-        pinsActive = counters.get(SystemCounterDescriptor.PINS_ACTIVE);
-        evictions = counters.get(SystemCounterDescriptor.EVICTIONS);
-        checksumBlocksPublished = counters.get(SystemCounterDescriptor.CHECKSUM_BLOCKS_PUBLISHED);
-        checksumBytesPublished = counters.get(SystemCounterDescriptor.CHECKSUM_BYTES_PUBLISHED);
+        poolBytesUsed = counters.get(StoreCounter.POOL_BYTES_USED);
+        poolBytesFree = counters.get(StoreCounter.POOL_BYTES_FREE);
+        poolPayloadBytes = counters.get(StoreCounter.POOL_PAYLOAD_BYTES);
+        blocksResident = counters.get(StoreCounter.BLOCKS_RESIDENT);
+        pinsActive = counters.get(StoreCounter.PINS_ACTIVE);
+        evictions = counters.get(StoreCounter.EVICTIONS);
+        checksumBlocksPublished = counters.get(StoreCounter.CHECKSUM_BLOCKS_PUBLISHED);
+        checksumBytesPublished = counters.get(StoreCounter.CHECKSUM_BYTES_PUBLISHED);
         poolChecksum = new BlockChecksum(pool);
         stagingChecksum = null == ssd ? null : new BlockChecksum(ssd.staging());
     }

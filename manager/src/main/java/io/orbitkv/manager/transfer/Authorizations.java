@@ -7,7 +7,6 @@ import io.orbitkv.codecs.transfer.TransferGrantDecoder;
 import io.orbitkv.codecs.transfer.TransferStatus;
 import io.orbitkv.manager.catalog.CatalogRequester;
 import io.orbitkv.manager.peer.PeerClient;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.transport.Transport;
 import org.agrona.AsciiSequenceView;
@@ -62,14 +61,14 @@ final class Authorizations
         this.reads = reads;
         this.releases = releases;
         this.transport = transport;
-        authorizeSent = counters.get(SystemCounterDescriptor.TRANSFER_AUTHORIZE_SENT);
-        grantsReceived = counters.get(SystemCounterDescriptor.TRANSFER_GRANTS_RECEIVED);
-        refusalsReceived = counters.get(SystemCounterDescriptor.TRANSFER_REFUSALS_RECEIVED);
-        authorizeTimeouts = counters.get(SystemCounterDescriptor.TRANSFER_AUTHORIZE_TIMEOUTS);
-        alternativesTried = counters.get(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED);
-        candidatesRemoved = counters.get(SystemCounterDescriptor.TRANSFER_CANDIDATES_REMOVED);
-        prepareWaits = counters.get(SystemCounterDescriptor.TRANSFER_PREPARE_WAITS);
-        budgetWaits = counters.get(SystemCounterDescriptor.TRANSFER_BUDGET_WAITS);
+        authorizeSent = counters.get(TransferCounter.AUTHORIZE_SENT);
+        grantsReceived = counters.get(TransferCounter.GRANTS_RECEIVED);
+        refusalsReceived = counters.get(TransferCounter.REFUSALS_RECEIVED);
+        authorizeTimeouts = counters.get(TransferCounter.AUTHORIZE_TIMEOUTS);
+        alternativesTried = counters.get(TransferCounter.ALTERNATIVES_TRIED);
+        candidatesRemoved = counters.get(TransferCounter.CANDIDATES_REMOVED);
+        prepareWaits = counters.get(TransferCounter.PREPARE_WAITS);
+        budgetWaits = counters.get(TransferCounter.BUDGET_WAITS);
     }
 
     /**

@@ -9,7 +9,6 @@ import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.catalog.CatalogRequester;
 import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.manager.membership.MemberRecord;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -40,7 +39,7 @@ final class FetchAnswers
         this.store = store;
         this.namespaces = namespaces;
         this.admission = admission;
-        this.blocksAdmitted = counters.get(SystemCounterDescriptor.TRANSFER_BLOCKS_ADMITTED);
+        this.blocksAdmitted = counters.get(TransferCounter.BLOCKS_ADMITTED);
     }
 
     /**

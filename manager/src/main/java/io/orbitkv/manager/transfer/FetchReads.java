@@ -1,7 +1,6 @@
 package io.orbitkv.manager.transfer;
 
 import io.orbitkv.codecs.engine.FailureReason;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.transport.TransportStatus;
@@ -36,11 +35,11 @@ final class FetchReads
     {
         this.transport = transport;
         this.errorHandler = errorHandler;
-        blocksFetched = counters.get(SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED);
-        bytesFetched = counters.get(SystemCounterDescriptor.TRANSFER_BYTES_FETCHED);
-        readFailures = counters.get(SystemCounterDescriptor.TRANSFER_READ_FAILURES);
-        checksumMismatches = counters.get(SystemCounterDescriptor.TRANSFER_CHECKSUM_MISMATCHES);
-        localSpanKeys = counters.get(SystemCounterDescriptor.TRANSFER_LOCAL_SPAN_KEYS);
+        blocksFetched = counters.get(TransferCounter.BLOCKS_FETCHED);
+        bytesFetched = counters.get(TransferCounter.BYTES_FETCHED);
+        readFailures = counters.get(TransferCounter.READ_FAILURES);
+        checksumMismatches = counters.get(TransferCounter.CHECKSUM_MISMATCHES);
+        localSpanKeys = counters.get(TransferCounter.LOCAL_SPAN_KEYS);
     }
 
     /**

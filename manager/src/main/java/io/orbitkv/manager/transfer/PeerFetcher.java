@@ -18,7 +18,6 @@ import io.orbitkv.manager.port.FetchHandle;
 import io.orbitkv.manager.port.LookupHandle;
 import io.orbitkv.manager.port.PeerListener;
 import io.orbitkv.manager.port.PeerPort;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.transport.Transport;
@@ -122,12 +121,12 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         {
             fetches[i] = new PeerFetch(i);
         }
-        fetchesStarted = counters.get(SystemCounterDescriptor.TRANSFER_FETCHES_STARTED);
-        fetchesSkipped = counters.get(SystemCounterDescriptor.TRANSFER_FETCHES_SKIPPED);
-        staleGrants = counters.get(SystemCounterDescriptor.TRANSFER_STALE_GRANTS);
-        budgetExpired = counters.get(SystemCounterDescriptor.TRANSFER_FETCH_BUDGET_EXPIRED);
-        fetchesActiveGauge = counters.get(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE);
-        readsInFlightGauge = counters.get(SystemCounterDescriptor.TRANSFER_READS_IN_FLIGHT);
+        fetchesStarted = counters.get(TransferCounter.FETCHES_STARTED);
+        fetchesSkipped = counters.get(TransferCounter.FETCHES_SKIPPED);
+        staleGrants = counters.get(TransferCounter.STALE_GRANTS);
+        budgetExpired = counters.get(TransferCounter.FETCH_BUDGET_EXPIRED);
+        fetchesActiveGauge = counters.get(TransferCounter.FETCHES_ACTIVE);
+        readsInFlightGauge = counters.get(TransferCounter.READS_IN_FLIGHT);
     }
 
     // ---------------------------------------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.codecs.transfer.ReleaseReason;
 import io.orbitkv.manager.catalog.CatalogRequester;
 import io.orbitkv.manager.peer.PeerClient;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -31,9 +30,9 @@ final class SourceReleases
         this.catalog = catalog;
         this.proxy = proxy;
         this.store = store;
-        releasesSent = counters.get(SystemCounterDescriptor.TRANSFER_RELEASES_SENT);
-        releaseRetries = counters.get(SystemCounterDescriptor.TRANSFER_RELEASE_RETRIES);
-        releasesAbandoned = counters.get(SystemCounterDescriptor.TRANSFER_RELEASES_ABANDONED);
+        releasesSent = counters.get(TransferCounter.RELEASES_SENT);
+        releaseRetries = counters.get(TransferCounter.RELEASE_RETRIES);
+        releasesAbandoned = counters.get(TransferCounter.RELEASES_ABANDONED);
     }
 
     /**

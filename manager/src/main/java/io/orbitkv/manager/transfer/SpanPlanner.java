@@ -4,7 +4,6 @@ import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.catalog.CatalogRequester;
 import io.orbitkv.manager.membership.MemberRecord;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
@@ -36,7 +35,7 @@ final class SpanPlanner
         this.store = store;
         this.namespaces = namespaces;
         this.unanswered = unanswered;
-        this.suspectSkips = counters.get(SystemCounterDescriptor.TRANSFER_UNANSWERED_SOURCE_SKIPS);
+        this.suspectSkips = counters.get(TransferCounter.UNANSWERED_SOURCE_SKIPS);
     }
 
     /**

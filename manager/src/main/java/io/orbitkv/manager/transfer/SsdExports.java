@@ -5,7 +5,6 @@ import java.util.zip.CRC32C;
 
 import io.orbitkv.codecs.TransferLimits;
 import io.orbitkv.index.SlabAllocator;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.SsdReadListener;
@@ -107,10 +106,10 @@ final class SsdExports implements SsdReadListener
             freeSlots[i] = slots - 1 - i;
         }
         this.freeCount = slots;
-        prepares = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_SSD_PREPARES);
-        prepareFailures = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_SSD_PREPARE_FAILURES);
-        unclaimedExpired = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_SSD_UNCLAIMED_EXPIRED);
-        stagedBytes = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_SSD_STAGED_BYTES);
+        prepares = counters.get(TransferCounter.SOURCE_SSD_PREPARES);
+        prepareFailures = counters.get(TransferCounter.SOURCE_SSD_PREPARE_FAILURES);
+        unclaimedExpired = counters.get(TransferCounter.SOURCE_SSD_UNCLAIMED_EXPIRED);
+        stagedBytes = counters.get(TransferCounter.SOURCE_SSD_STAGED_BYTES);
     }
 
     /**

@@ -16,7 +16,6 @@ import io.orbitkv.manager.peer.PeerFrameHandler;
 import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.catalog.TransferPart;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.transport.Transport;
@@ -90,7 +89,7 @@ public final class TransferService implements TransferPart, TransferHandler, Tra
         this.transportCounters = transportCounters;
         this.clock = clock;
         this.peerCounters = publisher.counters();
-        this.staleIncarnations = counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_STALE_INCARNATION);
+        this.staleIncarnations = counters.get(TransferCounter.SOURCE_REJECTED_STALE_INCARNATION);
         final SsdExports exports = null == ssdExportStaging || !store.hasSsd() ? null : new SsdExports(
             store, ssdExportStaging, store.dram().allocator().maxBlockBytes(),
             TimeUnit.MILLISECONDS.toNanos(TransferLimits.STAGED_UNCLAIMED_TTL_MS), counters);

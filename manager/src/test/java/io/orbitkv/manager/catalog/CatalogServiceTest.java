@@ -1,5 +1,6 @@
 package io.orbitkv.manager.catalog;
 
+import io.orbitkv.manager.SystemCounterFamilies;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -23,7 +24,6 @@ import io.orbitkv.manager.membership.EtcdCluster;
 import io.orbitkv.manager.membership.Membership;
 import io.orbitkv.manager.membership.MembershipSettings;
 import io.orbitkv.manager.peer.PeerTransport;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.CloseHelper;
 import org.agrona.concurrent.NanoClock;
@@ -103,7 +103,7 @@ class CatalogServiceTest
             dirs.add(dir);
             final CountersManager countersManager = new CountersManager(
                 new UnsafeBuffer(new byte[2 << 20]), new UnsafeBuffer(new byte[512 << 10]), StandardCharsets.US_ASCII);
-            counters = new SystemCounters(countersManager);
+            counters = SystemCounterFamilies.allocate(countersManager);
             final PeerTransport peerTransport = PeerTransport.launch(new PeerTransport.Context()
                 .endpoint("127.0.0.1:0")
                 .directory(dir.toPath())
@@ -184,10 +184,10 @@ class CatalogServiceTest
             final ShardReceiver receiver = a.ctx.members().receiverOf(bMsb, bLsb, shard);
             return null != receiver && receiver.coverageComplete();
         }, "a installed b's snapshot of shard " + shard);
-        final long appliedBefore = a.counters.get(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED).get();
+        final long appliedBefore = a.counters.get(CatalogCounter.RECORDS_APPLIED).get();
 
         assertTrue(b.ctx.streams().inventory().add(JournalRecord.TIER_DRAM, key(32), 7, 4096) > 0);
-        driveUntil(() -> a.counters.get(SystemCounterDescriptor.CATALOG_RECORDS_APPLIED).get() > appliedBefore,
+        driveUntil(() -> a.counters.get(CatalogCounter.RECORDS_APPLIED).get() > appliedBefore,
             "a applied b's delta");
 
         final PendingLookup lookup = lookup(a, 32);
@@ -198,8 +198,8 @@ class CatalogServiceTest
         assertEquals("b", lookup.answer().ownerNodeId(0));
         assertEquals(bMsb, lookup.answer().ownerRuntimeUuidMsb(0));
         assertEquals(7, lookup.answer().candidateInsertionSequence(0));
-        assertEquals(0, a.counters.get(SystemCounterDescriptor.CATALOG_COLD_QUERIES).get());
-        assertEquals(1, a.counters.get(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS).get());
+        assertEquals(0, a.counters.get(CatalogCounter.COLD_QUERIES).get());
+        assertEquals(1, a.counters.get(CatalogCounter.LOCAL_HOST_KEYS).get());
     }
 
     @Test
@@ -215,8 +215,8 @@ class CatalogServiceTest
         assertEquals(KeyStatus.PEER, warm.statuses()[0]);
         assertEquals(KeyStatus.SSD, warm.answer().candidateTier(0));
         assertEquals(42, warm.answer().candidateInsertionSequence(0));
-        assertEquals(1, a.counters.get(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS).get());
-        assertEquals(0, a.counters.get(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS).get());
+        assertEquals(1, a.counters.get(CatalogCounter.CANDIDATE_HITS).get());
+        assertEquals(0, a.counters.get(CatalogCounter.LOCAL_HOST_KEYS).get());
         a.service.doWork();
 
         // design: reads do not extend the TTL; past it the evidence is gone and a's own (empty) view answers.
@@ -227,8 +227,8 @@ class CatalogServiceTest
         assertEquals(KeyStatus.MISS, cold.statuses()[0]);
         assertTrue(cold.answer().isEmpty());
         assertEquals(1, a.ctx.candidates().expirations());
-        assertEquals(1, a.counters.get(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS).get());
-        assertEquals(1, a.counters.get(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS).get());
+        assertEquals(1, a.counters.get(CatalogCounter.CANDIDATE_HITS).get());
+        assertEquals(1, a.counters.get(CatalogCounter.LOCAL_HOST_KEYS).get());
         assertEquals(0, a.ctx.candidates().logicalBytes());
     }
 

@@ -1,5 +1,7 @@
 package io.orbitkv.manager.catalog;
 
+import io.orbitkv.manager.SystemCounterFamilies;
+import io.orbitkv.manager.status.CounterDescriptor;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -23,7 +25,6 @@ import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.TestPeerSessions;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -80,7 +81,7 @@ class PeerDiscoveryTest
     @BeforeEach
     void setUp()
     {
-        counters = new SystemCounters(new CountersManager(
+        counters = SystemCounterFamilies.allocate(new CountersManager(
             new UnsafeBuffer(new byte[2 << 20]), new UnsafeBuffer(new byte[512 << 10]), StandardCharsets.US_ASCII));
         discovery = new PeerDiscovery(hosted, members, candidates, counters, dram, sender);
     }
@@ -106,8 +107,8 @@ class PeerDiscoveryTest
         assertEquals(77, lookup.answer().candidateInsertionSequence(0));
         assertEquals(OWNER.nodeId(), lookup.answer().ownerNodeId(lookup.answer().candidateOwnerIndex(0)));
         assertTrue(sender.sent.isEmpty(), "no cold query for a warm key");
-        assertEquals(1, counter(SystemCounterDescriptor.CATALOG_CANDIDATE_HITS));
-        assertEquals(1, counter(SystemCounterDescriptor.CATALOG_PEER_KEYS));
+        assertEquals(1, counter(CatalogCounter.CANDIDATE_HITS));
+        assertEquals(1, counter(CatalogCounter.PEER_KEYS));
     }
 
     @Test
@@ -125,7 +126,7 @@ class PeerDiscoveryTest
         assertEquals(KeyStatus.PEER, lookup.statuses()[0]);
         assertEquals(1, hosted.lookups);
         assertTrue(sender.sent.isEmpty(), "no cold query to this node itself");
-        assertEquals(1, counter(SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS));
+        assertEquals(1, counter(CatalogCounter.LOCAL_HOST_KEYS));
         // What the own view found is in the index for the next lookup.
         assertEquals(1, candidates.get(key(n), START_MS, set));
     }
@@ -146,8 +147,8 @@ class PeerDiscoveryTest
         assertEquals(2048, lookup.lengths()[0]);
         assertEquals(KeyStatus.PEER, lookup.statuses()[1]);
         assertTrue(sender.sent.isEmpty(), "a key held here is never asked");
-        assertEquals(1, counter(SystemCounterDescriptor.CATALOG_LOCAL_CONTINUATION_KEYS));
-        assertEquals(1, counter(SystemCounterDescriptor.CATALOG_PEER_KEYS));
+        assertEquals(1, counter(CatalogCounter.LOCAL_CONTINUATION_KEYS));
+        assertEquals(1, counter(CatalogCounter.PEER_KEYS));
     }
 
     @Test
@@ -166,8 +167,8 @@ class PeerDiscoveryTest
         assertEquals(2, toHost0.keyCount);
         assertEquals(1, toHost1.keyCount);
         assertNotEquals(toHost0.correlationId, toHost1.correlationId);
-        assertEquals(2, counter(SystemCounterDescriptor.CATALOG_COLD_QUERIES));
-        assertEquals(3, counter(SystemCounterDescriptor.CATALOG_COLD_KEYS));
+        assertEquals(2, counter(CatalogCounter.COLD_QUERIES));
+        assertEquals(3, counter(CatalogCounter.COLD_KEYS));
         assertTrue(sink.answered.isEmpty(), "answered before the hosts");
 
         discovery.onColdQueryResponse(toHost0.client, response(toHost0.correlationId, 0, 1), START_MS + 5);
@@ -198,7 +199,7 @@ class PeerDiscoveryTest
         discovery.doWork(START_MS + CatalogLimits.COLD_QUERY_BUDGET_MS);
         assertSame(lookup, sink.only());
         assertEquals(KeyStatus.MISS, lookup.statuses()[0]);
-        assertEquals(0, counter(SystemCounterDescriptor.CATALOG_PEER_KEYS));
+        assertEquals(0, counter(CatalogCounter.PEER_KEYS));
     }
 
     @Test
@@ -299,11 +300,11 @@ class PeerDiscoveryTest
 
     private long[] countersOfDiscovery()
     {
-        final SystemCounterDescriptor[] descriptors = {
-            SystemCounterDescriptor.CATALOG_CANDIDATE_HITS, SystemCounterDescriptor.CATALOG_COLD_QUERIES,
-            SystemCounterDescriptor.CATALOG_COLD_KEYS, SystemCounterDescriptor.CATALOG_LOCAL_HOST_KEYS,
-            SystemCounterDescriptor.CATALOG_COLD_COALESCED, SystemCounterDescriptor.CATALOG_COLD_TIMEOUTS,
-            SystemCounterDescriptor.CATALOG_PEER_KEYS, SystemCounterDescriptor.CATALOG_LOCAL_CONTINUATION_KEYS };
+        final CounterDescriptor[] descriptors = {
+            CatalogCounter.CANDIDATE_HITS, CatalogCounter.COLD_QUERIES,
+            CatalogCounter.COLD_KEYS, CatalogCounter.LOCAL_HOST_KEYS,
+            CatalogCounter.COLD_COALESCED, CatalogCounter.COLD_TIMEOUTS,
+            CatalogCounter.PEER_KEYS, CatalogCounter.LOCAL_CONTINUATION_KEYS };
         final long[] values = new long[descriptors.length];
         for (int i = 0; i < descriptors.length; i++)
         {
@@ -312,7 +313,7 @@ class PeerDiscoveryTest
         return values;
     }
 
-    private long counter(final SystemCounterDescriptor descriptor)
+    private long counter(final CounterDescriptor descriptor)
     {
         return counters.get(descriptor).get();
     }

@@ -1,5 +1,8 @@
 package io.orbitkv.manager.e2e;
 
+import io.orbitkv.manager.catalog.CatalogCounter;
+import io.orbitkv.manager.membership.MembershipCounter;
+import io.orbitkv.manager.status.CounterDescriptor;
 import java.io.File;
 import java.io.IOException;
 import java.net.DatagramSocket;
@@ -29,7 +32,6 @@ import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.codecs.catalog.ColdQueryEncoder;
 import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.membership.EtcdCluster;
 import io.orbitkv.manager.peer.PeerCounter;
 import io.orbitkv.manager.peer.PeerTransport;
@@ -80,7 +82,7 @@ class CatalogEndToEndTest
         }
         for (final OrbitKvProcesses m : managers)
         {
-            awaitCounter(m, SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, 0);
+            awaitCounter(m, CatalogCounter.INCOMPLETE_SHARDS, 0);
         }
     }
 
@@ -121,12 +123,12 @@ class CatalogEndToEndTest
         return CatalogTestKeys.hostOf(NS, key, ShardPlacement.parse("a,b,c"));
     }
 
-    private static long value(final OrbitKvProcesses m, final SystemCounterDescriptor d)
+    private static long value(final OrbitKvProcesses m, final CounterDescriptor d)
     {
         return m.counter(d.label());
     }
 
-    private static void awaitCounter(final OrbitKvProcesses m, final SystemCounterDescriptor d, final long expected)
+    private static void awaitCounter(final OrbitKvProcesses m, final CounterDescriptor d, final long expected)
     {
         final long seen = m.awaitCounter(d.label(), expected, DEADLINE_NS);
         assertEquals(expected, seen, () -> d.label() + "\n" + m.dump());
@@ -176,10 +178,10 @@ class CatalogEndToEndTest
         assertEquals(BLOCK, result.candidateLength(0));
 
         // 2. Warm: no catalog RPC, no etcd call.
-        final long cold = value(b, SystemCounterDescriptor.CATALOG_COLD_QUERIES);
+        final long cold = value(b, CatalogCounter.COLD_QUERIES);
         engineB.lookup(prefix, false, true, result);
         assertEquals(64, result.count(KeyStatus.PEER));
-        assertEquals(cold, value(b, SystemCounterDescriptor.CATALOG_COLD_QUERIES), "warm hit sent a catalog RPC");
+        assertEquals(cold, value(b, CatalogCounter.COLD_QUERIES), "warm hit sent a catalog RPC");
         assertEquals(etcdBefore, etcdCalls(b), "discovery called etcd");
 
         // 3. Stop the host of a key's shard (not A) long enough for A's 1 MiB journal to overflow, well inside the
@@ -191,7 +193,7 @@ class CatalogEndToEndTest
         }
         final int hostIndex = hostOf(key).charAt(0) - 'a';
         final OrbitKvProcesses host = managers.get(hostIndex);
-        final long snapshotsBefore = value(a, SystemCounterDescriptor.CATALOG_SNAPSHOTS_COMPLETED);
+        final long snapshotsBefore = value(a, CatalogCounter.SNAPSHOTS_COMPLETED);
         final int[] rounds = {0};
         signal(host, "STOP");
         try
@@ -200,7 +202,7 @@ class CatalogEndToEndTest
             // evictions) per round, a third for the stopped host's shards, until A's 1 MiB journal overflows. The
             // stop must end well inside half the 30 s lease (a stopped Manager is fenced after that).
             final long stopDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (0 == value(a, SystemCounterDescriptor.CATALOG_JOURNAL_OVERFLOWS))
+            while (0 == value(a, CatalogCounter.JOURNAL_OVERFLOWS))
             {
                 assertTrue(System.nanoTime() - stopDeadline < 0, () -> "no journal overflow after " + rounds[0] +
                     " rounds\n" + a.counters("Catalog"));
@@ -213,7 +215,7 @@ class CatalogEndToEndTest
         {
             signal(host, "CONT");
         }
-        awaitAbove(a, SystemCounterDescriptor.CATALOG_SNAPSHOTS_COMPLETED.label(), snapshotsBefore);
+        awaitAbove(a, CatalogCounter.SNAPSHOTS_COMPLETED.label(), snapshotsBefore);
         final KeyBatch afterOverflow = batch(key, 1);
         engineA.publish(afterOverflow, result);
         final int requester = 1 == hostIndex ? 2 : 1;
@@ -316,7 +318,7 @@ class CatalogEndToEndTest
             assertTrue(oldC.managerProcess().waitFor(30, TimeUnit.SECONDS), oldC::dump);
             final OrbitKvProcesses newC = startManager(2);
             managers.set(2, newC);
-            awaitCounter(b, SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, 0);
+            awaitCounter(b, CatalogCounter.INCOMPLETE_SHARDS, 0);
             try (RoguePeer ghost = new RoguePeer(rogueDir, 11, retired.getMostSignificantBits(),
                 retired.getLeastSignificantBits(), fingerprint, RoguePeer.allShards(), 1L << 20, PeerTransport.TERM_LENGTH,
                 new org.agrona.concurrent.YieldingIdleStrategy()))
@@ -375,8 +377,8 @@ class CatalogEndToEndTest
 
     private static long etcdCalls(final OrbitKvProcesses m)
     {
-        return value(m, SystemCounterDescriptor.ETCD_CALLS_GET) + value(m, SystemCounterDescriptor.ETCD_CALLS_TXN) +
-            value(m, SystemCounterDescriptor.ETCD_CALLS_LEASE_GRANT) + value(m, SystemCounterDescriptor.ETCD_CALLS_WATCH);
+        return value(m, MembershipCounter.ETCD_CALLS_GET) + value(m, MembershipCounter.ETCD_CALLS_TXN) +
+            value(m, MembershipCounter.ETCD_CALLS_LEASE_GRANT) + value(m, MembershipCounter.ETCD_CALLS_WATCH);
     }
 
     private static void signal(final OrbitKvProcesses m, final String signal) throws Exception

@@ -7,6 +7,7 @@ import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
+import io.orbitkv.manager.catalog.CatalogCounter;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.membership.EtcdCluster;
 import java.io.IOException;
@@ -104,7 +105,7 @@ class IdleManagerEndToEndTest
         }
         for (final OrbitKvProcesses m : managers)
         {
-            final long incomplete = m.awaitCounter(SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS.label(), 0, DEADLINE_NS);
+            final long incomplete = m.awaitCounter(CatalogCounter.INCOMPLETE_SHARDS.label(), 0, DEADLINE_NS);
             assertEquals(0, incomplete, "catalog shards complete");
         }
         for (final OrbitKvProcesses m : managers)

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.store.StoreCounter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -23,8 +24,8 @@ class PoolPretouchEndToEndTest
 {
     private static final long CLIENT_TIMEOUT_MS = 60_000;
     private static final long MIB = 1L << 20;
-    private static final String TOUCHED = SystemCounterDescriptor.POOL_BYTES_TOUCHED.label();
-    private static final String STATE = SystemCounterDescriptor.POOL_TOUCH_STATE.label();
+    private static final String TOUCHED = StoreCounter.POOL_BYTES_TOUCHED.label();
+    private static final String STATE = StoreCounter.POOL_TOUCH_STATE.label();
 
     @RegisterExtension
     final OrbitKvProcesses processes = OrbitKvProcesses.perTest();
@@ -36,7 +37,7 @@ class PoolPretouchEndToEndTest
         // 500 ms after each 2 MiB: the touch takes over 15 s, so the engines below run while it is under way.
         processes.startManager("--pool-bytes", "64m", "--pool-pretouch-pause", "500ms");
         assertTrue(processes.counter(TOUCHED) < poolBytes, "ready only after the touch: " + processes.counter(TOUCHED));
-        assertEquals(1, processes.counter(SystemCounterDescriptor.POOL_TOUCH_MODE.label()), "background is the default");
+        assertEquals(1, processes.counter(StoreCounter.POOL_TOUCH_MODE.label()), "background is the default");
 
         // 640 blocks of 64 KiB fill the pool's first 40 MiB.
         final String[] chain = {"--namespace", "pretouch", "--seed", "7", "--blocks", "640", "--block-bytes", "64k",
@@ -50,11 +51,11 @@ class PoolPretouchEndToEndTest
         assertEquals(640, read.json().get("restored").asInt(), read.stdout());
         assertEquals(0, read.json().get("mismatches").asInt(), read.stdout());
         assertTrue(touchedAfterRead < 40 * MIB, "the touch overtook the engines: " + touchedAfterRead);
-        assertEquals(SystemCounterDescriptor.POOL_TOUCH_TOUCHING, processes.counter(STATE));
+        assertEquals(StoreCounter.POOL_TOUCH_TOUCHING, processes.counter(STATE));
 
         assertEquals(poolBytes, processes.awaitCounter(TOUCHED, poolBytes, TimeUnit.SECONDS.toNanos(60)));
-        assertEquals(SystemCounterDescriptor.POOL_TOUCH_DONE,
-            processes.awaitCounter(STATE, SystemCounterDescriptor.POOL_TOUCH_DONE, TimeUnit.SECONDS.toNanos(5)));
+        assertEquals(StoreCounter.POOL_TOUCH_DONE,
+            processes.awaitCounter(STATE, StoreCounter.POOL_TOUCH_DONE, TimeUnit.SECONDS.toNanos(5)));
 
         final OrbitKvProcesses.ClientRun again = processes.runClient(CLIENT_TIMEOUT_MS, concat("read", chain));
         assertEquals(0, again.json().get("mismatches").asInt(), again.stdout());
@@ -74,7 +75,7 @@ class PoolPretouchEndToEndTest
             " bytes touched by then");
         assertTrue(touchedAtReady < poolBytes, "ready only after the touch");
         assertTrue(readyMs > 0, "time to ready recorded: " + readyMs);
-        processes.awaitCounter(STATE, SystemCounterDescriptor.POOL_TOUCH_TOUCHING, TimeUnit.SECONDS.toNanos(10));
+        processes.awaitCounter(STATE, StoreCounter.POOL_TOUCH_TOUCHING, TimeUnit.SECONDS.toNanos(10));
         final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (processes.counter(TOUCHED) < 4 * MIB && System.nanoTime() - deadlineNs < 0)
         {
@@ -89,7 +90,7 @@ class PoolPretouchEndToEndTest
         // The counters stay readable through this process's mapping after the Manager unlinked its file.
         final long touchedAtClose = processes.counter(TOUCHED);
         assertTrue(touchedAtClose < poolBytes, "the touch ended before SIGTERM: nothing was tested");
-        assertEquals(SystemCounterDescriptor.POOL_TOUCH_STOPPED, processes.counter(STATE));
+        assertEquals(StoreCounter.POOL_TOUCH_STOPPED, processes.counter(STATE));
         assertEquals(0, processes.counter(SystemCounterDescriptor.ERRORS.label()));
         assertTrue(exitMs < 3_000, "exit took " + exitMs + " ms after SIGTERM");
         assertEquals(143, manager.exitValue(), "exit status of a JVM ended by SIGTERM");

@@ -8,7 +8,9 @@ import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.CatalogTestKeys;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.catalog.CatalogCounter;
+import io.orbitkv.manager.membership.MembershipCounter;
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.membership.EtcdCluster;
 import io.orbitkv.manager.membership.FenceCause;
 import io.orbitkv.manager.membership.MemberRecord;
@@ -95,21 +97,21 @@ class ReincarnationEndToEndTest
             assertEquals(8, result.value(), a::dump);
             engine.lookup(batch, false, true, result);
             assertEquals(8, result.count(KeyStatus.DRAM), a::dump);
-            assertEquals(Membership.STATE_REGISTERING, a.counter(label(SystemCounterDescriptor.MEMBERSHIP_REGISTRATION_STATE)));
+            assertEquals(Membership.STATE_REGISTERING, a.counter(label(MembershipCounter.REGISTRATION_STATE)));
             assertTrue(a.managerProcess().isAlive(), a::dump);
             round++;
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
         }
         // It found etcd unreachable (a round failed) and kept going; on a loaded box the first round, paying for
         // jetcd's set-up and a 2 s deadline, may end after the 10 s.
-        await(() -> a.counter(label(SystemCounterDescriptor.MEMBERSHIP_JOIN_RETRIES)) > 0, a::dump);
+        await(() -> a.counter(label(MembershipCounter.JOIN_RETRIES)) > 0, a::dump);
         assertTrue(a.managerProcess().isAlive(), a::dump);
 
         etcd.startPlanned();
         raw = Client.builder().endpoints(etcd.endpoints().split(",")).build();
-        awaitCounter(a, SystemCounterDescriptor.MEMBERSHIP_REGISTRATION_STATE, Membership.STATE_REGISTERED);
+        awaitCounter(a, MembershipCounter.REGISTRATION_STATE, Membership.STATE_REGISTERED);
         assertEquals(1, record(cluster, "a").epoch());
-        assertEquals(1, a.counter(label(SystemCounterDescriptor.MEMBERSHIP_INCARNATION)));
+        assertEquals(1, a.counter(label(MembershipCounter.INCARNATION)));
         await(() -> stdout(a).contains("registered node 'a'"), a::dump);
         // The engine ring kept serving throughout, and still does.
         engine.lookup(batch(0, 8), false, true, result);
@@ -150,7 +152,7 @@ class ReincarnationEndToEndTest
         final OrbitKvProcesses b = startManager(cluster, "b");
         for (final OrbitKvProcesses m : managers)
         {
-            awaitCounter(m, SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, 0);
+            awaitCounter(m, CatalogCounter.INCOMPLETE_SHARDS, 0);
         }
         final EngineClient engineA = engine(a);
         final EngineClient engineB = engine(b);
@@ -162,7 +164,7 @@ class ReincarnationEndToEndTest
         final MemberRecord first = record(cluster, "a");
         assertEquals(a.runtimeUuid(), first.runtimeUuid());
         awaitOwner(engineB, blocks, first.runtimeUuid(), b);
-        final long retiredBefore = b.counter(label(SystemCounterDescriptor.CATALOG_INCARNATIONS_RETIRED));
+        final long retiredBefore = b.counter(label(CatalogCounter.INCARNATIONS_RETIRED));
 
         // Stall A past its TTL: etcd expires its lease and every peer drops the record.
         EtcdCluster.signal(a.managerProcess().pid(), "STOP");
@@ -178,17 +180,17 @@ class ReincarnationEndToEndTest
         final MemberRecord second = record(cluster, "a");
         assertEquals(first.epoch() + 1, second.epoch());
         assertNotEquals(first.runtimeUuid(), second.runtimeUuid());
-        awaitCounter(a, SystemCounterDescriptor.MEMBERSHIP_INCARNATION, 2);
-        assertEquals(1, a.counter(label(SystemCounterDescriptor.MEMBERSHIP_REREGISTRATIONS)));
-        assertEquals(second.epoch(), a.counter(label(SystemCounterDescriptor.MEMBERSHIP_EPOCH)));
-        assertEquals(FenceCause.NONE.code(), a.counter(label(SystemCounterDescriptor.MEMBERSHIP_FENCED)));
+        awaitCounter(a, MembershipCounter.INCARNATION, 2);
+        assertEquals(1, a.counter(label(MembershipCounter.REREGISTRATIONS)));
+        assertEquals(second.epoch(), a.counter(label(MembershipCounter.EPOCH)));
+        assertEquals(FenceCause.NONE.code(), a.counter(label(MembershipCounter.FENCED)));
         assertTrue(a.managerProcess().isAlive());
         assertEquals(first.runtimeUuid(), a.runtimeUuid(), "the CnC header keeps the process's first runtime UUID");
 
         // The hosts retired the old incarnation's evidence and hold the new one's, announced by snapshot: B finds
         // every block under the new runtime UUID only.
         awaitOwner(engineB, blocks, second.runtimeUuid(), b);
-        assertTrue(b.counter(label(SystemCounterDescriptor.CATALOG_INCARNATIONS_RETIRED)) > retiredBefore, b::dump);
+        assertTrue(b.counter(label(CatalogCounter.INCARNATIONS_RETIRED)) > retiredBefore, b::dump);
         assertTrue(stdout(b).contains("retired incarnation " + first.runtimeUuid()), b::dump);
         assertTrue(stdout(a).contains("registering a new incarnation"), a::dump);
         final String stat = a.runStatOnce(30_000);
@@ -269,12 +271,12 @@ class ReincarnationEndToEndTest
         return name + "-" + UUID.randomUUID().toString().substring(0, 8);
     }
 
-    private static String label(final SystemCounterDescriptor descriptor)
+    private static String label(final CounterDescriptor descriptor)
     {
         return descriptor.label();
     }
 
-    private static void awaitCounter(final OrbitKvProcesses m, final SystemCounterDescriptor d, final long expected)
+    private static void awaitCounter(final OrbitKvProcesses m, final CounterDescriptor d, final long expected)
     {
         final long seen = m.awaitCounter(d.label(), expected, DEADLINE_NS);
         assertEquals(expected, seen, () -> d.label() + "\n" + m.dump());

@@ -7,8 +7,13 @@ import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.StatusCode;
 import io.orbitkv.manager.CatalogTestKeys;
+import io.orbitkv.manager.catalog.CatalogCounter;
 import io.orbitkv.manager.membership.EtcdCluster;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.membership.MembershipCounter;
+import io.orbitkv.manager.ring.RingCounter;
+import io.orbitkv.manager.status.CounterDescriptor;
+import io.orbitkv.manager.store.StoreCounter;
+import io.orbitkv.manager.transfer.TransferCounter;
 import org.agrona.CloseHelper;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -76,7 +81,7 @@ class TransferEndToEndTest
         }
         for (final OrbitKvProcesses m : managers)
         {
-            awaitCounter(m, SystemCounterDescriptor.CATALOG_INCOMPLETE_SHARDS, 0);
+            awaitCounter(m, CatalogCounter.INCOMPLETE_SHARDS, 0);
         }
     }
 
@@ -174,12 +179,12 @@ class TransferEndToEndTest
         return prefix;
     }
 
-    private static long value(final OrbitKvProcesses m, final SystemCounterDescriptor d)
+    private static long value(final OrbitKvProcesses m, final CounterDescriptor d)
     {
         return m.counter(d.label());
     }
 
-    private static void awaitCounter(final OrbitKvProcesses m, final SystemCounterDescriptor d, final long expected)
+    private static void awaitCounter(final OrbitKvProcesses m, final CounterDescriptor d, final long expected)
     {
         final long seen = m.awaitCounter(d.label(), expected, DEADLINE_NS);
         assertEquals(expected, seen, () -> d.label() + "\n" + m.dump());
@@ -187,8 +192,8 @@ class TransferEndToEndTest
 
     private static long etcdCalls(final OrbitKvProcesses m)
     {
-        return value(m, SystemCounterDescriptor.ETCD_CALLS_GET) + value(m, SystemCounterDescriptor.ETCD_CALLS_TXN) +
-            value(m, SystemCounterDescriptor.ETCD_CALLS_LEASE_GRANT) + value(m, SystemCounterDescriptor.ETCD_CALLS_WATCH);
+        return value(m, MembershipCounter.ETCD_CALLS_GET) + value(m, MembershipCounter.ETCD_CALLS_TXN) +
+            value(m, MembershipCounter.ETCD_CALLS_LEASE_GRANT) + value(m, MembershipCounter.ETCD_CALLS_WATCH);
     }
 
     @Test
@@ -214,9 +219,9 @@ class TransferEndToEndTest
         assertEquals("a", result.ownerNodeId(result.candidateOwnerIndex(0)));
         assertEquals(0, mismatches(engineB, 0, 32));
         assertEquals(etcdBefore, etcdCalls(b), "a transfer called etcd");
-        assertEquals(32, value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED));
-        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
-        assertEquals(0, value(b, SystemCounterDescriptor.BLOCKS_RESIDENT), "admission off kept a block");
+        assertEquals(32, value(b, TransferCounter.BLOCKS_FETCHED));
+        awaitCounter(a, StoreCounter.PINS_ACTIVE, 0);
+        assertEquals(0, value(b, StoreCounter.BLOCKS_RESIDENT), "admission off kept a block");
 
         // 2. Lookup with pin and peers: the lease covers the blocks held at A; Read on it restores them.
         engineB.lookup(prefix, true, true, result);
@@ -224,19 +229,19 @@ class TransferEndToEndTest
         assertEquals(32, result.count(KeyStatus.PEER));
         final long leaseId = result.leaseId();
         assertTrue(0 != leaseId, "a pinned peer lookup holds its sources under a lease");
-        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 32);
+        awaitCounter(a, StoreCounter.PINS_ACTIVE, 32);
         wipe(engineB);
         engineB.read(prefix, leaseId, false, result);
         assertEquals(32, result.value(), () -> describe(result));
         assertEquals(0, mismatches(engineB, 0, 32));
-        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+        awaitCounter(a, StoreCounter.PINS_ACTIVE, 0);
 
         // 3. Lookup with pin and peers, then Release: both sides let go.
         engineB.lookup(prefix, true, true, result);
         assertEquals(32, result.value(), () -> describe(result));
-        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 32);
+        awaitCounter(a, StoreCounter.PINS_ACTIVE, 32);
         assertEquals(StatusCode.OK, engineB.release(result.leaseId()));
-        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+        awaitCounter(a, StoreCounter.PINS_ACTIVE, 0);
 
         // 4. A key nobody holds after the prefix: the restored run stops there with a MISS.
         final KeyBatch longer = batch(0, 40);
@@ -267,8 +272,8 @@ class TransferEndToEndTest
         assertEquals(keys, result.count(KeyStatus.PEER));
         engineB.read(chain, result.leaseId(), false, result);
         assertEquals(keys, result.value(), () -> describe(result));
-        assertEquals(keys, value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED));
-        awaitCounter(managers.get(0), SystemCounterDescriptor.PINS_ACTIVE, 0);
+        assertEquals(keys, value(b, TransferCounter.BLOCKS_FETCHED));
+        awaitCounter(managers.get(0), StoreCounter.PINS_ACTIVE, 0);
     }
 
     @Test
@@ -299,10 +304,10 @@ class TransferEndToEndTest
         assertEquals(KeyStatus.DRAM, result.status(15), () -> describe(result));
         assertEquals(KeyStatus.PEER, result.status(16), () -> describe(result));
         assertEquals(0, mismatches(engineB, 0, 24));
-        assertEquals(8, value(b, SystemCounterDescriptor.TRANSFER_LOCAL_SPAN_KEYS));
-        assertTrue(value(b, SystemCounterDescriptor.CATALOG_LOCAL_CONTINUATION_KEYS) >= 8);
-        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
-        awaitCounter(b, SystemCounterDescriptor.PINS_ACTIVE, 0);
+        assertEquals(8, value(b, TransferCounter.LOCAL_SPAN_KEYS));
+        assertTrue(value(b, CatalogCounter.LOCAL_CONTINUATION_KEYS) >= 8);
+        awaitCounter(a, StoreCounter.PINS_ACTIVE, 0);
+        awaitCounter(b, StoreCounter.PINS_ACTIVE, 0);
 
         // 2. Lookup with pin and peers: the lease holds A's 16 blocks at A and B's 8 at B; a Read of it restores all.
         engineB.lookup(chain, true, true, result);
@@ -310,24 +315,24 @@ class TransferEndToEndTest
         assertEquals(KeyStatus.DRAM, result.status(8), () -> describe(result));
         final long leaseId = result.leaseId();
         assertTrue(0 != leaseId);
-        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 16);
-        awaitCounter(b, SystemCounterDescriptor.PINS_ACTIVE, 8);
+        awaitCounter(a, StoreCounter.PINS_ACTIVE, 16);
+        awaitCounter(b, StoreCounter.PINS_ACTIVE, 8);
         wipe(engineB);
         engineB.read(chain, leaseId, false, result);
         assertEquals(24, result.value(), () -> describe(result));
         assertEquals(0, mismatches(engineB, 0, 24));
-        assertEquals(16, value(b, SystemCounterDescriptor.TRANSFER_LOCAL_SPAN_KEYS));
-        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
-        awaitCounter(b, SystemCounterDescriptor.PINS_ACTIVE, 0);
+        assertEquals(16, value(b, TransferCounter.LOCAL_SPAN_KEYS));
+        awaitCounter(a, StoreCounter.PINS_ACTIVE, 0);
+        awaitCounter(b, StoreCounter.PINS_ACTIVE, 0);
 
         // 3. Lookup with pin and peers, then Release: both Managers let go.
         engineB.lookup(chain, true, true, result);
         assertEquals(24, result.value(), () -> describe(result));
-        awaitCounter(b, SystemCounterDescriptor.PINS_ACTIVE, 8);
+        awaitCounter(b, StoreCounter.PINS_ACTIVE, 8);
         assertEquals(StatusCode.OK, engineB.release(result.leaseId()));
-        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
-        awaitCounter(b, SystemCounterDescriptor.PINS_ACTIVE, 0);
-        assertEquals(0, value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_ADMITTED));
+        awaitCounter(a, StoreCounter.PINS_ACTIVE, 0);
+        awaitCounter(b, StoreCounter.PINS_ACTIVE, 0);
+        assertEquals(0, value(b, TransferCounter.BLOCKS_ADMITTED));
     }
 
     @Test
@@ -352,7 +357,7 @@ class TransferEndToEndTest
         assertEquals(16, result.value(), () -> describe(result));
         assertEquals(0, mismatches(engineB, 6_000, 16));
         // One-sided reads: the source unpins at the requester's release (it cannot revoke).
-        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+        awaitCounter(a, StoreCounter.PINS_ACTIVE, 0);
     }
 
     @Test
@@ -374,12 +379,12 @@ class TransferEndToEndTest
         assertEquals(KeyStatus.FAILED, result.status(1));
         assertEquals(FailureReason.REJECTED, result.reason(1));
         assertEquals(0, mismatches(engineB, 7_000, 1));
-        assertTrue(value(a, SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_OVER_BUDGET) >= 1);
+        assertTrue(value(a, TransferCounter.SOURCE_REJECTED_OVER_BUDGET) >= 1);
         // The source still holds the blocks: its candidates stay in B's index, and the next Read is granted again.
-        assertEquals(0, value(b, SystemCounterDescriptor.TRANSFER_CANDIDATES_REMOVED));
+        assertEquals(0, value(b, TransferCounter.CANDIDATES_REMOVED));
         engineB.lookup(prefix, false, true, result);
         assertEquals(4, result.count(KeyStatus.PEER), () -> describe(result));
-        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+        awaitCounter(a, StoreCounter.PINS_ACTIVE, 0);
         engineB.read(prefix, 0L, true, result);
         assertEquals(1, result.value(), () -> describe(result));
     }
@@ -425,25 +430,25 @@ class TransferEndToEndTest
         assertEquals(48, result.value(), () -> describe(result) + "\n" + a.dump());
         assertEquals(48, result.count(KeyStatus.PEER));
         assertEquals(0, mismatches(engineB, 8_000, 48));
-        assertEquals(48, value(a, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_PREPARES));
-        assertEquals(48, value(a, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_GRANTED_KEYS));
-        assertTrue(value(a, SystemCounterDescriptor.TRANSFER_SOURCE_PENDING) >= 1);
-        assertTrue(value(a, SystemCounterDescriptor.TRANSFER_SOURCE_BACKPRESSURE) >= 1, a::dump);
-        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_PREPARE_WAITS) >= 1);
-        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_BUDGET_WAITS) >= 1, b::dump);
-        assertEquals(0, value(a, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_PREPARE_FAILURES));
-        awaitCounter(a, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_STAGED_BYTES, 0);
-        awaitCounter(a, SystemCounterDescriptor.TRANSFER_SOURCE_SESSIONS_ACTIVE, 0);
+        assertEquals(48, value(a, TransferCounter.SOURCE_SSD_PREPARES));
+        assertEquals(48, value(a, TransferCounter.SOURCE_SSD_GRANTED_KEYS));
+        assertTrue(value(a, TransferCounter.SOURCE_PENDING) >= 1);
+        assertTrue(value(a, TransferCounter.SOURCE_BACKPRESSURE) >= 1, a::dump);
+        assertTrue(value(b, TransferCounter.PREPARE_WAITS) >= 1);
+        assertTrue(value(b, TransferCounter.BUDGET_WAITS) >= 1, b::dump);
+        assertEquals(0, value(a, TransferCounter.SOURCE_SSD_PREPARE_FAILURES));
+        awaitCounter(a, TransferCounter.SOURCE_SSD_STAGED_BYTES, 0);
+        awaitCounter(a, TransferCounter.SOURCE_SESSIONS_ACTIVE, 0);
 
         // Lookup with pin and peers: the lease holds A's prepared copies, so the count is loadable; Release frees them.
         final KeyBatch held = batch(8_000, 16);
         engineB.lookup(held, true, true, result);
         assertEquals(16, result.value(), () -> describe(result));
         assertTrue(0 != result.leaseId());
-        assertEquals(16L * BLOCK, value(a, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_STAGED_BYTES));
+        assertEquals(16L * BLOCK, value(a, TransferCounter.SOURCE_SSD_STAGED_BYTES));
         assertEquals(StatusCode.OK, engineB.release(result.leaseId()));
-        awaitCounter(a, SystemCounterDescriptor.TRANSFER_SOURCE_SSD_STAGED_BYTES, 0);
-        awaitCounter(a, SystemCounterDescriptor.TRANSFER_SOURCE_SESSIONS_ACTIVE, 0);
+        awaitCounter(a, TransferCounter.SOURCE_SSD_STAGED_BYTES, 0);
+        awaitCounter(a, TransferCounter.SOURCE_SESSIONS_ACTIVE, 0);
 
         // stat shows both sides: what A served from SSD, what B fetched and how often it waited.
         final String statA = a.runStatOnce(30_000);
@@ -482,9 +487,9 @@ class TransferEndToEndTest
         assertEquals(KeyStatus.FAILED, result.status(0));
         assertEquals(FailureReason.CHECKSUM, result.reason(0));
         assertEquals(KeyStatus.NOT_ATTEMPTED, result.status(1));
-        assertEquals(1, value(b, SystemCounterDescriptor.TRANSFER_CHECKSUM_MISMATCHES));
-        assertEquals(0, value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_ADMITTED));
-        assertEquals(0, value(b, SystemCounterDescriptor.BLOCKS_RESIDENT), "a block that failed its check was kept");
+        assertEquals(1, value(b, TransferCounter.CHECKSUM_MISMATCHES));
+        assertEquals(0, value(b, TransferCounter.BLOCKS_ADMITTED));
+        assertEquals(0, value(b, StoreCounter.BLOCKS_RESIDENT), "a block that failed its check was kept");
     }
 
     @Test
@@ -500,7 +505,7 @@ class TransferEndToEndTest
         final KeyBatch prefix = publishAndDiscover(engineA, engineB, 2_000, 16, result);
         engineB.read(prefix, 0L, true, result);
         assertEquals(16, result.value(), () -> describe(result));
-        assertEquals(16, value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_ADMITTED));
+        assertEquals(16, value(b, TransferCounter.BLOCKS_ADMITTED));
 
         engineB.lookup(prefix, false, false, result);
         assertEquals(16, result.value(), "admitted blocks are local now");
@@ -542,9 +547,9 @@ class TransferEndToEndTest
         assertEquals(16, result.value(), () -> describe(result));
         assertEquals("c", result.ownerNodeId(result.candidateOwnerIndex(0)));
         assertEquals(0, mismatches(engineB, 3_000, 16));
-        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_REFUSALS_RECEIVED) >= 1);
-        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED) >= 1);
-        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_CANDIDATES_REMOVED) >= 1);
+        assertTrue(value(b, TransferCounter.REFUSALS_RECEIVED) >= 1);
+        assertTrue(value(b, TransferCounter.ALTERNATIVES_TRIED) >= 1);
+        assertTrue(value(b, TransferCounter.CANDIDATES_REMOVED) >= 1);
 
         // C restarts: its old incarnation's candidates serve nothing, and no wrong byte arrives.
         final int other = 2;
@@ -553,11 +558,11 @@ class TransferEndToEndTest
         // B may still hold the old incarnation's candidates (the index keeps them up to its TTL): whatever B asks,
         // the old incarnation is gone and the new one holds nothing, so no byte comes from either.
         managers.set(other, startManager(other, new String[0], new String[0]));
-        final long fetched = value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED);
+        final long fetched = value(b, TransferCounter.BLOCKS_FETCHED);
         wipe(engineB);
         engineB.read(prefix, 0L, true, result);
         assertEquals(0, result.value(), () -> describe(result));
-        assertEquals(fetched, value(b, SystemCounterDescriptor.TRANSFER_BLOCKS_FETCHED));
+        assertEquals(fetched, value(b, TransferCounter.BLOCKS_FETCHED));
     }
 
     @Test
@@ -584,19 +589,19 @@ class TransferEndToEndTest
         assertEquals(0, result.value(), () -> describe(result));
         assertEquals(KeyStatus.FAILED, result.status(0), () -> describe(result));
         assertTrue(tookMs < io.orbitkv.codecs.TransferLimits.FETCH_BUDGET_MS + 2_000, "took " + tookMs + " ms");
-        awaitCounter(b, SystemCounterDescriptor.LEASES_ACTIVE, 0);
-        awaitCounter(b, SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE, 0);
-        awaitCounter(b, SystemCounterDescriptor.TRANSFER_READS_IN_FLIGHT, 0);
+        awaitCounter(b, RingCounter.LEASES_ACTIVE, 0);
+        awaitCounter(b, TransferCounter.FETCHES_ACTIVE, 0);
+        awaitCounter(b, TransferCounter.READS_IN_FLIGHT, 0);
 
         // A is still in the member view (its lease has not expired): the next Read with peers asks it and times out;
         // the one after plans around it for a while instead of waiting out its own timeout.
         engineB.read(prefix, 0L, true, result);
         assertEquals(0, result.value(), () -> describe(result));
-        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_AUTHORIZE_TIMEOUTS) >= 1, b::dump);
+        assertTrue(value(b, TransferCounter.AUTHORIZE_TIMEOUTS) >= 1, b::dump);
         engineB.read(prefix, 0L, true, result);
         assertEquals(0, result.value(), () -> describe(result));
-        assertTrue(value(b, SystemCounterDescriptor.TRANSFER_UNANSWERED_SOURCE_SKIPS) >= 1, b::dump);
-        awaitCounter(b, SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE, 0);
+        assertTrue(value(b, TransferCounter.UNANSWERED_SOURCE_SKIPS) >= 1, b::dump);
+        awaitCounter(b, TransferCounter.FETCHES_ACTIVE, 0);
     }
 
     @Test
@@ -613,10 +618,10 @@ class TransferEndToEndTest
         final KeyBatch prefix = publishAndDiscover(engineA, engineB, 5_000, 32, result);
         engineB.lookup(prefix, true, true, result);
         assertEquals(32, result.value(), () -> describe(result));
-        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 32);
+        awaitCounter(a, StoreCounter.PINS_ACTIVE, 32);
 
         b.managerProcess().destroyForcibly().waitFor();
-        awaitCounter(a, SystemCounterDescriptor.PINS_ACTIVE, 0);
+        awaitCounter(a, StoreCounter.PINS_ACTIVE, 0);
     }
 
     private static void awaitCandidates(

@@ -1,5 +1,7 @@
 package io.orbitkv.manager.idle;
 
+import io.orbitkv.manager.SystemCounterFamilies;
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -61,7 +63,7 @@ class AgentSleepTest
         header = new UnsafeBuffer(BufferUtil.allocateDirectAligned(CncFileDescriptor.HEADER_LENGTH, 64));
         ring = new ManyToOneRingBuffer(new UnsafeBuffer(
             BufferUtil.allocateDirectAligned(RING_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH, 64)));
-        counters = SystemCounters.inMemory();
+        counters = SystemCounterFamilies.inMemory();
         doorbell = new Doorbell(new File(dir.toFile(), CncFileDescriptor.DOORBELL_FILE_NAME));
         sleep = new AgentSleep(header, ring, doorbell, LONG_SLEEP_NS, null, null, counters, errors::set);
         engine = ManagerDoorbell.open(dir, header);
@@ -201,7 +203,7 @@ class AgentSleepTest
         return header.getIntVolatile(CncFileDescriptor.AGENT_STATE_OFFSET);
     }
 
-    private long value(final SystemCounterDescriptor descriptor)
+    private long value(final CounterDescriptor descriptor)
     {
         return counters.get(descriptor).get();
     }

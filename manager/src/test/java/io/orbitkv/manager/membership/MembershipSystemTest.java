@@ -9,7 +9,6 @@ import io.etcd.jetcd.options.PutOption;
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.codecs.StateKeyShard;
 import io.orbitkv.manager.status.CncReader;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.cli.ChildJvm;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
@@ -100,7 +99,7 @@ class MembershipSystemTest
                 .get(bytes(MembershipConfiguration.memberKey(cluster, "a"))).get(5, TimeUnit.SECONDS);
             assertEquals(0, gone.getKvs().size(), "graceful close revokes the lease: the record is gone at once");
             await(() -> null == observer.membership.view().member("a"), 5_000, () -> "observer sees a leave");
-            assertEquals(1, first.counter(SystemCounterDescriptor.ETCD_CALLS_LEASE_REVOKE));
+            assertEquals(1, first.counter(MembershipCounter.ETCD_CALLS_LEASE_REVOKE));
 
             try (Joined second = join(etcd.endpoints(), cluster, "a", "a,b"))
             {
@@ -149,10 +148,10 @@ class MembershipSystemTest
         try (Joined a = join(etcd.endpoints(), cluster, "a", "a"))
         {
             final MemberRecord own = a.membership.ownRecord();
-            final long txnsBefore = a.counter(SystemCounterDescriptor.ETCD_CALLS_TXN);
+            final long txnsBefore = a.counter(MembershipCounter.ETCD_CALLS_TXN);
             final MemberRecord again = a.membership.retryRegistration();
             assertEquals(own, again, "the retry finds the committed record by lease and runtime UUID");
-            assertEquals(txnsBefore, a.counter(SystemCounterDescriptor.ETCD_CALLS_TXN), "no second registration txn");
+            assertEquals(txnsBefore, a.counter(MembershipCounter.ETCD_CALLS_TXN), "no second registration txn");
             assertEquals(1, again.epoch());
         }
     }
@@ -221,11 +220,11 @@ class MembershipSystemTest
         try (Joined a = join(etcd.endpoints(), cluster, "a", "a"))
         {
             awaitCompleteWith(a, "a");
-            final long snapshots = a.counter(SystemCounterDescriptor.MEMBERSHIP_SNAPSHOTS);
+            final long snapshots = a.counter(MembershipCounter.SNAPSHOTS);
             put(raw, MembershipConfiguration.memberKey(cluster, "zz"), "{not json".getBytes(StandardCharsets.UTF_8));
-            await(() -> 1 == a.counter(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_MALFORMED), 5_000, a::log);
-            await(() -> a.counter(SystemCounterDescriptor.MEMBERSHIP_SNAPSHOTS) > snapshots &&
-                1 == a.counter(SystemCounterDescriptor.MEMBERSHIP_RECORDS_REJECTED), 5_000, a::log);
+            await(() -> 1 == a.counter(MembershipCounter.INVALIDATIONS_MALFORMED), 5_000, a::log);
+            await(() -> a.counter(MembershipCounter.SNAPSHOTS) > snapshots &&
+                1 == a.counter(MembershipCounter.RECORDS_REJECTED), 5_000, a::log);
             awaitCompleteWith(a, "a");
             assertNull(a.membership.view().member("zz"));
             assertEquals(FenceCause.NONE, a.membership.fenceCause());
@@ -250,8 +249,8 @@ class MembershipSystemTest
             final byte[] over = fakeRecord("big2", MembershipConfiguration.MAX_RECORD_BYTES + 1);
             assertEquals(1025, over.length);
             put(raw, MembershipConfiguration.memberKey(cluster, "big2"), over);
-            await(() -> 1 == a.counter(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_RECORD_TOO_LARGE), 5_000, a::log);
-            await(() -> 1 == a.counter(SystemCounterDescriptor.MEMBERSHIP_RECORDS_REJECTED), 5_000, a::log);
+            await(() -> 1 == a.counter(MembershipCounter.INVALIDATIONS_RECORD_TOO_LARGE), 5_000, a::log);
+            await(() -> 1 == a.counter(MembershipCounter.RECORDS_REJECTED), 5_000, a::log);
             awaitCompleteWith(a, "a", "big");
             assertNull(a.membership.view().member("big2"));
         }
@@ -297,8 +296,8 @@ class MembershipSystemTest
         };
         try (Joined a = join(MembershipTestSupport.settings(own.endpoints(), cluster, "a", "a"), compactBeforeFirstWatch))
         {
-            await(() -> 1 == a.counter(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_COMPACTION), 10_000, a::log);
-            await(() -> a.counter(SystemCounterDescriptor.MEMBERSHIP_SNAPSHOTS) >= 2 && a.membership.view().isComplete(),
+            await(() -> 1 == a.counter(MembershipCounter.INVALIDATIONS_COMPACTION), 10_000, a::log);
+            await(() -> a.counter(MembershipCounter.SNAPSHOTS) >= 2 && a.membership.view().isComplete(),
                 10_000, a::log);
             assertTrue(a.log().contains("compacted"), a.log());
             assertEquals(FenceCause.NONE, a.membership.fenceCause());
@@ -328,11 +327,11 @@ class MembershipSystemTest
         {
             awaitCompleteWith(a, "a");
             assertEquals(MembershipConfiguration.MAX_MEMBERS, a.membership.view().members().size());
-            assertTrue(a.counter(SystemCounterDescriptor.MEMBERSHIP_SNAPSHOT_PAGES) >= 32, "pages of 128");
+            assertTrue(a.counter(MembershipCounter.SNAPSHOT_PAGES) >= 32, "pages of 128");
             assertTrue(a.membership.remoteWorkEnabled(System.nanoTime()));
 
             put(raw, MembershipConfiguration.memberKey(cluster, "one-more"), fakeRecord("one-more", 0));
-            await(() -> a.counter(SystemCounterDescriptor.MEMBERSHIP_INVALIDATIONS_MEMBER_OVERFLOW) >= 1 &&
+            await(() -> a.counter(MembershipCounter.INVALIDATIONS_MEMBER_OVERFLOW) >= 1 &&
                 !a.membership.view().isComplete(), 10_000, a::log);
             assertFalse(a.membership.remoteWorkEnabled(System.nanoTime()), "incomplete view disables remote work");
 
@@ -380,7 +379,7 @@ class MembershipSystemTest
             awaitCompleteWith(removed, "a");
             await(() -> removed.membership.remoteWorkEnabled(System.nanoTime()), 5_000, removed::log);
             assertEquals(secondRemoved.record(), removed.membership.view().member("a"));
-            assertEquals(1, removed.counter(SystemCounterDescriptor.MEMBERSHIP_REREGISTRATIONS));
+            assertEquals(1, removed.counter(MembershipCounter.REREGISTRATIONS));
             assertTrue(removed.log().contains("registering a new incarnation"), removed::log);
 
             // Another runtime's record or another placement: fenced for good, no new incarnation.
@@ -392,10 +391,10 @@ class MembershipSystemTest
                 await(() -> j.log().contains("FENCED until restart"), 5_000, j::log);
                 assertFalse(j.membership.remoteWorkEnabled(System.nanoTime()));
                 assertEquals(Membership.STATE_FENCED, j.membership.registrationState());
-                assertEquals(j.membership.fenceCause().code(), j.counter(SystemCounterDescriptor.MEMBERSHIP_FENCED));
+                assertEquals(j.membership.fenceCause().code(), j.counter(MembershipCounter.FENCED));
                 assertTrue(j.log().contains("FENCED until restart"), j.log());
                 assertEquals(1, j.membership.incarnation().number());
-                assertEquals(0, j.counter(SystemCounterDescriptor.MEMBERSHIP_REREGISTRATIONS));
+                assertEquals(0, j.counter(MembershipCounter.REREGISTRATIONS));
             }
         }
     }
@@ -463,7 +462,7 @@ class MembershipSystemTest
                 // Wait out more than one TTL (design default 10 s) with the leader gone: both stay registered.
                 final long ttlNs = TimeUnit.SECONDS.toNanos(io.orbitkv.manager.Configuration.MEMBERSHIP_TTL_SECS_DEFAULT);
                 await(() -> System.nanoTime() - killedNs > ttlNs + TimeUnit.SECONDS.toNanos(2) &&
-                    a.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVES_ACKED) >= 4, 30_000, a::log);
+                    a.counter(MembershipCounter.KEEPALIVES_ACKED) >= 4, 30_000, a::log);
                 for (final Joined j : List.of(a, b))
                 {
                     assertEquals(FenceCause.NONE, j.membership.fenceCause(), j.log());
@@ -575,13 +574,13 @@ class MembershipSystemTest
             try (CncReader reader = CncReader.map(new File(dir, "cnc.dat")))
             {
                 await(() -> 1 == reader.countersReader()
-                    .getCounterValue(SystemCounterDescriptor.MEMBERSHIP_REMOTE_WORK_ENABLED.id()), 15_000, () -> read(out));
+                    .getCounterValue(MembershipCounter.REMOTE_WORK_ENABLED.fixedId()), 15_000, () -> read(out));
                 assertEquals(FenceCause.NONE.code(),
-                    reader.countersReader().getCounterValue(SystemCounterDescriptor.MEMBERSHIP_FENCED.id()));
+                    reader.countersReader().getCounterValue(MembershipCounter.FENCED.fixedId()));
                 assertEquals(2, reader.countersReader()
-                    .getCounterValue(SystemCounterDescriptor.MEMBERSHIP_INCARNATION.id()));
+                    .getCounterValue(MembershipCounter.INCARNATION.fixedId()));
                 assertEquals(1, reader.countersReader()
-                    .getCounterValue(SystemCounterDescriptor.MEMBERSHIP_REREGISTRATIONS.id()));
+                    .getCounterValue(MembershipCounter.REREGISTRATIONS.fixedId()));
                 assertEquals(first.runtimeUuid(), reader.runtimeUuid(), "the CnC header keeps the first runtime UUID");
             }
             final Process stat = new ProcessBuilder(ChildJvm.orbitkvCommand(List.of("-Xmx128m"),
@@ -617,12 +616,12 @@ class MembershipSystemTest
             final Thread[] threads = a.membership.threads();
             final long leaseCpuBefore = cpu.getThreadCpuTime(threads[0].threadId());
             final long viewCpuBefore = cpu.getThreadCpuTime(threads[1].threadId());
-            final long before = a.counter(SystemCounterDescriptor.MEMBERSHIP_WAKEUPS);
-            final long keepalivesBefore = a.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVES_ACKED);
+            final long before = a.counter(MembershipCounter.WAKEUPS);
+            final long keepalivesBefore = a.counter(MembershipCounter.KEEPALIVES_ACKED);
             final long endNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(windowMs);
             await(() -> System.nanoTime() - endNs >= 0, windowMs + 1_000, () -> "window");
-            final long wakeups = a.counter(SystemCounterDescriptor.MEMBERSHIP_WAKEUPS) - before;
-            final long keepalives = a.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVES_ACKED) - keepalivesBefore;
+            final long wakeups = a.counter(MembershipCounter.WAKEUPS) - before;
+            final long keepalives = a.counter(MembershipCounter.KEEPALIVES_ACKED) - keepalivesBefore;
             final long leaseCpuMs = TimeUnit.NANOSECONDS.toMillis(cpu.getThreadCpuTime(threads[0].threadId()) -
                 leaseCpuBefore);
             final long viewCpuMs = TimeUnit.NANOSECONDS.toMillis(cpu.getThreadCpuTime(threads[1].threadId()) -
@@ -654,8 +653,8 @@ class MembershipSystemTest
             // keepalive's send + 5 s) runs out. The next keepalive, due 1.7 s after that send, goes out during the stall
             // and waits at least 2.3 s for its reply: longer than the 2 s call deadline, yet the reply still extends
             // validity. Bounded by the call deadline that keepalive was cancelled and the registration expired.
-            final long acked = a.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVES_ACKED);
-            await(() -> a.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVES_ACKED) > acked, 10_000, a::log);
+            final long acked = a.counter(MembershipCounter.KEEPALIVES_ACKED);
+            await(() -> a.counter(MembershipCounter.KEEPALIVES_ACKED) > acked, 10_000, a::log);
             EtcdCluster.signal(own.member(0).pid(), "STOP");
             final long stoppedNs = System.nanoTime();
             try
@@ -670,12 +669,12 @@ class MembershipSystemTest
             {
                 EtcdCluster.signal(own.member(0).pid(), "CONT");
             }
-            final long resumedAcked = a.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVES_ACKED);
-            await(() -> a.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVES_ACKED) > resumedAcked, 10_000, a::log);
+            final long resumedAcked = a.counter(MembershipCounter.KEEPALIVES_ACKED);
+            await(() -> a.counter(MembershipCounter.KEEPALIVES_ACKED) > resumedAcked, 10_000, a::log);
             final String state = a.log() + "\nkeepalive rtt max " +
-                a.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVE_RTT_MAX_MS) + " ms, least validity margin " +
-                a.counter(SystemCounterDescriptor.MEMBERSHIP_VALIDITY_MARGIN_MIN_MS) + " ms";
-            assertTrue(a.counter(SystemCounterDescriptor.MEMBERSHIP_KEEPALIVE_RTT_MAX_MS) >
+                a.counter(MembershipCounter.KEEPALIVE_RTT_MAX_MS) + " ms, least validity margin " +
+                a.counter(MembershipCounter.VALIDITY_MARGIN_MIN_MS) + " ms";
+            assertTrue(a.counter(MembershipCounter.KEEPALIVE_RTT_MAX_MS) >
                 io.orbitkv.manager.Configuration.ETCD_DEADLINE_MS_DEFAULT, state);
             assertEquals(FenceCause.NONE, a.membership.fenceCause(), state);
             assertEquals(1, a.membership.incarnation().number(), state);

@@ -3,7 +3,8 @@ package io.orbitkv.manager.membership;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.orbitkv.codecs.ShardPlacement;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.SystemCounterFamilies;
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -43,7 +44,7 @@ final class MembershipTestSupport
             this.clusterName = clusterName;
         }
 
-        long counter(final SystemCounterDescriptor descriptor)
+        long counter(final CounterDescriptor descriptor)
         {
             return counters.get(descriptor).get();
         }
@@ -69,7 +70,7 @@ final class MembershipTestSupport
 
     static Joined join(final MembershipSettings settings, final Runnable beforeWatchHook)
     {
-        final SystemCounters counters = SystemCounters.inMemory();
+        final SystemCounters counters = SystemCounterFamilies.inMemory();
         final ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
         final PrintStream log = new PrintStream(logBytes, true, StandardCharsets.UTF_8);
         final Membership membership = Membership.join(settings, counters,

@@ -1,5 +1,7 @@
 package io.orbitkv.manager.peer;
 
+import io.orbitkv.manager.SystemCounterFamilies;
+import io.orbitkv.manager.transfer.TransferCounter;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -21,7 +23,6 @@ import io.orbitkv.codecs.transfer.TransferTier;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.manager.transfer.SourceMembers;
@@ -65,7 +66,7 @@ class TransferServiceOverPeersTest
     Path dir;
 
     private final Arena arena = Arena.ofShared();
-    private final SystemCounters counters = SystemCounters.inMemory();
+    private final SystemCounters counters = SystemCounterFamilies.inMemory();
     private final UnsafeBuffer raw = new UnsafeBuffer(new byte[4096]);
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
     private final Answers answers = new Answers();
@@ -184,9 +185,9 @@ class TransferServiceOverPeersTest
         await(() -> 1 == answers.acks, "release ack");
         assertEquals(TransferStatus.OK, answers.ackStatus);
         await(() -> 0 == store.dram().pinCount(entry), "unpinned once the transport revoked");
-        assertEquals(1, counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_REVOCATIONS_COMPLETED).get(),
+        assertEquals(1, counters.get(TransferCounter.SOURCE_REVOCATIONS_COMPLETED).get(),
             "the pins went on the transport's onRevoked");
-        assertEquals(0, counters.get(SystemCounterDescriptor.TRANSFER_SOURCE_PINNED_BYTES).get());
+        assertEquals(0, counters.get(TransferCounter.SOURCE_PINNED_BYTES).get());
         assertEquals(0, transport.sessionsHeld(), "the export is gone");
         assertEquals(TransportStatus.REJECTED, read(peer, staging, 2), "the released session is no longer served");
         assertEquals(1, transport.stats().get(BuiltinTransportStats.REJECTED_UNKNOWN_SESSION));

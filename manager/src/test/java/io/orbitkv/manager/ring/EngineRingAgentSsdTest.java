@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.Configuration;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.store.Residence;
+import io.orbitkv.manager.store.StoreCounter;
 import io.orbitkv.manager.store.TieredStore;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
@@ -74,7 +74,7 @@ class EngineRingAgentSsdTest
         assertEquals(BLOCKS, looked.value(), "every key is in one tier or the other");
         assertEquals(KeyStatus.SSD, looked.statuses()[0], "the first victim is on SSD only");
         assertEquals(KeyStatus.DRAM, looked.statuses()[BLOCKS - 1], "the last publish is in DRAM");
-        assertTrue(fixture.counter(SystemCounterDescriptor.SSD_LOOKUP_HITS) >= 1);
+        assertTrue(fixture.counter(StoreCounter.SSD_LOOKUP_HITS) >= 1);
 
         // Restore the first two (SSD) and the last (DRAM) into the upper half of the region.
         final long base = 12L << 20;
@@ -88,10 +88,10 @@ class EngineRingAgentSsdTest
         assertTrue(engine.matches(base, BLOCK_BYTES, 100));
         assertTrue(engine.matches(base + BLOCK_BYTES, BLOCK_BYTES, 101));
         assertTrue(engine.matches(base + 2L * BLOCK_BYTES, BLOCK_BYTES, 100 + BLOCKS - 1));
-        assertTrue(fixture.counter(SystemCounterDescriptor.SSD_READS) >= 2);
+        assertTrue(fixture.counter(StoreCounter.SSD_READS) >= 2);
 
         fixture.housekeeping();
-        assertEquals(0, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE), "no DRAM pin left");
+        assertEquals(0, fixture.counter(StoreCounter.PINS_ACTIVE), "no DRAM pin left");
     }
 
     @Test
@@ -106,8 +106,8 @@ class EngineRingAgentSsdTest
             new byte[][]{RingAgentFixture.hash(500), RingAgentFixture.hash(501)});
         final int cycles = cyclesUntilReply(correlationId);
         assertTrue(cycles >= 8, "copied in chunks over " + cycles + " duty cycles");
-        assertEquals(2, fixture.counter(SystemCounterDescriptor.CHECKSUM_BLOCKS_PUBLISHED));
-        assertEquals(2L * BLOCK_BYTES - 1, fixture.counter(SystemCounterDescriptor.CHECKSUM_BYTES_PUBLISHED));
+        assertEquals(2, fixture.counter(StoreCounter.CHECKSUM_BLOCKS_PUBLISHED));
+        assertEquals(2L * BLOCK_BYTES - 1, fixture.counter(StoreCounter.CHECKSUM_BYTES_PUBLISHED));
 
         final long first = fixture.residence(NAMESPACE, RingAgentFixture.hash(500));
         final long second = fixture.residence(NAMESPACE, RingAgentFixture.hash(501));
@@ -134,9 +134,9 @@ class EngineRingAgentSsdTest
         assertArrayEquals(new KeyStatus[]{KeyStatus.SSD, KeyStatus.SSD}, read.statuses(), read::toString);
         assertTrue(engine.matches(base, BLOCK_BYTES, 500));
         assertTrue(engine.matches(base + BLOCK_BYTES, BLOCK_BYTES - 1, 501));
-        assertEquals(2, fixture.counter(SystemCounterDescriptor.CHECKSUM_BLOCKS_VERIFIED));
-        assertEquals(2L * BLOCK_BYTES - 1, fixture.counter(SystemCounterDescriptor.CHECKSUM_BYTES_VERIFIED));
-        assertEquals(0, fixture.counter(SystemCounterDescriptor.CHECKSUM_SSD_MISMATCHES));
+        assertEquals(2, fixture.counter(StoreCounter.CHECKSUM_BLOCKS_VERIFIED));
+        assertEquals(2L * BLOCK_BYTES - 1, fixture.counter(StoreCounter.CHECKSUM_BYTES_VERIFIED));
+        assertEquals(0, fixture.counter(StoreCounter.CHECKSUM_SSD_MISMATCHES));
     }
 
     @Test
@@ -145,7 +145,7 @@ class EngineRingAgentSsdTest
         engine.fill(0, BLOCK_BYTES, 600);
         assertEquals(1, engine.awaitReply(engine.sendPublish(NAMESPACE, new long[]{0}, new int[]{BLOCK_BYTES},
             new byte[][]{RingAgentFixture.hash(600)})).value());
-        final long published = fixture.counter(SystemCounterDescriptor.CHECKSUM_BLOCKS_PUBLISHED);
+        final long published = fixture.counter(StoreCounter.CHECKSUM_BLOCKS_PUBLISHED);
 
         // A block as a transport would land it: reserved PREPARING, bytes written straight into the pool.
         final TieredStore store = fixture.store();
@@ -166,7 +166,7 @@ class EngineRingAgentSsdTest
         final long residence = fixture.residence(NAMESPACE, hash);
         assertTrue(Residence.isDram(residence));
         assertEquals(sourceCrc, store.crc32c(residence), "sealed with its source's sum");
-        assertEquals(published, fixture.counter(SystemCounterDescriptor.CHECKSUM_BLOCKS_PUBLISHED),
+        assertEquals(published, fixture.counter(StoreCounter.CHECKSUM_BLOCKS_PUBLISHED),
             "a fetched block is not counted as checksummed at publish");
 
         final RingAgentFixture.Reply read = engine.awaitReply(engine.sendRead(
@@ -204,12 +204,12 @@ class EngineRingAgentSsdTest
 
     private void awaitSsdWrites()
     {
-        for (int i = 0; i < 1_000 && fixture.counter(SystemCounterDescriptor.SSD_QUEUE_DEPTH) > 0; i++)
+        for (int i = 0; i < 1_000 && fixture.counter(StoreCounter.SSD_QUEUE_DEPTH) > 0; i++)
         {
             fixture.housekeeping();
         }
         fixture.housekeeping();
-        assertTrue(fixture.counter(SystemCounterDescriptor.SSD_WRITES) >= 1, "victims were written to SSD");
-        assertEquals(0, fixture.counter(SystemCounterDescriptor.SSD_QUEUE_DEPTH), "no write still in flight");
+        assertTrue(fixture.counter(StoreCounter.SSD_WRITES) >= 1, "victims were written to SSD");
+        assertEquals(0, fixture.counter(StoreCounter.SSD_QUEUE_DEPTH), "no write still in flight");
     }
 }

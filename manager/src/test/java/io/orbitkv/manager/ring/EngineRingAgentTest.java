@@ -13,7 +13,7 @@ import io.orbitkv.codecs.engine.PublishRequestDecoder;
 import io.orbitkv.codecs.engine.ReadRequestDecoder;
 import io.orbitkv.codecs.engine.ReleaseRequestDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.store.StoreCounter;
 import java.io.File;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -69,7 +69,7 @@ class EngineRingAgentTest
             fixture.sections().slotTable().getIntVolatile(slotOffset + CncFileDescriptor.SLOT_STATE_OFFSET));
         assertEquals(reply.value(),
             fixture.sections().slotTable().getLongVolatile(slotOffset + CncFileDescriptor.SLOT_CLIENT_ID_OFFSET));
-        assertEquals(1, fixture.counter(SystemCounterDescriptor.CLIENTS_ATTACHED));
+        assertEquals(1, fixture.counter(RingCounter.CLIENTS_ATTACHED));
         assertEquals(1, fixture.agent().attachedClients());
     }
 
@@ -82,7 +82,7 @@ class EngineRingAgentTest
         impostor.sendAttach("impostor", 1 << 20);
         fixture.doWork();
 
-        assertEquals(1, fixture.counter(SystemCounterDescriptor.rejection(Rejection.SLOT_NOT_CLAIMED.code())));
+        assertEquals(1, fixture.counter(RingCounter.rejection(Rejection.SLOT_NOT_CLAIMED.code())));
         assertEquals(0, fixture.agent().attachedClients());
         assertTrue(engine.drainReplies().isEmpty(), "nothing is written into a ring whose slot is not the sender's");
     }
@@ -102,7 +102,7 @@ class EngineRingAgentTest
         assertEquals(PublishRequestDecoder.TEMPLATE_ID, published.requestTemplateId());
         assertEquals(2, published.value(), "both blocks stored");
         assertArrayEquals(new KeyStatus[]{KeyStatus.STORED, KeyStatus.STORED}, published.statuses());
-        assertEquals(2, fixture.counter(SystemCounterDescriptor.BLOCKS_PUBLISHED));
+        assertEquals(2, fixture.counter(RingCounter.BLOCKS_PUBLISHED));
 
         final byte[][] lookupHashes = {hashes[0], hashes[1], RingAgentFixture.hash(3), hashes[0]};
         final long lookupId = engine.sendLookup(NAMESPACE, 0, lookupHashes);
@@ -125,7 +125,7 @@ class EngineRingAgentTest
         assertTrue(engine.matches(4 * BLOCK_BYTES, BLOCK_BYTES, 11));
         assertTrue(engine.matches(6 * BLOCK_BYTES, BLOCK_BYTES, 12));
         fixture.housekeeping();
-        assertEquals(0, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE), "a finished read holds no pin");
+        assertEquals(0, fixture.counter(StoreCounter.PINS_ACTIVE), "a finished read holds no pin");
     }
 
     @Test
@@ -141,7 +141,7 @@ class EngineRingAgentTest
         fixture.doWork();
         final RingAgentFixture.Reply refused = engine.takeReply(refusedId);
         assertEquals(StatusCode.BAD_FLAGS, refused.code());
-        assertEquals(1, fixture.counter(SystemCounterDescriptor.rejection(Rejection.UNKNOWN_FLAGS.code())));
+        assertEquals(1, fixture.counter(RingCounter.rejection(Rejection.UNKNOWN_FLAGS.code())));
 
         // A standalone Manager has no peers to fetch from: the flag is accepted and the read stays local.
         final long localId = engine.sendRead(NAMESPACE, 0L, RequestFlags.READ_PEERS, offsets, capacities, hashes);
@@ -185,8 +185,8 @@ class EngineRingAgentTest
         final RingAgentFixture.Reply leased = engine.takeReply(lookupId);
         assertNotEquals(0L, leased.leaseId());
         fixture.housekeeping();
-        assertEquals(3, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
-        assertEquals(1, fixture.counter(SystemCounterDescriptor.LEASES_ACTIVE));
+        assertEquals(3, fixture.counter(StoreCounter.PINS_ACTIVE));
+        assertEquals(1, fixture.counter(RingCounter.LEASES_ACTIVE));
 
         // Heartbeats inside the timeout keep the client, and its pins, alive.
         fixture.advanceNs(TIMEOUT_NS / 2 + 1);
@@ -195,22 +195,22 @@ class EngineRingAgentTest
         fixture.advanceNs(TIMEOUT_NS / 2 + 1);
         fixture.doWork();
         assertEquals(1, fixture.agent().attachedClients());
-        assertEquals(3, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
-        assertEquals(1, fixture.counter(SystemCounterDescriptor.REQUESTS_HEARTBEAT));
+        assertEquals(3, fixture.counter(StoreCounter.PINS_ACTIVE));
+        assertEquals(1, fixture.counter(RingCounter.REQUESTS_HEARTBEAT));
 
         // Silence past the timeout: the session goes and everything it held with it.
         fixture.advanceNs(TIMEOUT_NS + 1);
         fixture.doWork();
-        assertEquals(1, fixture.counter(SystemCounterDescriptor.CLIENT_TIMEOUTS));
+        assertEquals(1, fixture.counter(RingCounter.CLIENT_TIMEOUTS));
         assertEquals(0, fixture.agent().attachedClients());
-        assertEquals(0, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
-        assertEquals(0, fixture.counter(SystemCounterDescriptor.LEASES_ACTIVE));
+        assertEquals(0, fixture.counter(StoreCounter.PINS_ACTIVE));
+        assertEquals(0, fixture.counter(RingCounter.LEASES_ACTIVE));
         assertEquals(0L, engine.claimPid(), "the slot is free for the next engine");
 
         // A late request from the dead client is refused as stale, never answered into a reset ring.
         engine.sendHeartbeat();
         fixture.doWork();
-        assertEquals(1, fixture.counter(SystemCounterDescriptor.rejection(Rejection.STALE_CLIENT.code())));
+        assertEquals(1, fixture.counter(RingCounter.rejection(Rejection.STALE_CLIENT.code())));
         assertNotEquals(0L, clientId);
     }
 
@@ -225,7 +225,7 @@ class EngineRingAgentTest
         fixture.doWork();
         final long leaseId = engine.takeReply(lookupId).leaseId();
         fixture.housekeeping();
-        assertEquals(1, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
+        assertEquals(1, fixture.counter(StoreCounter.PINS_ACTIVE));
 
         final long releaseId = engine.sendRelease(leaseId);
         fixture.doWork();
@@ -234,7 +234,7 @@ class EngineRingAgentTest
         assertEquals(StatusCode.OK, released.code());
         assertEquals(1, released.value(), "one block unpinned");
         fixture.housekeeping();
-        assertEquals(0, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
+        assertEquals(0, fixture.counter(StoreCounter.PINS_ACTIVE));
 
         final long againId = engine.sendRelease(leaseId);
         fixture.doWork();
@@ -263,7 +263,7 @@ class EngineRingAgentTest
         fixture.doWork();
         assertEquals(Rejection.RANGE_OUTSIDE_REGION.code(), worker.takeReply(outside).code());
         fixture.housekeeping();
-        assertEquals(2, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
+        assertEquals(2, fixture.counter(StoreCounter.PINS_ACTIVE));
 
         final long readId = worker.sendRead(NAMESPACE, leaseId, offsets, capacities, hashes);
         final RingAgentFixture.Reply read = worker.awaitReply(readId);
@@ -271,8 +271,8 @@ class EngineRingAgentTest
         assertEquals(2, read.value());
         assertTrue(worker.matches(offsets[0], BLOCK_BYTES, 21) && worker.matches(offsets[1], BLOCK_BYTES, 22));
         fixture.housekeeping();
-        assertEquals(0, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE), "the read released the handed lease");
-        assertEquals(0, fixture.counter(SystemCounterDescriptor.LEASES_ACTIVE));
+        assertEquals(0, fixture.counter(StoreCounter.PINS_ACTIVE), "the read released the handed lease");
+        assertEquals(0, fixture.counter(RingCounter.LEASES_ACTIVE));
 
         final long releaseId = engine.sendRelease(leaseId);
         fixture.doWork();
@@ -298,14 +298,14 @@ class EngineRingAgentTest
         final long detachId = engine.sendDetach();
         fixture.housekeeping();
         assertEquals(0, fixture.agent().attachedClients());
-        assertEquals(0, fixture.counter(SystemCounterDescriptor.CLIENTS_ATTACHED));
-        assertEquals(0, fixture.counter(SystemCounterDescriptor.PINS_ACTIVE));
+        assertEquals(0, fixture.counter(RingCounter.CLIENTS_ATTACHED));
+        assertEquals(0, fixture.counter(StoreCounter.PINS_ACTIVE));
         assertEquals(4242L, engine.claimPid(), "the slot stays draining until the engine read the response");
 
         assertEquals(StatusCode.OK, engine.takeReply(detachId).code());
         fixture.housekeeping();
         assertEquals(0L, engine.claimPid());
-        assertEquals(1, fixture.counter(SystemCounterDescriptor.REQUESTS_DETACH));
+        assertEquals(1, fixture.counter(RingCounter.REQUESTS_DETACH));
     }
 
     @Test
@@ -316,12 +316,12 @@ class EngineRingAgentTest
         fixture.doWork();
         fixture.advanceNs(TIMEOUT_NS);
         fixture.doWork();
-        assertEquals(0, fixture.counter(SystemCounterDescriptor.CLAIMED_SLOTS_RECLAIMED), "not past the timeout yet");
+        assertEquals(0, fixture.counter(RingCounter.CLAIMED_SLOTS_RECLAIMED), "not past the timeout yet");
         assertEquals(4242L, engine.claimPid());
 
         fixture.advanceNs(TimeUnit.MILLISECONDS.toNanos(2));
         fixture.doWork();
-        assertEquals(1, fixture.counter(SystemCounterDescriptor.CLAIMED_SLOTS_RECLAIMED));
+        assertEquals(1, fixture.counter(RingCounter.CLAIMED_SLOTS_RECLAIMED));
         assertEquals(0L, engine.claimPid());
     }
 }

@@ -15,7 +15,8 @@ import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.RequestFrames;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.SystemCounterFamilies;
+import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.FileChannelSsdBackend;
 import io.orbitkv.manager.store.SsdTier;
@@ -121,7 +122,7 @@ final class RingAgentFixture implements AutoCloseable
             new UnsafeBuffer(address, CncFileDescriptor.HEADER_LENGTH), lengths, ProcessHandle.current().pid(),
             START_MS, 1L, 2L, clientTimeoutNs, 128, 64 * 1024, ctx.maxDataRegionBytes(), ctx.poolBytes());
         sections = new CncFileDescriptor.Sections(address, fileLength);
-        counters = new SystemCounters(new CountersManager(
+        counters = SystemCounterFamilies.allocate(new CountersManager(
             sections.countersMetadata(), sections.countersValues(), StandardCharsets.US_ASCII));
         errorLog = new DistinctErrorLog(sections.errorLog(), epochClock, StandardCharsets.US_ASCII);
 
@@ -184,7 +185,7 @@ final class RingAgentFixture implements AutoCloseable
         return sections;
     }
 
-    long counter(final SystemCounterDescriptor descriptor)
+    long counter(final CounterDescriptor descriptor)
     {
         return counters.get(descriptor).get();
     }

@@ -1,5 +1,7 @@
 package io.orbitkv.manager.transfer;
 
+import io.orbitkv.manager.SystemCounterFamilies;
+import io.orbitkv.manager.status.CounterDescriptor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
@@ -37,7 +39,6 @@ import io.orbitkv.manager.peer.TestPeerSessions;
 import io.orbitkv.manager.port.FetchHandle;
 import io.orbitkv.manager.port.LookupHandle;
 import io.orbitkv.manager.port.PeerListener;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.transport.Transport;
@@ -71,7 +72,7 @@ class PeerFetcherTest
     private static final long SELF_LSB = 0x5E1FL;
     private static final long GRANTED_ADDRESS = 0x10_0000L;
 
-    private final SystemCounters counters = SystemCounters.inMemory();
+    private final SystemCounters counters = SystemCounterFamilies.inMemory();
     private final FakeCatalog catalog = new FakeCatalog();
     private final RecordingChannel channel = new RecordingChannel();
     private final CountingTransport transport = new CountingTransport();
@@ -138,8 +139,8 @@ class PeerFetcherTest
 
         assertEquals(3, channel.authorizes.size(), "the first source and two alternatives; the fourth is never asked");
         assertEquals(3, catalog.removedVersions, "each verdict on the evidence removes that version only");
-        assertEquals(2, counter(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED));
-        assertEquals(3, counter(SystemCounterDescriptor.TRANSFER_REFUSALS_RECEIVED));
+        assertEquals(2, counter(TransferCounter.ALTERNATIVES_TRIED));
+        assertEquals(3, counter(TransferCounter.REFUSALS_RECEIVED));
         assertEquals(List.of(fetch), answered);
         assertEquals(KeyStatus.FAILED, fetch.statuses()[0]);
         assertEquals(FailureReason.REJECTED, fetch.reasons()[0]);
@@ -160,7 +161,7 @@ class PeerFetcherTest
         assertEquals(List.of(fetch), answered);
         assertEquals(KeyStatus.PEER, fetch.statuses()[0]);
         assertEquals(1, fetch.value());
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_GRANTS_RECEIVED));
+        assertEquals(1, counter(TransferCounter.GRANTS_RECEIVED));
     }
 
     @Test
@@ -180,8 +181,8 @@ class PeerFetcherTest
         assertEquals(2, channel.authorizes.size());
         assertEquals(a.msb, second.destinationMsb, "the same source, still preparing the span");
         assertNotEquals(first.requesterSessionId, second.requesterSessionId, "each ask is a new session");
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_PREPARE_WAITS));
-        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED));
+        assertEquals(1, counter(TransferCounter.PREPARE_WAITS));
+        assertEquals(0, counter(TransferCounter.ALTERNATIVES_TRIED));
         assertEquals(0, catalog.removedVersions);
 
         grant(a, second, TransferStatus.OK, 1);
@@ -200,7 +201,7 @@ class PeerFetcherTest
         assertEquals(1, channel.authorizes.size());
         fetcher.doWork(T0 + TransferLimits.BACKPRESSURE_RETRY_INTERVAL_MS);
         assertEquals(2, channel.authorizes.size());
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_BUDGET_WAITS));
+        assertEquals(1, counter(TransferCounter.BUDGET_WAITS));
     }
 
     @Test
@@ -210,7 +211,7 @@ class PeerFetcherTest
         final PeerFetch fetch = startHold(a);
         grant(a, channel.lastAuthorize(), TransferStatus.OK, 1);
         fetcher.doWork(T0);
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE), "a held fetch lives until its lease goes");
+        assertEquals(1, counter(TransferCounter.FETCHES_ACTIVE), "a held fetch lives until its lease goes");
 
         fetcher.release(fetch);
         assertEquals(1, channel.releases.size());
@@ -227,10 +228,10 @@ class PeerFetcherTest
         fetcher.doWork(nowMs + TransferLimits.RELEASE_RETRY_INTERVAL_MS);
 
         assertEquals(TransferLimits.RELEASE_ATTEMPTS, channel.releases.size());
-        assertEquals(TransferLimits.RELEASE_ATTEMPTS, counter(SystemCounterDescriptor.TRANSFER_RELEASES_SENT));
-        assertEquals(TransferLimits.RELEASE_ATTEMPTS - 1, counter(SystemCounterDescriptor.TRANSFER_RELEASE_RETRIES));
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_RELEASES_ABANDONED));
-        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE),
+        assertEquals(TransferLimits.RELEASE_ATTEMPTS, counter(TransferCounter.RELEASES_SENT));
+        assertEquals(TransferLimits.RELEASE_ATTEMPTS - 1, counter(TransferCounter.RELEASE_RETRIES));
+        assertEquals(1, counter(TransferCounter.RELEASES_ABANDONED));
+        assertEquals(0, counter(TransferCounter.FETCHES_ACTIVE),
             "the source's session TTL reclaims it from here");
     }
 
@@ -248,8 +249,8 @@ class PeerFetcherTest
         fetcher.doWork(T0 + 10L * TransferLimits.RELEASE_RETRY_INTERVAL_MS);
 
         assertEquals(2, channel.releases.size(), "no retry after the acknowledgement");
-        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_RELEASES_ABANDONED));
-        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE));
+        assertEquals(0, counter(TransferCounter.RELEASES_ABANDONED));
+        assertEquals(0, counter(TransferCounter.FETCHES_ACTIVE));
     }
 
     @Test
@@ -262,7 +263,7 @@ class PeerFetcherTest
         fetcher.doWork(T0 + TransferLimits.AUTHORIZE_TIMEOUT_MS - 1);
         assertEquals(1, channel.authorizes.size());
         fetcher.doWork(T0 + TransferLimits.AUTHORIZE_TIMEOUT_MS);
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_AUTHORIZE_TIMEOUTS));
+        assertEquals(1, counter(TransferCounter.AUTHORIZE_TIMEOUTS));
         assertEquals(b.msb, channel.lastAuthorize().destinationMsb, "no verdict, but another source is asked");
         assertEquals(0, catalog.removedVersions, "nothing was judged");
         grant(b, channel.lastAuthorize(), TransferStatus.OK, 1);
@@ -270,7 +271,7 @@ class PeerFetcherTest
         // Within the backoff a new fetch does not wait on the silent source again.
         startHold(a, b);
         assertEquals(b.msb, channel.lastAuthorize().destinationMsb);
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_UNANSWERED_SOURCE_SKIPS));
+        assertEquals(1, counter(TransferCounter.UNANSWERED_SOURCE_SKIPS));
     }
 
     @Test
@@ -284,7 +285,7 @@ class PeerFetcherTest
 
         grant(a, authorize, TransferStatus.OK, 1);
 
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_STALE_GRANTS));
+        assertEquals(1, counter(TransferCounter.STALE_GRANTS));
         assertEquals(1, channel.releases.size());
         assertEquals(ReleaseReason.ABANDONED, channel.releases.get(0).reason);
     }
@@ -313,7 +314,7 @@ class PeerFetcherTest
     {
         catalog.remoteWork = false;
         assertNull(fetcher.acquireFetch(listener));
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_FETCHES_SKIPPED));
+        assertEquals(1, counter(TransferCounter.FETCHES_SKIPPED));
     }
 
     @Test
@@ -330,7 +331,7 @@ class PeerFetcherTest
 
         assertEquals(List.of(fetch), answered);
         assertEquals(KeyStatus.PEER, fetch.statuses()[0]);
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED));
+        assertEquals(1, counter(TransferCounter.ALTERNATIVES_TRIED));
     }
 
     @Test
@@ -367,7 +368,7 @@ class PeerFetcherTest
         assertEquals(List.of(fetch), answered);
         assertEquals(2, fetch.value());
         assertEquals(KeyStatus.PEER, fetch.statuses()[1]);
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED));
+        assertEquals(1, counter(TransferCounter.ALTERNATIVES_TRIED));
     }
 
     @Test
@@ -385,8 +386,8 @@ class PeerFetcherTest
         assertEquals(2, channel.authorizes.size());
         assertEquals(a.msb, again.destinationMsb, "the same source, for the key after the granted run");
         assertEquals(1, again.keys());
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_PREPARE_WAITS));
-        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_ALTERNATIVES_TRIED));
+        assertEquals(1, counter(TransferCounter.PREPARE_WAITS));
+        assertEquals(0, counter(TransferCounter.ALTERNATIVES_TRIED));
         assertEquals(0, catalog.removedVersions);
     }
 
@@ -439,10 +440,10 @@ class PeerFetcherTest
 
         assertEquals(KeyStatus.FAILED, fetch.statuses()[0]);
         assertEquals(FailureReason.REJECTED, fetch.reasons()[0]);
-        assertEquals(asks - 1, counter(SystemCounterDescriptor.TRANSFER_PREPARE_WAITS), "one wait per ask again");
+        assertEquals(asks - 1, counter(TransferCounter.PREPARE_WAITS), "one wait per ask again");
         assertTrue(asks > 1);
         assertEquals(0, catalog.removedVersions, "a source preparing the block still holds it");
-        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_FETCH_BUDGET_EXPIRED));
+        assertEquals(0, counter(TransferCounter.FETCH_BUDGET_EXPIRED));
     }
 
     @Test
@@ -466,7 +467,7 @@ class PeerFetcherTest
         assertEquals(List.of(fetch), answered);
         assertEquals(KeyStatus.FAILED, fetch.statuses()[0]);
         assertEquals(FailureReason.BUDGET, fetch.reasons()[0]);
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_FETCH_BUDGET_EXPIRED));
+        assertEquals(1, counter(TransferCounter.FETCH_BUDGET_EXPIRED));
 
         // As the ring does with a hold that delivered nothing: no lease keeps it.
         fetcher.release(fetch);
@@ -475,7 +476,7 @@ class PeerFetcherTest
         assertEquals(1, channel.releases.size(), "a grant after the lease went is released at once");
         releaseAck(a, channel.releases.get(0));
         fetcher.doWork(T0 + TransferLimits.FETCH_BUDGET_MS + 1);
-        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE));
+        assertEquals(0, counter(TransferCounter.FETCHES_ACTIVE));
     }
 
     @Test
@@ -498,7 +499,7 @@ class PeerFetcherTest
         releaseAck(a, channel.releases.get(0));
         fetcher.doWork(T0 + 10L * TransferLimits.RELEASE_RETRY_INTERVAL_MS);
         assertEquals(1, channel.releases.size());
-        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_FETCHES_ACTIVE));
+        assertEquals(0, counter(TransferCounter.FETCHES_ACTIVE));
     }
 
     /**
@@ -631,7 +632,7 @@ class PeerFetcherTest
             source.client, new TransferReleaseAckDecoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderDecoder()));
     }
 
-    private long counter(final SystemCounterDescriptor descriptor)
+    private long counter(final CounterDescriptor descriptor)
     {
         return counters.get(descriptor).get();
     }

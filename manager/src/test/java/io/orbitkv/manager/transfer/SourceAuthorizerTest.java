@@ -1,5 +1,7 @@
 package io.orbitkv.manager.transfer;
 
+import io.orbitkv.manager.SystemCounterFamilies;
+import io.orbitkv.manager.status.CounterDescriptor;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -34,7 +36,6 @@ import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.transfer.ext.FlipFirstByteTransportSupplier;
 import io.orbitkv.manager.peer.TestPeerSessions;
-import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.transport.BuiltinTransport;
@@ -96,7 +97,7 @@ class SourceAuthorizerTest
 
     private final Arena arena = Arena.ofShared();
     private final List<Transport> transports = new ArrayList<>();
-    private final SystemCounters counters = SystemCounters.inMemory();
+    private final SystemCounters counters = SystemCounterFamilies.inMemory();
     private final NamespaceTable namespaces = new NamespaceTable();
     private final Members members = new Members();
     private final Channel channel = new Channel();
@@ -371,7 +372,7 @@ class SourceAuthorizerTest
             frame, MessageHeaderDecoder.ENCODED_LENGTH, headerDecoder.blockLength(), headerDecoder.version());
     }
 
-    private long counter(final SystemCounterDescriptor descriptor)
+    private long counter(final CounterDescriptor descriptor)
     {
         return counters.get(descriptor).get();
     }
@@ -412,10 +413,10 @@ class SourceAuthorizerTest
         }
         assertEquals(transport.localEndpoint(), grant.transportEndpoint());
         assertEquals(1, builtin.sessionsHeld());
-        assertEquals(2L * BLOCK_CHARGE, counter(SystemCounterDescriptor.TRANSFER_SOURCE_PINNED_BYTES));
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_SESSIONS_ACTIVE));
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_GRANTS));
-        assertEquals(2, counter(SystemCounterDescriptor.TRANSFER_SOURCE_GRANTED_KEYS));
+        assertEquals(2L * BLOCK_CHARGE, counter(TransferCounter.SOURCE_PINNED_BYTES));
+        assertEquals(1, counter(TransferCounter.SOURCE_SESSIONS_ACTIVE));
+        assertEquals(1, counter(TransferCounter.SOURCE_GRANTS));
+        assertEquals(2, counter(TransferCounter.SOURCE_GRANTED_KEYS));
 
         // The grant is what the transport serves: each block under the granted session and token, nothing else.
         for (int key = 0; key < 2; key++)
@@ -458,8 +459,8 @@ class SourceAuthorizerTest
         assertEquals(1, store.dram().pinCount(entryOf(0)));
         assertEquals(0, store.dram().pinCount(entryOf(1)));
         assertEquals(0, store.dram().pinCount(entryOf(2)), "nothing after the refused key is pinned");
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_PARTIAL_GRANTS));
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_STALE_SEQUENCE));
+        assertEquals(1, counter(TransferCounter.SOURCE_PARTIAL_GRANTS));
+        assertEquals(1, counter(TransferCounter.SOURCE_REJECTED_STALE_SEQUENCE));
 
         assertEquals(TransportStatus.OK, read(sessionId, token, addressOf(0), BLOCK_LENGTH));
         assertEquals(TransportStatus.REJECTED, read(sessionId, token, addressOf(1), BLOCK_LENGTH),
@@ -493,9 +494,9 @@ class SourceAuthorizerTest
         assertEquals(0, store.dram().pinCount(entryOf(1)));
         assertEquals(0, builtin.sessionsHeld(), "a rejection exports nothing");
         assertEquals(0, source.holds().activeCount());
-        assertEquals(2, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_MISSING));
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_STALE_SEQUENCE));
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_LENGTH_MISMATCH));
+        assertEquals(2, counter(TransferCounter.SOURCE_REJECTED_MISSING));
+        assertEquals(1, counter(TransferCounter.SOURCE_REJECTED_STALE_SEQUENCE));
+        assertEquals(1, counter(TransferCounter.SOURCE_REJECTED_LENGTH_MISMATCH));
     }
 
     private void assertRejected(final TransferStatus status, final int keyCount)
@@ -537,7 +538,7 @@ class SourceAuthorizerTest
         final TransferGrantDecoder.KeysDecoder keys = grant.keys();
         keys.next();
         assertEquals(TransferStatus.OVER_BUDGET, keys.next().status());
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_OVER_BUDGET));
+        assertEquals(1, counter(TransferCounter.SOURCE_REJECTED_OVER_BUDGET));
         assertEquals(TransportStatus.OK, read(sessionId, token, addressOf(2), BLOCK_LENGTH));
         assertEquals(TransportStatus.REJECTED, read(sessionId, token, addressOf(3), BLOCK_LENGTH),
             "the key over budget is not exported");
@@ -558,7 +559,7 @@ class SourceAuthorizerTest
         assertEquals(TransferStatus.OK, channel.grant().status(), "the second session of a peer is at its limit");
         source.onAuthorize(session, authorize(3, 0, seq0, BLOCK_LENGTH), nowNs);
         assertRejected(TransferStatus.PEER_LIMIT, 0);
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_PEER_LIMIT));
+        assertEquals(1, counter(TransferCounter.SOURCE_REJECTED_PEER_LIMIT));
 
         source.onAuthorize(otherSession, authorize(1, 0, seq0, BLOCK_LENGTH), nowNs);
         final TransferGrantDecoder last = channel.grant();
@@ -567,7 +568,7 @@ class SourceAuthorizerTest
         final long lastToken = last.token();
         source.onAuthorize(otherSession, authorize(2, 0, seq0, BLOCK_LENGTH), nowNs);
         assertRejected(TransferStatus.TOO_MANY_SESSIONS, 0);
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_TOO_MANY_SESSIONS));
+        assertEquals(1, counter(TransferCounter.SOURCE_REJECTED_TOO_MANY_SESSIONS));
         assertEquals(3, store.dram().pinCount(entryOf(0)));
         assertEquals(3, builtin.sessionsHeld(), "one export per granted session, none for a refusal");
         assertEquals(TransportStatus.OK, read(lastSessionId, lastToken, addressOf(0), BLOCK_LENGTH));
@@ -594,7 +595,7 @@ class SourceAuthorizerTest
         source.onAuthorize(session, authorize(2, triples), nowNs);
         assertRejected(TransferStatus.MALFORMED, 0);
         assertEquals(0, store.dram().pinCount(entryOf(TransferLimits.MAX_KEYS_PER_AUTHORIZE)));
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_MALFORMED));
+        assertEquals(1, counter(TransferCounter.SOURCE_REJECTED_MALFORMED));
         assertEquals(1, builtin.sessionsHeld());
     }
 
@@ -626,7 +627,7 @@ class SourceAuthorizerTest
             headerDecoder.blockLength(), headerDecoder.version()), nowNs);
         assertRejected(TransferStatus.MALFORMED, 0);
 
-        assertEquals(6, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_MALFORMED));
+        assertEquals(6, counter(TransferCounter.SOURCE_REJECTED_MALFORMED));
         assertEquals(0, store.dram().pinCount(entryOf(0)));
         assertEquals(0, builtin.sessionsHeld(), "nothing exported");
     }
@@ -644,7 +645,7 @@ class SourceAuthorizerTest
         members.grantsAllowed = false;
         source.onAuthorize(session, authorize(2, 0, seq0, BLOCK_LENGTH), nowNs);
         assertRejected(TransferStatus.FENCED, 0);
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_FENCED));
+        assertEquals(1, counter(TransferCounter.SOURCE_REJECTED_FENCED));
         assertEquals(1, builtin.sessionsHeld(), "a fenced refusal exports nothing");
         assertEquals(TransportStatus.OK, read(held, token, addressOf(0), BLOCK_LENGTH), "a held grant is still served");
 
@@ -659,7 +660,7 @@ class SourceAuthorizerTest
         members.remove(OTHER_MSB, OTHER_LSB);
         source.onAuthorize(otherSession, authorize(3, 0, seq0, BLOCK_LENGTH), nowNs);
         assertRejected(TransferStatus.UNKNOWN_REQUESTER, 0);
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_UNKNOWN_REQUESTER));
+        assertEquals(1, counter(TransferCounter.SOURCE_REJECTED_UNKNOWN_REQUESTER));
         assertEquals(0, builtin.sessionsHeld());
     }
 
@@ -681,7 +682,7 @@ class SourceAuthorizerTest
         assertEquals(1, store.dram().pinCount(entryOf(0)), "pinned once");
         assertEquals(1, builtin.sessionsHeld(), "exported once");
         assertEquals(0, stat(BuiltinTransportStats.EXPORTS_REFUSED), "the session id was not exported again");
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_DUPLICATE_AUTHORIZES));
+        assertEquals(1, counter(TransferCounter.SOURCE_DUPLICATE_AUTHORIZES));
         assertEquals((long)BLOCK_CHARGE, source.holds().chargedBytes());
         assertEquals(TransportStatus.OK, read(sessionId, token, addressOf(0), BLOCK_LENGTH));
     }
@@ -711,7 +712,7 @@ class SourceAuthorizerTest
         awaitRevocations(1);
         assertEquals(1, revocations.pinsAtLastRevocation, "still pinned when onRevoked arrived");
         assertEquals(0, store.dram().pinCount(entryOf(0)));
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REVOCATIONS_COMPLETED));
+        assertEquals(1, counter(TransferCounter.SOURCE_REVOCATIONS_COMPLETED));
         assertEquals(0, source.holds().chargedBytes());
         assertEquals(0, builtin.sessionsHeld());
 
@@ -721,15 +722,15 @@ class SourceAuthorizerTest
         transport.revoke(sessionId);
         awaitRevocations(2);
         assertEquals(0, store.dram().pinCount(entryOf(0)), "never unpinned twice");
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REVOCATIONS_COMPLETED));
-        assertEquals(2, counter(SystemCounterDescriptor.TRANSFER_SOURCE_DUPLICATE_RELEASES));
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_RELEASES));
+        assertEquals(1, counter(TransferCounter.SOURCE_REVOCATIONS_COMPLETED));
+        assertEquals(2, counter(TransferCounter.SOURCE_DUPLICATE_RELEASES));
+        assertEquals(1, counter(TransferCounter.SOURCE_RELEASES));
         assertEquals(TransportStatus.REJECTED, read(sessionId, token, address, BLOCK_LENGTH));
         assertEquals(2, rejectedEndedSessions());
 
         source.onRelease(session, release(12345, 1));
         assertEquals(TransferStatus.UNKNOWN_SESSION, channel.ack().status());
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_UNKNOWN_SESSION_RELEASES));
+        assertEquals(1, counter(TransferCounter.SOURCE_UNKNOWN_SESSION_RELEASES));
     }
 
     @Test
@@ -791,7 +792,7 @@ class SourceAuthorizerTest
         assertEquals(1, revocations.pinsAtLastRevocation, "still pinned when onRevoked arrived");
         assertEquals(0, store.dram().pinCount(entryOf(7)));
         assertEquals(0, source.holds().activeCount());
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REVOCATIONS_COMPLETED));
+        assertEquals(1, counter(TransferCounter.SOURCE_REVOCATIONS_COMPLETED));
     }
 
     @Test
@@ -837,14 +838,14 @@ class SourceAuthorizerTest
         assertEquals(1, source.doWork(nowNs + TTL_NS));
         assertEquals(TransportStatus.REJECTED, read(sessionId, token, address, BLOCK_LENGTH), "revoked at expiry");
         assertEquals(1, rejectedEndedSessions());
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_EXPIRIES));
+        assertEquals(1, counter(TransferCounter.SOURCE_EXPIRIES));
         assertEquals(1, store.dram().pinCount(entryOf(0)));
         assertEquals(Long.MAX_VALUE, source.nextDeadlineNs(), "nothing else to wake for");
 
         awaitRevocations(1);
         assertEquals(1, revocations.pinsAtLastRevocation, "still pinned when onRevoked arrived");
         assertEquals(0, store.dram().pinCount(entryOf(0)));
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REVOCATIONS_COMPLETED));
+        assertEquals(1, counter(TransferCounter.SOURCE_REVOCATIONS_COMPLETED));
         assertEquals(0, builtin.sessionsHeld());
         source.onRelease(session, release(sessionId, 1));
         assertEquals(TransferStatus.UNKNOWN_SESSION, channel.ack().status());
@@ -862,8 +863,8 @@ class SourceAuthorizerTest
 
         source.doWork(nowNs + TTL_NS);
         assertEquals(1, mooncake.revokedSessions(), "new reads are refused as far as the transport can");
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_QUARANTINED_SESSIONS));
-        assertEquals((long)BLOCK_CHARGE, counter(SystemCounterDescriptor.TRANSFER_SOURCE_QUARANTINED_BYTES));
+        assertEquals(1, counter(TransferCounter.SOURCE_QUARANTINED_SESSIONS));
+        assertEquals((long)BLOCK_CHARGE, counter(TransferCounter.SOURCE_QUARANTINED_BYTES));
         assertEquals(1, store.dram().pinCount(entryOf(0)));
         assertEquals(TransportStatus.OK, read(sessionId, token, addressOf(0), BLOCK_LENGTH),
             "a one-sided read still reaches the expired range: why its pins stay");
@@ -877,15 +878,15 @@ class SourceAuthorizerTest
         source.doWork(nowNs + 11 * TTL_NS);
         assertEquals(1, store.dram().pinCount(entryOf(0)), "no timeout-only reclamation while the requester is a member");
         assertEquals((long)BLOCK_CHARGE, source.holds().chargedBytes());
-        assertEquals((long)BLOCK_CHARGE, counter(SystemCounterDescriptor.TRANSFER_SOURCE_PINNED_BYTES));
+        assertEquals((long)BLOCK_CHARGE, counter(TransferCounter.SOURCE_PINNED_BYTES));
 
         members.remove(REQUESTER_MSB, REQUESTER_LSB);
         assertEquals(1, source.doWork(nowNs + 12 * TTL_NS));
         assertEquals(0, store.dram().pinCount(entryOf(0)));
         assertEquals(0, source.holds().chargedBytes());
-        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_SOURCE_QUARANTINED_SESSIONS));
-        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_SOURCE_QUARANTINED_BYTES));
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REQUESTERS_LOST));
+        assertEquals(0, counter(TransferCounter.SOURCE_QUARANTINED_SESSIONS));
+        assertEquals(0, counter(TransferCounter.SOURCE_QUARANTINED_BYTES));
+        assertEquals(1, counter(TransferCounter.SOURCE_REQUESTERS_LOST));
         assertEquals(1, mooncake.revokedSessions(), "a quarantined session is not withdrawn twice");
     }
 
@@ -904,7 +905,7 @@ class SourceAuthorizerTest
         assertEquals(1, store.dram().pinCount(entryOf(0)), "the lost requester's incarnation reads nothing more");
         assertEquals(1, mooncake.revokedSessions());
         assertEquals(1, source.holds().activeCount(), "the other requester's session stays");
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REQUESTERS_LOST));
+        assertEquals(1, counter(TransferCounter.SOURCE_REQUESTERS_LOST));
     }
 
     @Test
@@ -933,7 +934,7 @@ class SourceAuthorizerTest
         assertEquals(1, store.dram().pinCount(entryOf(0)), "the other requester's session stays");
         assertEquals(1, source.holds().activeCount());
         assertEquals(1, builtin.sessionsHeld());
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REQUESTERS_LOST));
+        assertEquals(1, counter(TransferCounter.SOURCE_REQUESTERS_LOST));
     }
 
     @Test
@@ -958,8 +959,8 @@ class SourceAuthorizerTest
         assertEquals(0, store.dram().pinCount(entryOf(1)));
         assertEquals(0, source.holds().activeCount());
         assertEquals(0, source.holds().chargedBytes());
-        assertEquals(0, counter(SystemCounterDescriptor.TRANSFER_SOURCE_PINNED_BYTES));
-        assertEquals(1, counter(SystemCounterDescriptor.TRANSFER_SOURCE_REJECTED_EXPORT));
+        assertEquals(0, counter(TransferCounter.SOURCE_PINNED_BYTES));
+        assertEquals(1, counter(TransferCounter.SOURCE_REJECTED_EXPORT));
 
         // Once the transport has room again the same keys are granted.
         transport.revoke(999);

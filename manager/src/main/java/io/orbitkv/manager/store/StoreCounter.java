@@ -1,0 +1,89 @@
+package io.orbitkv.manager.store;
+
+import io.orbitkv.manager.status.CounterDescriptor;
+import io.orbitkv.manager.status.SystemCounters;
+
+/**
+ * The block store's counters: the DRAM pool and its pre-touch, evictions and pins, the SSD tier, and the checksums
+ * summed at publish and verified on SSD reads.
+ * <p>
+ * Each has a fixed id, which {@code orbitkv stat}, /metrics and dashboards key on: never renumber or reuse one; a new
+ * counter takes an id no family holds ({@link SystemCounters} lays every family out by id).
+ */
+public enum StoreCounter implements CounterDescriptor
+{
+    EVICTIONS(13, "Evictions", false),
+    POOL_BYTES_USED(14, "Pool bytes used", true),
+    POOL_BYTES_FREE(15, "Pool bytes free", true),
+    BLOCKS_RESIDENT(16, "Blocks resident", true),
+    PINS_ACTIVE(17, "Pins active", true),
+    POOL_PAYLOAD_BYTES(42, "Pool payload bytes", true),
+    SSD_BYTES_USED(46, "SSD bytes used", true),
+    SSD_BYTES_FREE(47, "SSD bytes free", true),
+    SSD_BLOCKS_RESIDENT(48, "SSD blocks resident", true),
+    SSD_READS(49, "SSD reads", false),
+    SSD_READ_BYTES(50, "SSD read bytes", false),
+    SSD_WRITES(51, "SSD writes", false),
+    SSD_WRITE_BYTES(52, "SSD write bytes", false),
+    SSD_QUEUE_DEPTH(53, "SSD I/O in flight", true),
+    SSD_IO_ERRORS(54, "SSD I/O errors (residence dropped)", false),
+    SSD_BACKEND(55, "SSD backend: 0 none, 1 io_uring fixed buffers, 2 io_uring, 3 FileChannel", true),
+    SSD_FALLBACK(56, "SSD fallback backend in use", true),
+    SSD_ADMISSIONS(57, "SSD admissions (write completed)", false),
+    SSD_ADMISSION_SKIPS(58, "SSD admissions skipped (staging, queue or space)", false),
+    SSD_EVICTIONS(59, "SSD evictions", false),
+    SSD_PROMOTIONS(60, "SSD promotions to DRAM", false),
+    SSD_LOOKUP_HITS(61, "SSD lookup hits (keys)", false),
+    SSD_ADMISSION_WAITS(89, "SSD admissions that waited for in-flight writes (back-pressure)", false),
+    POOL_BYTES_TOUCHED(130, "Pool bytes touched (pre-touch progress, low offsets first)", true),
+    POOL_TOUCH_MODE(131, "Pool touch mode: 0 off, 1 background, 2 blocking", true),
+    POOL_TOUCH_STATE(132, "Pool touch state: 0 not started, 1 touching, 2 done, 3 stopped at close, 4 failed", true),
+    POOL_TOUCH_MS(133, "Pool touch time so far (ms; final once done)", true),
+    CHECKSUM_SSD_MISMATCHES(200, "Checksums: SSD reads whose bytes did not match the block's CRC32C (residence dropped)", false),
+    CHECKSUM_BLOCKS_PUBLISHED(201, "Checksums: blocks checksummed at publish", false),
+    CHECKSUM_BYTES_PUBLISHED(202, "Checksums: bytes checksummed at publish", false),
+    CHECKSUM_BLOCKS_VERIFIED(203, "Checksums: blocks read back from SSD and verified", false),
+    CHECKSUM_BYTES_VERIFIED(204, "Checksums: bytes read back from SSD and verified", false);
+
+    /** {@link #POOL_TOUCH_STATE}: no touch has begun (also the state of mode off). */
+    public static final int POOL_TOUCH_NOT_STARTED = 0;
+    /** {@link #POOL_TOUCH_STATE}: the toucher is working through the pool. */
+    public static final int POOL_TOUCH_TOUCHING = 1;
+    /** {@link #POOL_TOUCH_STATE}: every byte of the pool is populated. */
+    public static final int POOL_TOUCH_DONE = 2;
+    /** {@link #POOL_TOUCH_STATE}: the Manager closed before the touch ended. */
+    public static final int POOL_TOUCH_STOPPED = 3;
+    /** {@link #POOL_TOUCH_STATE}: the kernel refused to populate (reason in the error log). */
+    public static final int POOL_TOUCH_FAILED = 4;
+
+    private final int id;
+    private final String label;
+    private final boolean gauge;
+
+    StoreCounter(final int id, final String label, final boolean gauge)
+    {
+        this.id = id;
+        this.label = label;
+        this.gauge = gauge;
+    }
+
+    public int fixedId()
+    {
+        return id;
+    }
+
+    public int typeId()
+    {
+        return SystemCounters.SYSTEM_COUNTER_TYPE_ID;
+    }
+
+    public String label()
+    {
+        return label;
+    }
+
+    public boolean isGauge()
+    {
+        return gauge;
+    }
+}
