@@ -114,6 +114,10 @@ public final class BenchReplayCommand implements Callable<Integer>
     @Option(names = "--json", description = "Also write the results as JSON to this file.")
     File jsonFile;
 
+    @Option(names = "--manager-jvm-arg", description = "An extra JVM option for every Manager process, repeatable " +
+        "(e.g. -XX:StartFlightRecording=filename=DIR/%%p.jfr to profile the Managers).")
+    List<String> managerJvmArgs = new ArrayList<>();
+
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
@@ -156,7 +160,7 @@ public final class BenchReplayCommand implements Callable<Integer>
         Files.createDirectories(dir);
         final ReplayBench.Options options = new ReplayBench.Options(traceFile, requests, managers, poolBlocks,
             (int)blockBytes, parsedRoute, speed, List.copyOf(modes), prefillTokensPerS, List.copyOf(capacitySweep),
-            failures, plots, etcdEndpoints, dir, seed, !noProgress);
+            failures, plots, etcdEndpoints, dir, seed, !noProgress, List.copyOf(managerJvmArgs));
         final Map<String, Object> results;
         try
         {

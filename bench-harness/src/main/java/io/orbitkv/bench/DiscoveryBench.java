@@ -349,7 +349,6 @@ final class DiscoveryBench
             .maxBlockBytes(64 << 10)
             .indexBudgetBytes(64L << 20)
             .catalogInventoryBytes(128L << 20)
-            .threadingMode(Configuration.ThreadingMode.SHARED)
             .idleStrategyName(Configuration.IDLE_STRATEGY_DEFAULT)
             .etcdEndpoints(etcdEndpoints)
             .clusterName(cluster)

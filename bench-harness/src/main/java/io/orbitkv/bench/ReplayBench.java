@@ -156,7 +156,8 @@ final class ReplayBench
         String etcdEndpoints,
         Path workDir,
         long seed,
-        boolean progress)
+        boolean progress,
+        List<String> managerJvmArgs)
     {
     }
 
@@ -174,6 +175,13 @@ final class ReplayBench
         this.options = options;
         this.out = out;
         this.err = err;
+    }
+
+    private List<String> managerJvmArgs()
+    {
+        final List<String> args = new ArrayList<>(List.of("-Xmx512m"));
+        args.addAll(options.managerJvmArgs());
+        return args;
     }
 
     static String nodeId(final int index)
@@ -413,7 +421,7 @@ final class ReplayBench
             final long startNs = System.nanoTime();
             for (int h = 0; h < n; h++)
             {
-                managers.add(BenchManager.start(nodeId(h), dir, List.of("-Xmx512m"), flags));
+                managers.add(BenchManager.start(nodeId(h), dir, managerJvmArgs(), flags));
             }
             for (final BenchManager m : managers)
             {

@@ -1,6 +1,5 @@
 package io.orbitkv.catalog;
 
-import io.orbitkv.codecs.catalog.CatalogStatus;
 import io.orbitkv.index.CandidateSet;
 import io.orbitkv.index.CatalogRecordTable;
 import io.orbitkv.index.NamespaceTable;
@@ -453,27 +452,6 @@ public final class ShardReceiver
             }
         }
         return added;
-    }
-
-    /**
-     * The wire status a catalog host answers for an outcome of this class: applied, duplicate, gap, conflict and
-     * older records are OK for the batch (dedupe and repair handle them); outcomes that need a new baseline are
-     * RESYNC_REQUIRED.
-     *
-     * @param outcome an outcome constant of this class.
-     * @return the status.
-     */
-    public static CatalogStatus catalogStatus(final int outcome)
-    {
-        return switch (outcome)
-        {
-            case STALE_INCARNATION -> CatalogStatus.STALE_INCARNATION;
-            case UNREGISTERED_PUBLISHER -> CatalogStatus.UNREGISTERED_PUBLISHER;
-            case RESYNC_REQUIRED, VIEW_FULL, NAMESPACE_LIMIT, UNKNOWN_SNAPSHOT, INCOMPLETE_SNAPSHOT ->
-                CatalogStatus.RESYNC_REQUIRED;
-            case BUDGET_EXCEEDED -> CatalogStatus.BUDGET_EXCEEDED;
-            default -> CatalogStatus.OK;
-        };
     }
 
     /**

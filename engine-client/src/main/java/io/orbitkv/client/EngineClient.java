@@ -39,6 +39,9 @@ import org.agrona.concurrent.status.CountersReader;
  * <p>This class is the facade and the owner of the data region and the heartbeat; the mapped CnC file, its
  * liveness checks and the slot claim are {@link ManagerCnc}'s, and encoding, sending and awaiting each request is
  * {@link ManagerRequests}'s.
+ *
+ * <p>The file passes 700 lines only by its nested {@link Context}, the client's settings table, nested as callers
+ * name it ({@code EngineClient.Context}).
  */
 public final class EngineClient implements AutoCloseable
 {

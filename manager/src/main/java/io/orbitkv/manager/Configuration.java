@@ -106,9 +106,6 @@ public final class Configuration
     public static final String COPY_CHUNK_BYTES_PROP_NAME = "orbitkv.manager.copy.chunk.bytes";
     public static final int COPY_CHUNK_BYTES_DEFAULT = 8 << 20;
 
-    public static final String THREADING_PROP_NAME = "orbitkv.manager.threading";
-    public static final ThreadingMode THREADING_DEFAULT = ThreadingMode.DEDICATED;
-
     public static final String IDLE_STRATEGY_PROP_NAME = "orbitkv.manager.idle.strategy";
     /** The name of the Manager's own backoff, the one strategy that lingers, waits on the peer socket and sleeps. */
     public static final String IDLE_STRATEGY_BACKOFF = "backoff";
@@ -482,17 +479,6 @@ public final class Configuration
     {
     }
 
-    /**
-     * How the Manager's agents map onto threads.
-     */
-    public enum ThreadingMode
-    {
-        /** The ring agent on its own thread; the right choice on hosts with cores to spare. */
-        DEDICATED,
-        /** Every agent composed into one thread (CompositeAgent): for 2-core boxes and tests. */
-        SHARED
-    }
-
     public static String name()
     {
         return System.getProperty(NAME_PROP_NAME, NAME_DEFAULT);
@@ -578,12 +564,6 @@ public final class Configuration
     public static int copyChunkBytes()
     {
         return intSizeProperty(COPY_CHUNK_BYTES_PROP_NAME, COPY_CHUNK_BYTES_DEFAULT);
-    }
-
-    public static ThreadingMode threadingMode()
-    {
-        final String value = System.getProperty(THREADING_PROP_NAME);
-        return null == value ? THREADING_DEFAULT : parseThreadingMode(THREADING_PROP_NAME, value);
     }
 
     public static String idleStrategyName()
@@ -1016,27 +996,6 @@ public final class Configuration
             case "blocking", "true" -> PoolPretouch.BLOCKING;
             case "off", "false" -> PoolPretouch.OFF;
             default -> throw invalid(name, "background, blocking or off (true/false: blocking/off)", value);
-        };
-    }
-
-    /**
-     * Parse a threading mode name, case-insensitive.
-     *
-     * @param value {@code dedicated} or {@code shared}.
-     * @return the mode.
-     */
-    public static ThreadingMode parseThreadingMode(final String value)
-    {
-        return parseThreadingMode("--threading", value);
-    }
-
-    public static ThreadingMode parseThreadingMode(final String name, final String value)
-    {
-        return switch (value.trim().toLowerCase(Locale.ROOT))
-        {
-            case "dedicated" -> ThreadingMode.DEDICATED;
-            case "shared" -> ThreadingMode.SHARED;
-            default -> throw invalid(name, "dedicated or shared", value);
         };
     }
 

@@ -214,15 +214,8 @@ public final class Manager implements AutoCloseable
         final EngineRingAgent ringAgent = ring.newAgent();
         final IdleStrategy idleStrategy = newIdleStrategy(errorHandler);
 
-        final Agent agent;
-        if (null != catalog)
-        {
-            agent = new CompositeAgent(ringAgent, catalog);
-        }
-        else
-        {
-            agent = Configuration.ThreadingMode.SHARED == ctx.threadingMode() ? new CompositeAgent(ringAgent) : ringAgent;
-        }
+        // One agent thread for the ring and the peer side (docs/architecture.md, "Threads", says why).
+        final Agent agent = null == catalog ? ringAgent : new CompositeAgent(ringAgent, catalog);
         agentRunner = new AgentRunner(idleStrategy, errorHandler, null, agent);
         AgentRunner.startOnThread(agentRunner, ctx.agentThreadFactory());
         awaitSsdStarted();

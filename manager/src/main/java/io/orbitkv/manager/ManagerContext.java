@@ -52,7 +52,6 @@ public final class ManagerContext
     private int copyChunkBytes = Configuration.copyChunkBytes();
     private Configuration.PoolPretouch poolPretouch = Configuration.poolPretouch();
     private long poolPretouchPauseNs = Configuration.poolPretouchPauseNs();
-    private Configuration.ThreadingMode threadingMode = Configuration.threadingMode();
     private String idleStrategyName = Configuration.idleStrategyName();
     private long agentTimerSlackNs = Configuration.agentTimerSlackNs();
     private boolean idlePeerWait = Configuration.idlePeerWait();
@@ -155,7 +154,6 @@ public final class ManagerContext
             "--client-timeout must be at least 10ms: " + clientTimeoutNs + "ns");
         check(maxDataRegionBytes > 0, "--max-data-region-bytes must be positive: " + maxDataRegionBytes);
         check(copyChunkBytes >= 4096, "--copy-chunk-bytes must be at least 4k: " + copyChunkBytes);
-        check(null != threadingMode, "--threading must be dedicated or shared");
         check(null != agentThreadFactory, "agentThreadFactory is required");
         check(agentTimerSlackNs >= 0 && agentTimerSlackNs <= TimeUnit.SECONDS.toNanos(1),
             "agent timer slack must be in [0, 1s] (0 = the kernel's default): " + agentTimerSlackNs + "ns");
@@ -591,17 +589,6 @@ public final class ManagerContext
     public ManagerContext copyChunkBytes(final int copyChunkBytes)
     {
         this.copyChunkBytes = copyChunkBytes;
-        return this;
-    }
-
-    public Configuration.ThreadingMode threadingMode()
-    {
-        return threadingMode;
-    }
-
-    public ManagerContext threadingMode(final Configuration.ThreadingMode threadingMode)
-    {
-        this.threadingMode = threadingMode;
         return this;
     }
 
@@ -1233,7 +1220,6 @@ public final class ManagerContext
             ", copyChunkBytes=" + copyChunkBytes +
             ", poolPretouch=" + poolPretouch +
             ", poolPretouchPauseNs=" + poolPretouchPauseNs +
-            ", threadingMode=" + threadingMode +
             ", idleStrategy=" + idleStrategyName +
             ", agentTimerSlackNs=" + agentTimerSlackNs +
             ", idlePeerWait=" + idlePeerWait +

@@ -15,7 +15,7 @@ import org.agrona.IoUtil;
 import org.agrona.concurrent.YieldingIdleStrategy;
 
 /**
- * Shared set-up: a Manager in-process on a fresh directory under /dev/shm with a small pool, SHARED threading and a
+ * Shared set-up: a Manager in-process on a fresh directory under /dev/shm with a small pool and a
  * yielding idle strategy (tests must pass on 2 cores), and polling with deadlines instead of sleeps.
  */
 public final class ManagerTestSupport
@@ -43,7 +43,6 @@ public final class ManagerTestSupport
             .responseRingBytes(Configuration.MIN_RESPONSE_RING_BYTES)
             .maxDataRegionBytes(64L << 20)
             .copyChunkBytes(64 << 10)
-            .threadingMode(Configuration.ThreadingMode.SHARED)
             .idleStrategy(new YieldingIdleStrategy())
             .agentThreadFactory(new AgentThreadRecorder());
     }

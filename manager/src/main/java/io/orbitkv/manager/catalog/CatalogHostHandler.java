@@ -10,7 +10,7 @@ import org.agrona.MutableDirectBuffer;
 
 /**
  * The catalog host's half of a {@link CatalogHandler}: owner deltas and snapshot frames go to the {@link ShardReceiver}
- * of (publisher, shard) that the subclass resolves, outcomes become wire statuses ({@link ShardReceiver#catalogStatus}),
+ * of (publisher, shard) that the subclass resolves, outcomes become wire statuses ({@link #catalogStatus}),
  * batch ends fill the ack and a rate-limited repair request, and cold queries are answered by the subclass's
  * {@link ColdQueryHandler}. A frame from a publisher with no receiver is
  * UNREGISTERED_PUBLISHER. Subclasses (the Manager's {@link CatalogPeerHandler}, the bench and test peers) decide how
@@ -154,8 +154,29 @@ public abstract class CatalogHostHandler implements CatalogHandler
 
     private CatalogStatus status(final int outcome)
     {
-        final CatalogStatus status = ShardReceiver.catalogStatus(outcome);
+        final CatalogStatus status = catalogStatus(outcome);
         onStatus(status);
         return status;
+    }
+
+    /**
+     * The wire status a catalog host answers for an outcome of {@link ShardReceiver}: applied, duplicate, gap,
+     * conflict and older records are OK for the batch (dedupe and repair handle them); outcomes that need a new
+     * baseline are RESYNC_REQUIRED.
+     *
+     * @param outcome an outcome constant of {@link ShardReceiver}.
+     * @return the status.
+     */
+    static CatalogStatus catalogStatus(final int outcome)
+    {
+        return switch (outcome)
+        {
+            case ShardReceiver.STALE_INCARNATION -> CatalogStatus.STALE_INCARNATION;
+            case ShardReceiver.UNREGISTERED_PUBLISHER -> CatalogStatus.UNREGISTERED_PUBLISHER;
+            case ShardReceiver.RESYNC_REQUIRED, ShardReceiver.VIEW_FULL, ShardReceiver.NAMESPACE_LIMIT,
+                ShardReceiver.UNKNOWN_SNAPSHOT, ShardReceiver.INCOMPLETE_SNAPSHOT -> CatalogStatus.RESYNC_REQUIRED;
+            case ShardReceiver.BUDGET_EXCEEDED -> CatalogStatus.BUDGET_EXCEEDED;
+            default -> CatalogStatus.OK;
+        };
     }
 }

@@ -104,9 +104,6 @@ public final class ManagerCommand implements Callable<Integer>
         new Setting("--max-namespaces", Configuration.MAX_NAMESPACES_PROP_NAME,
             Integer.toString(Configuration.MAX_NAMESPACES_DEFAULT), Configuration::maxNamespaces,
             (c, ctx, flag) -> ctx.maxNamespaces(Configuration.parseInt(flag, c.maxNamespaces))),
-        new Setting("--threading", Configuration.THREADING_PROP_NAME,
-            Configuration.THREADING_DEFAULT.name().toLowerCase(Locale.ROOT), Configuration::threadingMode,
-            (c, ctx, flag) -> ctx.threadingMode(Configuration.parseThreadingMode(flag, c.threading))),
         new Setting("--idle-sleep", Configuration.IDLE_SLEEP_PROP_NAME,
             Boolean.toString(Configuration.IDLE_SLEEP_DEFAULT), Configuration::idleSleep,
             (c, ctx, flag) -> ctx.idleSleep(c.idleSleep)),
@@ -279,10 +276,6 @@ public final class ManagerCommand implements Callable<Integer>
 
     @Option(names = "--max-namespaces", description = "Distinct namespaces tracked (default: ${DEFAULT-VALUE}).")
     String maxNamespaces;
-
-    @Option(names = "--threading", description = "dedicated: the ring agent has its own thread; shared: all agents on " +
-        "one thread (2-core boxes) (default: ${DEFAULT-VALUE}).")
-    String threading;
 
     @Option(names = "--idle-sleep", negatable = true, fallbackValue = "true",
         description = "After --idle-sleep-after of idleness the agent sleeps until an engine rings the doorbell, a " +
@@ -489,8 +482,8 @@ public final class ManagerCommand implements Callable<Integer>
             manager.runtimeUuid() + ")");
         out.println("  engines attach at: " + ctx.dir() + "  (CnC file " + manager.cncFile() + ")");
         out.println("  pool: " + ctx.poolBytes() + " bytes, max block " + ctx.maxBlockBytes() + " bytes, " +
-            ctx.maxClients() + " client slots, client timeout " + ctx.clientTimeoutNs() / 1_000_000 + " ms, threading " +
-            ctx.threadingMode().name().toLowerCase(Locale.ROOT) + ", idle " + ctx.idleStrategyName() +
+            ctx.maxClients() + " client slots, client timeout " + ctx.clientTimeoutNs() / 1_000_000 + " ms, idle " +
+            ctx.idleStrategyName() +
             (0 == ctx.agentTimerSlackNs() ? "" : " (timer slack " + ctx.agentTimerSlackNs() + " ns)") +
             (ctx.idleSleep() ? ", sleeps after " + ctx.idleSleepAfterNs() / 1000 + " us idle for up to " +
             ctx.effectiveIdleSleepMaxNs() / 1_000_000 + " ms (doorbell " +

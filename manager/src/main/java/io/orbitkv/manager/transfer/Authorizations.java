@@ -77,18 +77,18 @@ final class Authorizations
      *
      * @return work done.
      */
-    int progress(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final long nowMs)
+    int progress(final PeerFetch fetch, final SourceAttempt attempt, final long nowMs)
     {
-        if (PeerFetch.SourceAttempt.TO_SEND == attempt.state)
+        if (SourceAttempt.TO_SEND == attempt.state)
         {
             if (fetch.stopKey <= attempt.firstKey)
             {
-                attempt.state = PeerFetch.SourceAttempt.DONE;
+                attempt.state = SourceAttempt.DONE;
                 return 1;
             }
             return sendAuthorize(fetch, attempt, nowMs) ? 1 : 0;
         }
-        if (PeerFetch.SourceAttempt.SENT == attempt.state && nowMs - attempt.deadlineMs >= 0)
+        if (SourceAttempt.SENT == attempt.state && nowMs - attempt.deadlineMs >= 0)
         {
             // No answer: the source may have gone; a late grant is released as stale.
             authorizeTimeouts.incrementRelease();
@@ -111,7 +111,7 @@ final class Authorizations
         {
             for (int a = before; a < fetch.attemptCount; a++)
             {
-                final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
+                final SourceAttempt attempt = fetch.attempt(a);
                 if (attempt.local)
                 {
                     reads.submit(fetch, attempt);
@@ -120,8 +120,8 @@ final class Authorizations
         }
         for (int a = 0; a < fetch.attemptCount; a++)
         {
-            final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
-            if (PeerFetch.SourceAttempt.TO_SEND == attempt.state &&
+            final SourceAttempt attempt = fetch.attempt(a);
+            if (SourceAttempt.TO_SEND == attempt.state &&
                 SpanPlanner.inFlightSources(fetch) < TransferLimits.MAX_CONCURRENT_SOURCES)
             {
                 sendAuthorize(fetch, attempt, nowMs);
@@ -130,7 +130,7 @@ final class Authorizations
     }
 
 
-    private boolean sendAuthorize(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final long nowMs)
+    private boolean sendAuthorize(final PeerFetch fetch, final SourceAttempt attempt, final long nowMs)
     {
         if (nowMs - attempt.notBeforeMs < 0 || SpanPlanner.inFlightSources(fetch) >= TransferLimits.MAX_CONCURRENT_SOURCES)
         {
@@ -161,7 +161,7 @@ final class Authorizations
             return false;
         }
         authorizeSent.incrementRelease();
-        attempt.state = PeerFetch.SourceAttempt.SENT;
+        attempt.state = SourceAttempt.SENT;
         attempt.deadlineMs = nowMs + TransferLimits.AUTHORIZE_TIMEOUT_MS;
         return true;
     }
@@ -172,7 +172,7 @@ final class Authorizations
      * planned elsewhere), a wait (the same keys asked again later), or a refusal.
      */
     void onGrant(
-        final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final TransferGrantDecoder grant, final long nowMs)
+        final PeerFetch fetch, final SourceAttempt attempt, final TransferGrantDecoder grant, final long nowMs)
     {
         unanswered.answeredBy(attempt.ownerMsb, attempt.ownerLsb, nowMs);
         final TransferStatus status = grant.status();
@@ -241,7 +241,7 @@ final class Authorizations
         grant.skipMessage();
         endpointView.wrap(endpointBuffer, 0, endpointLength);
         attempt.peer = transport.peer(endpointView);
-        attempt.state = PeerFetch.SourceAttempt.GRANTED;
+        attempt.state = SourceAttempt.GRANTED;
         if (attempt.peer < 0)
         {
             for (int i = attempt.firstKey; i < attempt.firstKey + granted; i++)
@@ -282,7 +282,7 @@ final class Authorizations
      */
     private void splitRefused(
         final PeerFetch fetch,
-        final PeerFetch.SourceAttempt attempt,
+        final SourceAttempt attempt,
         final int key,
         final TransferStatus reason,
         final long nowMs)
@@ -299,12 +299,12 @@ final class Authorizations
 
     private void refused(
         final PeerFetch fetch,
-        final PeerFetch.SourceAttempt attempt,
+        final SourceAttempt attempt,
         final TransferStatus reason,
         final boolean judged,
         final long nowMs)
     {
-        attempt.state = PeerFetch.SourceAttempt.REFUSED;
+        attempt.state = SourceAttempt.REFUSED;
         final int end = attempt.firstKey + attempt.keyCount;
         if (judged)
         {
@@ -330,7 +330,7 @@ final class Authorizations
     }
 
     private void refuseCandidate(
-        final PeerFetch fetch, final int k, final PeerFetch.SourceAttempt attempt, final TransferStatus reason)
+        final PeerFetch fetch, final int k, final SourceAttempt attempt, final TransferStatus reason)
     {
         final int c = fetch.candidateOf(k, attempt.ownerMsb, attempt.ownerLsb);
         if (c < 0)

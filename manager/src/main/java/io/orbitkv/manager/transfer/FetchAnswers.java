@@ -56,7 +56,7 @@ final class FetchAnswers
         for (int k = 0; k < delivered; k++)
         {
             final int row = first + k;
-            final PeerFetch.SourceAttempt attempt = fetch.attempt(fetch.keyAttempts[k]);
+            final SourceAttempt attempt = fetch.attempt(fetch.keyAttempts[k]);
             fetch.lengths[row] = fetch.keyLengths[k];
             fetch.reasons[row] = FailureReason.NONE;
             if (attempt.local)

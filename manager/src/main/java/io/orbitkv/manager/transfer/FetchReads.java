@@ -53,7 +53,7 @@ final class FetchReads
     /**
      * @return the keys of a granted attempt that may be read: its granted run, up to the fetch's stop.
      */
-    static int readable(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
+    static int readable(final PeerFetch fetch, final SourceAttempt attempt)
     {
         final int end = Math.min(attempt.firstKey + attempt.grantedKeys, fetch.stopKey);
         return Math.max(0, end - attempt.firstKey);
@@ -64,7 +64,7 @@ final class FetchReads
      *
      * @return reads submitted (or blocks copied).
      */
-    int submit(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
+    int submit(final PeerFetch fetch, final SourceAttempt attempt)
     {
         if (attempt.local)
         {
@@ -106,7 +106,7 @@ final class FetchReads
      * Copy the next key of a local span from the pool into its destination: one block per call, so a long span is
      * spread over duty cycles like the engine ring's own copies.
      */
-    private int copyLocal(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
+    private int copyLocal(final PeerFetch fetch, final SourceAttempt attempt)
     {
         final int i = attempt.firstKey + attempt.readsSubmitted;
         if (i >= attempt.firstKey + readable(fetch, attempt) || PeerFetch.KEY_GRANTED != fetch.keyStates[i])
@@ -150,7 +150,7 @@ final class FetchReads
         {
             return null;
         }
-        final PeerFetch.SourceAttempt attempt = fetch.attempt(attemptIndex);
+        final SourceAttempt attempt = fetch.attempt(attemptIndex);
         attempt.readsOutstanding--;
         fetch.readsInFlight--;
         inFlight--;

@@ -224,8 +224,8 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
             nowMs + TransferLimits.FETCH_BUDGET_MS);
         for (int a = 0; a < fetch.attemptCount; a++)
         {
-            final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
-            if (PeerFetch.SourceAttempt.GRANTED == attempt.state)
+            final SourceAttempt attempt = fetch.attempt(a);
+            if (SourceAttempt.GRANTED == attempt.state)
             {
                 reads.submit(fetch, attempt);
             }
@@ -337,10 +337,10 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
                 fetch.stopAt(stop);
                 for (int a = 0; a < fetch.attemptCount; a++)
                 {
-                    final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
-                    if (PeerFetch.SourceAttempt.TO_SEND == attempt.state)
+                    final SourceAttempt attempt = fetch.attempt(a);
+                    if (SourceAttempt.TO_SEND == attempt.state)
                     {
-                        attempt.state = PeerFetch.SourceAttempt.DONE;
+                        attempt.state = SourceAttempt.DONE;
                     }
                 }
                 work++;
@@ -352,15 +352,15 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         return work;
     }
 
-    private int progress(final PeerFetch fetch, final PeerFetch.SourceAttempt attempt)
+    private int progress(final PeerFetch fetch, final SourceAttempt attempt)
     {
         switch (attempt.state)
         {
-            case PeerFetch.SourceAttempt.TO_SEND:
-            case PeerFetch.SourceAttempt.SENT:
+            case SourceAttempt.TO_SEND:
+            case SourceAttempt.SENT:
                 return authorizations.progress(fetch, attempt, nowMs);
 
-            case PeerFetch.SourceAttempt.GRANTED:
+            case SourceAttempt.GRANTED:
                 if (PeerFetch.READ == fetch.kind && 0 == attempt.readsOutstanding &&
                     attempt.readsSubmitted < FetchReads.readable(fetch, attempt))
                 {
@@ -373,7 +373,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
                 }
                 return 0;
 
-            case PeerFetch.SourceAttempt.RELEASING:
+            case SourceAttempt.RELEASING:
                 if (nowMs - attempt.deadlineMs >= 0)
                 {
                     if (!releases.retry(attempt, nowMs))
@@ -475,8 +475,8 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
             }
             for (int a = 0; a < fetch.attemptCount; a++)
             {
-                final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
-                if (PeerFetch.SourceAttempt.SENT == attempt.state && attempt.correlationId == correlationId &&
+                final SourceAttempt attempt = fetch.attempt(a);
+                if (SourceAttempt.SENT == attempt.state && attempt.correlationId == correlationId &&
                     attempt.requesterSessionId == requesterSessionId && attempt.client == client)
                 {
                     authorizations.onGrant(fetch, attempt, grant, nowMs);
@@ -544,10 +544,10 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
             }
             for (int a = 0; a < fetch.attemptCount; a++)
             {
-                final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
+                final SourceAttempt attempt = fetch.attempt(a);
                 if (SourceReleases.acknowledges(attempt, client, transferSessionId))
                 {
-                    attempt.state = PeerFetch.SourceAttempt.DONE;
+                    attempt.state = SourceAttempt.DONE;
                     freeIfDone(fetch);
                     return;
                 }
@@ -585,7 +585,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
             // Only the held run stays pinned at the sources; the rest is released now.
             for (int a = 0; a < fetch.attemptCount; a++)
             {
-                final PeerFetch.SourceAttempt attempt = fetch.attempt(a);
+                final SourceAttempt attempt = fetch.attempt(a);
                 if (attempt.firstKey >= delivered)
                 {
                     releases.start(fetch, attempt, true, nowMs);
@@ -617,7 +617,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
             // authorization was still out when the lease ended) is released below like any other.
             for (int a = 0; a < fetch.attemptCount; a++)
             {
-                if (PeerFetch.SourceAttempt.GRANTED == fetch.attempt(a).state)
+                if (SourceAttempt.GRANTED == fetch.attempt(a).state)
                 {
                     return;
                 }
@@ -626,11 +626,11 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         for (int a = 0; a < fetch.attemptCount; a++)
         {
             final int state = fetch.attempt(a).state;
-            if (PeerFetch.SourceAttempt.SENT == state || PeerFetch.SourceAttempt.RELEASING == state)
+            if (SourceAttempt.SENT == state || SourceAttempt.RELEASING == state)
             {
                 return;
             }
-            if (PeerFetch.SourceAttempt.GRANTED == state)
+            if (SourceAttempt.GRANTED == state)
             {
                 releases.start(fetch, fetch.attempt(a), fetch.clientGone, nowMs);
                 return;

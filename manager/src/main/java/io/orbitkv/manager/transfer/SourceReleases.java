@@ -42,30 +42,30 @@ final class SourceReleases
      * @param abandoned whether the fetch gave the span up rather than read it.
      */
     void start(
-        final PeerFetch fetch, final PeerFetch.SourceAttempt attempt, final boolean abandoned, final long nowMs)
+        final PeerFetch fetch, final SourceAttempt attempt, final boolean abandoned, final long nowMs)
     {
         if (attempt.local)
         {
             // Nothing to tell anyone: this Manager's own pins are let go.
-            if (PeerFetch.SourceAttempt.GRANTED == attempt.state)
+            if (SourceAttempt.GRANTED == attempt.state)
             {
                 for (int i = attempt.firstKey; i < attempt.firstKey + attempt.grantedKeys; i++)
                 {
                     store.unpin(fetch.keyResidences[i]);
                 }
             }
-            attempt.state = PeerFetch.SourceAttempt.DONE;
+            attempt.state = SourceAttempt.DONE;
             return;
         }
-        if (PeerFetch.SourceAttempt.GRANTED != attempt.state || attempt.readsOutstanding > 0)
+        if (SourceAttempt.GRANTED != attempt.state || attempt.readsOutstanding > 0)
         {
-            if (PeerFetch.SourceAttempt.TO_SEND == attempt.state)
+            if (SourceAttempt.TO_SEND == attempt.state)
             {
-                attempt.state = PeerFetch.SourceAttempt.DONE;
+                attempt.state = SourceAttempt.DONE;
             }
             return;
         }
-        attempt.state = PeerFetch.SourceAttempt.RELEASING;
+        attempt.state = SourceAttempt.RELEASING;
         attempt.abandoned = abandoned;
         attempt.releaseAttempts = 0;
         send(attempt, nowMs);
@@ -76,12 +76,12 @@ final class SourceReleases
      *
      * @return false when it gave up (the attempt is DONE).
      */
-    boolean retry(final PeerFetch.SourceAttempt attempt, final long nowMs)
+    boolean retry(final SourceAttempt attempt, final long nowMs)
     {
         if (attempt.releaseAttempts >= TransferLimits.RELEASE_ATTEMPTS)
         {
             releasesAbandoned.incrementRelease();
-            attempt.state = PeerFetch.SourceAttempt.DONE;
+            attempt.state = SourceAttempt.DONE;
             return false;
         }
         releaseRetries.incrementRelease();
@@ -93,9 +93,9 @@ final class SourceReleases
      * Whether an acknowledgement from {@code client} of {@code transferSessionId} ends this attempt's release.
      */
     static boolean acknowledges(
-        final PeerFetch.SourceAttempt attempt, final PeerClient client, final long transferSessionId)
+        final SourceAttempt attempt, final PeerClient client, final long transferSessionId)
     {
-        return PeerFetch.SourceAttempt.RELEASING == attempt.state && attempt.transferSessionId == transferSessionId &&
+        return SourceAttempt.RELEASING == attempt.state && attempt.transferSessionId == transferSessionId &&
             attempt.ownerMsb == client.remoteIncarnationMsb() && attempt.ownerLsb == client.remoteIncarnationLsb();
     }
 
@@ -111,7 +111,7 @@ final class SourceReleases
         }
     }
 
-    private void send(final PeerFetch.SourceAttempt attempt, final long nowMs)
+    private void send(final SourceAttempt attempt, final long nowMs)
     {
         attempt.releaseAttempts++;
         attempt.deadlineMs = nowMs + TransferLimits.RELEASE_RETRY_INTERVAL_MS;

@@ -137,9 +137,9 @@ final class SpanPlanner
         {
             return 0;
         }
-        final PeerFetch.SourceAttempt attempt = newAttempt(fetch, 0, 0, k, run, nowMs);
+        final SourceAttempt attempt = newAttempt(fetch, 0, 0, k, run, nowMs);
         attempt.local = true;
-        attempt.state = PeerFetch.SourceAttempt.GRANTED;
+        attempt.state = SourceAttempt.GRANTED;
         attempt.grantedKeys = run;
         final long poolAddress = store.pool().address();
         for (int i = k; i < k + run; i++)
@@ -158,7 +158,7 @@ final class SpanPlanner
     /**
      * A new attempt, TO_SEND from {@code notBeforeMs} on, for keys [firstKey, firstKey + keyCount) at one source.
      */
-    PeerFetch.SourceAttempt newAttempt(
+    SourceAttempt newAttempt(
         final PeerFetch fetch, final long ownerMsb, final long ownerLsb, final int firstKey, final int keyCount,
         final long notBeforeMs)
     {
@@ -178,7 +178,7 @@ final class SpanPlanner
         int n = 0;
         for (int a = 0; a < fetch.attemptCount; a++)
         {
-            if (PeerFetch.SourceAttempt.SENT == fetch.attempt(a).state)
+            if (SourceAttempt.SENT == fetch.attempt(a).state)
             {
                 n++;
             }

@@ -81,7 +81,7 @@ final class TransferProxy
         final long senderMsb,
         final long senderLsb,
         final PeerFetch fetch,
-        final PeerFetch.SourceAttempt attempt)
+        final SourceAttempt attempt)
     {
         authorizeEncoder.wrapAndApplyHeader(frame, 0, headerEncoder);
         authorizeEncoder.route().destinationIncarnation().msb(attempt.ownerMsb).lsb(attempt.ownerLsb);

@@ -53,7 +53,7 @@ class SsdTierEndToEndTest
         throws Exception
     {
         processes.startManager("--pool-bytes", "64m", "--ssd-dir", ssdDir.toString(), "--ssd-bytes", "1g",
-            "--ssd-backend", backend, "--ssd-staging-bytes", "256m", "--threading", "shared");
+            "--ssd-backend", backend, "--ssd-staging-bytes", "256m");
         assertEquals("io_uring".equals(backend) ? 1 : 3,
             processes.counter("SSD backend: 0 none, 1 io_uring fixed buffers, 2 io_uring, 3 FileChannel"));
         assertEquals("filechannel".equals(backend) ? 1 : 0, processes.counter("SSD fallback backend in use"));
