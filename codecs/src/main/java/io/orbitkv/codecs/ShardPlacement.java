@@ -12,19 +12,22 @@ import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
- * The immutable catalog placement of one cluster: a canonical host set and the host of each of the
- * {@link StateKeyShard#SHARD_COUNT} logical shards, chosen by equal-weight rendezvous hashing.
+ * The immutable catalog placement of one cluster: a canonical host set, a replica count R and the R hosts of each
+ * of the {@link StateKeyShard#SHARD_COUNT} logical shards, chosen by equal-weight rendezvous hashing.
  *
  * <p>Score of node {@code n} for shard {@code s} (bytes concatenated):
  * <pre>
  *   SHA-256( SCORE_DOMAIN_TAG (ASCII) | 0x00 | s as 4-byte big-endian | n (UTF-8) )
  * </pre>
- * compared as a 32-byte unsigned big-endian number. The highest score hosts the shard; equal scores (never seen
- * in practice) go to the node id that sorts first. A shard's host depends only on the configured set, never on
- * which members are alive (design: temporary liveness changes do not alter assignments).
+ * compared as a 32-byte unsigned big-endian number. A shard's replicas are the R nodes with the highest scores, in
+ * descending order (replica 0, its first choice, is {@link #hostOf}); equal scores (never seen in practice) rank the
+ * node id that sorts first higher. With fewer nodes than R, every node holds every shard. A shard's replicas depend
+ * only on the configured set and R, never on which members are alive (design: temporary liveness changes do not
+ * alter assignments), and adding or removing one node moves only the replicas that node gains or loses.
  *
  * <p>Fingerprint: the first 16 bytes of {@code SHA-256(FINGERPRINT_DOMAIN_TAG | 0x00 | canonicalConfig())},
- * lower-case hex, where the canonical config is {@code "shards=16;nodes=a,b,c"} with nodes sorted and unique.
+ * lower-case hex, where the canonical config is {@code "shards=16;nodes=a,b,c"} with nodes sorted and unique for one
+ * replica, and {@code "shards=16;replicas=3;nodes=a,b,c"} for more: a placement with another R never matches.
  * Fixed vectors for other implementations: codecs/src/test/resources/shard-placement-vectors.json.
  */
 public final class ShardPlacement
@@ -38,6 +41,12 @@ public final class ShardPlacement
     /** Longest Node ID in bytes. */
     public static final int MAX_NODE_ID_LENGTH = 64;
 
+    /** Fewest copies of each shard a placement may ask for. */
+    public static final int MIN_REPLICAS = 1;
+
+    /** Most copies of each shard a placement may ask for. */
+    public static final int MAX_REPLICAS = 5;
+
     /** Domain tag of the rendezvous score; changing it moves every shard. */
     public static final String SCORE_DOMAIN_TAG = "orbitkv/v1/placement-score";
 
@@ -48,18 +57,25 @@ public final class ShardPlacement
     private static final HexFormat HEX = HexFormat.of();
 
     private final List<String> nodes;
-    private final String[] hostByShard;
+    private final int replicas;
+    private final String[][] replicasByShard;
     private final String fingerprint;
 
-    private ShardPlacement(final List<String> nodes)
+    private ShardPlacement(final List<String> nodes, final int replicas)
     {
+        if (replicas < MIN_REPLICAS || replicas > MAX_REPLICAS)
+        {
+            throw new IllegalArgumentException(
+                "--catalog-replicas must be " + MIN_REPLICAS + "-" + MAX_REPLICAS + ", got " + replicas);
+        }
         this.nodes = nodes;
-        this.hostByShard = new String[StateKeyShard.SHARD_COUNT];
+        this.replicas = replicas;
+        this.replicasByShard = new String[StateKeyShard.SHARD_COUNT][];
         for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
         {
-            hostByShard[shard] = chooseHost(shard, nodes);
+            replicasByShard[shard] = rank(shard, nodes, Math.min(replicas, nodes.size()));
         }
-        this.fingerprint = computeFingerprint(canonicalConfig(nodes));
+        this.fingerprint = computeFingerprint(canonicalConfig(nodes, replicas));
     }
 
     /**
@@ -71,16 +87,40 @@ public final class ShardPlacement
      */
     public static ShardPlacement of(final List<String> catalogNodes)
     {
-        return new ShardPlacement(canonicalNodes(catalogNodes));
+        return of(catalogNodes, MIN_REPLICAS);
+    }
+
+    /**
+     * Placement of a node set with {@code replicas} copies of each shard.
+     *
+     * @param catalogNodes node ids, any order; duplicates collapse.
+     * @param replicas     copies per shard, in [{@link #MIN_REPLICAS}, {@link #MAX_REPLICAS}].
+     * @return the placement.
+     */
+    public static ShardPlacement of(final List<String> catalogNodes, final int replicas)
+    {
+        return new ShardPlacement(canonicalNodes(catalogNodes), replicas);
     }
 
     /**
      * Parse a comma-separated node list as given on the command line ({@code --catalog-nodes a,b,c}).
      *
      * @param commaSeparated node ids separated by commas; blanks around ids are ignored.
-     * @return the placement.
+     * @return the placement, one copy per shard.
      */
     public static ShardPlacement parse(final String commaSeparated)
+    {
+        return parse(commaSeparated, MIN_REPLICAS);
+    }
+
+    /**
+     * Parse a comma-separated node list with a replica count ({@code --catalog-nodes a,b,c --catalog-replicas 3}).
+     *
+     * @param commaSeparated node ids separated by commas; blanks around ids are ignored.
+     * @param replicas       copies per shard.
+     * @return the placement.
+     */
+    public static ShardPlacement parse(final String commaSeparated, final int replicas)
     {
         if (null == commaSeparated || commaSeparated.isBlank())
         {
@@ -91,7 +131,7 @@ public final class ShardPlacement
         {
             ids.add(part.trim());
         }
-        return of(ids);
+        return of(ids, replicas);
     }
 
     /**
@@ -139,7 +179,20 @@ public final class ShardPlacement
      */
     public static String canonicalConfig(final List<String> canonicalNodes)
     {
-        return "shards=" + StateKeyShard.SHARD_COUNT + ";nodes=" + String.join(",", canonicalNodes);
+        return canonicalConfig(canonicalNodes, MIN_REPLICAS);
+    }
+
+    /**
+     * The canonical text the fingerprint is computed over; one replica keeps the text it had before replicas existed.
+     *
+     * @param canonicalNodes sorted unique node ids.
+     * @param replicas       copies per shard.
+     * @return e.g. {@code shards=16;replicas=3;nodes=a,b,c}.
+     */
+    public static String canonicalConfig(final List<String> canonicalNodes, final int replicas)
+    {
+        return "shards=" + StateKeyShard.SHARD_COUNT + (MIN_REPLICAS == replicas ? "" : ";replicas=" + replicas) +
+            ";nodes=" + String.join(",", canonicalNodes);
     }
 
     /**
@@ -159,21 +212,27 @@ public final class ShardPlacement
         return sha256.digest();
     }
 
-    private static String chooseHost(final int shard, final List<String> nodes)
+    private static String[] rank(final int shard, final List<String> nodes, final int count)
     {
-        String best = null;
-        byte[] bestScore = null;
-        for (final String node : nodes)
+        final byte[][] scores = new byte[nodes.size()][];
+        final Integer[] order = new Integer[nodes.size()];
+        for (int i = 0; i < order.length; i++)
         {
-            final byte[] score = score(shard, node);
-            // Nodes are visited in sorted order, so on an exact tie the first (smallest) id is kept.
-            if (null == bestScore || Arrays.compareUnsigned(score, bestScore) > 0)
-            {
-                best = node;
-                bestScore = score;
-            }
+            scores[i] = score(shard, nodes.get(i));
+            order[i] = i;
         }
-        return best;
+        // Highest score first; nodes are sorted, so on an exact tie the smaller index (id) ranks higher.
+        Arrays.sort(order, (a, b) ->
+        {
+            final int byScore = Arrays.compareUnsigned(scores[b], scores[a]);
+            return 0 != byScore ? byScore : Integer.compare(a, b);
+        });
+        final String[] ranked = new String[count];
+        for (int i = 0; i < count; i++)
+        {
+            ranked[i] = nodes.get(order[i]);
+        }
+        return ranked;
     }
 
     private static String computeFingerprint(final String canonicalConfig)
@@ -215,7 +274,51 @@ public final class ShardPlacement
      */
     public String hostOf(final int shard)
     {
-        return hostByShard[shard];
+        return replicasByShard[shard][0];
+    }
+
+    /**
+     * @return the copies per shard asked for (R).
+     */
+    public int replicas()
+    {
+        return replicas;
+    }
+
+    /**
+     * @return the copies each shard really has: R, or every node when there are fewer nodes than R.
+     */
+    public int replicaCount()
+    {
+        return replicasByShard[0].length;
+    }
+
+    /**
+     * @param shard   shard in [0, 16).
+     * @param replica rank in [0, {@link #replicaCount()}).
+     * @return the node holding that copy of the shard.
+     */
+    public String replicaOf(final int shard, final int replica)
+    {
+        return replicasByShard[shard][replica];
+    }
+
+    /**
+     * @param shard  shard in [0, 16).
+     * @param nodeId a node id.
+     * @return the node's rank among the shard's replicas, or -1 when it holds no copy.
+     */
+    public int replicaIndex(final int shard, final String nodeId)
+    {
+        final String[] ranked = replicasByShard[shard];
+        for (int i = 0; i < ranked.length; i++)
+        {
+            if (ranked[i].equals(nodeId))
+            {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /**
@@ -230,21 +333,21 @@ public final class ShardPlacement
 
     public String canonicalConfig()
     {
-        return canonicalConfig(nodes);
+        return canonicalConfig(nodes, replicas);
     }
 
     public boolean equals(final Object o)
     {
-        return o instanceof ShardPlacement other && nodes.equals(other.nodes);
+        return o instanceof ShardPlacement other && replicas == other.replicas && nodes.equals(other.nodes);
     }
 
     public int hashCode()
     {
-        return nodes.hashCode();
+        return 31 * nodes.hashCode() + replicas;
     }
 
     public String toString()
     {
-        return "ShardPlacement{nodes=" + nodes + ", fingerprint=" + fingerprint + '}';
+        return "ShardPlacement{nodes=" + nodes + ", replicas=" + replicas + ", fingerprint=" + fingerprint + '}';
     }
 }
