@@ -33,6 +33,12 @@ public final class CatalogLimits
     public static final long COLD_QUERY_BUDGET_MS = 3_000;
 
     /**
+     * Time one copy of a shard has to answer a cold query before the keys are asked of the next copy, within the
+     * budget above: a third of it, so three copies can each be tried.
+     */
+    public static final long COLD_QUERY_ATTEMPT_MS = COLD_QUERY_BUDGET_MS / 3;
+
+    /**
      * design: the source-channel LRU retains at most 64 clients.
      */
     public static final int SOURCE_CHANNEL_CLIENTS = 64;

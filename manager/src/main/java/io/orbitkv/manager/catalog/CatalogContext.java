@@ -74,7 +74,7 @@ public final class CatalogContext
         proxy = new CatalogProxy(publisher);
         final long selfMsb = runtimeUuid.getMostSignificantBits();
         final long selfLsb = runtimeUuid.getLeastSignificantBits();
-        streams = new OwnerStreams(inventory, systemCounters, publisher, proxy);
+        streams = new OwnerStreams(inventory, placement.replicaCount(), systemCounters, publisher, proxy);
         host = new CatalogHost(nodeId, placement, selfMsb, selfLsb);
         systemCounters.get(CatalogCounter.HOSTED_SHARDS).setRelease(host.hostedCount());
         members = new MemberViewSync(nodeId, placement, runtimeUuid, host, streams,

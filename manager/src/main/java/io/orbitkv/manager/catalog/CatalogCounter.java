@@ -46,7 +46,12 @@ public enum CatalogCounter implements CounterDescriptor
     COLD_QUERIES_MALFORMED(120, "Catalog: cold query frames malformed, of another schema or template", false),
     LOCAL_HOST_KEYS(121, "Catalog: discovery keys answered from shards this Manager hosts (no RPC)", false),
     INCARNATIONS_RETIRED(143, "Catalog: owner incarnations retired as catalog host (evidence dropped)", false),
-    LOCAL_CONTINUATION_KEYS(211, "Catalog: lookup keys after the peer part answered from this Manager's DRAM", false);
+    LOCAL_CONTINUATION_KEYS(211, "Catalog: lookup keys after the peer part answered from this Manager's DRAM", false),
+    COLD_FAILOVERS(214, "Catalog: cold query keys asked again of another copy of their shard", false),
+    COLD_ATTEMPT_TIMEOUTS(215, "Catalog: cold queries a copy left unanswered past its attempt time", false),
+    COLD_KEYS_UNAVAILABLE(216, "Catalog: discovery keys no copy of their shard could answer (unavailable, not absent)",
+        false),
+    REPLICA_LAG_MAX_RECORDS(217, "Catalog: most owner journal records a copy's stream has not had acknowledged", true);
 
     private final int id;
     private final String label;

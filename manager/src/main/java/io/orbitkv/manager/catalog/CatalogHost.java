@@ -29,7 +29,7 @@ final class CatalogHost implements HostedCatalog
         int count = 0;
         for (int s = 0; s < hosted.length; s++)
         {
-            hosted[s] = nodeId.equals(placement.hostOf(s));
+            hosted[s] = placement.replicaIndex(s, nodeId) >= 0;
             count += hosted[s] ? 1 : 0;
         }
         this.hostedCount = count;
@@ -71,12 +71,14 @@ final class CatalogHost implements HostedCatalog
 
     /**
      * One row from this Manager's own catalog view, as a cold query to it would answer (the view also holds this
-     * Manager's own residences, which the caller filters out like any self candidate). Whether the view is complete
-     * does not matter to the caller: an empty row is stored nowhere either way.
+     * Manager's own residences, which the caller filters out like any self candidate).
+     *
+     * @return whether the view of the shard covers every owner completely (else an empty row proves nothing and
+     * another copy is asked).
      */
-    public void lookup(final int shard, final StateKeyFlyweight key, final CandidateSet row)
+    public boolean lookup(final int shard, final StateKeyFlyweight key, final CandidateSet row)
     {
-        directory.lookup(shard, key, row);
+        return directory.lookup(shard, key, row);
     }
 
     /**

@@ -41,6 +41,7 @@ public final class CatalogService implements Agent, AutoCloseable
     private final AtomicCounter indexBytes;
     private final AtomicCounter candidateBytes;
     private final AtomicCounter incompleteShards;
+    private final AtomicCounter replicaLagMax;
     private final AtomicCounter coldQueriesServed;
     private final AtomicCounter coldRowsServed;
     private final AtomicCounter coldRowsIncomplete;
@@ -74,6 +75,7 @@ public final class CatalogService implements Agent, AutoCloseable
         this.indexBytes = counters.get(CatalogCounter.INDEX_BYTES);
         this.candidateBytes = counters.get(CatalogCounter.CANDIDATE_BYTES);
         this.incompleteShards = counters.get(CatalogCounter.INCOMPLETE_SHARDS);
+        this.replicaLagMax = counters.get(CatalogCounter.REPLICA_LAG_MAX_RECORDS);
         this.coldQueriesServed = counters.get(CatalogCounter.COLD_QUERIES_SERVED);
         this.coldRowsServed = counters.get(CatalogCounter.COLD_ROWS_SERVED);
         this.coldRowsIncomplete = counters.get(CatalogCounter.COLD_ROWS_INCOMPLETE);
@@ -156,6 +158,7 @@ public final class CatalogService implements Agent, AutoCloseable
         coldQueriesMalformed.setRelease(
             served.malformedFrames() + served.schemaMismatches() + served.unknownTemplates());
         incompleteShards.setRelease(host.incompleteShards(members.ownerSlots(), members.hasView()));
+        replicaLagMax.setRelease(streams.maxLagRecords());
     }
 
     // ---------------------------------------------------------------------------------------------------------------

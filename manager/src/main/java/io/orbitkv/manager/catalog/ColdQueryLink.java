@@ -24,4 +24,15 @@ interface ColdQueryLink
      * @return whether the link was closed (the host left the view): its queries end unanswered.
      */
     boolean isClosed();
+
+    /**
+     * @return until when (agent clock, ms) cold queries prefer other copies: the host let one go unanswered or
+     * refused it. Nothing else is inferred from it; the member view alone says who is alive.
+     */
+    long suspectUntilMs();
+
+    /**
+     * Prefer other copies until {@code untilMs}.
+     */
+    void suspect(long untilMs);
 }

@@ -9,7 +9,9 @@ import org.agrona.concurrent.UnsafeBuffer;
 /**
  * One batched cold query to one catalog host: at most {@link CatalogLimits#MAX_COLD_QUERY_KEYS} keys of one
  * namespace and {@link CatalogLimits#MAX_COLD_QUERY_KEY_BYTES} of namespace and hash bytes, and the lookups waiting
- * for it (the one that created it and any that coalesced onto its keys).
+ * for it (the one that created it and any that coalesced onto its keys). Its creator is a lookup, or, for keys asked
+ * again of other copies, the query that failed them ({@link #retryCreator}). Each row remembers which copies of its
+ * shard were asked already.
  */
 final class ColdQuerySlot
 {
@@ -18,7 +20,8 @@ final class ColdQuerySlot
     boolean sent;
     long correlationId;
     ColdQueryLink link;
-    long deadlineMs;
+    long budgetDeadlineMs;
+    long attemptDeadlineMs;
     int keyCount;
     int keyBytes;
     int creatorIndex;
@@ -31,6 +34,7 @@ final class ColdQuerySlot
     final int[] hashLengths = new int[CatalogLimits.MAX_COLD_QUERY_KEYS];
     final int[] shards = new int[CatalogLimits.MAX_COLD_QUERY_KEYS];
     final long[] fingerprints = new long[CatalogLimits.MAX_COLD_QUERY_KEYS];
+    final int[] triedReplicas = new int[CatalogLimits.MAX_COLD_QUERY_KEYS];
     final int[] waiterIndex;
     final long[] waiterGeneration;
     int waiterCount;
@@ -48,33 +52,51 @@ final class ColdQuerySlot
     }
 
     void open(
-        final ColdQueryLink link, final long correlationId, final long deadlineMs, final PendingLookup creator,
-        final DirectBuffer namespaceBuffer, final int namespaceOffset, final int namespaceLength)
+        final ColdQueryLink link,
+        final long correlationId,
+        final long nowMs,
+        final long budgetDeadlineMs,
+        final int creatorIndex,
+        final long creatorGeneration,
+        final DirectBuffer namespaceBuffer,
+        final int namespaceOffset,
+        final int namespaceLength)
     {
         this.active = true;
         this.sent = false;
         this.link = link;
         this.correlationId = correlationId;
-        this.deadlineMs = deadlineMs;
+        this.budgetDeadlineMs = budgetDeadlineMs;
+        this.attemptDeadlineMs = Math.min(budgetDeadlineMs, nowMs + CatalogLimits.COLD_QUERY_ATTEMPT_MS);
         this.keyCount = 0;
         this.keyBytes = 0;
         this.waiterCount = 0;
-        this.creatorIndex = creator.index;
-        this.creatorGeneration = creator.generation;
+        this.creatorIndex = creatorIndex;
+        this.creatorGeneration = creatorGeneration;
         this.namespace.putBytes(0, namespaceBuffer, namespaceOffset, namespaceLength);
         this.namespaceLength = namespaceLength;
     }
 
-    boolean acceptsKeysFrom(final PendingLookup lookup, final ColdQueryLink target, final int hashLength)
+    /**
+     * @return the creator index the queries asking this one's keys again carry (never a lookup's index).
+     */
+    int retryCreator()
     {
-        return active && !sent && link == target && creatorIndex == lookup.index &&
-            creatorGeneration == lookup.generation && keyCount < CatalogLimits.MAX_COLD_QUERY_KEYS &&
+        return -1 - index;
+    }
+
+    boolean acceptsKeysFrom(
+        final int creatorIndex, final long creatorGeneration, final ColdQueryLink target, final int hashLength)
+    {
+        return active && !sent && link == target && this.creatorIndex == creatorIndex &&
+            this.creatorGeneration == creatorGeneration && keyCount < CatalogLimits.MAX_COLD_QUERY_KEYS &&
             keyBytes + namespaceLength + hashLength <= CatalogLimits.MAX_COLD_QUERY_KEY_BYTES;
     }
 
-    int addKey(final int shard, final StateKeyFlyweight key, final long fingerprint)
+    int addKey(final int shard, final StateKeyFlyweight key, final long fingerprint, final int triedReplicas)
     {
         final int row = keyCount++;
+        this.triedReplicas[row] = triedReplicas;
         final int hashLength = key.hashLength();
         shards[row] = shard;
         ((UnsafeBuffer)hashes[row]).putBytes(0, key.hashBuffer(), key.hashOffset(), hashLength);
@@ -101,6 +123,14 @@ final class ColdQuerySlot
     {
         return key.wrap(StateKeyFlyweight.NO_NAMESPACE_ID, namespace, 0, namespaceLength, hashes[row], 0,
             hashLengths[row]);
+    }
+
+    /**
+     * @return whether lookup {@code i} of {@link #waiterIndex} still waits for this query.
+     */
+    boolean waits(final int i, final PendingLookup lookup)
+    {
+        return lookup.active && lookup.generation == waiterGeneration[i];
     }
 
     void addWaiter(final PendingLookup lookup)

@@ -9,9 +9,14 @@ import io.orbitkv.manager.membership.MemberRecord;
 interface DiscoveryMembers
 {
     /**
-     * @return the link to the catalog host of {@code shard}, or null when the view shows none.
+     * The links to the catalog hosts holding a copy of {@code shard}, by replica rank.
+     *
+     * @param shard a shard.
+     * @param out   filled from index 0: the link of each replica, or null where the view shows no such host or the
+     *              replica is this Manager (which answers from its own view).
+     * @return the shard's replica count (entries of {@code out} filled).
      */
-    ColdQueryLink linkForShard(int shard);
+    int replicaLinks(int shard, ColdQueryLink[] out);
 
     /**
      * @return the member record of a live incarnation, or null (unknown or retired).

@@ -22,6 +22,7 @@ final class HostLink implements ColdQueryLink
     private final PeerPublisher publisher;
     private PeerClient client;
     private long reconnectAtMs;
+    private long suspectUntilMs;
     private boolean closed;
 
     HostLink(final MemberRecord record, final PeerPublisher publisher)
@@ -31,6 +32,16 @@ final class HostLink implements ColdQueryLink
         this.endpoint = record.peerEndpoint();
         this.incarnationMsb = record.runtimeUuid().getMostSignificantBits();
         this.incarnationLsb = record.runtimeUuid().getLeastSignificantBits();
+    }
+
+    public long suspectUntilMs()
+    {
+        return suspectUntilMs;
+    }
+
+    public void suspect(final long untilMs)
+    {
+        suspectUntilMs = untilMs;
     }
 
     boolean isFor(final MemberRecord record)

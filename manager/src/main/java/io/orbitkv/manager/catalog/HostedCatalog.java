@@ -13,6 +13,8 @@ interface HostedCatalog
 
     /**
      * Fill {@code row} with the candidates this Manager's view of {@code shard} holds for {@code key}.
+     *
+     * @return whether the view covers every owner completely (an incomplete view's empty row proves nothing).
      */
-    void lookup(int shard, StateKeyFlyweight key, CandidateSet row);
+    boolean lookup(int shard, StateKeyFlyweight key, CandidateSet row);
 }

@@ -100,9 +100,15 @@ final class MemberViewSync implements DiscoveryMembers
         return links.get(nodeId);
     }
 
-    public HostLink linkForShard(final int shard)
+    public int replicaLinks(final int shard, final ColdQueryLink[] out)
     {
-        return links.get(placement.hostOf(shard));
+        final int replicas = placement.replicaCount();
+        for (int r = 0; r < replicas; r++)
+        {
+            final String node = placement.replicaOf(shard, r);
+            out[r] = node.equals(nodeId) ? null : links.get(node);
+        }
+        return replicas;
     }
 
     public MemberRecord memberByIncarnation(final long msb, final long lsb)
@@ -167,10 +173,7 @@ final class MemberViewSync implements DiscoveryMembers
         host.localIncarnation(msb, lsb);
         publisher.localIncarnation(msb, lsb);
         closeLinks();
-        for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
-        {
-            streams.retarget(s, null);
-        }
+        streams.retargetAllToNone();
         resyncView = true;
         membership.log().println("orbitkv catalog: node '" + nodeId + "' now speaks as runtime " + uuid + " (was " +
             previous + "); its inventory is re-announced by snapshot once the view shows the new record");
@@ -259,7 +262,10 @@ final class MemberViewSync implements DiscoveryMembers
         }
         for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
         {
-            streams.retarget(s, linkForShard(s));
+            for (int r = 0; r < placement.replicaCount(); r++)
+            {
+                streams.retarget(s, r, links.get(placement.replicaOf(s, r)));
+            }
         }
     }
 

@@ -280,6 +280,15 @@ final class OwnerStream
         snapshotRetryAtNs = atNs;
     }
 
+    /**
+     * @return journal records appended but not yet acknowledged by this stream's host (0 with no host).
+     */
+    long lagRecords()
+    {
+        return OwnerJournal.NO_RECEIVER_SLOT == receiver ? 0 :
+            Math.max(0, journal.lastSequence(shard) - journal.ackedSequence(shard, receiver));
+    }
+
     void close()
     {
         retarget(null);

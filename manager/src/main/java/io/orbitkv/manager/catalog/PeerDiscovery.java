@@ -1,11 +1,15 @@
 package io.orbitkv.manager.catalog;
 
+import java.util.Arrays;
+
 import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.StateKeyFlyweight;
+import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.codecs.StateKeyShard;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
+import io.orbitkv.codecs.catalog.Coverage;
 import io.orbitkv.codecs.catalog.ResidenceTier;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.CandidateIndex;
@@ -13,19 +17,27 @@ import io.orbitkv.index.CandidateSet;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.status.SystemCounters;
+import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.status.AtomicCounter;
 
 /**
  * The requester side of discovery: keys after an engine Lookup's local prefix are answered from the
  * {@link CandidateIndex} when it has usable evidence (no RPC), otherwise batched into one cold query per catalog host
- * (never one per block, never a broadcast), with a 3 s budget per lookup; keys of shards this Manager hosts are read
- * from its own catalog view, with no RPC. Keys already being asked by another lookup are not asked again: the lookup
- * waits for that query and rechecks the index afterwards. Rows go into the candidate index (an empty row stores
- * nothing: it is not proof of absence), and the answer is built from the index, skipping candidates of this Manager
- * itself and of incarnations the member view does not show. A key this Manager's own DRAM holds (given a
- * {@link LocalResidency}) is neither asked nor a miss: it is answered DRAM and the answer goes on after it, so a
- * chain whose blocks alternate between peers and this Manager is found whole. Runs on the agent thread.
+ * (never one per block, never a broadcast), with a 3 s budget per lookup; keys of shards this Manager holds a copy of
+ * are read from its own catalog view, with no RPC, unless that view is incomplete. Keys already being asked by
+ * another lookup are not asked again: the lookup waits for that query and rechecks the index afterwards. Rows go into
+ * the candidate index (an empty row stores nothing: it is not proof of absence), and the answer is built from the
+ * index, skipping candidates of this Manager itself and of incarnations the member view does not show. A key this
+ * Manager's own DRAM holds (given a {@link LocalResidency}) is neither asked nor a miss: it is answered DRAM and the
+ * answer goes on after it, so a chain whose blocks alternate between peers and this Manager is found whole.
+ * <p>
+ * Each key is asked of one copy of its shard: preferably a host not suspected of leaving a query unanswered, with an
+ * active session, already asked by the same creator, with the fewest queries in flight, else the first by rank. When
+ * that copy does not answer within {@link CatalogLimits#COLD_QUERY_ATTEMPT_MS}, refuses, leaves the view, or answers a
+ * row empty from an incomplete view, the key is asked of a copy not tried yet, within the same budget: at most one
+ * try per copy, never a broadcast. A key no copy can be asked of stays unresolved (counted unavailable). Runs on the
+ * agent thread.
  */
 final class PeerDiscovery
 {
@@ -35,6 +47,11 @@ final class PeerDiscovery
      * Cold queries in flight at once.
      */
     static final int MAX_INFLIGHT_QUERIES = 64;
+
+    /**
+     * How long a host that left a query unanswered or refused it is passed over when another copy can be asked.
+     */
+    static final long SUSPECT_MS = CatalogLimits.COLD_QUERY_BUDGET_MS;
 
     private static final long NO_QUERY = -1;
     private static final int ROW_BITS = 8;
@@ -50,6 +67,12 @@ final class PeerDiscovery
     private final AtomicCounter coldTimeouts;
     private final AtomicCounter peerKeys;
     private final AtomicCounter localKeys;
+    private final AtomicCounter coldFailovers;
+    private final AtomicCounter coldAttemptTimeouts;
+    private final AtomicCounter keysUnavailable;
+    private final ColdQueryLink[] replicaLinks = new ColdQueryLink[ShardPlacement.MAX_REPLICAS];
+    private final boolean[] retryRows = new boolean[CatalogLimits.MAX_COLD_QUERY_KEYS];
+    private int askedRow;
     private final StateKeyShard shardFunction = new StateKeyShard();
     private final PendingLookup[] lookups = new PendingLookup[MAX_PENDING_LOOKUPS];
     private final ColdQuerySlot[] queries = new ColdQuerySlot[MAX_INFLIGHT_QUERIES];
@@ -82,6 +105,9 @@ final class PeerDiscovery
         this.coldTimeouts = counters.get(CatalogCounter.COLD_TIMEOUTS);
         this.peerKeys = counters.get(CatalogCounter.PEER_KEYS);
         this.localKeys = counters.get(CatalogCounter.LOCAL_CONTINUATION_KEYS);
+        this.coldFailovers = counters.get(CatalogCounter.COLD_FAILOVERS);
+        this.coldAttemptTimeouts = counters.get(CatalogCounter.COLD_ATTEMPT_TIMEOUTS);
+        this.keysUnavailable = counters.get(CatalogCounter.COLD_KEYS_UNAVAILABLE);
         for (int i = 0; i < lookups.length; i++)
         {
             lookups[i] = new PendingLookup(i);
@@ -155,11 +181,12 @@ final class PeerDiscovery
             final int shard = shardFunction.shard(key);
             if (host.hostsShard(shard))
             {
-                // This Manager is the key's catalog host: its own view answers on this thread, without an RPC to
-                // itself through the media driver. An empty row stores nothing, as from a remote host.
+                // This Manager holds a copy: its own view answers on this thread, without an RPC to itself through
+                // the media driver. An empty row stores nothing, as from a remote host; from an incomplete view
+                // (this copy is being rebuilt) it proves nothing, so another copy is asked.
                 localHostKeys.incrementRelease();
                 set.clear();
-                host.lookup(shard, key, set);
+                final boolean complete = host.lookup(shard, key, set);
                 if (set.count() > 0)
                 {
                     candidates.put(key, set, nowMs);
@@ -167,21 +194,21 @@ final class PeerDiscovery
                     {
                         answerKey(lookup, k, usableCandidates(key, nowMs));
                     }
+                    continue;
                 }
-                continue;
+                if (complete)
+                {
+                    continue;
+                }
             }
-            final ColdQueryLink link = members.linkForShard(shard);
-            if (null == link)
-            {
-                continue;
-            }
-            final ColdQuerySlot query = queryFor(lookup, link, key.hashLength());
+            final ColdQuerySlot query = ask(lookup.index, lookup.generation, lookup.deadlineMs,
+                lookup.namespaceBuffer(), lookup.namespaceLength(), shard, key, fingerprint, 0, nowMs);
             if (null == query)
             {
+                keysUnavailable.incrementRelease();
                 continue;
             }
-            final int row = query.addKey(shard, key, fingerprint);
-            inflightKeys.put(fingerprint, ((long)query.index << ROW_BITS) | row);
+            inflightKeys.put(fingerprint, ((long)query.index << ROW_BITS) | askedRow);
             query.addWaiter(lookup);
         }
         if (0 == lookup.outstanding)
@@ -203,9 +230,25 @@ final class PeerDiscovery
         int work = sendReady(nowMs);
         for (final ColdQuerySlot query : queries)
         {
-            if (query.active && (nowMs - query.deadlineMs >= 0 || query.link.isClosed()))
+            if (!query.active)
             {
+                continue;
+            }
+            if (query.link.isClosed() || nowMs - query.budgetDeadlineMs >= 0)
+            {
+                failOver(query, null, true, nowMs);
                 finish(query, nowMs);
+                work++;
+            }
+            else if (nowMs - query.attemptDeadlineMs >= 0)
+            {
+                coldAttemptTimeouts.incrementRelease();
+                query.link.suspect(nowMs + SUSPECT_MS);
+                query.attemptDeadlineMs = query.budgetDeadlineMs;
+                if (0 == failOver(query, null, false, nowMs))
+                {
+                    finish(query, nowMs);
+                }
                 work++;
             }
         }
@@ -229,10 +272,13 @@ final class PeerDiscovery
             return;
         }
         final ColdQueryResponseDecoder.RowsDecoder rows = response.rows();
+        boolean retry = false;
+        Arrays.fill(retryRows, false);
         while (rows.hasNext())
         {
             rows.next();
             final int row = rows.rowIndex();
+            final boolean incomplete = Coverage.INCOMPLETE == rows.coverage();
             final ColdQueryResponseDecoder.RowsDecoder.CandidatesDecoder found = rows.candidates();
             set.clear();
             while (found.hasNext())
@@ -245,6 +291,16 @@ final class PeerDiscovery
             {
                 candidates.put(query.key(row, key), set, nowMs);
             }
+            else if (row < query.keyCount && incomplete)
+            {
+                // An empty row from a copy still being rebuilt proves nothing: ask another copy.
+                retryRows[row] = true;
+                retry = true;
+            }
+        }
+        if (retry)
+        {
+            failOver(query, retryRows, true, nowMs);
         }
         finish(query, nowMs);
     }
@@ -257,6 +313,8 @@ final class PeerDiscovery
         final ColdQuerySlot query = queryFor(client, correlationId);
         if (null != query)
         {
+            query.link.suspect(nowMs + SUSPECT_MS);
+            failOver(query, null, true, nowMs);
             finish(query, nowMs);
         }
     }
@@ -273,14 +331,36 @@ final class PeerDiscovery
         return null;
     }
 
-    private ColdQuerySlot queryFor(
-        final PendingLookup lookup, final ColdQueryLink link, final int hashLength)
+    /**
+     * Add a key to a query to one copy of its shard not tried yet ({@link #askedRow} is its row).
+     *
+     * @return the query, or null when no copy is left to ask or no query slot is free.
+     */
+    private ColdQuerySlot ask(
+        final int creatorIndex,
+        final long creatorGeneration,
+        final long budgetDeadlineMs,
+        final DirectBuffer namespace,
+        final int namespaceLength,
+        final int shard,
+        final StateKeyFlyweight key,
+        final long fingerprint,
+        final int triedReplicas,
+        final long nowMs)
     {
+        final int hashLength = key.hashLength();
+        final int replica = pickReplica(creatorIndex, creatorGeneration, shard, triedReplicas, hashLength, nowMs);
+        if (replica < 0)
+        {
+            return null;
+        }
+        final ColdQueryLink link = replicaLinks[replica];
         ColdQuerySlot free = null;
         for (final ColdQuerySlot query : queries)
         {
-            if (query.acceptsKeysFrom(lookup, link, hashLength))
+            if (query.acceptsKeysFrom(creatorIndex, creatorGeneration, link, hashLength))
             {
+                askedRow = query.addKey(shard, key, fingerprint, triedReplicas | (1 << replica));
                 return query;
             }
             if (null == free && !query.active)
@@ -290,11 +370,116 @@ final class PeerDiscovery
         }
         if (null != free)
         {
-            free.open(link, sender.nextCorrelationId(), lookup.deadlineMs, lookup, lookup.namespaceBuffer(), 0,
-                lookup.namespaceLength());
+            free.open(link, sender.nextCorrelationId(), nowMs, budgetDeadlineMs, creatorIndex, creatorGeneration,
+                namespace, 0, namespaceLength);
             activeQueries++;
+            askedRow = free.addKey(shard, key, fingerprint, triedReplicas | (1 << replica));
         }
         return free;
+    }
+
+    /**
+     * The copy of {@code shard} to ask next, fills {@link #replicaLinks}.
+     *
+     * @return its replica rank, or -1 when every copy with a link was tried.
+     */
+    private int pickReplica(
+        final int creatorIndex,
+        final long creatorGeneration,
+        final int shard,
+        final int triedReplicas,
+        final int hashLength,
+        final long nowMs)
+    {
+        final int replicas = members.replicaLinks(shard, replicaLinks);
+        int best = -1;
+        long bestScore = Long.MAX_VALUE;
+        for (int r = 0; r < replicas; r++)
+        {
+            final ColdQueryLink link = replicaLinks[r];
+            if (null == link || link.isClosed() || 0 != (triedReplicas & (1 << r)))
+            {
+                continue;
+            }
+            int inflight = 0;
+            boolean joinable = false;
+            for (final ColdQuerySlot query : queries)
+            {
+                if (query.active && query.link == link)
+                {
+                    inflight++;
+                    joinable |= query.acceptsKeysFrom(creatorIndex, creatorGeneration, link, hashLength);
+                }
+            }
+            // Lexicographic: not suspected, session active, a query of this creator to join, fewest in flight, rank.
+            final long score = (link.suspectUntilMs() - nowMs > 0 ? 1L << 40 : 0) +
+                (null == link.poll(nowMs) ? 1L << 32 : 0) + (joinable ? 0 : 1L << 24) +
+                ((long)Math.min(inflight, 0xFFFF) << 8) + r;
+            if (score < bestScore)
+            {
+                bestScore = score;
+                best = r;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * Ask the keys of a query that failed (all rows, or the flagged ones) of copies not tried yet, within what is left
+     * of the budget; the lookups waiting for it wait for the new queries too (added before the failed one finishes).
+     * A query past its attempt time is not {@code ending}: it stays open until the budget when some of its keys have
+     * no other copy, and whichever answer comes first fills the candidate index.
+     *
+     * @return the keys left with no other copy to ask.
+     */
+    private int failOver(final ColdQuerySlot failed, final boolean[] rows, final boolean ending, final long nowMs)
+    {
+        if (nowMs - failed.budgetDeadlineMs >= 0)
+        {
+            return failed.keyCount;
+        }
+        boolean moved = false;
+        int stranded = 0;
+        for (int row = 0; row < failed.keyCount; row++)
+        {
+            if (null != rows && !rows[row])
+            {
+                continue;
+            }
+            final long fingerprint = failed.fingerprints[row];
+            final ColdQuerySlot next = ask(failed.retryCreator(), failed.correlationId, failed.budgetDeadlineMs,
+                failed.namespace, failed.namespaceLength, failed.shards[row], failed.key(row, key), fingerprint,
+                failed.triedReplicas[row], nowMs);
+            if (null == next)
+            {
+                // With the query ending no copy is left to ask; otherwise the query itself still may answer.
+                if (ending)
+                {
+                    keysUnavailable.incrementRelease();
+                }
+                stranded++;
+                continue;
+            }
+            coldFailovers.incrementRelease();
+            if (inflightKeys.get(fingerprint) == (((long)failed.index << ROW_BITS) | row))
+            {
+                inflightKeys.put(fingerprint, ((long)next.index << ROW_BITS) | askedRow);
+            }
+            for (int i = 0; i < failed.waiterCount; i++)
+            {
+                final PendingLookup lookup = lookups[failed.waiterIndex[i]];
+                if (failed.waits(i, lookup))
+                {
+                    next.addWaiter(lookup);
+                }
+            }
+            moved = true;
+        }
+        if (moved)
+        {
+            sendReady(nowMs);
+        }
+        return stranded;
     }
 
     private int sendReady(final long nowMs)

@@ -62,9 +62,12 @@ class PeerDiscoveryTest
      */
     private static final MemberRecord OWNER = member("owner", 0xA1L, 0xA2L, 1);
     /**
-     * The catalog hosts of the shards this node does not host: host 0 of even shards, host 1 of odd ones.
+     * The catalog hosts of the shards this node does not host: host 0 of even shards, host 1 of odd ones; with more
+     * copies (a test sets {@link FakeMembers#replicas}), host 2 holds the second copy of every shard and the other
+     * of hosts 0 and 1 the third.
      */
-    private static final MemberRecord[] HOSTS = { member("host-0", 0xB1L, 0xB2L, 2), member("host-1", 0xC1L, 0xC2L, 3) };
+    private static final MemberRecord[] HOSTS = {
+        member("host-0", 0xB1L, 0xB2L, 2), member("host-1", 0xC1L, 0xC2L, 3), member("host-2", 0xD1L, 0xD2L, 4) };
 
     private final FakeHosted hosted = new FakeHosted();
     private final FakeMembers members = new FakeMembers();
@@ -238,6 +241,150 @@ class PeerDiscoveryTest
         assertEquals(KeyStatus.MISS, lookup.statuses()[0]);
     }
 
+    @Test
+    void shouldAskTheNextCopyWhenTheFirstLeavesTheQueryUnansweredWithinItsAttemptTime()
+    {
+        members.replicas = 3;
+        final int n = keyOfShard(0, 0);
+        final PendingLookup lookup = lookup(n);
+        discovery.start(lookup, sink, START_MS);
+        final SentQuery first = sender.only();
+        assertSame(members.links[0].client, first.client, "rank 0 first when every copy is equal");
+
+        discovery.doWork(START_MS + CatalogLimits.COLD_QUERY_ATTEMPT_MS - 1);
+        assertEquals(1, sender.sent.size(), "asked again before the attempt time");
+        discovery.doWork(START_MS + CatalogLimits.COLD_QUERY_ATTEMPT_MS);
+        assertEquals(2, sender.sent.size());
+        final SentQuery second = sender.sent.get(1);
+        assertSame(members.links[2].client, second.client, "the next copy by rank");
+        assertEquals(1, counter(CatalogCounter.COLD_ATTEMPT_TIMEOUTS));
+        assertEquals(1, counter(CatalogCounter.COLD_FAILOVERS));
+        assertTrue(sink.answered.isEmpty());
+
+        discovery.onColdQueryResponse(second.client, response(second.correlationId, 0), START_MS + 1_005);
+        assertSame(lookup, sink.only(), "answered by the second copy, well inside the budget");
+        assertEquals(KeyStatus.PEER, lookup.statuses()[0]);
+
+        // The silent host is passed over while suspected: the next key of its shard goes to another copy first.
+        final PendingLookup next = lookup(keyOfShard(0, 1));
+        discovery.start(next, sink, START_MS + 1_010);
+        assertSame(members.links[2].client, sender.sent.get(sender.sent.size() - 1).client);
+    }
+
+    @Test
+    void shouldWaitTheWholeBudgetForTheOnlyCopy()
+    {
+        final int n = keyOfShard(0, 0);
+        final PendingLookup lookup = lookup(n);
+        discovery.start(lookup, sink, START_MS);
+        final SentQuery query = sender.only();
+
+        discovery.doWork(START_MS + CatalogLimits.COLD_QUERY_ATTEMPT_MS);
+        assertEquals(1, sender.sent.size(), "no other copy to ask");
+        discovery.onColdQueryResponse(query.client, response(query.correlationId, 0), START_MS + 2_000);
+        assertSame(lookup, sink.only());
+        assertEquals(KeyStatus.PEER, lookup.statuses()[0]);
+    }
+
+    @Test
+    void shouldAskTheNextCopyAtOnceWhenAHostRefuses()
+    {
+        members.replicas = 2;
+        final int n = keyOfShard(1, 0);
+        final PendingLookup lookup = lookup(n);
+        discovery.start(lookup, sink, START_MS);
+        final SentQuery first = sender.only();
+
+        discovery.onResponse(first.client, first.correlationId, START_MS + 1);
+        assertEquals(2, sender.sent.size());
+        final SentQuery second = sender.sent.get(1);
+        assertSame(members.links[2].client, second.client);
+        assertTrue(sink.answered.isEmpty(), "the refusal ended the lookup");
+
+        discovery.onColdQueryResponse(second.client, response(second.correlationId, 0), START_MS + 2);
+        assertSame(lookup, sink.only());
+        assertEquals(KeyStatus.PEER, lookup.statuses()[0]);
+    }
+
+    @Test
+    void shouldAskAnotherCopyForRowsAnsweredEmptyFromAnIncompleteView()
+    {
+        members.replicas = 2;
+        final int a = keyOfShard(0, 0);
+        final int b = keyOfShard(0, 1);
+        final PendingLookup lookup = lookup(a, b);
+        discovery.start(lookup, sink, START_MS);
+        final SentQuery first = sender.only();
+        assertEquals(2, first.keyCount);
+
+        // Row 0 has a candidate; row 1 comes empty from a copy still being rebuilt: only row 1 is asked again.
+        discovery.onColdQueryResponse(first.client, response(first.correlationId, new int[]{ 0 }, new int[]{ 1 }),
+            START_MS + 1);
+        assertEquals(2, sender.sent.size());
+        final SentQuery second = sender.sent.get(1);
+        assertEquals(1, second.keyCount);
+        assertTrue(sink.answered.isEmpty());
+
+        discovery.onColdQueryResponse(second.client, response(second.correlationId, 0), START_MS + 2);
+        assertSame(lookup, sink.only());
+        assertEquals(KeyStatus.PEER, lookup.statuses()[0]);
+        assertEquals(KeyStatus.PEER, lookup.statuses()[1]);
+    }
+
+    @Test
+    void shouldTryEveryCopyOnceAndCountTheKeyUnavailableWhenNoneAnswers()
+    {
+        members.replicas = 3;
+        final int n = keyOfShard(0, 0);
+        final PendingLookup lookup = lookup(n);
+        discovery.start(lookup, sink, START_MS);
+
+        for (int i = 0; i < 3; i++)
+        {
+            final SentQuery query = sender.sent.get(i);
+            discovery.onResponse(query.client, query.correlationId, START_MS + 1 + i);
+        }
+        assertEquals(3, sender.sent.size(), "never more tries than copies");
+        assertEquals(3, sender.sent.stream().map(q -> q.client).distinct().count(), "each copy once");
+        assertSame(lookup, sink.only());
+        assertEquals(KeyStatus.MISS, lookup.statuses()[0]);
+        assertEquals(2, counter(CatalogCounter.COLD_FAILOVERS));
+        assertEquals(1, counter(CatalogCounter.COLD_KEYS_UNAVAILABLE));
+    }
+
+    @Test
+    void shouldPreferACopyWithAnActiveSessionAndNeverAskAClosedLink()
+    {
+        members.replicas = 3;
+        members.links[0].active = false;
+        members.links[2].closed = true;
+        final int n = keyOfShard(0, 0);
+        discovery.start(lookup(n), sink, START_MS);
+        assertSame(members.links[1].client, sender.only().client, "rank 2 is the only copy with a session");
+    }
+
+    @Test
+    void shouldAskARemoteCopyWhenItsOwnCopyIsIncomplete()
+    {
+        members.replicas = 2;
+        final int shard = 4;
+        hosted.host(shard);
+        hosted.complete = false;
+        final int n = keyOfShard(shard, 0);
+
+        final PendingLookup lookup = lookup(n);
+        discovery.start(lookup, sink, START_MS);
+        assertEquals(1, hosted.lookups);
+        assertEquals(1, sender.sent.size(), "an incomplete own view proves nothing");
+
+        hosted.complete = true;
+        final PendingLookup again = lookup(keyOfShard(shard, 1));
+        discovery.start(again, sink, START_MS + 1);
+        assertEquals(1, sender.sent.size(), "a complete own view answers the miss itself");
+        assertSame(again, sink.answered.get(sink.answered.size() - 1));
+        assertEquals(KeyStatus.MISS, again.statuses()[0]);
+    }
+
     // ---------------------------------------------------------------------------------------------------------------
 
     private PendingLookup lookup(final int... keys)
@@ -271,20 +418,20 @@ class PeerDiscoveryTest
     }
 
     /**
-     * A host's answer naming {@link #OWNER} for each of the given rows of the query.
+     * A host's answer naming {@link #OWNER} for the complete rows, and empty INCOMPLETE rows (a copy being rebuilt).
      */
-    private static ColdQueryResponseDecoder response(final long correlationId, final int... rows)
+    private static ColdQueryResponseDecoder response(
+        final long correlationId, final int[] completeRows, final int[] incompleteRows)
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[4096]);
         final ColdQueryResponseEncoder encoder =
             new ColdQueryResponseEncoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
         encoder.sessionId(1).correlationId(correlationId).status(CatalogStatus.OK);
-        final ColdQueryResponseEncoder.RowsEncoder encoded = encoder.rowsCount(rows.length);
-        for (final int row : rows)
+        final ColdQueryResponseEncoder.RowsEncoder encoded =
+            encoder.rowsCount(completeRows.length + incompleteRows.length);
+        for (final int row : completeRows)
         {
-            final ColdQueryResponseEncoder.RowsEncoder.CandidatesEncoder candidate =
-                encoded.next().rowIndex(row).coverage(Coverage.COMPLETE).candidatesCount(1);
-            candidate.next()
+            encoded.next().rowIndex(row).coverage(Coverage.COMPLETE).candidatesCount(1).next()
                 .ownerNodeIndex(1)
                 .insertionSequence(90 + row)
                 .generation(1)
@@ -294,8 +441,20 @@ class PeerDiscoveryTest
                 .msb(OWNER.runtimeUuid().getMostSignificantBits())
                 .lsb(OWNER.runtimeUuid().getLeastSignificantBits());
         }
+        for (final int row : incompleteRows)
+        {
+            encoded.next().rowIndex(row).coverage(Coverage.INCOMPLETE).candidatesCount(0);
+        }
         return new ColdQueryResponseDecoder().wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH,
             ColdQueryResponseDecoder.BLOCK_LENGTH, ColdQueryResponseDecoder.SCHEMA_VERSION);
+    }
+
+    /**
+     * A host's answer naming {@link #OWNER} for each of the given rows of the query.
+     */
+    private static ColdQueryResponseDecoder response(final long correlationId, final int... rows)
+    {
+        return response(correlationId, rows, new int[0]);
     }
 
     private long[] countersOfDiscovery()
@@ -304,7 +463,8 @@ class PeerDiscoveryTest
             CatalogCounter.CANDIDATE_HITS, CatalogCounter.COLD_QUERIES,
             CatalogCounter.COLD_KEYS, CatalogCounter.LOCAL_HOST_KEYS,
             CatalogCounter.COLD_COALESCED, CatalogCounter.COLD_TIMEOUTS,
-            CatalogCounter.PEER_KEYS, CatalogCounter.LOCAL_CONTINUATION_KEYS };
+            CatalogCounter.PEER_KEYS, CatalogCounter.LOCAL_CONTINUATION_KEYS, CatalogCounter.COLD_FAILOVERS,
+            CatalogCounter.COLD_ATTEMPT_TIMEOUTS, CatalogCounter.COLD_KEYS_UNAVAILABLE };
         final long[] values = new long[descriptors.length];
         for (int i = 0; i < descriptors.length; i++)
         {
@@ -358,6 +518,7 @@ class PeerDiscoveryTest
     {
         private final boolean[] hosted = new boolean[CatalogLimits.SHARD_COUNT];
         MemberRecord candidate;
+        boolean complete = true;
         int lookups;
 
         void host(final int shard)
@@ -370,7 +531,7 @@ class PeerDiscoveryTest
             return hosted[shard];
         }
 
-        public void lookup(final int shard, final StateKeyFlyweight key, final CandidateSet row)
+        public boolean lookup(final int shard, final StateKeyFlyweight key, final CandidateSet row)
         {
             lookups++;
             if (null != candidate)
@@ -378,6 +539,7 @@ class PeerDiscoveryTest
                 row.add(1, candidate.runtimeUuid().getMostSignificantBits(),
                     candidate.runtimeUuid().getLeastSignificantBits(), 55, 0, BLOCK_BYTES);
             }
+            return complete;
         }
     }
 
@@ -386,16 +548,26 @@ class PeerDiscoveryTest
      */
     private static final class FakeMembers implements DiscoveryMembers
     {
-        final FakeLink[] links = { new FakeLink(HOSTS[0], 1), new FakeLink(HOSTS[1], 2) };
+        final FakeLink[] links = { new FakeLink(HOSTS[0], 1), new FakeLink(HOSTS[1], 2), new FakeLink(HOSTS[2], 3) };
+        int replicas = 1;
 
-        public ColdQueryLink linkForShard(final int shard)
+        public int replicaLinks(final int shard, final ColdQueryLink[] out)
         {
-            return links[shard % 2];
+            out[0] = links[shard % 2];
+            if (replicas > 1)
+            {
+                out[1] = links[2];
+            }
+            if (replicas > 2)
+            {
+                out[2] = links[(shard + 1) % 2];
+            }
+            return replicas;
         }
 
         public MemberRecord memberByIncarnation(final long msb, final long lsb)
         {
-            for (final MemberRecord record : new MemberRecord[]{ OWNER, HOSTS[0], HOSTS[1] })
+            for (final MemberRecord record : new MemberRecord[]{ OWNER, HOSTS[0], HOSTS[1], HOSTS[2] })
             {
                 if (record.runtimeUuid().getMostSignificantBits() == msb &&
                     record.runtimeUuid().getLeastSignificantBits() == lsb)
@@ -424,9 +596,13 @@ class PeerDiscoveryTest
                 host.runtimeUuid().getMostSignificantBits(), host.runtimeUuid().getLeastSignificantBits());
         }
 
+        boolean active = true;
+        boolean closed;
+        long suspectUntilMs;
+
         public PeerClient poll(final long nowMs)
         {
-            return client;
+            return active ? client : null;
         }
 
         public boolean owns(final PeerClient candidate)
@@ -436,7 +612,17 @@ class PeerDiscoveryTest
 
         public boolean isClosed()
         {
-            return false;
+            return closed;
+        }
+
+        public long suspectUntilMs()
+        {
+            return suspectUntilMs;
+        }
+
+        public void suspect(final long untilMs)
+        {
+            suspectUntilMs = untilMs;
         }
     }
 
