@@ -234,7 +234,14 @@ final class PeerDiscovery
             {
                 continue;
             }
-            if (query.link.isClosed() || nowMs - query.budgetDeadlineMs >= 0)
+            if (nowMs - query.budgetDeadlineMs >= 0)
+            {
+                // No copy answered these keys within the budget.
+                keysUnavailable.getAndAddRelease(query.keyCount);
+                finish(query, nowMs);
+                work++;
+            }
+            else if (query.link.isClosed())
             {
                 failOver(query, null, true, nowMs);
                 finish(query, nowMs);

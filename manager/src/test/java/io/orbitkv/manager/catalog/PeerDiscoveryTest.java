@@ -203,6 +203,7 @@ class PeerDiscoveryTest
         assertSame(lookup, sink.only());
         assertEquals(KeyStatus.MISS, lookup.statuses()[0]);
         assertEquals(0, counter(CatalogCounter.PEER_KEYS));
+        assertEquals(1, counter(CatalogCounter.COLD_KEYS_UNAVAILABLE), "unanswered in the budget: unavailable");
     }
 
     @Test
