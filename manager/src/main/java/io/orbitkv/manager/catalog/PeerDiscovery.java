@@ -11,6 +11,7 @@ import io.orbitkv.codecs.StateKeyShard;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder;
 import io.orbitkv.codecs.catalog.Coverage;
 import io.orbitkv.codecs.catalog.ResidenceTier;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.CandidateSet;
@@ -79,6 +80,7 @@ final class PeerDiscovery
     private final Long2LongHashMap inflightKeys = new Long2LongHashMap(NO_QUERY);
     private final CandidateSet set = new CandidateSet();
     private final StateKeyFlyweight key = new StateKeyFlyweight();
+    private final StateKeyFlyweight probe = new StateKeyFlyweight();
     private final LocalResidency localResidency;
     private final ColdQuerySender sender;
     private int activeLookups;
@@ -206,6 +208,7 @@ final class PeerDiscovery
             if (null == query)
             {
                 keysUnavailable.incrementRelease();
+                lookup.markUnavailable(k);
                 continue;
             }
             inflightKeys.put(fingerprint, ((long)query.index << ROW_BITS) | askedRow);
@@ -238,6 +241,10 @@ final class PeerDiscovery
             {
                 // No copy answered these keys within the budget.
                 keysUnavailable.getAndAddRelease(query.keyCount);
+                for (int row = 0; row < query.keyCount; row++)
+                {
+                    markUnavailable(query, row);
+                }
                 finish(query, nowMs);
                 work++;
             }
@@ -463,6 +470,7 @@ final class PeerDiscovery
                 if (ending)
                 {
                     keysUnavailable.incrementRelease();
+                    markUnavailable(failed, row);
                 }
                 stranded++;
                 continue;
@@ -535,6 +543,27 @@ final class PeerDiscovery
     }
 
     /**
+     * The lookups waiting for row {@code row} of {@code query} learn that no copy answered for that key.
+     */
+    private void markUnavailable(final ColdQuerySlot query, final int row)
+    {
+        for (int i = 0; i < query.waiterCount; i++)
+        {
+            final PendingLookup lookup = lookups[query.waiterIndex[i]];
+            if (query.waits(i, lookup))
+            {
+                for (int k = lookup.answeredKeys; k < lookup.peerKeyCount(); k++)
+                {
+                    if (query.matches(row, lookup.key(k, probe)))
+                    {
+                        lookup.markUnavailable(k);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
      * Finish the answer: keys from the first one not yet answered are reread from the candidate index (the cold
      * queries and any coalesced ones have filled it by now); the prefix continues through keys with a candidate.
      */
@@ -566,7 +595,16 @@ final class PeerDiscovery
             }
             else if (!answerKey(lookup, k, usableCandidates(lookup.key(k, key), nowMs)))
             {
-                statuses[keyIndex] = KeyStatus.MISS;
+                // Not found: proven absent, unless no copy of its shard could answer for it.
+                if (lookup.isUnavailable(k))
+                {
+                    statuses[keyIndex] = KeyStatus.FAILED;
+                    lookup.reasons()[keyIndex] = FailureReason.CATALOG_UNAVAILABLE;
+                }
+                else
+                {
+                    statuses[keyIndex] = KeyStatus.MISS;
+                }
                 lengths[keyIndex] = 0;
                 missed = true;
             }

@@ -1,8 +1,11 @@
 package io.orbitkv.manager.catalog;
 
+import java.util.Arrays;
+
 import io.orbitkv.codecs.CandidateTable;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.StateKeyFlyweight;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.port.LookupHandle;
 import org.agrona.DirectBuffer;
@@ -35,6 +38,8 @@ public final class PendingLookup implements LookupHandle
     private int peerKeyCount;
     private final KeyStatus[] statuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final int[] lengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    private final FailureReason[] reasons = new FailureReason[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    private final boolean[] unavailable = new boolean[EngineRingLimits.MAX_PEER_KEYS_PER_LOOKUP];
     private final UnsafeBuffer namespace = new UnsafeBuffer(new byte[EngineRingLimits.MAX_NAMESPACE_LENGTH]);
     private int namespaceLength;
     private final UnsafeBuffer hashes = new UnsafeBuffer(
@@ -71,6 +76,8 @@ public final class PendingLookup implements LookupHandle
         this.keyCount = keyCount;
         System.arraycopy(statuses, 0, this.statuses, 0, keyCount);
         System.arraycopy(lengths, 0, this.lengths, 0, keyCount);
+        Arrays.fill(this.reasons, 0, keyCount, FailureReason.NONE);
+        Arrays.fill(this.unavailable, false);
         this.firstPeerKey = localPrefix;
         this.peerKeyCount = 0;
         this.pinned = false;
@@ -167,6 +174,24 @@ public final class PendingLookup implements LookupHandle
     public KeyStatus[] statuses()
     {
         return statuses;
+    }
+
+    public FailureReason[] reasons()
+    {
+        return reasons;
+    }
+
+    /**
+     * Peer key {@code k} could not be asked of any copy of its catalog shard, or none answered for it in time.
+     */
+    void markUnavailable(final int k)
+    {
+        unavailable[k] = true;
+    }
+
+    boolean isUnavailable(final int k)
+    {
+        return unavailable[k];
     }
 
     public int[] lengths()

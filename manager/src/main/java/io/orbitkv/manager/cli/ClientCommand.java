@@ -42,7 +42,7 @@ public final class ClientCommand implements Callable<Integer>
     static final String SOURCES_HELP = "Before the JSON line, prints where each key came from, one line per run of " +
         "consecutive keys with the same source and request: 'keys 0-31: LOCAL DRAM, 2097152 bytes, request 1 " +
         "0.412 ms' ('key 7: ...' for one key). Sources: LOCAL DRAM, LOCAL SSD, PEER <nodeId> <DRAM|SSD> (the peer " +
-        "and the tier of its copy), MISS, FAILED <reason> (CHECKSUM, TRANSFER, REJECTED, NO_STAGING, BUDGET, IO), " +
+        "and the tier of its copy), MISS, FAILED <reason> (CHECKSUM, TRANSFER, REJECTED, NO_STAGING, BUDGET, IO, CATALOG_UNAVAILABLE), " +
         "NOT_ATTEMPTED (keys after the first miss or failure, one run whatever request carried them); a restored " +
         "block whose bytes differ from the chain is marked MISMATCH. Each request carries up to the Manager's keys " +
         "per request; its time is how long it took, requests counted from 1. Then one summary line. --no-keys " +

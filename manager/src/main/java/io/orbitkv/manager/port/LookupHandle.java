@@ -1,6 +1,7 @@
 package io.orbitkv.manager.port;
 
 import io.orbitkv.codecs.CandidateTable;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import org.agrona.DirectBuffer;
 
@@ -57,6 +58,11 @@ public interface LookupHandle
     KeyStatus[] statuses();
 
     int[] lengths();
+
+    /**
+     * @return per key, why it is FAILED (a key no copy of its catalog shard could answer for); NONE otherwise.
+     */
+    FailureReason[] reasons();
 
     /**
      * @return the candidates of the keys after the local prefix (rows of the request).

@@ -375,8 +375,8 @@ final class RingRequests implements PeerListener
         }
         responseProxy.sendKeys(
             session.responseRing, lookup.clientId(), lookup.correlationId(), LookupRequestDecoder.TEMPLATE_ID,
-            lookup.localPrefix(), lookup.leaseId(), lookup.statuses(), lookup.lengths(), lookup.keyCount(),
-            lookup.answer());
+            lookup.localPrefix(), lookup.leaseId(), lookup.statuses(), lookup.lengths(), lookup.reasons(),
+            lookup.keyCount(), lookup.answer());
     }
 
     /**

@@ -18,6 +18,7 @@ import io.orbitkv.codecs.catalog.Coverage;
 import io.orbitkv.codecs.catalog.MessageHeaderDecoder;
 import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
 import io.orbitkv.codecs.catalog.ResidenceTier;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.CandidateSet;
@@ -201,7 +202,7 @@ class PeerDiscoveryTest
 
         discovery.doWork(START_MS + CatalogLimits.COLD_QUERY_BUDGET_MS);
         assertSame(lookup, sink.only());
-        assertEquals(KeyStatus.MISS, lookup.statuses()[0]);
+        assertUnavailable(lookup, 0);
         assertEquals(0, counter(CatalogCounter.PEER_KEYS));
         assertEquals(1, counter(CatalogCounter.COLD_KEYS_UNAVAILABLE), "unanswered in the budget: unavailable");
     }
@@ -229,7 +230,7 @@ class PeerDiscoveryTest
     }
 
     @Test
-    void shouldLeaveKeysUnresolvedWhenAHostRefusesTheQuery()
+    void shouldAnswerUnavailableWhenTheOnlyCopyRefusesTheQuery()
     {
         final int n = keyOfShard(0, 0);
         final PendingLookup lookup = lookup(n);
@@ -239,7 +240,7 @@ class PeerDiscoveryTest
         discovery.onResponse(query.client, query.correlationId, START_MS + 1);
 
         assertSame(lookup, sink.only());
-        assertEquals(KeyStatus.MISS, lookup.statuses()[0]);
+        assertUnavailable(lookup, 0);
     }
 
     @Test
@@ -348,7 +349,7 @@ class PeerDiscoveryTest
         assertEquals(3, sender.sent.size(), "never more tries than copies");
         assertEquals(3, sender.sent.stream().map(q -> q.client).distinct().count(), "each copy once");
         assertSame(lookup, sink.only());
-        assertEquals(KeyStatus.MISS, lookup.statuses()[0]);
+        assertUnavailable(lookup, 0);
         assertEquals(2, counter(CatalogCounter.COLD_FAILOVERS));
         assertEquals(1, counter(CatalogCounter.COLD_KEYS_UNAVAILABLE));
     }
@@ -387,6 +388,12 @@ class PeerDiscoveryTest
     }
 
     // ---------------------------------------------------------------------------------------------------------------
+
+    private static void assertUnavailable(final PendingLookup lookup, final int keyIndex)
+    {
+        assertEquals(KeyStatus.FAILED, lookup.statuses()[keyIndex], "not proven absent");
+        assertEquals(FailureReason.CATALOG_UNAVAILABLE, lookup.reasons()[keyIndex]);
+    }
 
     private PendingLookup lookup(final int... keys)
     {

@@ -16,6 +16,7 @@ import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.codecs.StateKeyShard;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.CatalogTestKeys;
 import io.orbitkv.manager.catalog.CatalogCounter;
@@ -138,6 +139,8 @@ class CatalogReplicaEndToEndTest
         final long unavailableBefore = value(requester, CatalogCounter.COLD_KEYS_UNAVAILABLE);
         engineB.lookup(batch(allDown), false, true, result);
         assertEquals(0, result.count(KeyStatus.PEER));
+        assertEquals(KeyStatus.FAILED, result.status(0), "unavailable, not a MISS");
+        assertEquals(FailureReason.CATALOG_UNAVAILABLE, result.reason(0));
         assertTrue(value(requester, CatalogCounter.COLD_KEYS_UNAVAILABLE) > unavailableBefore,
             () -> "unanswered keys not counted unavailable\n" + requester.counters("Catalog"));
     }
