@@ -114,17 +114,25 @@ public final class CandidateSet
     }
 
     /**
+     * Overwrite candidate {@code to} with candidate {@code from} of another set.
+     */
+    public void replace(final int to, final CandidateSet other, final int from)
+    {
+        ownerNode[to] = other.ownerNode[from];
+        incarnationMsb[to] = other.incarnationMsb[from];
+        incarnationLsb[to] = other.incarnationLsb[from];
+        insertionSequence[to] = other.insertionSequence[from];
+        tier[to] = other.tier[from];
+        byteSize[to] = other.byteSize[from];
+        generation[to] = other.generation[from];
+    }
+
+    /**
      * Copy candidate {@code from} over candidate {@code to} (compacting a filtered set).
      */
     public void copy(final int from, final int to)
     {
-        generation[to] = generation[from];
-        ownerNode[to] = ownerNode[from];
-        incarnationMsb[to] = incarnationMsb[from];
-        incarnationLsb[to] = incarnationLsb[from];
-        insertionSequence[to] = insertionSequence[from];
-        tier[to] = tier[from];
-        byteSize[to] = byteSize[from];
+        replace(to, this, from);
     }
 
     /**

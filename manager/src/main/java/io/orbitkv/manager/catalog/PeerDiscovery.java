@@ -79,6 +79,7 @@ final class PeerDiscovery
     private final ColdQuerySlot[] queries = new ColdQuerySlot[MAX_INFLIGHT_QUERIES];
     private final Long2LongHashMap inflightKeys = new Long2LongHashMap(NO_QUERY);
     private final CandidateSet set = new CandidateSet();
+    private final CandidateSet held = new CandidateSet();
     private final StateKeyFlyweight key = new StateKeyFlyweight();
     private final StateKeyFlyweight probe = new StateKeyFlyweight();
     private final LocalResidency localResidency;
@@ -303,7 +304,7 @@ final class PeerDiscovery
             }
             if (row < query.keyCount && set.count() > 0)
             {
-                candidates.put(query.key(row, key), set, nowMs);
+                putMerged(query.key(row, key), nowMs);
             }
             else if (row < query.keyCount && incomplete)
             {
@@ -540,6 +541,34 @@ final class PeerDiscovery
             }
         }
         query.waiterCount = 0;
+    }
+
+    /**
+     * Store the row in {@link #set} for {@code key}, merged with what the index already holds from another copy of the
+     * shard: one candidate per owner incarnation, the later insertion sequence of the two winning. (Whether an
+     * incarnation is still live is judged when the answer is built, against the member view.)
+     */
+    private void putMerged(final StateKeyFlyweight key, final long nowMs)
+    {
+        final int heldCount = candidates.get(key, nowMs, held);
+        for (int h = 0; h < heldCount; h++)
+        {
+            boolean known = false;
+            for (int c = 0; c < set.count() && !known; c++)
+            {
+                known = set.incarnationMsb(c) == held.incarnationMsb(h) && set.incarnationLsb(c) == held.incarnationLsb(h);
+                if (known && held.insertionSequence(h) > set.insertionSequence(c))
+                {
+                    set.replace(c, held, h);
+                }
+            }
+            if (!known)
+            {
+                set.add(held.ownerNode(h), held.incarnationMsb(h), held.incarnationLsb(h), held.insertionSequence(h),
+                    held.tier(h), held.byteSize(h), held.generation(h));
+            }
+        }
+        candidates.put(key, set, nowMs);
     }
 
     /**

@@ -387,7 +387,58 @@ class PeerDiscoveryTest
         assertEquals(KeyStatus.MISS, again.statuses()[0]);
     }
 
+    @Test
+    void shouldMergeAnAnswerWithWhatAnotherCopyAnsweredBeforeOneCandidatePerIncarnationTheLaterWinning()
+    {
+        final int n = keyOfShard(0, 0);
+        // What an earlier answer left, none of it usable here so the key is still cold: this node's own block at 200
+        // and one of an incarnation the view does not show at 50.
+        final long staleMsb = 0x57A1EL;
+        set.clear();
+        set.add(1, SELF_MSB, SELF_LSB, 200, 0, BLOCK_BYTES);
+        set.add(2, staleMsb, 1, 50, 0, BLOCK_BYTES);
+        assertTrue(candidates.put(key(n), set, START_MS));
+
+        final PendingLookup lookup = lookup(n);
+        discovery.start(lookup, sink, START_MS);
+        final SentQuery query = sender.only();
+        discovery.onColdQueryResponse(query.client, answer(query.correlationId, new long[][]{
+            { SELF_MSB, SELF_LSB, 120 }, { staleMsb, 1, 90 },
+            { OWNER.runtimeUuid().getMostSignificantBits(), OWNER.runtimeUuid().getLeastSignificantBits(), 95 } }),
+            START_MS + 1);
+
+        assertEquals(3, candidates.get(key(n), START_MS + 1, set), "one candidate per incarnation");
+        for (int c = 0; c < 3; c++)
+        {
+            final long expected = SELF_MSB == set.incarnationMsb(c) ? 200 : staleMsb == set.incarnationMsb(c) ? 90 : 95;
+            assertEquals(expected, set.insertionSequence(c), "the later sequence wins");
+        }
+        assertEquals(KeyStatus.PEER, lookup.statuses()[0]);
+        assertEquals(1, lookup.answer().candidateCount(), "only the live owner is usable");
+        assertEquals(95, lookup.answer().candidateInsertionSequence(0));
+    }
+
     // ---------------------------------------------------------------------------------------------------------------
+
+    /**
+     * A host's answer with one row (row 0) naming the given {msb, lsb, insertion sequence} candidates.
+     */
+    private static ColdQueryResponseDecoder answer(final long correlationId, final long[][] rowCandidates)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[4096]);
+        final ColdQueryResponseEncoder encoder =
+            new ColdQueryResponseEncoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
+        encoder.sessionId(1).correlationId(correlationId).status(CatalogStatus.OK);
+        final ColdQueryResponseEncoder.RowsEncoder.CandidatesEncoder found = encoder.rowsCount(1).next()
+            .rowIndex(0).coverage(Coverage.COMPLETE).candidatesCount(rowCandidates.length);
+        for (final long[] candidate : rowCandidates)
+        {
+            found.next().ownerNodeIndex(1).insertionSequence(candidate[2]).generation(1).tier(ResidenceTier.DRAM)
+                .byteSize(BLOCK_BYTES).ownerIncarnation().msb(candidate[0]).lsb(candidate[1]);
+        }
+        return new ColdQueryResponseDecoder().wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH,
+            ColdQueryResponseDecoder.BLOCK_LENGTH, ColdQueryResponseDecoder.SCHEMA_VERSION);
+    }
 
     private static void assertUnavailable(final PendingLookup lookup, final int keyIndex)
     {
