@@ -91,8 +91,9 @@ public final class BenchReplayCommand implements Callable<Integer>
         "1000,2000,5000,10000, with the references at each.")
     List<Integer> capacitySweep = new ArrayList<>();
 
-    @Option(names = "--fail", description = "kill:b@40%% (SIGKILL, restart 10 s later), restart-catalog:a@50%% " +
-        "(SIGTERM, restart), etcd-stop:20s@60%% (etcd stopped, started again 20 s later on its data and ports); repeatable.")
+    @Option(names = "--fail", description = "kill:b@40%% (SIGKILL, restart 10 s later), kill-stay:b@40%% (SIGKILL, " +
+        "no restart), restart-catalog:a@50%% (SIGTERM, restart), etcd-stop:20s@60%% (etcd stopped, started again 20 s " +
+        "later on its data and ports); repeatable.")
     List<String> fail = new ArrayList<>();
 
     @Option(names = "--plots", description = "Write PNG and SVG plots to this directory.")

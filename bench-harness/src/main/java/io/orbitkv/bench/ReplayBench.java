@@ -101,8 +101,8 @@ final class ReplayBench
             final int at = spec.lastIndexOf('@');
             if (colon < 0 || at < colon || !spec.endsWith("%"))
             {
-                throw new IllegalArgumentException("--fail takes kill:b@40%, restart-catalog:a@50% or etcd-stop:20s@60%: '" +
-                    spec + "'");
+                throw new IllegalArgumentException("--fail takes kill:b@40%, kill-stay:b@40%, restart-catalog:a@50% " +
+                    "or etcd-stop:20s@60%: '" + spec + "'");
             }
             final String kind = spec.substring(0, colon);
             final String arg = spec.substring(colon + 1, at);
@@ -113,7 +113,7 @@ final class ReplayBench
             }
             return switch (kind)
             {
-                case "kill", "restart-catalog" ->
+                case "kill", "kill-stay", "restart-catalog" ->
                 {
                     final int target = nodeIndex(arg);
                     if (target < 0 || target >= managers)

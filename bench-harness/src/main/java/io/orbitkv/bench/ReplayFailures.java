@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Fires the failures of a replay when their share of the requests has been dispatched, each on its own thread so the
  * replay goes on: {@code kill} SIGKILLs a Manager and starts it again {@link ReplayBench#KILL_DOWN_NS} later,
+ * {@code kill-stay} SIGKILLs it for the rest of the replay (its engine's requests are recomputed),
  * {@code restart-catalog} stops a Manager with SIGTERM and starts it again at once, {@code etcd-stop} stops the
  * bench's etcd (SIGTERM, waiting for it to exit) and starts it again the given time later on the same data directory
  * and ports. Each records when it fired and ended, in seconds since the replay began and in requests completed; an
@@ -91,6 +92,12 @@ final class ReplayFailures implements AutoCloseable
                     managers.get(f.target()).kill();
                     TimeUnit.NANOSECONDS.sleep(ReplayBench.KILL_DOWN_NS);
                     restart(f.target(), event, outcomes);
+                }
+                case "kill-stay" ->
+                {
+                    engines.get(f.target()).managerUp(false);
+                    managers.get(f.target()).kill();
+                    mark(event, "ended", outcomes);
                 }
                 case "restart-catalog" ->
                 {
