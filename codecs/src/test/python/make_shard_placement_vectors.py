@@ -5,7 +5,10 @@ Writes ../resources/shard-placement-vectors.json; ShardPlacementTest must agree 
 score(shard, node) = SHA-256(b"orbitkv/v1/placement-score" + b"\\x00" + shard as 4-byte big-endian + node utf-8),
 compared as an unsigned big-endian number; highest wins, exact ties go to the smallest node id.
 fingerprint = first 16 bytes (hex) of SHA-256(b"orbitkv/v1/placement-fingerprint" + b"\\x00" + canonical config),
-canonical config = "shards=16;nodes=" + ",".join(sorted(set(nodes))).
+canonical config = "shards=16;nodes=" + ",".join(sorted(set(nodes))) for one replica per shard, and
+"shards=16;replicas=R;nodes=..." for R > 1 copies.
+With R copies, a shard's replicas are the min(R, len(nodes)) nodes of highest score, highest first (replica 0 is the
+host above). "vectors" (one copy) never change; "replicaVectors" hold the R-copy cases.
 """
 import hashlib
 import json
@@ -35,6 +38,34 @@ def placement(nodes):
     return canonical, config, fp, hosts
 
 
+def ranked(shard: int, canonical):
+    # highest score first; equal scores keep sorted id order (the sort is stable)
+    return sorted(canonical, key=lambda n: score(shard, n), reverse=True)
+
+
+def replica_placement(nodes, replicas):
+    canonical = sorted(set(nodes))
+    count = min(replicas, len(canonical))
+    by_shard = [ranked(s, canonical)[:count] for s in range(SHARD_COUNT)]
+    if replicas == 1:
+        config = "shards=%d;nodes=%s" % (SHARD_COUNT, ",".join(canonical))
+    else:
+        config = "shards=%d;replicas=%d;nodes=%s" % (SHARD_COUNT, replicas, ",".join(canonical))
+    fp = hashlib.sha256(FINGERPRINT_TAG + b"\x00" + config.encode("utf-8")).digest()[:16].hex()
+    return canonical, config, fp, count, by_shard
+
+
+def replica_cases():
+    yield ["a", "b", "c"], 1                      # one copy: the same config and fingerprint as in "vectors"
+    yield ["a", "b", "c"], 3                      # every node holds every shard, ranks differ per shard
+    yield ["a", "b", "c", "d"], 3
+    yield ["a", "b", "c", "d", "e"], 3            # adding e: each shard loses at most one old replica
+    yield ["a"], 3                                # fewer nodes than R: one copy really held
+    yield ["b", "a"], 3                           # two copies of three
+    yield ["node-1", "node-2", "node-3", "node-4", "node-5"], 2
+    yield ["host%02d" % i for i in range(16)], 5  # the maximum of both
+
+
 def cases():
     yield ["a"]
     yield ["a", "b"]
@@ -58,6 +89,18 @@ def main():
             "fingerprint": fp,
             "hostByShard": hosts,
         })
+    replica_vectors = []
+    for nodes, replicas in replica_cases():
+        canonical, config, fp, count, by_shard = replica_placement(nodes, replicas)
+        replica_vectors.append({
+            "catalogNodes": nodes,
+            "replicas": replicas,
+            "canonicalNodes": canonical,
+            "canonicalConfig": config,
+            "fingerprint": fp,
+            "replicaCount": count,
+            "replicasByShard": by_shard,
+        })
     scores = [{"shard": s, "node": n, "scoreHex": score(s, n).hex()} for s, n in [(0, "a"), (15, "host15"), (7, "Z9")]]
     out = {
         "scoreDomainTag": SCORE_TAG.decode(),
@@ -65,6 +108,7 @@ def main():
         "shardCount": SHARD_COUNT,
         "scores": scores,
         "vectors": vectors,
+        "replicaVectors": replica_vectors,
     }
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "resources", "shard-placement-vectors.json")
     with open(path, "w") as f:

@@ -49,8 +49,8 @@ final class MembershipBench
         final SystemCounters counters = SystemCounterFamilies.inMemory();
         final MembershipSettings settings = new MembershipSettings(endpoints, cluster, nodeId,
             io.orbitkv.manager.Configuration.MEMBERSHIP_TTL_SECS_DEFAULT, io.orbitkv.manager.Configuration.ETCD_DEADLINE_MS_DEFAULT,
-            ShardPlacement.parse(catalog), "peer-" + nodeId, "transfer-" + nodeId, UUID.randomUUID(),
-            System.currentTimeMillis());
+            ShardPlacement.parse(catalog, io.orbitkv.manager.Configuration.CATALOG_REPLICAS_DEFAULT), "peer-" + nodeId,
+            "transfer-" + nodeId, UUID.randomUUID(), System.currentTimeMillis());
         return new Member(Membership.join(settings, counters, Throwable::printStackTrace, QUIET,
             SystemNanoClock.INSTANCE), counters);
     }

@@ -2,8 +2,11 @@ package io.orbitkv.codecs;
 
 import java.io.InputStream;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Set;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -48,6 +51,149 @@ class ShardPlacementTest
             checked++;
         }
         assertTrue(checked >= 9, "vectors file must hold the full set, found " + checked);
+
+        int replicaChecked = 0;
+        for (final JsonNode v : root.get("replicaVectors"))
+        {
+            final ShardPlacement placement = ShardPlacement.of(strings(v.get("catalogNodes")), v.get("replicas").asInt());
+            assertEquals(strings(v.get("canonicalNodes")), placement.nodes());
+            assertEquals(v.get("replicas").asInt(), placement.replicas());
+            assertEquals(v.get("replicaCount").asInt(), placement.replicaCount(), placement.toString());
+            assertEquals(v.get("canonicalConfig").asText(), placement.canonicalConfig());
+            assertEquals(v.get("fingerprint").asText(), placement.fingerprint());
+            for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+            {
+                assertEquals(strings(v.get("replicasByShard").get(shard)), replicas(placement, shard),
+                    placement + " shard " + shard);
+            }
+            replicaChecked++;
+        }
+        assertTrue(replicaChecked >= 8, "vectors file must hold the replica cases, found " + replicaChecked);
+    }
+
+    @Test
+    void shouldRankDistinctReplicasWithTheHostFirst()
+    {
+        final ShardPlacement placement = ShardPlacement.parse("a,b,c,d,e", 3);
+        assertEquals(3, placement.replicas());
+        assertEquals(3, placement.replicaCount());
+        for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+        {
+            final List<String> replicas = replicas(placement, shard);
+            assertEquals(3, new HashSet<>(replicas).size(), "shard " + shard + " " + replicas);
+            assertEquals(placement.hostOf(shard), replicas.get(0), "shard " + shard);
+            for (int i = 0; i < replicas.size(); i++)
+            {
+                assertEquals(i, placement.replicaIndex(shard, replicas.get(i)));
+                if (i > 0)
+                {
+                    // rank order: each copy's score is below the one before it
+                    assertTrue(Arrays.compareUnsigned(ShardPlacement.score(shard, replicas.get(i - 1)),
+                        ShardPlacement.score(shard, replicas.get(i))) > 0, "shard " + shard + " " + replicas);
+                }
+            }
+            for (final String node : placement.nodes())
+            {
+                if (!replicas.contains(node))
+                {
+                    assertEquals(-1, placement.replicaIndex(shard, node));
+                    // the nodes left out score below the last copy
+                    assertTrue(Arrays.compareUnsigned(ShardPlacement.score(shard, replicas.get(2)),
+                        ShardPlacement.score(shard, node)) > 0, "shard " + shard + " " + node);
+                }
+            }
+        }
+        assertEquals(-1, placement.replicaIndex(0, "z"));
+    }
+
+    @Test
+    void shouldKeepTheOneCopyHostAsReplicaZero()
+    {
+        final ShardPlacement one = ShardPlacement.parse("a,b,c,d,e");
+        final ShardPlacement three = ShardPlacement.parse("a,b,c,d,e", 3);
+        assertEquals(1, one.replicas());
+        assertEquals(1, one.replicaCount());
+        for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+        {
+            assertEquals(one.hostOf(shard), three.hostOf(shard), "shard " + shard);
+            assertEquals(one.hostOf(shard), one.replicaOf(shard, 0), "shard " + shard);
+        }
+    }
+
+    @Test
+    void shouldGiveEveryNodeEveryShardWhenThereAreFewerNodesThanReplicas()
+    {
+        final ShardPlacement two = ShardPlacement.parse("b,a", 3);
+        assertEquals(3, two.replicas());
+        assertEquals(2, two.replicaCount());
+        final ShardPlacement solo = ShardPlacement.parse("solo", 5);
+        assertEquals(1, solo.replicaCount());
+        for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+        {
+            assertEquals(Set.of("a", "b"), new HashSet<>(replicas(two, shard)), "shard " + shard);
+            assertEquals(List.of("solo"), replicas(solo, shard));
+        }
+        // the copies asked still name the placement: two nodes with R=3 is not two nodes with R=2
+        assertNotEquals(ShardPlacement.parse("a,b", 2), two);
+        assertNotEquals(ShardPlacement.parse("a,b", 2).fingerprint(), two.fingerprint());
+    }
+
+    @Test
+    void shouldRefuseReplicasOutsideOneToFive()
+    {
+        ShardPlacement.parse("a,b", ShardPlacement.MIN_REPLICAS);
+        ShardPlacement.parse("a,b", ShardPlacement.MAX_REPLICAS);
+        for (final int replicas : new int[]{0, -1, ShardPlacement.MAX_REPLICAS + 1})
+        {
+            final IllegalArgumentException ex =
+                assertThrows(IllegalArgumentException.class, () -> ShardPlacement.parse("a,b", replicas));
+            assertTrue(ex.getMessage().contains("--catalog-replicas must be 1-5") &&
+                ex.getMessage().contains("got " + replicas), ex.getMessage());
+        }
+    }
+
+    @Test
+    void shouldNameTheReplicaCountInTheFingerprintOnlyAboveOne()
+    {
+        final ShardPlacement one = ShardPlacement.parse("a,b,c", 1);
+        final ShardPlacement three = ShardPlacement.parse("a,b,c", 3);
+        // one copy keeps the text and fingerprint placements had before replicas existed (committed vector)
+        assertEquals(ShardPlacement.parse("a,b,c"), one);
+        assertEquals("shards=16;nodes=a,b,c", one.canonicalConfig());
+        assertEquals("021eb0c6a38944ead408005050cc9f45", one.fingerprint());
+        assertEquals("shards=16;replicas=3;nodes=a,b,c", three.canonicalConfig());
+        assertNotEquals(one.fingerprint(), three.fingerprint());
+        assertNotEquals(one, three);
+        assertNotEquals(one.hashCode(), three.hashCode());
+        assertEquals(ShardPlacement.parse("c,b,a", 3), three);
+        assertEquals(ShardPlacement.parse("c,b,a", 3).hashCode(), three.hashCode());
+    }
+
+    @Test
+    void shouldChangeOnlyTheReplicaSetsANewNodeJoins()
+    {
+        final ShardPlacement four = ShardPlacement.parse("a,b,c,d", 3);
+        final ShardPlacement five = ShardPlacement.parse("a,b,c,d,e", 3);
+        int joined = 0;
+        for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+        {
+            final List<String> before = replicas(four, shard);
+            final List<String> after = replicas(five, shard);
+            if (!after.contains("e"))
+            {
+                assertEquals(before, after, "shard " + shard + " has no copy on e and must not change");
+                continue;
+            }
+            joined++;
+            // e takes one slot; the old copies keep their relative order and only the lowest ranked one drops out
+            final List<String> kept = new ArrayList<>(after);
+            kept.remove("e");
+            assertEquals(before.subList(0, 2), kept, "shard " + shard + ": " + before + " -> " + after);
+            final Set<String> lost = new HashSet<>(before);
+            lost.removeAll(after);
+            assertEquals(1, lost.size(), "shard " + shard + ": " + before + " -> " + after);
+        }
+        assertTrue(joined > 0 && joined < StateKeyShard.SHARD_COUNT, "e should hold some shards, holds " + joined);
     }
 
     @Test
@@ -94,6 +240,16 @@ class ShardPlacementTest
         assertThrows(IllegalArgumentException.class, () -> ShardPlacement.parse("a/b"));
         assertThrows(IllegalArgumentException.class, () -> ShardPlacement.parse("x".repeat(65)));
         ShardPlacement.parse("x".repeat(64));
+    }
+
+    private static List<String> replicas(final ShardPlacement placement, final int shard)
+    {
+        final List<String> out = new ArrayList<>();
+        for (int i = 0; i < placement.replicaCount(); i++)
+        {
+            out.add(placement.replicaOf(shard, i));
+        }
+        return out;
     }
 
     private static List<String> strings(final JsonNode array)

@@ -206,6 +206,13 @@ public final class Configuration
     /** The cluster's 1-16 catalog node ids; required with etcd endpoints, no default. */
     public static final String CATALOG_NODES_PROP_NAME = "orbitkv.manager.catalog.nodes";
 
+    /**
+     * Copies of each catalog shard, held by the shard's R highest-ranked catalog nodes (with fewer nodes, every node
+     * holds every shard). Part of the placement: identical on every Manager of the cluster, a mismatch fails the join.
+     */
+    public static final String CATALOG_REPLICAS_PROP_NAME = "orbitkv.manager.catalog.replicas";
+    public static final int CATALOG_REPLICAS_DEFAULT = 3;
+
     /** Lease TTL of the member record, in seconds (design: --membership-ttl-secs, default 10). */
     public static final String MEMBERSHIP_TTL_SECS_PROP_NAME = "orbitkv.manager.membership.ttl.secs";
     public static final int MEMBERSHIP_TTL_SECS_DEFAULT = 10;
@@ -683,6 +690,11 @@ public final class Configuration
     public static String catalogNodes()
     {
         return System.getProperty(CATALOG_NODES_PROP_NAME);
+    }
+
+    public static int catalogReplicas()
+    {
+        return intProperty(CATALOG_REPLICAS_PROP_NAME, CATALOG_REPLICAS_DEFAULT);
     }
 
     public static int membershipTtlSecs()

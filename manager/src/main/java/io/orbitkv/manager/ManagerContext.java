@@ -85,6 +85,7 @@ public final class ManagerContext
     private long etcdDeadlineMs = Configuration.etcdDeadlineMs();
     private long joinTimeoutMs = Configuration.joinTimeoutMs();
     private String catalogNodes = Configuration.catalogNodes();
+    private int catalogReplicas = Configuration.catalogReplicas();
     private ShardPlacement placement;
     private String peerEndpoint = Configuration.peerEndpoint();
     private int peerMtuLength = Configuration.peerMtuLength();
@@ -249,7 +250,10 @@ public final class ManagerContext
             " ms");
         check(null != catalogNodes, "--catalog-nodes is required with --etcd-endpoints (1-" +
             ShardPlacement.MAX_CATALOG_NODES + " node ids, identical on every Manager of the cluster)");
-        placement = ShardPlacement.parse(catalogNodes);
+        check(catalogReplicas >= ShardPlacement.MIN_REPLICAS && catalogReplicas <= ShardPlacement.MAX_REPLICAS,
+            "--catalog-replicas must be in [" + ShardPlacement.MIN_REPLICAS + ", " + ShardPlacement.MAX_REPLICAS +
+            "] (copies of each catalog shard, identical on every Manager of the cluster): " + catalogReplicas);
+        placement = ShardPlacement.parse(catalogNodes, catalogReplicas);
         check(null != peerEndpoint && !peerEndpoint.isBlank(), "--peer-endpoint must not be empty");
         check(io.orbitkv.manager.peer.PeerTransport.AUTO_MTU == peerMtuLength ||
             io.orbitkv.manager.peer.PeerTransport.isValidMtuLength(peerMtuLength),
@@ -991,8 +995,26 @@ public final class ManagerContext
         return this;
     }
 
+    public int catalogReplicas()
+    {
+        return catalogReplicas;
+    }
+
     /**
-     * The canonical placement of {@link #catalogNodes()}, after conclude.
+     * Copies of each catalog shard; part of the placement, so identical on every Manager of the cluster. With fewer
+     * catalog nodes than this, every node holds every shard.
+     *
+     * @param catalogReplicas in [{@link ShardPlacement#MIN_REPLICAS}, {@link ShardPlacement#MAX_REPLICAS}].
+     * @return this.
+     */
+    public ManagerContext catalogReplicas(final int catalogReplicas)
+    {
+        this.catalogReplicas = catalogReplicas;
+        return this;
+    }
+
+    /**
+     * The canonical placement of {@link #catalogNodes()} with {@link #catalogReplicas()} copies, after conclude.
      *
      * @return placement or null when standalone.
      */

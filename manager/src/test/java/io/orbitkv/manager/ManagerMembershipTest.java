@@ -1,5 +1,6 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.manager.membership.MembershipCounter;
 import io.orbitkv.manager.ring.RingCounter;
 import io.orbitkv.manager.status.CounterDescriptor;
@@ -201,6 +202,21 @@ class ManagerMembershipTest
                 .conclude());
         clustered(dir, ep, System.out).catalogNodes("n0,n1,n2,n3,n4,n5,n6,n7,n8,n9,n10,n11,n12,n13,n14,n15").conclude();
         assertThrows(IllegalArgumentException.class, () -> clustered(dir, ep, System.out).catalogNodes(null).conclude());
+
+        // Copies per shard: 1..5, three by default, part of the placement.
+        final ManagerContext defaults = clustered(dir, ep, System.out).catalogNodes("a,b,c,d").conclude();
+        assertEquals(Configuration.CATALOG_REPLICAS_DEFAULT, defaults.catalogReplicas());
+        assertEquals(ShardPlacement.parse("a,b,c,d", 3), defaults.placement());
+        assertEquals(ShardPlacement.parse("a,b,c,d", 1),
+            clustered(dir, ep, System.out).catalogNodes("a,b,c,d").catalogReplicas(1).conclude().placement());
+        assertEquals(5, clustered(dir, ep, System.out).catalogReplicas(5).conclude().placement().replicas());
+        for (final int replicas : new int[]{ 0, 6 })
+        {
+            final IllegalArgumentException copies = assertThrows(IllegalArgumentException.class,
+                () -> clustered(dir, ep, System.out).catalogReplicas(replicas).conclude());
+            assertTrue(copies.getMessage().contains("--catalog-replicas must be in [1, 5]") &&
+                copies.getMessage().contains(": " + replicas), copies.getMessage());
+        }
 
         // The candidate index budget: 1 MiB..4 GiB, the design's 16 MiB by default.
         assertEquals(16L << 20, clustered(dir, ep, System.out).conclude().catalogCandidateBytes());

@@ -1,5 +1,6 @@
 package io.orbitkv.manager.cli;
 
+import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.Manager;
 import io.orbitkv.manager.ManagerContext;
@@ -159,6 +160,9 @@ public final class ManagerCommand implements Callable<Integer>
             (c, ctx, flag) -> ctx.joinTimeoutMs(Configuration.parseJoinTimeoutMs(flag, c.joinTimeout))),
         new Setting("--catalog-nodes", Configuration.CATALOG_NODES_PROP_NAME, null, Configuration::catalogNodes,
             (c, ctx, flag) -> ctx.catalogNodes(c.catalogNodes)),
+        new Setting("--catalog-replicas", Configuration.CATALOG_REPLICAS_PROP_NAME,
+            Integer.toString(Configuration.CATALOG_REPLICAS_DEFAULT), Configuration::catalogReplicas,
+            (c, ctx, flag) -> ctx.catalogReplicas(Configuration.parseInt(flag, c.catalogReplicas))),
         new Setting("--peer-endpoint", Configuration.PEER_ENDPOINT_PROP_NAME, Configuration.PEER_ENDPOINT_DEFAULT,
             Configuration::peerEndpoint, (c, ctx, flag) -> ctx.peerEndpoint(c.peerEndpoint)),
         new Setting("--peer-mtu", Configuration.PEER_MTU_PROP_NAME, "auto", Configuration::peerMtuLength,
@@ -359,6 +363,12 @@ public final class ManagerCommand implements Callable<Integer>
         Configuration.CATALOG_NODES_PROP_NAME + ":-none}).")
     String catalogNodes;
 
+    @Option(names = "--catalog-replicas", description = "Copies of each catalog shard, " +
+        ShardPlacement.MIN_REPLICAS + "-" + ShardPlacement.MAX_REPLICAS +
+        ", held by its highest-ranked catalog nodes (every node when there are fewer); part of the placement, so " +
+        "identical on every Manager (default: ${DEFAULT-VALUE}).")
+    String catalogReplicas;
+
     @Option(names = "--peer-endpoint", description = "HOST:PORT of the catalog's Aeron UDP endpoint, bound and " +
         "advertised in the member record; port 0 binds a free port (default: ${DEFAULT-VALUE}).")
     String peerEndpoint;
@@ -499,7 +509,8 @@ public final class ManagerCommand implements Callable<Integer>
         if (null != manager.membership())
         {
             out.println("  cluster '" + ctx.clusterName() + "' node '" + ctx.nodeId() + "' epoch " +
-                manager.membership().ownRecord().epoch() + ", catalog " + ctx.placement().nodes() + " (placement " +
+                manager.membership().ownRecord().epoch() + ", catalog " + ctx.placement().nodes() + " with " +
+                ctx.placement().replicaCount() + " of " + ctx.placement().replicas() + " copies per shard (placement " +
                 ctx.placement().fingerprint() + "), peer endpoint " + manager.catalog().transport().endpoint() + " (" +
                 manager.catalog().transport().mtuLength() + "-byte datagrams)");
             out.println("  members: scripts/orbitkv members --etcd-endpoints " + ctx.etcdEndpoints() +

@@ -17,14 +17,16 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code orbitkv members}: one consistent snapshot of a cluster's members (node id, epoch, runtime UUID, endpoints,
- * lease TTL left) and its shard to host table with the placement fingerprint and the unavailable shards.
+ * lease TTL left) and its shard table with the placement fingerprint: each shard's copies in rank order (the host
+ * first), those whose node is not registered marked, and the shards unavailable (no copy registered) or with reduced
+ * failure coverage (fewer registered copies than the placement asks).
  *
  * <p>Exit codes: 0 printed, 1 etcd unreachable or the cluster has no placement, 2 usage.
  */
 @Command(
     name = "members",
     mixinStandardHelpOptions = true,
-    description = "List a cluster's members and its shard -> host placement, read from etcd.")
+    description = "List a cluster's members and each shard's copies (host first), read from etcd.")
 public final class MembersCommand implements Callable<Integer>
 {
     @CommandLine.Spec
@@ -94,24 +96,7 @@ public final class MembersCommand implements Callable<Integer>
                 return 1;
             }
             out.println();
-            out.println("placement " + placement.nodes() + " fingerprint " + placement.fingerprint());
-            out.printf("%-6s %-20s %s%n", "SHARD", "HOST", "STATE");
-            int unavailable = 0;
-            final StringBuilder unavailableList = new StringBuilder();
-            for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
-            {
-                final String host = placement.hostOf(shard);
-                final MemberRecord record = snapshot.members().get(host);
-                if (null == record)
-                {
-                    unavailable++;
-                    unavailableList.append(unavailableList.isEmpty() ? "" : ",").append(shard);
-                }
-                out.printf("%-6d %-20s %s%n", shard, host, null == record ?
-                    "UNAVAILABLE (host not registered)" : "available (epoch " + record.epoch() + ")");
-            }
-            out.println(unavailable + " of " + StateKeyShard.SHARD_COUNT + " shards unavailable" +
-                (0 == unavailable ? "" : ": " + unavailableList));
+            printShards(out, placement, snapshot);
             out.flush();
             return 0;
         }
@@ -119,6 +104,62 @@ public final class MembersCommand implements Callable<Integer>
         {
             err.println("orbitkv members: " + ex.getMessage());
             return 1;
+        }
+    }
+
+    private static void printShards(final PrintWriter out, final ShardPlacement placement, final MemberSnapshot snapshot)
+    {
+        out.println("placement " + placement.nodes() + ", " + placement.replicas() +
+            (1 == placement.replicas() ? " copy" : " copies") + " per shard, fingerprint " + placement.fingerprint());
+        if (placement.replicaCount() < placement.replicas())
+        {
+            out.println("only " + placement.replicaCount() + " catalog node(s) for " + placement.replicas() +
+                " copies: every node holds every shard, at most " + placement.replicaCount() + " of " +
+                placement.replicas() + " copies");
+        }
+        out.printf("%-6s %-40s %s%n", "SHARD", "COPIES (host first, * = not registered)", "STATE");
+        int unavailable = 0;
+        int degraded = 0;
+        int fewestLive = placement.replicas();
+        final StringBuilder unavailableList = new StringBuilder();
+        final StringBuilder degradedList = new StringBuilder();
+        for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+        {
+            final StringBuilder copies = new StringBuilder();
+            int live = 0;
+            for (int replica = 0; replica < placement.replicaCount(); replica++)
+            {
+                final String node = placement.replicaOf(shard, replica);
+                final boolean registered = snapshot.members().containsKey(node);
+                live += registered ? 1 : 0;
+                copies.append(0 == replica ? "" : " ").append(node).append(registered ? "" : "*");
+            }
+            final String state;
+            if (0 == live)
+            {
+                unavailable++;
+                unavailableList.append(unavailableList.isEmpty() ? "" : ",").append(shard);
+                state = "UNAVAILABLE (no copy registered)";
+            }
+            else if (live < placement.replicas())
+            {
+                degraded++;
+                fewestLive = Math.min(fewestLive, live);
+                degradedList.append(degradedList.isEmpty() ? "" : ",").append(shard);
+                state = "reduced failure coverage: " + live + " of " + placement.replicas() + " copies live";
+            }
+            else
+            {
+                state = "available (" + live + " of " + placement.replicas() + " copies live)";
+            }
+            out.printf("%-6d %-40s %s%n", shard, copies, state);
+        }
+        out.println(unavailable + " of " + StateKeyShard.SHARD_COUNT + " shards unavailable" +
+            (0 == unavailable ? "" : ": " + unavailableList));
+        if (degraded > 0)
+        {
+            out.println(degraded + " of " + StateKeyShard.SHARD_COUNT + " shards with reduced failure coverage " +
+                "(fewest live copies: " + fewestLive + " of " + placement.replicas() + "): " + degradedList);
         }
     }
 }

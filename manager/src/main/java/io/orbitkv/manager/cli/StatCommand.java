@@ -211,7 +211,7 @@ public final class StatCommand implements Callable<Integer>
             String.format("%d.%02d GiB", hundredths / 100, hundredths % 100);
     }
 
-    private static void renderMembership(final CountersReader counters, final StringBuilder text)
+    static void renderMembership(final CountersReader counters, final StringBuilder text)
     {
         final int stateId = MembershipCounter.REGISTRATION_STATE.fixedId();
         if (counters.maxCounterId() <= stateId ||
@@ -261,7 +261,18 @@ public final class StatCommand implements Callable<Integer>
                 "enabled" : "DISABLED")
             .append(", shards unavailable ")
             .append(counters.getCounterValue(MembershipCounter.SHARDS_UNAVAILABLE.fixedId()))
-            .append(" of 16\n");
+            .append(" of 16");
+        final int degradedId = MembershipCounter.SHARDS_DEGRADED.fixedId();
+        final long degraded = counters.maxCounterId() >= degradedId &&
+            CountersReader.RECORD_ALLOCATED == counters.getCounterState(degradedId) ?
+            counters.getCounterValue(degradedId) : 0;
+        if (degraded > 0)
+        {
+            // The gauge counts shards, whatever each one's live copies: orbitkv members shows them per shard.
+            text.append(", reduced failure coverage on ").append(degraded)
+                .append(" of 16 (fewer live copies than asked; orbitkv members lists them)");
+        }
+        text.append('\n');
     }
 
     private static boolean catalogActive(final CountersReader counters)

@@ -54,8 +54,7 @@ final class MemberRegistrar
             new Op[]{Op.get(EtcdGateway.bytes(key), GetOption.DEFAULT)});
         if (response.isSucceeded())
         {
-            log.println("orbitkv membership: installed placement " + mine.nodes() + " (fingerprint " +
-                mine.fingerprint() + ") at " + key);
+            log.println("orbitkv membership: installed placement: " + PlacementRecord.describe(mine) + " at " + key);
             return;
         }
         final KeyValue kv = response.getGetResponses().get(0).getKvs().get(0);
@@ -63,9 +62,9 @@ final class MemberRegistrar
         if (!installed.equals(mine))
         {
             throw new Membership.PlacementMismatchException("placement mismatch in cluster '" + settings.clusterName() +
-                "': etcd holds catalog nodes " + installed.nodes() + " (fingerprint " + installed.fingerprint() +
-                "), this Manager's --catalog-nodes is " + mine.nodes() + " (fingerprint " + mine.fingerprint() +
-                "); every Manager of a cluster must pass the same set (placement is immutable in this stage)");
+                "': etcd holds " + PlacementRecord.describe(installed) + ", this Manager's --catalog-nodes and " +
+                "--catalog-replicas give " + PlacementRecord.describe(mine) + "; every Manager of a cluster must " +
+                "pass the same set and copies per shard (placement is immutable in this stage)");
         }
     }
 

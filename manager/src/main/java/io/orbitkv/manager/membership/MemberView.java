@@ -9,6 +9,12 @@ import java.util.TreeMap;
 /**
  * An immutable member view at one etcd revision, published by the view keeper through a volatile reference and
  * read by agents without locks or etcd calls. A new object replaces it on every change; nothing in it mutates.
+ *
+ * <p>Each shard has the placement's copies ({@link ShardPlacement#replicaOf}); the live ones are those whose node is
+ * in the view. A shard with no live copy is unavailable; one with some live copies but fewer than the placement asks
+ * ({@link ShardPlacement#replicas()}) is degraded: it is served, with less failure coverage. That includes every
+ * shard of a cluster with fewer catalog nodes than asked copies. Copies never move to other nodes while one is
+ * missing (design: temporary liveness changes never move shards).
  */
 public final class MemberView
 {
@@ -20,7 +26,9 @@ public final class MemberView
     private final Map<String, MemberRecord> members;
     private final ShardPlacement placement;
     private final String incompleteReason;
+    private final byte[] liveReplicasByShard;
     private final int unavailableShards;
+    private final int degradedShards;
 
     MemberView(
         final long revision,
@@ -34,15 +42,31 @@ public final class MemberView
         this.members = Collections.unmodifiableMap(new TreeMap<>(members));
         this.placement = placement;
         this.incompleteReason = incompleteReason;
+        this.liveReplicasByShard = new byte[StateKeyShard.SHARD_COUNT];
         int unavailable = 0;
+        int degraded = 0;
         for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
         {
-            if (null == hostRecord(shard))
+            int live = 0;
+            if (null != placement && complete)
+            {
+                for (int replica = 0; replica < placement.replicaCount(); replica++)
+                {
+                    live += this.members.containsKey(placement.replicaOf(shard, replica)) ? 1 : 0;
+                }
+            }
+            liveReplicasByShard[shard] = (byte)live;
+            if (0 == live)
             {
                 unavailable++;
             }
+            else if (live < placement.replicas())
+            {
+                degraded++;
+            }
         }
         this.unavailableShards = unavailable;
+        this.degradedShards = degraded;
     }
 
     /**
@@ -113,25 +137,59 @@ public final class MemberView
     }
 
     /**
-     * The live record of a shard's configured host, or null when that host is missing (the shard is unavailable;
-     * design: temporary liveness changes never move shards).
+     * The live record of a shard's configured host (its copy of rank 0), or null when that host is missing (design:
+     * temporary liveness changes never move shards).
      *
      * @param shard shard in [0, 16).
      * @return host record or null.
      */
     public MemberRecord hostRecord(final int shard)
     {
-        return null == placement || !complete ? null : members.get(placement.hostOf(shard));
+        return replicaRecord(shard, 0);
     }
 
     /**
-     * Shards whose configured host is not in the view (all 16 while the view is incomplete).
+     * The live record of the node holding one copy of a shard, or null when that node is not in the view.
+     *
+     * @param shard   shard in [0, 16).
+     * @param replica rank in [0, {@link ShardPlacement#replicaCount()}).
+     * @return the copy's member record or null.
+     */
+    public MemberRecord replicaRecord(final int shard, final int replica)
+    {
+        return null == placement || !complete ? null : members.get(placement.replicaOf(shard, replica));
+    }
+
+    /**
+     * Copies of a shard whose node is in the view (0 while the view is incomplete).
+     *
+     * @param shard shard in [0, 16).
+     * @return live copies, at most {@link ShardPlacement#replicaCount()}.
+     */
+    public int liveReplicas(final int shard)
+    {
+        return liveReplicasByShard[shard];
+    }
+
+    /**
+     * Shards with no copy in the view (all 16 while the view is incomplete).
      *
      * @return count.
      */
     public int unavailableShards()
     {
         return unavailableShards;
+    }
+
+    /**
+     * Shards with at least one copy in the view but fewer than the placement asks: served, with reduced failure
+     * coverage. Every available shard counts while the cluster has fewer catalog nodes than asked copies.
+     *
+     * @return count (0 while the view is incomplete).
+     */
+    public int degradedShards()
+    {
+        return degradedShards;
     }
 
     public String toString()

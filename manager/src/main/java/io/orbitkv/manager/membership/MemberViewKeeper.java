@@ -413,7 +413,8 @@ final class MemberViewKeeper implements Agent
         if (!wasComplete)
         {
             membership.log().println("orbitkv membership: member view complete at revision " + revision + ": " +
-                view.members().size() + " member(s), " + view.unavailableShards() + " of 16 shards unavailable");
+                view.members().size() + " member(s), " + view.unavailableShards() + " of 16 shards unavailable, " +
+                view.degradedShards() + " with fewer live copies than the " + expectedPlacement.replicas() + " asked");
         }
     }
 

@@ -349,6 +349,7 @@ public final class Membership implements AutoCloseable
         counters.get(MembershipCounter.MEMBERS).setRelease(current.members().size());
         counters.get(MembershipCounter.VIEW_REVISION).setRelease(current.revision());
         counters.get(MembershipCounter.SHARDS_UNAVAILABLE).setRelease(current.unavailableShards());
+        counters.get(MembershipCounter.SHARDS_DEGRADED).setRelease(current.degradedShards());
         updateRemoteWorkGauge(nowNs);
     }
 

@@ -39,14 +39,15 @@ public enum MembershipCounter implements CounterDescriptor
     RECORDS_REJECTED(85, "Membership: member records rejected by snapshots", false),
     KEEPALIVES_ACKED(86, "Membership: keepalives acknowledged", false),
     KEEPALIVE_FAILURES(87, "Membership: keepalive failures", false),
-    SHARDS_UNAVAILABLE(88, "Membership: shards whose host is not in the view", true),
+    SHARDS_UNAVAILABLE(88, "Membership: shards with no copy in the view", true),
     INCARNATION(140, "Membership: incarnation of this process (1 = first registration)", true),
     REREGISTRATIONS(141, "Membership: re-registrations as a new incarnation", false),
     JOIN_RETRIES(142, "Membership: join and registration rounds retried after an etcd failure", false),
     EPOCH(144, "Membership: epoch of the current incarnation", true),
     KEEPALIVE_RTT_MAX_MS(145, "Membership: slowest keepalive round trip (ms)", true),
     VALIDITY_MARGIN_MIN_MS(146, "Membership: least validity left when a keepalive was acknowledged (ms)", true),
-    WAKEUPS(147, "Membership: membership thread wake-ups (timer or event)", false);
+    WAKEUPS(147, "Membership: membership thread wake-ups (timer or event)", false),
+    SHARDS_DEGRADED(213, "Membership: shards with fewer live copies than asked (reduced failure coverage)", true);
 
     private final int id;
     private final String label;

@@ -10,11 +10,27 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * JSON of the placement key: {@code {"version":1,"shardCount":16,"nodes":[...],"fingerprint":"..."}}.
+ * JSON of the placement key.
+ * <ul>
+ *   <li>version 1, one copy per shard: {@code {"version":1,"shardCount":16,"nodes":[...],"fingerprint":"..."}};</li>
+ *   <li>version 2 adds the copies per shard: {@code {"version":2,"shardCount":16,"replicas":3,"nodes":[...],
+ *   "fingerprint":"..."}}.</li>
+ * </ul>
+ * A placement of one copy is written as version 1, byte for byte the record written before copies existed (its
+ * fingerprint is unchanged too), so a cluster that keeps one copy stays readable by the Managers and
+ * {@code orbitkv members} of that release during a rolling upgrade; any other count is written as version 2, which
+ * such a reader refuses as unsupported rather than misreading it as one copy. Decoding takes version 1 as one copy,
+ * and refuses an unknown version, a replica count out of range and a fingerprint that does not match the nodes and
+ * the count.
  */
 final class PlacementRecord
 {
-    static final int VERSION = 1;
+    /** The record of one copy per shard. */
+    static final int VERSION_ONE_COPY = 1;
+
+    /** The record that names its copies per shard. */
+    static final int VERSION = 2;
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private PlacementRecord()
@@ -23,9 +39,14 @@ final class PlacementRecord
 
     static byte[] encode(final ShardPlacement placement)
     {
+        final boolean oneCopy = ShardPlacement.MIN_REPLICAS == placement.replicas();
         final ObjectNode node = JSON.createObjectNode();
-        node.put("version", VERSION);
+        node.put("version", oneCopy ? VERSION_ONE_COPY : VERSION);
         node.put("shardCount", StateKeyShard.SHARD_COUNT);
+        if (!oneCopy)
+        {
+            node.put("replicas", placement.replicas());
+        }
         final var nodes = node.putArray("nodes");
         placement.nodes().forEach(nodes::add);
         node.put("fingerprint", placement.fingerprint());
@@ -44,17 +65,20 @@ final class PlacementRecord
         try
         {
             final JsonNode node = JSON.readTree(bytes);
-            if (null == node || node.path("version").asInt() != VERSION ||
-                node.path("shardCount").asInt() != StateKeyShard.SHARD_COUNT || !node.path("nodes").isArray())
+            final int version = null == node ? 0 : node.path("version").asInt();
+            if ((VERSION_ONE_COPY != version && VERSION != version) ||
+                node.path("shardCount").asInt() != StateKeyShard.SHARD_COUNT || !node.path("nodes").isArray() ||
+                (VERSION == version && !node.path("replicas").isInt()))
             {
                 throw new IllegalStateException("unsupported placement record: " + new String(bytes));
             }
+            final int replicas = VERSION == version ? node.get("replicas").asInt() : ShardPlacement.MIN_REPLICAS;
             final List<String> nodes = new ArrayList<>();
             node.get("nodes").forEach((n) -> nodes.add(n.asText()));
-            final ShardPlacement placement = ShardPlacement.of(nodes);
+            final ShardPlacement placement = ShardPlacement.of(nodes, replicas);
             if (!placement.fingerprint().equals(node.path("fingerprint").asText()))
             {
-                throw new IllegalStateException("placement record fingerprint does not match its nodes: " +
+                throw new IllegalStateException("placement record fingerprint does not match its nodes and replicas: " +
                     new String(bytes));
             }
             return placement;
@@ -63,5 +87,19 @@ final class PlacementRecord
         {
             throw new IllegalStateException("malformed placement record: " + ex.getMessage(), ex);
         }
+    }
+
+    /**
+     * A placement as its record and its join failure name it.
+     *
+     * @param placement the placement.
+     * @return e.g. {@code catalog nodes [a, b, c] with 3 copies per shard (fingerprint ...)}.
+     */
+    static String describe(final ShardPlacement placement)
+    {
+        return "catalog nodes " + placement.nodes() + " with " + placement.replicas() +
+            (ShardPlacement.MIN_REPLICAS == placement.replicas() ? " copy" : " copies") + " per shard" +
+            (placement.replicaCount() < placement.replicas() ? " (" + placement.replicaCount() + " held)" : "") +
+            " (fingerprint " + placement.fingerprint() + ")";
     }
 }

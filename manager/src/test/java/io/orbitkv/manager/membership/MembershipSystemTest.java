@@ -214,6 +214,52 @@ class MembershipSystemTest
     @Test
     @Timeout(60)
     @Execution(ExecutionMode.CONCURRENT)
+    void shouldFailToJoinWithAnotherReplicaCountNamingBothPlacements()
+    {
+        final String cluster = cluster("replicas");
+        final ShardPlacement three = ShardPlacement.parse("a,b,c", 3);
+        final ShardPlacement one = ShardPlacement.parse("a,b,c", 1);
+        try (Joined a = join(etcd.endpoints(), cluster, "a", "a,b,c", 3))
+        {
+            final Membership.PlacementMismatchException ex = assertThrows(Membership.PlacementMismatchException.class,
+                () -> join(etcd.endpoints(), cluster, "b", "a,b,c", 1));
+            assertTrue(ex.getMessage().contains("etcd holds catalog nodes [a, b, c] with 3 copies per shard (fingerprint " +
+                three.fingerprint() + ")") && ex.getMessage().contains("give catalog nodes [a, b, c] with 1 copy per " +
+                "shard (fingerprint " + one.fingerprint() + ")"), ex.getMessage());
+
+            // the CLI with another --catalog-replicas fails the launch the same way
+            final java.io.StringWriter text = new java.io.StringWriter();
+            final picocli.CommandLine cli = io.orbitkv.manager.cli.OrbitKvCli.commandLine();
+            cli.setOut(new java.io.PrintWriter(text, true));
+            cli.setErr(new java.io.PrintWriter(text, true));
+            final File dir = new File("/dev/shm", "orbitkv-replicas-" + UUID.randomUUID());
+            try
+            {
+                assertEquals(1, cli.execute("manager", "--dir", dir.toString(), "--pool-bytes", "4m",
+                    "--pool-pretouch=false", "--etcd-endpoints", etcd.endpoints(), "--cluster-name", cluster,
+                    "--node-id", "c", "--catalog-nodes", "c,b,a", "--catalog-replicas", "2"), text.toString());
+            }
+            finally
+            {
+                IoUtil.delete(dir, true);
+            }
+            assertTrue(text.toString().contains("placement mismatch") &&
+                text.toString().contains("[a, b, c] with 3 copies per shard") &&
+                text.toString().contains("[a, b, c] with 2 copies per shard"), text.toString());
+            assertNull(a.membership.view().member("b"), "a failed join leaves no record");
+            assertNull(a.membership.view().member("c"), "a failed join leaves no record");
+
+            // the same nodes and copies join
+            try (Joined b = join(etcd.endpoints(), cluster, "b", "c,b,a", 3))
+            {
+                awaitCompleteWith(b, "a", "b");
+            }
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
     void shouldInvalidateOnAMalformedRecordAndRecoverWithoutCrashing() throws Exception
     {
         final String cluster = cluster("malformed");
@@ -351,19 +397,24 @@ class MembershipSystemTest
         final String c1 = cluster("fence-removed");
         final String c2 = cluster("fence-rebound");
         final String c3 = cluster("fence-placement");
+        final String c4 = cluster("fence-replicas");
         try (Joined removed = join(etcd.endpoints(), c1, "a", "a");
             Joined rebound = join(etcd.endpoints(), c2, "a", "a");
-            Joined replaced = join(etcd.endpoints(), c3, "a", "a"))
+            Joined replaced = join(etcd.endpoints(), c3, "a", "a");
+            Joined recopied = join(etcd.endpoints(), c4, "a", "a", 3))
         {
             awaitCompleteWith(removed, "a");
             awaitCompleteWith(rebound, "a");
             awaitCompleteWith(replaced, "a");
+            awaitCompleteWith(recopied, "a");
 
             MembershipTestSupport.delete(raw, MembershipConfiguration.memberKey(c1, "a"));
             final MemberRecord own = rebound.membership.ownRecord();
             put(raw, MembershipConfiguration.memberKey(c2, "a"), new MemberRecord("a", own.epoch() + 1,
                 UUID.randomUUID(), 0, "elsewhere", "elsewhere", 1, 0).encode());
             put(raw, MembershipConfiguration.placementKey(c3), PlacementRecord.encode(ShardPlacement.parse("a,z")));
+            // the same nodes with another count of copies is another placement
+            put(raw, MembershipConfiguration.placementKey(c4), PlacementRecord.encode(ShardPlacement.parse("a", 1)));
 
             // A removed record is a lapsed registration: the old incarnation stays fenced, a new one registers.
             final Incarnation firstRemoved = removed.membership.incarnation();
@@ -385,7 +436,8 @@ class MembershipSystemTest
             // Another runtime's record or another placement: fenced for good, no new incarnation.
             await(() -> FenceCause.BINDING_CHANGED == rebound.membership.fenceCause(), 5_000, rebound::log);
             await(() -> FenceCause.PLACEMENT_CHANGED == replaced.membership.fenceCause(), 5_000, replaced::log);
-            for (final Joined j : List.of(rebound, replaced))
+            await(() -> FenceCause.PLACEMENT_CHANGED == recopied.membership.fenceCause(), 5_000, recopied::log);
+            for (final Joined j : List.of(rebound, replaced, recopied))
             {
                 // the log line is written last by the fencing thread: state and counter are set by then
                 await(() -> j.log().contains("FENCED until restart"), 5_000, j::log);
@@ -404,8 +456,9 @@ class MembershipSystemTest
     @Execution(ExecutionMode.CONCURRENT)
     void shouldLeaveTheShardsOfAMissingHostUnavailableWithoutMovingThem()
     {
+        // one copy per shard: a shard is available exactly while its host is registered
         final String cluster = cluster("shards");
-        final ShardPlacement placement = ShardPlacement.parse("a,b,c");
+        final ShardPlacement placement = ShardPlacement.parse("a,b,c", 1);
         int shardsOfA = 0;
         int shardsOfAb = 0;
         for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
@@ -413,11 +466,12 @@ class MembershipSystemTest
             shardsOfA += "a".equals(placement.hostOf(shard)) ? 1 : 0;
             shardsOfAb += "c".equals(placement.hostOf(shard)) ? 0 : 1;
         }
-        try (Joined a = join(etcd.endpoints(), cluster, "a", "a,b,c"))
+        try (Joined a = join(etcd.endpoints(), cluster, "a", "a,b,c", 1))
         {
             awaitCompleteWith(a, "a");
             assertEquals(StateKeyShard.SHARD_COUNT - shardsOfA, a.membership.view().unavailableShards());
-            try (Joined b = join(etcd.endpoints(), cluster, "b", "a,b,c"))
+            assertEquals(0, a.membership.view().degradedShards());
+            try (Joined b = join(etcd.endpoints(), cluster, "b", "a,b,c", 1))
             {
                 awaitCompleteWith(a, "a", "b");
                 assertEquals(StateKeyShard.SHARD_COUNT - shardsOfAb, a.membership.view().unavailableShards());
@@ -426,7 +480,8 @@ class MembershipSystemTest
                     listing.contains(b.membership.ownRecord().runtimeUuid().toString()) &&
                     listing.contains("peer-a:7470") && listing.contains(placement.fingerprint()) &&
                     listing.contains((StateKeyShard.SHARD_COUNT - shardsOfAb) + " of 16 shards unavailable") &&
-                    listing.contains("UNAVAILABLE (host not registered)"), listing);
+                    listing.contains("UNAVAILABLE (no copy registered)") && listing.contains(" c* ") &&
+                    listing.contains("1 copy per shard") && !listing.contains("reduced failure coverage"), listing);
                 for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
                 {
                     final MemberRecord host = a.membership.view().hostRecord(shard);
@@ -438,6 +493,85 @@ class MembershipSystemTest
             final int unavailableWithB = StateKeyShard.SHARD_COUNT - shardsOfAb;
             await(() -> unavailableWithB < a.membership.view().unavailableShards(), 5_000, a::log);
             assertEquals(StateKeyShard.SHARD_COUNT - shardsOfA, a.membership.view().unavailableShards());
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldCountShardsWithFewerLiveCopiesThanAskedAndListTheirMissingCopies() throws Exception
+    {
+        final String cluster = cluster("copies");
+        final ShardPlacement placement = ShardPlacement.parse("a,b,c,d", 3);
+        int holdsA = 0;
+        int holdsD = 0;
+        for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+        {
+            holdsA += placement.replicaIndex(shard, "a") >= 0 ? 1 : 0;
+            holdsD += placement.replicaIndex(shard, "d") >= 0 ? 1 : 0;
+        }
+        final int shardsOfA = holdsA;
+        final int shardsOfD = holdsD;
+        try (Joined a = join(etcd.endpoints(), cluster, "a", "a,b,c,d", 3))
+        {
+            awaitCompleteWith(a, "a");
+            // alone: a's shards have one copy of three, the others none
+            await(() -> shardsOfA == a.counter(MembershipCounter.SHARDS_DEGRADED) &&
+                StateKeyShard.SHARD_COUNT - shardsOfA == a.counter(MembershipCounter.SHARDS_UNAVAILABLE), 5_000, a::log);
+            assertEquals(shardsOfA, a.membership.view().degradedShards());
+            assertTrue(a.log().contains((StateKeyShard.SHARD_COUNT - shardsOfA) + " of 16 shards unavailable, " +
+                shardsOfA + " with fewer live copies than the 3 asked"), a.log());
+
+            for (final String other : List.of("b", "c", "d"))
+            {
+                put(raw, MembershipConfiguration.memberKey(cluster, other), fakeRecord(other, 0));
+            }
+            awaitCompleteWith(a, "a", "b", "c", "d");
+            await(() -> 0 == a.counter(MembershipCounter.SHARDS_DEGRADED) &&
+                0 == a.counter(MembershipCounter.SHARDS_UNAVAILABLE), 5_000, a::log);
+            final String whole = membersCli(cluster);
+            assertTrue(whole.contains("3 copies per shard, fingerprint " + placement.fingerprint()) &&
+                whole.contains("0 of 16 shards unavailable") && !whole.contains("reduced failure coverage") &&
+                StateKeyShard.SHARD_COUNT == whole.split("available \\(3 of 3 copies live\\)", -1).length - 1, whole);
+
+            // d leaves: its shards keep their copies elsewhere and lose only d's
+            MembershipTestSupport.delete(raw, MembershipConfiguration.memberKey(cluster, "d"));
+            await(() -> shardsOfD == a.counter(MembershipCounter.SHARDS_DEGRADED) &&
+                0 == a.counter(MembershipCounter.SHARDS_UNAVAILABLE), 5_000, a::log);
+            final String listing = membersCli(cluster);
+            assertTrue(listing.contains("0 of 16 shards unavailable") &&
+                listing.contains(shardsOfD + " of 16 shards with reduced failure coverage (fewest live copies: 2 of 3)") &&
+                listing.contains("reduced failure coverage: 2 of 3 copies live") && listing.contains("d*"), listing);
+            for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+            {
+                final int rankOfD = placement.replicaIndex(shard, "d");
+                assertEquals(rankOfD >= 0 ? 2 : 3, a.membership.view().liveReplicas(shard), "shard " + shard);
+                final StringBuilder copies = new StringBuilder();
+                for (int replica = 0; replica < placement.replicaCount(); replica++)
+                {
+                    copies.append(0 == replica ? "" : " ").append(placement.replicaOf(shard, replica))
+                        .append(replica == rankOfD ? "*" : "");
+                }
+                assertTrue(listing.contains(String.format("%-6d %-40s", shard, copies)), copies + "\n" + listing);
+            }
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldCallEveryShardDegradedWhenThereAreFewerCatalogNodesThanCopies()
+    {
+        final String cluster = cluster("fewnodes");
+        try (Joined a = join(etcd.endpoints(), cluster, "a", "a,b", 3);
+            Joined b = join(etcd.endpoints(), cluster, "b", "a,b", 3))
+        {
+            awaitCompleteWith(a, "a", "b");
+            await(() -> StateKeyShard.SHARD_COUNT == a.counter(MembershipCounter.SHARDS_DEGRADED) &&
+                0 == a.counter(MembershipCounter.SHARDS_UNAVAILABLE), 5_000, a::log);
+            final String listing = membersCli(cluster);
+            assertTrue(listing.contains("only 2 catalog node(s) for 3 copies") &&
+                listing.contains("16 of 16 shards with reduced failure coverage (fewest live copies: 2 of 3)"), listing);
         }
     }
 
@@ -588,6 +722,8 @@ class MembershipSystemTest
             final String statText = new String(stat.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             stat.waitFor(30, TimeUnit.SECONDS);
             assertTrue(statText.contains("registered, epoch " + second.epoch() + ", incarnation 2"), statText);
+            // two catalog nodes and the default three copies: every shard is held twice of three
+            assertTrue(statText.contains("shards unavailable 0 of 16, reduced failure coverage on 16 of 16"), statText);
         }
         finally
         {

@@ -60,11 +60,21 @@ final class MembershipTestSupport
         }
     }
 
+    /**
+     * Settings with the default copies per shard, the same as a Manager started without --catalog-replicas.
+     */
     static MembershipSettings settings(
         final String endpoints, final String cluster, final String nodeId, final String catalogNodes)
     {
+        return settings(endpoints, cluster, nodeId, catalogNodes,
+            io.orbitkv.manager.Configuration.CATALOG_REPLICAS_DEFAULT);
+    }
+
+    static MembershipSettings settings(
+        final String endpoints, final String cluster, final String nodeId, final String catalogNodes, final int replicas)
+    {
         return new MembershipSettings(endpoints, cluster, nodeId, io.orbitkv.manager.Configuration.MEMBERSHIP_TTL_SECS_DEFAULT,
-            io.orbitkv.manager.Configuration.ETCD_DEADLINE_MS_DEFAULT, ShardPlacement.parse(catalogNodes),
+            io.orbitkv.manager.Configuration.ETCD_DEADLINE_MS_DEFAULT, ShardPlacement.parse(catalogNodes, replicas),
             "peer-" + nodeId + ":7470", "transfer-" + nodeId + ":7471", UUID.randomUUID(), System.currentTimeMillis());
     }
 
@@ -81,6 +91,12 @@ final class MembershipTestSupport
     static Joined join(final String endpoints, final String cluster, final String nodeId, final String catalogNodes)
     {
         return join(settings(endpoints, cluster, nodeId, catalogNodes), null);
+    }
+
+    static Joined join(
+        final String endpoints, final String cluster, final String nodeId, final String catalogNodes, final int replicas)
+    {
+        return join(settings(endpoints, cluster, nodeId, catalogNodes, replicas), null);
     }
 
     static void await(final BooleanSupplier condition, final long timeoutMs, final Supplier<String> message)
