@@ -1,5 +1,6 @@
 package io.orbitkv.bench;
 
+import io.orbitkv.manager.Configuration;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -115,6 +116,10 @@ public final class BenchReplayCommand implements Callable<Integer>
     @Option(names = "--json", description = "Also write the results as JSON to this file.")
     File jsonFile;
 
+    @Option(names = "--catalog-replicas", description = "Copies of each catalog shard, as the Managers' flag " +
+        "(default: ${DEFAULT-VALUE}).")
+    int catalogReplicas = Configuration.CATALOG_REPLICAS_DEFAULT;
+
     @Option(names = "--manager-jvm-arg", description = "An extra JVM option for every Manager process, repeatable " +
         "(e.g. -XX:StartFlightRecording=filename=DIR/%%p.jfr to profile the Managers).")
     List<String> managerJvmArgs = new ArrayList<>();
@@ -161,7 +166,7 @@ public final class BenchReplayCommand implements Callable<Integer>
         Files.createDirectories(dir);
         final ReplayBench.Options options = new ReplayBench.Options(traceFile, requests, managers, poolBlocks,
             (int)blockBytes, parsedRoute, speed, List.copyOf(modes), prefillTokensPerS, List.copyOf(capacitySweep),
-            failures, plots, etcdEndpoints, dir, seed, !noProgress, List.copyOf(managerJvmArgs));
+            failures, plots, etcdEndpoints, dir, seed, !noProgress, List.copyOf(managerJvmArgs), catalogReplicas);
         final Map<String, Object> results;
         try
         {

@@ -157,7 +157,8 @@ final class ReplayBench
         Path workDir,
         long seed,
         boolean progress,
-        List<String> managerJvmArgs)
+        List<String> managerJvmArgs,
+        int catalogReplicas)
     {
     }
 
@@ -408,6 +409,7 @@ final class ReplayBench
             "--etcd-endpoints", endpoints,
             "--cluster-name", "bench-replay-" + UUID.randomUUID().toString().substring(0, 8),
             "--catalog-nodes", catalog.toString(),
+            "--catalog-replicas", Integer.toString(o.catalogReplicas()),
             "--peer-endpoint", "127.0.0.1:0",
             "--transfer-endpoint", "127.0.0.1:0",
             "--peer-admission", mode.admission());

@@ -1,5 +1,6 @@
 package io.orbitkv.bench;
 
+import io.orbitkv.manager.Configuration;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -47,7 +48,7 @@ class ReplayBenchTest
         ReplayTrace.writeSynthetic(trace, REQUESTS, 7);
         final ReplayBench.Options options = new ReplayBench.Options(trace, 0, 2, POOL_BLOCKS, BLOCK_BYTES,
             ReplayRoute.ROUND_ROBIN, 0, List.of("isolated", "embedded"), 10_000, List.of(), List.of(), dir.resolve("plots"),
-            null, dir.resolve("work"), 1, true, List.of());
+            null, dir.resolve("work"), 1, true, List.of(), Configuration.CATALOG_REPLICAS_DEFAULT);
         Files.createDirectories(options.workDir());
         final StringWriter text = new StringWriter();
         final ByteArrayOutputStream progress = new ByteArrayOutputStream();
@@ -122,7 +123,7 @@ class ReplayBenchTest
         final ReplayBench.Options options = new ReplayBench.Options(trace, 0, 2, POOL_BLOCKS, BLOCK_BYTES,
             ReplayRoute.ROUND_ROBIN, 1, List.of("embedded"), 10_000, List.of(),
             List.of(ReplayBench.Failure.parse("etcd-stop:1s@15%", 2), ReplayBench.Failure.parse("restart-catalog:b@75%", 2)),
-            null, null, dir.resolve("work"), 1, false, List.of());
+            null, null, dir.resolve("work"), 1, false, List.of(), Configuration.CATALOG_REPLICAS_DEFAULT);
         Files.createDirectories(options.workDir());
         final StringWriter text = new StringWriter();
         final ReplayBench bench = new ReplayBench(options, new PrintWriter(text), new PrintStream(

@@ -73,6 +73,37 @@ class OwnerJournalTest
     }
 
     @Test
+    void shouldFlagOnlyTheCopyThatFellBehindAndKeepServingTheCopiesThatAck()
+    {
+        // Three copies of shard 0: two ack everything, one never does. Past the budget only the slow one resyncs,
+        // the others are never asked to, and the appender never waits.
+        final OwnerJournal journal = new OwnerJournal(16, SEGMENTS * SEGMENT_BYTES, SEGMENT_BYTES, 4);
+        final int fast1 = journal.addReceiver(0);
+        final int fast2 = journal.addReceiver(0);
+        final int slow = journal.addReceiver(0);
+        final int perSegment = SEGMENT_BYTES / OwnerJournal.recordBytes(Keys.NAMESPACE_BYTES.length, Keys.HASH_LENGTH);
+        final int total = perSegment * SEGMENTS * 3;
+        for (int i = 0; i < total; i++)
+        {
+            final long sequence = journal.append(0, Keys.record(i, 0, 0, 0, i));
+            journal.onAck(0, fast1, sequence);
+            journal.onAck(0, fast2, sequence);
+        }
+        assertEquals(total, journal.lastSequence(0));
+        assertTrue(journal.resyncRequired(0, slow));
+        assertFalse(journal.resyncRequired(0, fast1));
+        assertFalse(journal.resyncRequired(0, fast2));
+        assertEquals(total, journal.ackedSequence(0, fast1));
+        assertTrue(journal.usedBytes() <= journal.capacityBytes());
+
+        // The slow copy, rebased by its snapshot, holds history again from there; the fast ones stay where they are.
+        journal.rebaseReceiver(0, slow, journal.lastSequence(0));
+        assertFalse(journal.resyncRequired(0, slow));
+        final long next = journal.append(0, Keys.record(total, 0, 0, 0, total));
+        assertEquals(1, journal.read(0, next, 10, collector));
+    }
+
+    @Test
     void shouldReclaimSegmentsEveryReceiverAckedWithoutRaisingResync()
     {
         final int receiver = journal.addReceiver(1);

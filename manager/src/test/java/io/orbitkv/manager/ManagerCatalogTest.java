@@ -88,6 +88,9 @@ class ManagerCatalogTest
             .clusterName(cluster)
             .nodeId(node)
             .catalogNodes("a,b,c")
+            // One copy per shard: these tests follow the cold queries to a shard's single host (copies: the
+            // replica end-to-end test and PeerDiscoveryTest).
+            .catalogReplicas(1)
             .membershipLog(System.out));
     }
 

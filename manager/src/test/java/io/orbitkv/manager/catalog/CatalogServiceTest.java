@@ -16,6 +16,7 @@ import io.orbitkv.codecs.CatalogLimits;
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.codecs.StateKeyShard;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.index.CandidateSet;
 import io.orbitkv.index.NamespaceTable;
@@ -205,7 +206,15 @@ class CatalogServiceTest
     @Test
     void shouldAnswerFromTheCandidateIndexUntilItsTtlRunsOutOnTheAgentsClock()
     {
-        hashHostedBy("a", 16, 1_000);
+        final int shard = hashHostedBy("a", 16, 1_000);
+        final long bMsb = b.uuid.getMostSignificantBits();
+        final long bLsb = b.uuid.getLeastSignificantBits();
+        // a's own view proves a key absent only once it covers b completely (b's snapshot installed).
+        driveUntil(() ->
+        {
+            final ShardReceiver receiver = a.ctx.members().receiverOf(bMsb, bLsb, shard);
+            return null != receiver && receiver.coverageComplete();
+        }, "a installed b's snapshot of shard " + shard);
         final CandidateSet set = new CandidateSet();
         set.add(1, b.uuid.getMostSignificantBits(), b.uuid.getLeastSignificantBits(), 42, 1, 8192);
         assertTrue(a.ctx.candidates().put(key(16), set, clock.nanoTime() / 1_000_000L));
@@ -219,7 +228,7 @@ class CatalogServiceTest
         assertEquals(0, a.counters.get(CatalogCounter.LOCAL_HOST_KEYS).get());
         a.service.doWork();
 
-        // design: reads do not extend the TTL; past it the evidence is gone and a's own (empty) view answers.
+        // design: reads do not extend the TTL; past it the evidence is gone and a's own (empty, complete) view answers.
         clock.advanceMs(a.ctx.candidates().ttlMs() + 1);
         answered.clear();
         final PendingLookup cold = lookup(a, 16);
@@ -236,6 +245,8 @@ class CatalogServiceTest
     void shouldAnswerLocallyOnceTheColdQueryBudgetRunsOutOnTheAgentsClock()
     {
         hashHostedBy("b", 24, 2_000);
+        driveUntil(() -> null != a.ctx.members().linkForNode("b").poll(clock.nanoTime() / 1_000_000L),
+            "a's session to b");
         // b's agent is not driven from here on: a's cold query to it stays unanswered.
         final PendingLookup lookup = lookup(a, 24);
         assertEquals(List.of(), answered);
@@ -248,7 +259,9 @@ class CatalogServiceTest
         clock.advanceMs(CatalogLimits.COLD_QUERY_BUDGET_MS);
         a.service.doWork();
         assertEquals(List.of(lookup), answered);
-        assertEquals(KeyStatus.MISS, lookup.statuses()[0]);
+        // No copy answered within the budget: unavailable, not proven absent.
+        assertEquals(KeyStatus.FAILED, lookup.statuses()[0]);
+        assertEquals(FailureReason.CATALOG_UNAVAILABLE, lookup.reasons()[0]);
         assertTrue(lookup.answer().isEmpty());
     }
 

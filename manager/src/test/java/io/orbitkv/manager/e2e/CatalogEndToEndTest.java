@@ -97,6 +97,8 @@ class CatalogEndToEndTest
             "--cluster-name", cluster,
             "--node-id", NODES[node],
             "--catalog-nodes", "a,b,c",
+            // One copy per shard: the scenarios follow a shard's single host (copies: CatalogReplicaEndToEndTest).
+            "--catalog-replicas", "1",
             "--membership-ttl-secs", "30",
             "--peer-endpoint", "127.0.0.1:" + peerPorts[node],
             "--catalog-journal-bytes", "1m");
