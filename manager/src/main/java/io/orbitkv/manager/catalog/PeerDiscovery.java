@@ -240,11 +240,14 @@ final class PeerDiscovery
             }
             if (nowMs - query.budgetDeadlineMs >= 0)
             {
-                // No copy answered these keys within the budget.
-                keysUnavailable.getAndAddRelease(query.keyCount);
+                // No copy answered these keys within the budget (keys moved to another copy are that query's).
                 for (int row = 0; row < query.keyCount; row++)
                 {
-                    markUnavailable(query, row);
+                    if (inflightKeys.get(query.fingerprints[row]) == (((long)query.index << ROW_BITS) | row))
+                    {
+                        keysUnavailable.incrementRelease();
+                        markUnavailable(query, row);
+                    }
                 }
                 finish(query, nowMs);
                 work++;
