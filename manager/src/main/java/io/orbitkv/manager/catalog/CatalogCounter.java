@@ -1,6 +1,6 @@
 package io.orbitkv.manager.catalog;
 
-import io.orbitkv.manager.status.CounterDescriptor;
+import io.orbitkv.manager.status.FixedCounter;
 import io.orbitkv.manager.status.SystemCounters;
 
 /**
@@ -10,7 +10,7 @@ import io.orbitkv.manager.status.SystemCounters;
  * Each has a fixed id, which {@code orbitkv stat}, /metrics and dashboards key on: never renumber or reuse one; a new
  * counter takes an id no family holds ({@link SystemCounters} lays every family out by id).
  */
-public enum CatalogCounter implements CounterDescriptor
+public enum CatalogCounter implements FixedCounter
 {
     INVENTORY_ADDS(90, "Catalog: residences added to the owner inventory (journalled)", false),
     INVENTORY_REMOVES(91, "Catalog: residences removed from the owner inventory (journalled)", false),
@@ -53,34 +53,15 @@ public enum CatalogCounter implements CounterDescriptor
         false),
     REPLICA_LAG_MAX_RECORDS(217, "Catalog: most owner journal records a copy's stream has not had acknowledged", true);
 
-    private final int id;
-    private final String label;
-    private final boolean gauge;
+    private final Spec spec;
 
     CatalogCounter(final int id, final String label, final boolean gauge)
     {
-        this.id = id;
-        this.label = label;
-        this.gauge = gauge;
+        this.spec = new Spec(id, label, gauge);
     }
 
-    public int fixedId()
+    public Spec spec()
     {
-        return id;
-    }
-
-    public int typeId()
-    {
-        return SystemCounters.SYSTEM_COUNTER_TYPE_ID;
-    }
-
-    public String label()
-    {
-        return label;
-    }
-
-    public boolean isGauge()
-    {
-        return gauge;
+        return spec;
     }
 }

@@ -1,6 +1,6 @@
 package io.orbitkv.manager.membership;
 
-import io.orbitkv.manager.status.CounterDescriptor;
+import io.orbitkv.manager.status.FixedCounter;
 import io.orbitkv.manager.status.SystemCounters;
 
 /**
@@ -10,7 +10,7 @@ import io.orbitkv.manager.status.SystemCounters;
  * Each has a fixed id, which {@code orbitkv stat}, /metrics and dashboards key on: never renumber or reuse one; a new
  * counter takes an id no family holds ({@link SystemCounters} lays every family out by id).
  */
-public enum MembershipCounter implements CounterDescriptor
+public enum MembershipCounter implements FixedCounter
 {
     ETCD_CALLS_GET(62, "etcd calls: get", false),
     ETCD_CALLS_TXN(63, "etcd calls: txn", false),
@@ -49,34 +49,15 @@ public enum MembershipCounter implements CounterDescriptor
     WAKEUPS(147, "Membership: membership thread wake-ups (timer or event)", false),
     SHARDS_DEGRADED(213, "Membership: shards with fewer live copies than asked (reduced failure coverage)", true);
 
-    private final int id;
-    private final String label;
-    private final boolean gauge;
+    private final Spec spec;
 
     MembershipCounter(final int id, final String label, final boolean gauge)
     {
-        this.id = id;
-        this.label = label;
-        this.gauge = gauge;
+        this.spec = new Spec(id, label, gauge);
     }
 
-    public int fixedId()
+    public Spec spec()
     {
-        return id;
-    }
-
-    public int typeId()
-    {
-        return SystemCounters.SYSTEM_COUNTER_TYPE_ID;
-    }
-
-    public String label()
-    {
-        return label;
-    }
-
-    public boolean isGauge()
-    {
-        return gauge;
+        return spec;
     }
 }

@@ -1,7 +1,7 @@
 package io.orbitkv.manager.ring;
 
 import io.orbitkv.codecs.engine.StatusCode;
-import io.orbitkv.manager.status.CounterDescriptor;
+import io.orbitkv.manager.status.FixedCounter;
 import io.orbitkv.manager.status.SystemCounters;
 
 /**
@@ -11,7 +11,7 @@ import io.orbitkv.manager.status.SystemCounters;
  * Each has a fixed id, which {@code orbitkv stat}, /metrics and dashboards key on: never renumber or reuse one; a new
  * counter takes an id no family holds ({@link SystemCounters} lays every family out by id).
  */
-public enum RingCounter implements CounterDescriptor
+public enum RingCounter implements FixedCounter
 {
     REQUESTS_ATTACH(0, "Requests: attach", false),
     REQUESTS_DETACH(1, "Requests: detach", false),
@@ -76,35 +76,16 @@ public enum RingCounter implements CounterDescriptor
         REJECTION_BY_STATUS[StatusCode.BUSY.value()] = REJECTED_BUSY;
     }
 
-    private final int id;
-    private final String label;
-    private final boolean gauge;
+    private final Spec spec;
 
     RingCounter(final int id, final String label, final boolean gauge)
     {
-        this.id = id;
-        this.label = label;
-        this.gauge = gauge;
+        this.spec = new Spec(id, label, gauge);
     }
 
-    public int fixedId()
+    public Spec spec()
     {
-        return id;
-    }
-
-    public int typeId()
-    {
-        return SystemCounters.SYSTEM_COUNTER_TYPE_ID;
-    }
-
-    public String label()
-    {
-        return label;
-    }
-
-    public boolean isGauge()
-    {
-        return gauge;
+        return spec;
     }
 
     /**

@@ -6,7 +6,7 @@ package io.orbitkv.manager.status;
  * Each has a fixed id, which {@code orbitkv stat}, /metrics and dashboards key on: never renumber or reuse one; a new
  * counter takes an id no family holds ({@link SystemCounters} lays every family out by id).
  */
-public enum SystemCounterDescriptor implements CounterDescriptor
+public enum SystemCounterDescriptor implements FixedCounter
 {
     ERRORS(22, "Errors", false),
     READY_MS(134, "Start: ms from process start to ready", true),
@@ -16,34 +16,15 @@ public enum SystemCounterDescriptor implements CounterDescriptor
     IDLE_SLEEPS_ABANDONED(138, "Idle: sleeps abandoned, a request came in while announcing", false),
     IDLE_DOORBELL_BYTES(139, "Idle: doorbell rings drained (bytes engines wrote)", false);
 
-    private final int id;
-    private final String label;
-    private final boolean gauge;
+    private final Spec spec;
 
     SystemCounterDescriptor(final int id, final String label, final boolean gauge)
     {
-        this.id = id;
-        this.label = label;
-        this.gauge = gauge;
+        this.spec = new Spec(id, label, gauge);
     }
 
-    public int fixedId()
+    public Spec spec()
     {
-        return id;
-    }
-
-    public int typeId()
-    {
-        return SystemCounters.SYSTEM_COUNTER_TYPE_ID;
-    }
-
-    public String label()
-    {
-        return label;
-    }
-
-    public boolean isGauge()
-    {
-        return gauge;
+        return spec;
     }
 }

@@ -1,6 +1,6 @@
 package io.orbitkv.manager.store;
 
-import io.orbitkv.manager.status.CounterDescriptor;
+import io.orbitkv.manager.status.FixedCounter;
 import io.orbitkv.manager.status.SystemCounters;
 
 /**
@@ -10,7 +10,7 @@ import io.orbitkv.manager.status.SystemCounters;
  * Each has a fixed id, which {@code orbitkv stat}, /metrics and dashboards key on: never renumber or reuse one; a new
  * counter takes an id no family holds ({@link SystemCounters} lays every family out by id).
  */
-public enum StoreCounter implements CounterDescriptor
+public enum StoreCounter implements FixedCounter
 {
     EVICTIONS(13, "Evictions", false),
     POOL_BYTES_USED(14, "Pool bytes used", true),
@@ -56,34 +56,15 @@ public enum StoreCounter implements CounterDescriptor
     /** {@link #POOL_TOUCH_STATE}: the kernel refused to populate (reason in the error log). */
     public static final int POOL_TOUCH_FAILED = 4;
 
-    private final int id;
-    private final String label;
-    private final boolean gauge;
+    private final Spec spec;
 
     StoreCounter(final int id, final String label, final boolean gauge)
     {
-        this.id = id;
-        this.label = label;
-        this.gauge = gauge;
+        this.spec = new Spec(id, label, gauge);
     }
 
-    public int fixedId()
+    public Spec spec()
     {
-        return id;
-    }
-
-    public int typeId()
-    {
-        return SystemCounters.SYSTEM_COUNTER_TYPE_ID;
-    }
-
-    public String label()
-    {
-        return label;
-    }
-
-    public boolean isGauge()
-    {
-        return gauge;
+        return spec;
     }
 }

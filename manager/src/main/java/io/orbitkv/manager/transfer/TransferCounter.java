@@ -1,6 +1,6 @@
 package io.orbitkv.manager.transfer;
 
-import io.orbitkv.manager.status.CounterDescriptor;
+import io.orbitkv.manager.status.FixedCounter;
 import io.orbitkv.manager.status.SystemCounters;
 
 /**
@@ -10,7 +10,7 @@ import io.orbitkv.manager.status.SystemCounters;
  * Each has a fixed id, which {@code orbitkv stat}, /metrics and dashboards key on: never renumber or reuse one; a new
  * counter takes an id no family holds ({@link SystemCounters} lays every family out by id).
  */
-public enum TransferCounter implements CounterDescriptor
+public enum TransferCounter implements FixedCounter
 {
     SOURCE_REJECTED_STALE_INCARNATION(150,
         "Transfer source: requests addressed to another incarnation of this Manager", false),
@@ -73,34 +73,15 @@ public enum TransferCounter implements CounterDescriptor
     UNANSWERED_SOURCE_SKIPS(210, "Transfer requester: candidates passed over (source left an authorization unanswered)", false),
     LOCAL_SPAN_KEYS(212, "Transfer requester: keys of a fetch served from this Manager's DRAM (between peer spans)", false);
 
-    private final int id;
-    private final String label;
-    private final boolean gauge;
+    private final Spec spec;
 
     TransferCounter(final int id, final String label, final boolean gauge)
     {
-        this.id = id;
-        this.label = label;
-        this.gauge = gauge;
+        this.spec = new Spec(id, label, gauge);
     }
 
-    public int fixedId()
+    public Spec spec()
     {
-        return id;
-    }
-
-    public int typeId()
-    {
-        return SystemCounters.SYSTEM_COUNTER_TYPE_ID;
-    }
-
-    public String label()
-    {
-        return label;
-    }
-
-    public boolean isGauge()
-    {
-        return gauge;
+        return spec;
     }
 }
