@@ -7,7 +7,8 @@ import org.agrona.concurrent.status.CountersReader;
  * counters, the fixed id readers key on. Every family of counters is an enum of descriptors owned by its part (the
  * ring's {@code ring.RingCounter}, the store's, the catalog's, transfer's, membership's, the process-wide
  * {@link SystemCounterDescriptor}, all {@link FixedCounter}s; the peer transport's {@code peer.PeerCounter} without
- * fixed ids): adding a counter is one constant in its part's enum. {@link SystemCounters} and {@link CounterSet} are the only paths that allocate.
+ * fixed ids): adding a counter is one constant in its part's enum. {@link SystemCounters} and {@link CounterSet} are
+ * the only paths that allocate.
  * <p>
  * One rule finds a counter again, in the Manager and from another process alike: a descriptor with a fixed id is at
  * that id (and carries it as its key); any other is the counter of its type id, which only it uses.
