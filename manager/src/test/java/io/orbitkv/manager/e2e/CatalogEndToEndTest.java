@@ -125,12 +125,12 @@ class CatalogEndToEndTest
         return CatalogTestKeys.hostOf(NS, key, ShardPlacement.parse("a,b,c"));
     }
 
-    private static long value(final OrbitKvProcesses m, final CounterDescriptor d)
+    static long value(final OrbitKvProcesses m, final CounterDescriptor d)
     {
         return m.counter(d.label());
     }
 
-    private static void awaitCounter(final OrbitKvProcesses m, final CounterDescriptor d, final long expected)
+    static void awaitCounter(final OrbitKvProcesses m, final CounterDescriptor d, final long expected)
     {
         final long seen = m.awaitCounter(d.label(), expected, DEADLINE_NS);
         assertEquals(expected, seen, () -> d.label() + "\n" + m.dump());
@@ -383,7 +383,7 @@ class CatalogEndToEndTest
             value(m, MembershipCounter.ETCD_CALLS_LEASE_GRANT) + value(m, MembershipCounter.ETCD_CALLS_WATCH);
     }
 
-    private static void signal(final OrbitKvProcesses m, final String signal) throws Exception
+    static void signal(final OrbitKvProcesses m, final String signal) throws Exception
     {
         final Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(m.managerProcess().pid()))
             .inheritIO().start();
@@ -468,7 +468,7 @@ class CatalogEndToEndTest
         }
     }
 
-    private static int freeUdpPort() throws IOException
+    static int freeUdpPort() throws IOException
     {
         try (DatagramSocket socket = new DatagramSocket(0, InetAddress.getLoopbackAddress()))
         {

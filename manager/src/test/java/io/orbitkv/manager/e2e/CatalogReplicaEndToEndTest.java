@@ -1,8 +1,6 @@
 package io.orbitkv.manager.e2e;
 
 import java.io.IOException;
-import java.net.DatagramSocket;
-import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,13 +19,16 @@ import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.CatalogTestKeys;
 import io.orbitkv.manager.catalog.CatalogCounter;
 import io.orbitkv.manager.membership.EtcdCluster;
-import io.orbitkv.manager.status.CounterDescriptor;
 import org.agrona.CloseHelper;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import static io.orbitkv.manager.e2e.CatalogEndToEndTest.awaitCounter;
+import static io.orbitkv.manager.e2e.CatalogEndToEndTest.freeUdpPort;
+import static io.orbitkv.manager.e2e.CatalogEndToEndTest.signal;
+import static io.orbitkv.manager.e2e.CatalogEndToEndTest.value;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -236,31 +237,5 @@ class CatalogReplicaEndToEndTest
             .dataRegionBytes(4L << 20));
         clients.add(client);
         return client;
-    }
-
-    private static long value(final OrbitKvProcesses m, final CounterDescriptor d)
-    {
-        return m.counter(d.label());
-    }
-
-    private static void awaitCounter(final OrbitKvProcesses m, final CounterDescriptor d, final long expected)
-    {
-        final long seen = m.awaitCounter(d.label(), expected, DEADLINE_NS);
-        assertEquals(expected, seen, () -> d.label() + "\n" + m.dump());
-    }
-
-    private static void signal(final OrbitKvProcesses m, final String signal) throws Exception
-    {
-        final Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(m.managerProcess().pid()))
-            .inheritIO().start();
-        assertEquals(0, kill.waitFor());
-    }
-
-    private static int freeUdpPort() throws IOException
-    {
-        try (DatagramSocket socket = new DatagramSocket(0, InetAddress.getLoopbackAddress()))
-        {
-            return socket.getLocalPort();
-        }
     }
 }
