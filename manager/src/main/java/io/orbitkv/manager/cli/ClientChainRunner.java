@@ -3,6 +3,7 @@ package io.orbitkv.manager.cli;
 import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
+import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.StatusCode;
 import java.nio.charset.StandardCharsets;
@@ -186,7 +187,7 @@ public final class ClientChainRunner
             {
                 sources.elapsedNs(System.nanoTime() - startNs);
                 return new LookupSummary((int)covered, toArray(leaseIds), result.code(), result.message(),
-                    sources.count(KeyStatus.PEER), candidates.toArray(new PeerCandidate[0]));
+                    sources.count(KeyStatus.PEER), unavailableKeys(), candidates.toArray(new PeerCandidate[0]));
             }
             for (int i = 0; i < result.leaseCount(); i++)
             {
@@ -202,7 +203,23 @@ public final class ClientChainRunner
         }
         sources.elapsedNs(System.nanoTime() - startNs);
         return new LookupSummary((int)covered, toArray(leaseIds), null, null,
-            sources.count(KeyStatus.PEER), candidates.toArray(new PeerCandidate[0]));
+            sources.count(KeyStatus.PEER), unavailableKeys(), candidates.toArray(new PeerCandidate[0]));
+    }
+
+    /**
+     * @return keys answered FAILED because no copy of their catalog shard could answer (not proven absent).
+     */
+    private int unavailableKeys()
+    {
+        int count = 0;
+        for (int i = 0; i < sources.keyCount(); i++)
+        {
+            if (KeyStatus.FAILED == sources.status(i) && FailureReason.CATALOG_UNAVAILABLE == sources.reason(i))
+            {
+                count++;
+            }
+        }
+        return count;
     }
 
     /**
@@ -347,11 +364,18 @@ public final class ClientChainRunner
      * @param leaseIds     leases when pinned.
      * @param errorCode    first non-OK code, or null.
      * @param errorMessage its message, or null.
-     * @param peerKeys     keys answered PEER (only with the peers flag).
-     * @param candidates   peer candidates of those keys, in key order.
+     * @param peerKeys        keys answered PEER (only with the peers flag).
+     * @param unavailableKeys keys no copy of their catalog shard could answer for (FAILED CATALOG_UNAVAILABLE).
+     * @param candidates      peer candidates of those keys, in key order.
      */
     public record LookupSummary(
-        int prefixLength, long[] leaseIds, StatusCode errorCode, String errorMessage, int peerKeys, PeerCandidate[] candidates)
+        int prefixLength,
+        long[] leaseIds,
+        StatusCode errorCode,
+        String errorMessage,
+        int peerKeys,
+        int unavailableKeys,
+        PeerCandidate[] candidates)
     {
     }
 

@@ -311,7 +311,8 @@ public final class ClientCommand implements Callable<Integer>
         boolean pin;
 
         @Option(names = "--peers", description = "Past the local prefix, ask the cluster catalog for copies on other " +
-            "Managers; prints peerKeys and candidates (a standalone Manager answers as a local lookup). With --pin, " +
+            "Managers; prints peerKeys, unavailableKeys (keys no copy of their catalog shard could answer for) and " +
+            "candidates (a standalone Manager answers as a local lookup). With --pin, " +
             "hold one source per PEER key and print the per-key report.")
         boolean peers;
 
@@ -342,6 +343,7 @@ public final class ClientCommand implements Callable<Integer>
             if (peers)
             {
                 json.put("peerKeys", lookup.peerKeys());
+                json.put("unavailableKeys", lookup.unavailableKeys());
                 final ArrayNode candidates = json.putArray("candidates");
                 for (final ClientChainRunner.PeerCandidate candidate : lookup.candidates())
                 {
