@@ -6,8 +6,13 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.StringJoiner;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
 
@@ -23,7 +28,9 @@ import java.util.regex.Pattern;
  * descending order (replica 0, its first choice, is {@link #hostOf}); equal scores (never seen in practice) rank the
  * node id that sorts first higher. With fewer nodes than R, every node holds every shard. A shard's replicas depend
  * only on the configured set and R, never on which members are alive (design: temporary liveness changes do not
- * alter assignments), and adding or removing one node moves only the replicas that node gains or loses.
+ * alter assignments), and adding or removing one node moves only the replicas that node gains or loses. Nodes may
+ * carry a failure domain, part of the placement (and its fingerprint) rather than of the live member records: a
+ * shard's copies then take, by rank, a node of each domain not used yet before a second node of any domain.
  *
  * <p>Fingerprint: the first 16 bytes of {@code SHA-256(FINGERPRINT_DOMAIN_TAG | 0x00 | canonicalConfig())},
  * lower-case hex, where the canonical config is {@code "shards=16;nodes=a,b,c"} with nodes sorted and unique for one
@@ -58,24 +65,34 @@ public final class ShardPlacement
 
     private final List<String> nodes;
     private final int replicas;
+    private final Map<String, String> domains;
     private final String[][] replicasByShard;
     private final String fingerprint;
 
-    private ShardPlacement(final List<String> nodes, final int replicas)
+    private ShardPlacement(final List<String> nodes, final int replicas, final Map<String, String> domains)
     {
         if (replicas < MIN_REPLICAS || replicas > MAX_REPLICAS)
         {
             throw new IllegalArgumentException(
                 "--catalog-replicas must be " + MIN_REPLICAS + "-" + MAX_REPLICAS + ", got " + replicas);
         }
+        for (final Map.Entry<String, String> domain : domains.entrySet())
+        {
+            if (!nodes.contains(domain.getKey()))
+            {
+                throw new IllegalArgumentException("failure domain of '" + domain.getKey() + "', not a catalog node");
+            }
+            checkLabel("failure domain", domain.getValue());
+        }
         this.nodes = nodes;
         this.replicas = replicas;
+        this.domains = Collections.unmodifiableMap(new TreeMap<>(domains));
         this.replicasByShard = new String[StateKeyShard.SHARD_COUNT][];
         for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
         {
-            replicasByShard[shard] = rank(shard, nodes, Math.min(replicas, nodes.size()));
+            replicasByShard[shard] = rank(shard, nodes, Math.min(replicas, nodes.size()), this.domains);
         }
-        this.fingerprint = computeFingerprint(canonicalConfig(nodes, replicas));
+        this.fingerprint = computeFingerprint(canonicalConfig(nodes, replicas, this.domains));
     }
 
     /**
@@ -99,7 +116,23 @@ public final class ShardPlacement
      */
     public static ShardPlacement of(final List<String> catalogNodes, final int replicas)
     {
-        return new ShardPlacement(canonicalNodes(catalogNodes), replicas);
+        return of(catalogNodes, replicas, Map.of());
+    }
+
+    /**
+     * Placement of a node set with {@code replicas} copies of each shard, spread over failure domains: a shard's
+     * copies go to nodes of distinct domains first, by rank, and only then to a second node of a domain already used.
+     * A node without a domain is a domain of its own.
+     *
+     * @param catalogNodes node ids, any order; duplicates collapse.
+     * @param replicas     copies per shard.
+     * @param domains      failure domain label of some or all nodes.
+     * @return the placement.
+     */
+    public static ShardPlacement of(
+        final List<String> catalogNodes, final int replicas, final Map<String, String> domains)
+    {
+        return new ShardPlacement(canonicalNodes(catalogNodes), replicas, domains);
     }
 
     /**
@@ -114,9 +147,10 @@ public final class ShardPlacement
     }
 
     /**
-     * Parse a comma-separated node list with a replica count ({@code --catalog-nodes a,b,c --catalog-replicas 3}).
+     * Parse a comma-separated node list with a replica count ({@code --catalog-nodes a,b,c --catalog-replicas 3});
+     * a node may name its failure domain after an {@code @} ({@code a@rack1,b@rack1,c@rack2}).
      *
-     * @param commaSeparated node ids separated by commas; blanks around ids are ignored.
+     * @param commaSeparated node ids separated by commas, each optionally {@code @DOMAIN}; blanks around ignored.
      * @param replicas       copies per shard.
      * @return the placement.
      */
@@ -127,11 +161,19 @@ public final class ShardPlacement
             throw new IllegalArgumentException("--catalog-nodes must name 1-" + MAX_CATALOG_NODES + " node ids");
         }
         final List<String> ids = new ArrayList<>();
+        final Map<String, String> domains = new TreeMap<>();
         for (final String part : commaSeparated.split(",", -1))
         {
-            ids.add(part.trim());
+            final String entry = part.trim();
+            final int at = entry.indexOf('@');
+            final String id = at < 0 ? entry : entry.substring(0, at);
+            ids.add(id);
+            if (at >= 0)
+            {
+                domains.put(id, entry.substring(at + 1));
+            }
         }
-        return of(ids, replicas);
+        return of(ids, replicas, domains);
     }
 
     /**
@@ -164,10 +206,15 @@ public final class ShardPlacement
      */
     public static void checkNodeId(final String id)
     {
-        if (null == id || !NODE_ID.matcher(id).matches())
+        checkLabel("node id", id);
+    }
+
+    private static void checkLabel(final String what, final String label)
+    {
+        if (null == label || !NODE_ID.matcher(label).matches())
         {
-            throw new IllegalArgumentException("node id must be 1-" + MAX_NODE_ID_LENGTH +
-                " characters of [A-Za-z0-9._-]: '" + id + "'");
+            throw new IllegalArgumentException(what + " must be 1-" + MAX_NODE_ID_LENGTH +
+                " characters of [A-Za-z0-9._-]: '" + label + "'");
         }
     }
 
@@ -191,8 +238,29 @@ public final class ShardPlacement
      */
     public static String canonicalConfig(final List<String> canonicalNodes, final int replicas)
     {
-        return "shards=" + StateKeyShard.SHARD_COUNT + (MIN_REPLICAS == replicas ? "" : ";replicas=" + replicas) +
-            ";nodes=" + String.join(",", canonicalNodes);
+        return canonicalConfig(canonicalNodes, replicas, Map.of());
+    }
+
+    /**
+     * As {@link #canonicalConfig(List, int)}, with the failure domains appended when there are any:
+     * {@code ;domains=a@rack1,b@rack2} (by node id).
+     */
+    public static String canonicalConfig(
+        final List<String> canonicalNodes, final int replicas, final Map<String, String> domains)
+    {
+        final StringBuilder text = new StringBuilder("shards=").append(StateKeyShard.SHARD_COUNT);
+        if (MIN_REPLICAS != replicas)
+        {
+            text.append(";replicas=").append(replicas);
+        }
+        text.append(";nodes=").append(String.join(",", canonicalNodes));
+        if (!domains.isEmpty())
+        {
+            final StringJoiner joined = new StringJoiner(",", ";domains=", "");
+            new TreeMap<>(domains).forEach((node, domain) -> joined.add(node + "@" + domain));
+            text.append(joined);
+        }
+        return text.toString();
     }
 
     /**
@@ -212,7 +280,8 @@ public final class ShardPlacement
         return sha256.digest();
     }
 
-    private static String[] rank(final int shard, final List<String> nodes, final int count)
+    private static String[] rank(
+        final int shard, final List<String> nodes, final int count, final Map<String, String> domains)
     {
         final byte[][] scores = new byte[nodes.size()][];
         final Integer[] order = new Integer[nodes.size()];
@@ -227,10 +296,26 @@ public final class ShardPlacement
             final int byScore = Arrays.compareUnsigned(scores[b], scores[a]);
             return 0 != byScore ? byScore : Integer.compare(a, b);
         });
+        // By rank, a node of a domain no earlier copy is in first; then the rest, still by rank.
         final String[] ranked = new String[count];
-        for (int i = 0; i < count; i++)
+        final boolean[] taken = new boolean[order.length];
+        final Set<String> used = new HashSet<>();
+        int filled = 0;
+        for (int i = 0; i < order.length && filled < count; i++)
         {
-            ranked[i] = nodes.get(order[i]);
+            final String node = nodes.get(order[i]);
+            if (used.add(domains.getOrDefault(node, "@" + node)))
+            {
+                ranked[filled++] = node;
+                taken[i] = true;
+            }
+        }
+        for (int i = 0; i < order.length && filled < count; i++)
+        {
+            if (!taken[i])
+            {
+                ranked[filled++] = nodes.get(order[i]);
+            }
         }
         return ranked;
     }
@@ -331,23 +416,33 @@ public final class ShardPlacement
         return fingerprint;
     }
 
+    /**
+     * @return the failure domain of each node that has one, by node id.
+     */
+    public Map<String, String> domains()
+    {
+        return domains;
+    }
+
     public String canonicalConfig()
     {
-        return canonicalConfig(nodes, replicas);
+        return canonicalConfig(nodes, replicas, domains);
     }
 
     public boolean equals(final Object o)
     {
-        return o instanceof ShardPlacement other && replicas == other.replicas && nodes.equals(other.nodes);
+        return o instanceof ShardPlacement other && replicas == other.replicas && nodes.equals(other.nodes) &&
+            domains.equals(other.domains);
     }
 
     public int hashCode()
     {
-        return 31 * nodes.hashCode() + replicas;
+        return 31 * (31 * nodes.hashCode() + replicas) + domains.hashCode();
     }
 
     public String toString()
     {
-        return "ShardPlacement{nodes=" + nodes + ", replicas=" + replicas + ", fingerprint=" + fingerprint + '}';
+        return "ShardPlacement{nodes=" + nodes + ", replicas=" + replicas + (domains.isEmpty() ? "" :
+            ", domains=" + domains) + ", fingerprint=" + fingerprint + '}';
     }
 }

@@ -197,6 +197,38 @@ class ShardPlacementTest
     }
 
     @Test
+    void shouldSpreadEachShardsCopiesOverFailureDomainsFirst()
+    {
+        // Two racks of three: with two copies every shard has one in each rack, with three both racks and then the
+        // next by rank; with no domains the same nodes may put both copies in one rack.
+        final String racks = "a@r1,b@r1,c@r1,d@r2,e@r2,f@r2";
+        final ShardPlacement two = ShardPlacement.parse(racks, 2);
+        final ShardPlacement three = ShardPlacement.parse(racks, 3);
+        final ShardPlacement plain = ShardPlacement.parse("a,b,c,d,e,f", 2);
+        boolean plainSharesARack = false;
+        for (int s = 0; s < StateKeyShard.SHARD_COUNT; s++)
+        {
+            assertNotEquals(two.domains().get(two.replicaOf(s, 0)), two.domains().get(two.replicaOf(s, 1)), "shard " + s);
+            final Set<String> used = new HashSet<>();
+            for (int r = 0; r < 3; r++)
+            {
+                used.add(three.domains().get(three.replicaOf(s, r)));
+            }
+            assertEquals(Set.of("r1", "r2"), used, "shard " + s);
+            // Domains only reorder: the first copy is the plain placement's host.
+            assertEquals(plain.hostOf(s), two.hostOf(s));
+            plainSharesARack |= two.domains().get(plain.replicaOf(s, 0)).equals(two.domains().get(plain.replicaOf(s, 1)));
+        }
+        assertTrue(plainSharesARack, "the test needs a shard whose plain copies share a rack");
+        assertNotEquals(plain.fingerprint(), ShardPlacement.parse(racks, 2).fingerprint());
+        assertTrue(two.canonicalConfig().endsWith(";domains=a@r1,b@r1,c@r1,d@r2,e@r2,f@r2"), two.canonicalConfig());
+        assertNotEquals(two, plain);
+        assertEquals(two, ShardPlacement.parse("f@r2,e@r2,d@r2,c@r1,b@r1,a@r1", 2));
+        assertThrows(IllegalArgumentException.class, () -> ShardPlacement.parse("a@,b", 2));
+        assertThrows(IllegalArgumentException.class, () -> ShardPlacement.parse("a@r 1,b", 2));
+    }
+
+    @Test
     void shouldCanonicaliseOrderAndDuplicates()
     {
         final ShardPlacement a = ShardPlacement.parse("c, a,b,a");

@@ -358,8 +358,9 @@ public final class ManagerCommand implements Callable<Integer>
         "seconds. Engines are served meanwhile (default: ${DEFAULT-VALUE}).")
     String joinTimeout;
 
-    @Option(names = "--catalog-nodes", description = "The cluster's 1-16 catalog node ids, e.g. a,b,c; identical on " +
-        "every Manager (the first installs it in etcd, a mismatch fails the join) (default: ${sys:" +
+    @Option(names = "--catalog-nodes", description = "The cluster's 1-16 catalog node ids, e.g. a,b,c, each optionally " +
+        "with its failure domain (a@rack1,b@rack1,c@rack2: a shard's copies go to distinct domains first); identical " +
+        "on every Manager (the first installs it in etcd, a mismatch fails the join) (default: ${sys:" +
         Configuration.CATALOG_NODES_PROP_NAME + ":-none}).")
     String catalogNodes;
 

@@ -8,13 +8,15 @@ import io.orbitkv.codecs.StateKeyShard;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * JSON of the placement key.
  * <ul>
  *   <li>version 1, one copy per shard: {@code {"version":1,"shardCount":16,"nodes":[...],"fingerprint":"..."}};</li>
  *   <li>version 2 adds the copies per shard: {@code {"version":2,"shardCount":16,"replicas":3,"nodes":[...],
- *   "fingerprint":"..."}}.</li>
+ *   "fingerprint":"..."}}, and the nodes' failure domains when any has one ({@code "domains":{"a":"rack1",...}}).</li>
  * </ul>
  * A placement of one copy is written as version 1, byte for byte the record written before copies existed (its
  * fingerprint is unchanged too), so a cluster that keeps one copy stays readable by the Managers and
@@ -39,7 +41,7 @@ final class PlacementRecord
 
     static byte[] encode(final ShardPlacement placement)
     {
-        final boolean oneCopy = ShardPlacement.MIN_REPLICAS == placement.replicas();
+        final boolean oneCopy = ShardPlacement.MIN_REPLICAS == placement.replicas() && placement.domains().isEmpty();
         final ObjectNode node = JSON.createObjectNode();
         node.put("version", oneCopy ? VERSION_ONE_COPY : VERSION);
         node.put("shardCount", StateKeyShard.SHARD_COUNT);
@@ -49,6 +51,11 @@ final class PlacementRecord
         }
         final var nodes = node.putArray("nodes");
         placement.nodes().forEach(nodes::add);
+        if (!placement.domains().isEmpty())
+        {
+            final ObjectNode domains = node.putObject("domains");
+            placement.domains().forEach(domains::put);
+        }
         node.put("fingerprint", placement.fingerprint());
         try
         {
@@ -75,7 +82,12 @@ final class PlacementRecord
             final int replicas = VERSION == version ? node.get("replicas").asInt() : ShardPlacement.MIN_REPLICAS;
             final List<String> nodes = new ArrayList<>();
             node.get("nodes").forEach((n) -> nodes.add(n.asText()));
-            final ShardPlacement placement = ShardPlacement.of(nodes, replicas);
+            final Map<String, String> domains = new TreeMap<>();
+            if (VERSION == version && node.path("domains").isObject())
+            {
+                node.get("domains").properties().forEach((e) -> domains.put(e.getKey(), e.getValue().asText()));
+            }
+            final ShardPlacement placement = ShardPlacement.of(nodes, replicas, domains);
             if (!placement.fingerprint().equals(node.path("fingerprint").asText()))
             {
                 throw new IllegalStateException("placement record fingerprint does not match its nodes and replicas: " +
@@ -100,6 +112,7 @@ final class PlacementRecord
         return "catalog nodes " + placement.nodes() + " with " + placement.replicas() +
             (ShardPlacement.MIN_REPLICAS == placement.replicas() ? " copy" : " copies") + " per shard" +
             (placement.replicaCount() < placement.replicas() ? " (" + placement.replicaCount() + " held)" : "") +
+            (placement.domains().isEmpty() ? "" : ", failure domains " + placement.domains()) +
             " (fingerprint " + placement.fingerprint() + ")";
     }
 }

@@ -105,6 +105,14 @@ class MembershipUnitTest
         final ShardPlacement small = ShardPlacement.parse("a,b", 3);
         assertEquals(small, PlacementRecord.decode(PlacementRecord.encode(small)));
         assertEquals(2, PlacementRecord.decode(PlacementRecord.encode(small)).replicaCount());
+
+        // failure domains travel in version 2, one copy included, and a record stripped of them does not match
+        final ShardPlacement racks = ShardPlacement.parse("a@r1,b@r1,c@r2", 1);
+        final String withDomains = new String(PlacementRecord.encode(racks), StandardCharsets.UTF_8);
+        assertTrue(withDomains.contains("\"version\":2") && withDomains.contains("\"domains\":{\"a\":\"r1\""),
+            withDomains);
+        assertEquals(racks, PlacementRecord.decode(withDomains.getBytes(StandardCharsets.UTF_8)));
+        assertRefused("fingerprint does not match", withDomains.replaceAll(",\"domains\":\\{[^}]*}", ""));
     }
 
     @Test
