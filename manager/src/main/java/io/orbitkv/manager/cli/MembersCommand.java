@@ -110,7 +110,9 @@ public final class MembersCommand implements Callable<Integer>
     private static void printShards(final PrintWriter out, final ShardPlacement placement, final MemberSnapshot snapshot)
     {
         out.println("placement " + placement.nodes() + ", " + placement.replicas() +
-            (1 == placement.replicas() ? " copy" : " copies") + " per shard, fingerprint " + placement.fingerprint());
+            (1 == placement.replicas() ? " copy" : " copies") + " per shard" +
+            (placement.domains().isEmpty() ? "" : ", failure domains " + placement.domains()) +
+            ", fingerprint " + placement.fingerprint());
         if (placement.replicaCount() < placement.replicas())
         {
             out.println("only " + placement.replicaCount() + " catalog node(s) for " + placement.replicas() +
