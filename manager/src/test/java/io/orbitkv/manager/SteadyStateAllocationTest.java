@@ -437,6 +437,8 @@ class SteadyStateAllocationTest
             .clusterName(cluster)
             .nodeId(node)
             .catalogNodes(catalogNodes)
+            // One copy per shard, so a key of the other node's shards is a cold query to it, as this test measures.
+            .catalogReplicas(1)
             .membershipLog(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
     }
 
