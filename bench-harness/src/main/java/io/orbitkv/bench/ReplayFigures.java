@@ -225,7 +225,12 @@ final class ReplayFigures
 
         final Map<String, Object> metadata = new LinkedHashMap<>();
         final double secs = replayNs / 1e9;
-        metadata.put("bytesPerS", delta(moved, "peer: metadata bytes sent") / secs);
+        final long metadataBytes = delta(moved, "peer: metadata bytes sent");
+        final long recordsSent = delta(moved, "Catalog: delta records sent to catalog hosts");
+        metadata.put("bytesPerS", metadataBytes / secs);
+        metadata.put("deltaRecordsSent", recordsSent);
+        // Every metadata byte (deltas, snapshots, acks, cold queries and answers) per delta record an owner sent.
+        metadata.put("bytesPerDeltaRecord", 0 == recordsSent ? 0.0 : (double)metadataBytes / recordsSent);
         metadata.put("updateLagMaxUs", maxOf(after, "Catalog: max update lag, owner append to host ack (us)"));
         final long cold = delta(moved, "Catalog: cold query RPCs sent");
         final long candidateHits = delta(moved, "Catalog: candidate index hits");
