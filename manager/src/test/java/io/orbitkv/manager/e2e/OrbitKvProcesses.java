@@ -218,6 +218,10 @@ public final class OrbitKvProcesses implements AutoCloseable, AfterTestExecution
     public String counters(final String labelPrefix)
     {
         final StringBuilder text = new StringBuilder();
+        if (null == counters)
+        {
+            return "(closed: no counters)\n";
+        }
         counters.forEach((counterId, typeId, keyBuffer, counterLabel) ->
         {
             if (counterLabel.startsWith(labelPrefix))
@@ -363,6 +367,8 @@ public final class OrbitKvProcesses implements AutoCloseable, AfterTestExecution
         }
         if (cncReader != null)
         {
+            // Unmapped: a reader of the counters afterwards (a failure report) must not touch the old mapping.
+            counters = null;
             cncReader.close();
             cncReader = null;
         }
