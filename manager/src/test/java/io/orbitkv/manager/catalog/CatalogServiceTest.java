@@ -178,13 +178,8 @@ class CatalogServiceTest
     {
         final int shard = hashHostedBy("a", 32, 1);
         final long bMsb = b.uuid.getMostSignificantBits();
-        final long bLsb = b.uuid.getLeastSignificantBits();
         // b's stream starts with a snapshot cut of its empty inventory; once a installed it, a residence is a delta.
-        driveUntil(() ->
-        {
-            final ShardReceiver receiver = a.ctx.members().receiverOf(bMsb, bLsb, shard);
-            return null != receiver && receiver.coverageComplete();
-        }, "a installed b's snapshot of shard " + shard);
+        awaitBCoveredOnA(shard);
         final long appliedBefore = a.counters.get(CatalogCounter.RECORDS_APPLIED).get();
 
         assertTrue(b.ctx.streams().inventory().add(JournalRecord.TIER_DRAM, key(32), 7, 4096) > 0);
@@ -206,15 +201,8 @@ class CatalogServiceTest
     @Test
     void shouldAnswerFromTheCandidateIndexUntilItsTtlRunsOutOnTheAgentsClock()
     {
-        final int shard = hashHostedBy("a", 16, 1_000);
-        final long bMsb = b.uuid.getMostSignificantBits();
-        final long bLsb = b.uuid.getLeastSignificantBits();
         // a's own view proves a key absent only once it covers b completely (b's snapshot installed).
-        driveUntil(() ->
-        {
-            final ShardReceiver receiver = a.ctx.members().receiverOf(bMsb, bLsb, shard);
-            return null != receiver && receiver.coverageComplete();
-        }, "a installed b's snapshot of shard " + shard);
+        awaitBCoveredOnA(hashHostedBy("a", 16, 1_000));
         final CandidateSet set = new CandidateSet();
         set.add(1, b.uuid.getMostSignificantBits(), b.uuid.getLeastSignificantBits(), 42, 1, 8192);
         assertTrue(a.ctx.candidates().put(key(16), set, clock.nanoTime() / 1_000_000L));
@@ -263,6 +251,17 @@ class CatalogServiceTest
         assertEquals(KeyStatus.FAILED, lookup.statuses()[0]);
         assertEquals(FailureReason.CATALOG_UNAVAILABLE, lookup.reasons()[0]);
         assertTrue(lookup.answer().isEmpty());
+    }
+
+    private void awaitBCoveredOnA(final int shard)
+    {
+        final long bMsb = b.uuid.getMostSignificantBits();
+        final long bLsb = b.uuid.getLeastSignificantBits();
+        driveUntil(() ->
+        {
+            final ShardReceiver receiver = a.ctx.members().receiverOf(bMsb, bLsb, shard);
+            return null != receiver && receiver.coverageComplete();
+        }, "a installed b's snapshot of shard " + shard);
     }
 
     /**
