@@ -417,6 +417,26 @@ public final class ShardPlacement
     }
 
     /**
+     * The 64-bit placement fingerprint routes carry at a placement generation. Generation 1 carries the first 64 bits
+     * of {@link #fingerprint()} (what routes carried before generations existed); a later generation carries the
+     * first 64 bits of {@code SHA-256(FINGERPRINT_DOMAIN_TAG | 0x00 | canonicalConfig() | ";generation=" | g)}, so a
+     * route sent under a stale generation is refused even when that generation had the same nodes.
+     *
+     * @param generation placement generation, 1 or more.
+     * @return the route fingerprint.
+     */
+    public long routeFingerprint(final long generation)
+    {
+        if (generation < 1)
+        {
+            throw new IllegalArgumentException("placement generation must be 1 or more, got " + generation);
+        }
+        final String hex = 1 == generation ? fingerprint :
+            computeFingerprint(canonicalConfig() + ";generation=" + generation);
+        return Long.parseUnsignedLong(hex.substring(0, 16), 16);
+    }
+
+    /**
      * @return the failure domain of each node that has one, by node id.
      */
     public Map<String, String> domains()

@@ -10,11 +10,12 @@ import java.util.TreeMap;
  * An immutable member view at one etcd revision, published by the view keeper through a volatile reference and
  * read by agents without locks or etcd calls. A new object replaces it on every change; nothing in it mutates.
  *
- * <p>Each shard has the placement's copies ({@link ShardPlacement#replicaOf}); the live ones are those whose node is
- * in the view. A shard with no live copy is unavailable; one with some live copies but fewer than the placement asks
- * ({@link ShardPlacement#replicas()}) is degraded: it is served, with less failure coverage. That includes every
- * shard of a cluster with fewer catalog nodes than asked copies. Copies never move to other nodes while one is
- * missing (design: temporary liveness changes never move shards).
+ * <p>Each shard has the copies its {@link PlacementState} asks queries of ({@link PlacementState#queryOrder}); the
+ * live ones are those whose node is in the view. A shard with no live copy is unavailable; one with some live copies
+ * but fewer than the placement asks ({@link ShardPlacement#replicas()}) is degraded: it is served, with less failure
+ * coverage. That includes every shard of a cluster with fewer catalog nodes than asked copies. Copies never move to
+ * other nodes while one is missing (design: temporary liveness changes never move shards); only a placement
+ * transition moves them.
  */
 public final class MemberView
 {
@@ -24,7 +25,7 @@ public final class MemberView
     private final long revision;
     private final boolean complete;
     private final Map<String, MemberRecord> members;
-    private final ShardPlacement placement;
+    private final PlacementState placementState;
     private final String incompleteReason;
     private final byte[] liveReplicasByShard;
     private final int unavailableShards;
@@ -34,13 +35,13 @@ public final class MemberView
         final long revision,
         final boolean complete,
         final Map<String, MemberRecord> members,
-        final ShardPlacement placement,
+        final PlacementState placementState,
         final String incompleteReason)
     {
         this.revision = revision;
         this.complete = complete;
         this.members = Collections.unmodifiableMap(new TreeMap<>(members));
-        this.placement = placement;
+        this.placementState = placementState;
         this.incompleteReason = incompleteReason;
         this.liveReplicasByShard = new byte[StateKeyShard.SHARD_COUNT];
         int unavailable = 0;
@@ -48,11 +49,11 @@ public final class MemberView
         for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
         {
             int live = 0;
-            if (null != placement && complete)
+            if (null != placementState && complete)
             {
-                for (int replica = 0; replica < placement.replicaCount(); replica++)
+                for (final String node : placementState.queryOrder(shard))
                 {
-                    live += this.members.containsKey(placement.replicaOf(shard, replica)) ? 1 : 0;
+                    live += this.members.containsKey(node) ? 1 : 0;
                 }
             }
             liveReplicasByShard[shard] = (byte)live;
@@ -60,7 +61,7 @@ public final class MemberView
             {
                 unavailable++;
             }
-            else if (live < placement.replicas())
+            else if (live < placementState.target().replicas())
             {
                 degraded++;
             }
@@ -77,7 +78,7 @@ public final class MemberView
      */
     MemberView invalidated(final String reason)
     {
-        return new MemberView(revision, false, members, placement, reason);
+        return new MemberView(revision, false, members, placementState, reason);
     }
 
     /**
@@ -131,13 +132,24 @@ public final class MemberView
         return members.get(nodeId);
     }
 
+    /**
+     * @return the installed placement (the generation in force), or null before the first snapshot.
+     */
     public ShardPlacement placement()
     {
-        return placement;
+        return null == placementState ? null : placementState.placement();
     }
 
     /**
-     * The live record of a shard's configured host (its copy of rank 0), or null when that host is missing (design:
+     * @return the installed placement generation and the transition in flight, or null before the first snapshot.
+     */
+    public PlacementState placementState()
+    {
+        return placementState;
+    }
+
+    /**
+     * The live record of the node a shard's queries go to first, or null when that node is missing (design:
      * temporary liveness changes never move shards).
      *
      * @param shard shard in [0, 16).
@@ -149,22 +161,23 @@ public final class MemberView
     }
 
     /**
-     * The live record of the node holding one copy of a shard, or null when that node is not in the view.
+     * The live record of the node asked {@code replica}-th for a shard, or null when that node is not in the view.
      *
      * @param shard   shard in [0, 16).
-     * @param replica rank in [0, {@link ShardPlacement#replicaCount()}).
+     * @param replica position in the shard's {@link PlacementState#queryOrder}.
      * @return the copy's member record or null.
      */
     public MemberRecord replicaRecord(final int shard, final int replica)
     {
-        return null == placement || !complete ? null : members.get(placement.replicaOf(shard, replica));
+        return null == placementState || !complete || replica >= placementState.queryOrder(shard).length ? null :
+            members.get(placementState.queryOrder(shard)[replica]);
     }
 
     /**
      * Copies of a shard whose node is in the view (0 while the view is incomplete).
      *
      * @param shard shard in [0, 16).
-     * @return live copies, at most {@link ShardPlacement#replicaCount()}.
+     * @return live copies among those queries go to.
      */
     public int liveReplicas(final int shard)
     {

@@ -407,7 +407,8 @@ final class MemberViewKeeper implements Agent
     private void publishComplete()
     {
         final boolean wasComplete = membership.view().isComplete();
-        final MemberView view = new MemberView(revision, true, Map.copyOf(working), expectedPlacement, null);
+        final MemberView view = new MemberView(revision, true, Map.copyOf(working),
+            PlacementState.stable(1, expectedPlacement), null);
         membership.publish(view);
         membership.updateGauges(clock.nanoTime());
         if (!wasComplete)

@@ -64,6 +64,7 @@ public final class Membership implements AutoCloseable
     private LeaseKeeper leaseKeeper;
     private MemberViewKeeper viewKeeper;
     private volatile boolean closed;
+    private volatile CoverageReport coverageReport;
     private Runnable beforeWatchHook;
 
     private Membership(
@@ -435,6 +436,25 @@ public final class Membership implements AutoCloseable
         }
         final Incarnation current = incarnation;
         return null == current ? FenceCause.NONE : current.fenceCause();
+    }
+
+    /**
+     * Hand the newest coverage report of the shards a transition moves to this node to the placement agent, which
+     * writes it to etcd when it differs from the last one written. Any thread; never blocks.
+     *
+     * @param report the report.
+     */
+    public void reportCoverage(final CoverageReport report)
+    {
+        coverageReport = report;
+    }
+
+    /**
+     * @return the newest coverage report handed over, or null.
+     */
+    CoverageReport coverageReport()
+    {
+        return coverageReport;
     }
 
     public int registrationState()

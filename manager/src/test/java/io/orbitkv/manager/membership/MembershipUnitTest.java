@@ -229,7 +229,7 @@ class MembershipUnitTest
             members.put(id, new MemberRecord(id, 1, UUID.randomUUID(), 0, "peer-" + id, "transfer-" + id,
                 MembershipConfiguration.PROTOCOL_VERSION, 0));
         }
-        return new MemberView(7, true, members, placement, null);
+        return new MemberView(7, true, members, PlacementState.stable(1, placement), null);
     }
 
     private static void assertRefused(final String expected, final String record)
