@@ -46,6 +46,44 @@ public final class CatalogDirectory
     }
 
     /**
+     * Start hosting a shard: a receiver for every known owner, each waiting for its first snapshot (so the shard's
+     * coverage is incomplete until every admitted owner has sent one). Slow path; nothing happens if hosted already.
+     *
+     * @param shard shard in [0, 16).
+     */
+    public void hostShard(final int shard)
+    {
+        if (hostedShards[shard])
+        {
+            return;
+        }
+        hostedShards[shard] = true;
+        for (int i = 0; i < ownerCount; i++)
+        {
+            receivers[owners[i]][shard] = new ShardReceiver(shard, owners[i], budget, namespaces);
+        }
+    }
+
+    /**
+     * Stop hosting a shard: every owner's view of it is freed and its bytes go back to the budget.
+     *
+     * @param shard shard in [0, 16).
+     */
+    public void unhostShard(final int shard)
+    {
+        if (!hostedShards[shard])
+        {
+            return;
+        }
+        hostedShards[shard] = false;
+        for (int i = 0; i < ownerCount; i++)
+        {
+            receivers[owners[i]][shard].close();
+            receivers[owners[i]][shard] = null;
+        }
+    }
+
+    /**
      * Receivers for an owner node (created on first call).
      *
      * @return false when {@link #MAX_OWNERS} owners exist or the node index is out of range.

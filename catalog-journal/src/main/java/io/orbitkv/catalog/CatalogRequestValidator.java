@@ -14,14 +14,24 @@ import org.agrona.DirectBuffer;
  */
 public final class CatalogRequestValidator
 {
+    /**
+     * Route fingerprints of earlier placement generations remembered, so a route of one is refused as a stale
+     * generation rather than as a foreign placement.
+     */
+    public static final int MAX_STALE_FINGERPRINTS = 8;
+
     private long localIncarnationMsb;
     private long localIncarnationLsb;
-    private final long placementFingerprint;
+    private long installedFingerprint;
+    private long targetFingerprint;
+    private final long[] staleFingerprints = new long[MAX_STALE_FINGERPRINTS];
+    private int staleFingerprintCount;
     private final boolean[] hostedShards;
     private final StateKeyShard shardFunction = new StateKeyShard();
 
     private long wrongDestinations;
     private long wrongFingerprints;
+    private long staleGenerations;
     private long crossShardKeys;
     private long batchesTooLarge;
     private long malformed;
@@ -29,8 +39,8 @@ public final class CatalogRequestValidator
     /**
      * @param localIncarnationMsb  this runtime's incarnation, high bits.
      * @param localIncarnationLsb  this runtime's incarnation, low bits.
-     * @param placementFingerprint fingerprint of the installed placement.
-     * @param hostedShards         which of the 16 shards this host serves (copied).
+     * @param placementFingerprint route fingerprint of the installed placement generation.
+     * @param hostedShards         which of the 16 shards this host serves (copied; {@link #hostShard} changes it).
      */
     public CatalogRequestValidator(
         final long localIncarnationMsb,
@@ -44,7 +54,8 @@ public final class CatalogRequestValidator
         }
         this.localIncarnationMsb = localIncarnationMsb;
         this.localIncarnationLsb = localIncarnationLsb;
-        this.placementFingerprint = placementFingerprint;
+        this.installedFingerprint = placementFingerprint;
+        this.targetFingerprint = placementFingerprint;
         this.hostedShards = hostedShards.clone();
     }
 
@@ -59,6 +70,62 @@ public final class CatalogRequestValidator
     {
         localIncarnationMsb = msb;
         localIncarnationLsb = lsb;
+    }
+
+    /**
+     * Judge routes against a new placement generation, or a transition between two: routes naming either generation
+     * are accepted, and this host's own routes name the target. Fingerprints accepted until now and accepted no more
+     * are remembered as stale (the last {@link #MAX_STALE_FINGERPRINTS}). Owner thread only.
+     *
+     * @param installed route fingerprint of the installed generation.
+     * @param target    route fingerprint of the transition's target generation, or {@code installed} when none.
+     */
+    public void placementFingerprints(final long installed, final long target)
+    {
+        rememberStale(installedFingerprint, installed, target);
+        rememberStale(targetFingerprint, installed, target);
+        installedFingerprint = installed;
+        targetFingerprint = target;
+    }
+
+    private void rememberStale(final long previous, final long installed, final long target)
+    {
+        if (previous == installed || previous == target || isStale(previous))
+        {
+            return;
+        }
+        staleFingerprints[staleFingerprintCount++ % MAX_STALE_FINGERPRINTS] = previous;
+    }
+
+    private boolean isStale(final long fingerprint)
+    {
+        for (int i = 0, n = Math.min(staleFingerprintCount, MAX_STALE_FINGERPRINTS); i < n; i++)
+        {
+            if (staleFingerprints[i] == fingerprint)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Serve a shard or stop serving it (a placement transition moved a copy here or away). Owner thread only.
+     *
+     * @param shard  shard in [0, 16).
+     * @param hosted whether this host serves it now.
+     */
+    public void hostShard(final int shard, final boolean hosted)
+    {
+        hostedShards[shard] = hosted;
+    }
+
+    /**
+     * @return the route fingerprint this host's own messages carry (the newest generation it knows).
+     */
+    public long sendFingerprint()
+    {
+        return targetFingerprint;
     }
 
     /**
@@ -80,8 +147,12 @@ public final class CatalogRequestValidator
             malformed++;
             return CatalogStatus.MALFORMED;
         }
-        if (fingerprint != placementFingerprint)
+        if (fingerprint != installedFingerprint && fingerprint != targetFingerprint)
         {
+            if (isStale(fingerprint))
+            {
+                staleGenerations++;
+            }
             wrongFingerprints++;
             return CatalogStatus.WRONG_FINGERPRINT;
         }
@@ -141,6 +212,15 @@ public final class CatalogRequestValidator
     public long wrongFingerprints()
     {
         return wrongFingerprints;
+    }
+
+    /**
+     * @return routes refused because they named an earlier placement generation of this host (also counted in
+     * {@link #wrongFingerprints()}).
+     */
+    public long staleGenerations()
+    {
+        return staleGenerations;
     }
 
     public long crossShardKeys()

@@ -35,7 +35,6 @@ public final class ColdQueryHandler
     private final CatalogDirectory directory;
     private long localIncarnationMsb;
     private long localIncarnationLsb;
-    private final long placementFingerprint;
 
     private final UnsafeBuffer frame = new UnsafeBuffer(0, 0);
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
@@ -70,14 +69,12 @@ public final class ColdQueryHandler
         final CatalogRequestValidator validator,
         final CatalogDirectory directory,
         final long localIncarnationMsb,
-        final long localIncarnationLsb,
-        final long placementFingerprint)
+        final long localIncarnationLsb)
     {
         this.validator = validator;
         this.directory = directory;
         this.localIncarnationMsb = localIncarnationMsb;
         this.localIncarnationLsb = localIncarnationLsb;
-        this.placementFingerprint = placementFingerprint;
     }
 
     /**
@@ -264,7 +261,7 @@ public final class ColdQueryHandler
                 claim : shardFunction.shard(frame, namespaceOffset, namespaceLength, frame, hashOffset, hashLength);
             if (!directory.hosts(keyShard))
             {
-                return validator.checkRoute(keyShard, placementFingerprint, localIncarnationMsb, localIncarnationLsb, true);
+                return validator.checkRoute(keyShard, validator.sendFingerprint(), localIncarnationMsb, localIncarnationLsb, true);
             }
             claimed[i] = trusted;
             keyShards[i] = keyShard;
@@ -311,7 +308,7 @@ public final class ColdQueryHandler
                     {
                         rejected++;
                         return status(out, outOffset, validator.checkRoute(
-                            actual, placementFingerprint, localIncarnationMsb, localIncarnationLsb, true),
+                            actual, validator.sendFingerprint(), localIncarnationMsb, localIncarnationLsb, true),
                             sessionId, correlationId, requesterMsb, requesterLsb, shard);
                     }
                     complete = directory.lookup(
@@ -362,7 +359,7 @@ public final class ColdQueryHandler
         final io.orbitkv.codecs.catalog.RouteEncoder route, final long destinationMsb, final long destinationLsb,
         final int shard)
     {
-        route.shard((short)(shard & 0x0F)).placementFingerprint(placementFingerprint);
+        route.shard((short)(shard & 0x0F)).placementFingerprint(validator.sendFingerprint());
         route.destinationIncarnation().msb(destinationMsb).lsb(destinationLsb);
         route.senderIncarnation().msb(localIncarnationMsb).lsb(localIncarnationLsb);
     }

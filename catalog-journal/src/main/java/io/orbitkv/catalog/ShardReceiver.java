@@ -168,6 +168,19 @@ public final class ShardReceiver
     }
 
     /**
+     * This host stops serving the shard: the view and any snapshot being built are freed and their bytes returned to
+     * the budget. The receiver takes no more frames.
+     */
+    public void close()
+    {
+        abandonPending();
+        releaseLiveView();
+        hasIncarnation = false;
+        mode = NO_BASELINE;
+        gap.clear();
+    }
+
+    /**
      * Apply one delta record of the owner stream.
      *
      * @return an outcome constant.

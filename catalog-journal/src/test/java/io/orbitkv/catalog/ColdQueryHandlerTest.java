@@ -45,7 +45,7 @@ class ColdQueryHandlerTest
         }
         directory = new CatalogDirectory(hosted, new HostBudget());
         validator = new CatalogRequestValidator(LOCAL_MSB, LOCAL_LSB, FINGERPRINT, hosted);
-        handler = new ColdQueryHandler(validator, directory, LOCAL_MSB, LOCAL_LSB, FINGERPRINT);
+        handler = new ColdQueryHandler(validator, directory, LOCAL_MSB, LOCAL_LSB);
     }
 
     private int encodeQuery(final long fingerprint, final int... keys)

@@ -132,7 +132,7 @@ public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
             .placementFingerprint(placementFingerprint)
             .countersManager(countersManager)
             .errorHandler(errors::add));
-        coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, placementFingerprint);
+        coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb);
         catalogProxy = new CatalogProxy(transport.publisher());
         transport.newAgent(validator::checkRoute,
             new CatalogAdapter(transport.publisher(), transport.counters(), errors::add, catalogProxy, validator, this),

@@ -7,6 +7,7 @@ import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.membership.Membership;
+import io.orbitkv.manager.membership.PlacementState;
 import io.orbitkv.manager.peer.PeerPublisher;
 import io.orbitkv.manager.peer.PeerTransport;
 import io.orbitkv.manager.status.SystemCounters;
@@ -74,11 +75,15 @@ public final class CatalogContext
         proxy = new CatalogProxy(publisher);
         final long selfMsb = runtimeUuid.getMostSignificantBits();
         final long selfLsb = runtimeUuid.getLeastSignificantBits();
-        streams = new OwnerStreams(inventory, placement.replicaCount(), systemCounters, publisher, proxy);
-        host = new CatalogHost(nodeId, placement, selfMsb, selfLsb);
+        // The flags' placement as generation 1 until the member view shows the cluster's placement state.
+        final PlacementState initial = PlacementState.stable(1, placement);
+        publisher.placementFingerprint(initial.sendFingerprint());
+        streams = new OwnerStreams(inventory, systemCounters, publisher, proxy);
+        host = new CatalogHost(nodeId, initial, selfMsb, selfLsb);
         systemCounters.get(CatalogCounter.HOSTED_SHARDS).setRelease(host.hostedCount());
-        members = new MemberViewSync(nodeId, placement, runtimeUuid, host, streams,
-            systemCounters.get(CatalogCounter.INCARNATIONS_RETIRED), membership, publisher);
+        members = new MemberViewSync(nodeId, initial, runtimeUuid, host, streams,
+            systemCounters.get(CatalogCounter.INCARNATIONS_RETIRED),
+            systemCounters.get(CatalogCounter.PLACEMENT_STATES_APPLIED), membership, publisher);
         candidates = new CandidateIndex(candidateBytes, CatalogLimits.CANDIDATE_TTL_MS, new NamespaceTable());
         discovery = new PeerDiscovery(host, members, candidates, systemCounters, localResidency, proxy);
         front = new CatalogFront(

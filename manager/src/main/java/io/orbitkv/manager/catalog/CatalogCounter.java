@@ -51,7 +51,10 @@ public enum CatalogCounter implements FixedCounter
     COLD_ATTEMPT_TIMEOUTS(215, "Catalog: cold queries a copy left unanswered past its attempt time", false),
     COLD_KEYS_UNAVAILABLE(216, "Catalog: discovery keys no copy of their shard could answer (unavailable, not absent)",
         false),
-    REPLICA_LAG_MAX_RECORDS(217, "Catalog: most owner journal records a copy's stream has not had acknowledged", true);
+    REPLICA_LAG_MAX_RECORDS(217, "Catalog: most owner journal records a copy's stream has not had acknowledged", true),
+    STALE_GENERATION_ROUTES(230, "Catalog: routes refused for naming an earlier placement generation", false),
+    PLACEMENT_STATES_APPLIED(231, "Catalog: placement states applied (a new generation or move phase)", false),
+    COVERAGE_REPORTS(232, "Catalog: coverage reports handed to the reconciler (shards moving here complete)", false);
 
     private final Spec spec;
 

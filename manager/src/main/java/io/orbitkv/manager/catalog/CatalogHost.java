@@ -4,39 +4,74 @@ import io.orbitkv.catalog.CatalogDirectory;
 import io.orbitkv.catalog.CatalogRequestValidator;
 import io.orbitkv.catalog.ColdQueryHandler;
 import io.orbitkv.catalog.HostBudget;
+import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.CatalogLimits;
-import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.codecs.StateKeyFlyweight;
 import io.orbitkv.index.CandidateSet;
+import io.orbitkv.manager.membership.PlacementState;
 
 /**
- * The catalog host role of this Manager: the shards placement gives this node, a {@link CatalogDirectory} over them
- * (one receiving state per (owner slot, shard)), and the route validator and cold query handler the transport judges
- * and answers requests with. Which owner slot a publisher is, is the {@link MemberViewSync}'s; applying frames is the
- * {@link CatalogPeerHandler}'s. Single threaded (the catalog agent).
+ * The catalog host role of this Manager: the shards the {@link PlacementState} gives this node now, a
+ * {@link CatalogDirectory} over them (one receiving state per (owner slot, shard)), and the route validator and cold
+ * query handler the transport judges and answers requests with. A placement transition adds shards (their receivers
+ * start empty and wait for each owner's snapshot) and removes them (their views are freed). Which owner slot a
+ * publisher is, is the {@link MemberViewSync}'s; applying frames is the {@link CatalogPeerHandler}'s. Single threaded
+ * (the catalog agent).
  */
 final class CatalogHost implements HostedCatalog
 {
+    private final String nodeId;
     private final boolean[] hosted = new boolean[CatalogLimits.SHARD_COUNT];
-    private final int hostedCount;
-    private final long placementFingerprint;
+    private int hostedCount;
     private final CatalogDirectory directory;
     private final CatalogRequestValidator validator;
     private final ColdQueryHandler coldQueryHandler;
 
-    CatalogHost(final String nodeId, final ShardPlacement placement, final long selfMsb, final long selfLsb)
+    CatalogHost(final String nodeId, final PlacementState placement, final long selfMsb, final long selfLsb)
     {
-        int count = 0;
+        this.nodeId = nodeId;
         for (int s = 0; s < hosted.length; s++)
         {
-            hosted[s] = placement.replicaIndex(s, nodeId) >= 0;
-            count += hosted[s] ? 1 : 0;
+            hosted[s] = placement.holds(s, nodeId);
+            hostedCount += hosted[s] ? 1 : 0;
         }
-        this.hostedCount = count;
-        this.placementFingerprint = CatalogService.fingerprintOf(placement);
         this.directory = new CatalogDirectory(hosted, new HostBudget());
-        this.validator = new CatalogRequestValidator(selfMsb, selfLsb, placementFingerprint, hosted);
-        this.coldQueryHandler = new ColdQueryHandler(validator, directory, selfMsb, selfLsb, placementFingerprint);
+        this.validator = new CatalogRequestValidator(selfMsb, selfLsb, placement.installedFingerprint(), hosted);
+        validator.placementFingerprints(placement.installedFingerprint(), placement.sendFingerprint());
+        this.coldQueryHandler = new ColdQueryHandler(validator, directory, selfMsb, selfLsb);
+    }
+
+    /**
+     * Follow a new placement state: host the shards it gives this node, stop hosting the others, and accept the
+     * routes of its generations.
+     *
+     * @return shards whose hosting changed.
+     */
+    int applyPlacement(final PlacementState placement)
+    {
+        validator.placementFingerprints(placement.installedFingerprint(), placement.sendFingerprint());
+        int changed = 0;
+        for (int s = 0; s < hosted.length; s++)
+        {
+            final boolean holds = placement.holds(s, nodeId);
+            if (holds == hosted[s])
+            {
+                continue;
+            }
+            hosted[s] = holds;
+            hostedCount += holds ? 1 : -1;
+            validator.hostShard(s, holds);
+            if (holds)
+            {
+                directory.hostShard(s);
+            }
+            else
+            {
+                directory.unhostShard(s);
+            }
+            changed++;
+        }
+        return changed;
     }
 
     public boolean hostsShard(final int shard)
@@ -47,11 +82,6 @@ final class CatalogHost implements HostedCatalog
     int hostedCount()
     {
         return hostedCount;
-    }
-
-    long placementFingerprint()
-    {
-        return placementFingerprint;
     }
 
     CatalogDirectory directory()
@@ -128,17 +158,25 @@ final class CatalogHost implements HostedCatalog
         int incomplete = 0;
         for (int s = 0; s < hosted.length; s++)
         {
-            if (!hosted[s])
+            if (hosted[s])
             {
-                continue;
+                incomplete += shardComplete(s, ownerSlots, viewApplied) ? 0 : 1;
             }
-            boolean complete = viewApplied;
-            for (int slot = 0; slot < ownerSlots && complete; slot++)
-            {
-                complete = directory.receiver(slot, s).coverageComplete();
-            }
-            incomplete += complete ? 0 : 1;
         }
         return incomplete;
+    }
+
+    /**
+     * @return whether this host's view of a hosted shard covers every owner slot completely.
+     */
+    boolean shardComplete(final int shard, final int ownerSlots, final boolean viewApplied)
+    {
+        boolean complete = viewApplied && hosted[shard];
+        for (int slot = 0; slot < ownerSlots && complete; slot++)
+        {
+            final ShardReceiver receiver = directory.receiver(slot, shard);
+            complete = null == receiver || receiver.coverageComplete();
+        }
+        return complete;
     }
 }

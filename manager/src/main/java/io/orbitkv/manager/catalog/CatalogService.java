@@ -41,6 +41,9 @@ public final class CatalogService implements Agent, AutoCloseable
     private final AtomicCounter indexBytes;
     private final AtomicCounter candidateBytes;
     private final AtomicCounter incompleteShards;
+    private final AtomicCounter hostedShards;
+    private final AtomicCounter staleGenerationRoutes;
+    private final AtomicCounter coverageReports;
     private final AtomicCounter replicaLagMax;
     private final AtomicCounter coldQueriesServed;
     private final AtomicCounter coldRowsServed;
@@ -75,6 +78,9 @@ public final class CatalogService implements Agent, AutoCloseable
         this.indexBytes = counters.get(CatalogCounter.INDEX_BYTES);
         this.candidateBytes = counters.get(CatalogCounter.CANDIDATE_BYTES);
         this.incompleteShards = counters.get(CatalogCounter.INCOMPLETE_SHARDS);
+        this.hostedShards = counters.get(CatalogCounter.HOSTED_SHARDS);
+        this.staleGenerationRoutes = counters.get(CatalogCounter.STALE_GENERATION_ROUTES);
+        this.coverageReports = counters.get(CatalogCounter.COVERAGE_REPORTS);
         this.replicaLagMax = counters.get(CatalogCounter.REPLICA_LAG_MAX_RECORDS);
         this.coldQueriesServed = counters.get(CatalogCounter.COLD_QUERIES_SERVED);
         this.coldRowsServed = counters.get(CatalogCounter.COLD_ROWS_SERVED);
@@ -158,6 +164,9 @@ public final class CatalogService implements Agent, AutoCloseable
         coldQueriesMalformed.setRelease(
             served.malformedFrames() + served.schemaMismatches() + served.unknownTemplates());
         incompleteShards.setRelease(host.incompleteShards(members.ownerSlots(), members.hasView()));
+        hostedShards.setRelease(host.hostedCount());
+        staleGenerationRoutes.setRelease(host.validator().staleGenerations());
+        coverageReports.getAndAddRelease(members.reportCoverage());
         replicaLagMax.setRelease(streams.maxLagRecords());
     }
 

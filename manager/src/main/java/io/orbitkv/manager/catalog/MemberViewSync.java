@@ -5,15 +5,22 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.UUID;
 
 import io.orbitkv.catalog.CatalogDirectory;
 import io.orbitkv.catalog.ShardReceiver;
 import io.orbitkv.codecs.CatalogLimits;
-import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.manager.membership.CoverageReport;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.membership.MemberView;
 import io.orbitkv.manager.membership.Membership;
+import io.orbitkv.manager.membership.MovePhase;
+import io.orbitkv.manager.membership.PlacementState;
+import io.orbitkv.manager.membership.PlacementTransition;
+import io.orbitkv.manager.membership.ShardMove;
 import io.orbitkv.manager.peer.PeerPublisher;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.Object2IntHashMap;
@@ -25,6 +32,10 @@ import org.agrona.concurrent.status.AtomicCounter;
  * slot of the {@link CatalogHost} each member is, and which incarnations are retired. Hosts know publishers by
  * runtime incarnation (every route carries it), mapped to a local owner slot through the view; the node index in a
  * PeerConnect is not used for that.
+ * <p>
+ * The view's {@link PlacementState} decides which shards this host holds, which nodes each shard's owner streams go
+ * to and in which order its copies are asked; a placement transition changes them as its moves advance, and this
+ * host reports, for the shards moving to it, when its copy is complete ({@link #reportCoverage()}).
  * <p>
  * Only complete views are applied: an incomplete one proves no absence, so the last complete one stays in force.
  * Slow path: applying a view allocates (links, slots); looking a member up does not.
@@ -38,10 +49,11 @@ final class MemberViewSync implements DiscoveryMembers
     static final int MAX_RETIRED_INCARNATIONS = 4096;
 
     private final String nodeId;
-    private final ShardPlacement placement;
+    private PlacementState placement;
     private final CatalogHost host;
     private final OwnerStreams streams;
     private final AtomicCounter incarnationsRetired;
+    private final AtomicCounter placementStatesApplied;
     private final Membership membership;
     private final PeerPublisher publisher;
     private long selfMsb;
@@ -57,17 +69,19 @@ final class MemberViewSync implements DiscoveryMembers
     private final long[] slotIncarnationMsb = new long[CatalogDirectory.MAX_OWNERS];
     private final long[] slotIncarnationLsb = new long[CatalogDirectory.MAX_OWNERS];
 
+    private CoverageReport lastReport;
     private MemberView appliedView;
     private MemberView skippedView;
     private boolean resyncView;
 
     MemberViewSync(
         final String nodeId,
-        final ShardPlacement placement,
+        final PlacementState placement,
         final UUID runtimeUuid,
         final CatalogHost host,
         final OwnerStreams streams,
         final AtomicCounter incarnationsRetired,
+        final AtomicCounter placementStatesApplied,
         final Membership membership,
         final PeerPublisher publisher)
     {
@@ -80,6 +94,7 @@ final class MemberViewSync implements DiscoveryMembers
         this.host = host;
         this.streams = streams;
         this.incarnationsRetired = incarnationsRetired;
+        this.placementStatesApplied = placementStatesApplied;
     }
 
     boolean hasView()
@@ -102,13 +117,20 @@ final class MemberViewSync implements DiscoveryMembers
 
     public int replicaLinks(final int shard, final ColdQueryLink[] out)
     {
-        final int replicas = placement.replicaCount();
-        for (int r = 0; r < replicas; r++)
+        final String[] order = placement.queryOrder(shard);
+        for (int r = 0; r < order.length; r++)
         {
-            final String node = placement.replicaOf(shard, r);
-            out[r] = node.equals(nodeId) ? null : links.get(node);
+            out[r] = order[r].equals(nodeId) ? null : links.get(order[r]);
         }
-        return replicas;
+        return order.length;
+    }
+
+    /**
+     * @return the placement state this catalog acts on.
+     */
+    PlacementState placement()
+    {
+        return placement;
     }
 
     public MemberRecord memberByIncarnation(final long msb, final long lsb)
@@ -210,6 +232,11 @@ final class MemberViewSync implements DiscoveryMembers
         {
             rememberRetired(previous);
         }
+        final PlacementState state = view.placementState();
+        if (null != state && !state.equals(placement))
+        {
+            applyPlacement(state);
+        }
         applyLinks(view);
         applyOwnerSlots(view, membership);
         return 1;
@@ -244,9 +271,37 @@ final class MemberViewSync implements DiscoveryMembers
         }
     }
 
+    private void applyPlacement(final PlacementState state)
+    {
+        final PlacementState previous = placement;
+        placement = state;
+        placementStatesApplied.incrementRelease();
+        final int changed = host.applyPlacement(state);
+        publisher.placementFingerprint(state.sendFingerprint());
+        if (previous.generation() != state.generation() || !Objects.equals(
+            null == previous.transition() ? null : previous.transition().phases(),
+            null == state.transition() ? null : state.transition().phases()))
+        {
+            membership.log().println("orbitkv catalog: placement generation " + state.generation() +
+                (state.isStable() ? " (stable)" : ", moving to generation " + state.transition().toGeneration() +
+                ": " + state.transition().phases()) + "; " + host.hostedCount() + " hosted shard(s)" +
+                (0 == changed ? "" : ", " + changed + " changed"));
+        }
+    }
+
     private void applyLinks(final MemberView view)
     {
-        for (final String node : placement.nodes())
+        final TreeSet<String> nodes = new TreeSet<>(placement.placement().nodes());
+        nodes.addAll(placement.target().nodes());
+        for (final Map.Entry<String, HostLink> link : new ArrayList<>(links.entrySet()))
+        {
+            if (!nodes.contains(link.getKey()))
+            {
+                link.getValue().close();
+                links.remove(link.getKey());
+            }
+        }
+        for (final String node : nodes)
         {
             final MemberRecord record = view.member(node);
             final HostLink link = links.get(node);
@@ -262,11 +317,63 @@ final class MemberViewSync implements DiscoveryMembers
         }
         for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
         {
-            for (int r = 0; r < placement.replicaCount(); r++)
-            {
-                streams.retarget(s, r, links.get(placement.replicaOf(s, r)));
-            }
+            streams.retarget(s, placement.holders(s), links::get);
         }
+    }
+
+    /**
+     * Tell the reconciler which of the shards a transition moves to this node have a complete copy here, with the
+     * stream sequence applied per owner (the handoff watermarks). Runs on the gauge tick; allocates only while a
+     * transition moves a shard to this node, and hands a report over only when it differs from the last one.
+     *
+     * @return 1 if a new report was handed over.
+     */
+    int reportCoverage()
+    {
+        final PlacementTransition transition = placement.transition();
+        if (null == transition || null == appliedView)
+        {
+            return 0;
+        }
+        Map<Integer, Map<String, Long>> complete = null;
+        for (int s = 0; s < CatalogLimits.SHARD_COUNT; s++)
+        {
+            final ShardMove move = transition.move(s);
+            if (null == move || MovePhase.PENDING == move.phase() || transition.target().replicaIndex(s, nodeId) < 0 ||
+                !host.shardComplete(s, slotNodes.size(), true))
+            {
+                continue;
+            }
+            // The watermarks of the moment the copy first became complete stay: the report changes only when the
+            // set of complete shards does, not with every applied delta.
+            Map<String, Long> watermarks = null == lastReport || lastReport.generation() != transition.toGeneration() ?
+                null : lastReport.completeShards().get(s);
+            if (null == watermarks)
+            {
+                watermarks = new TreeMap<>();
+                for (int slot = 0; slot < slotNodes.size(); slot++)
+                {
+                    if (slotPresent[slot])
+                    {
+                        watermarks.put(slotNodes.get(slot), host.directory().receiver(slot, s).contiguousSequence());
+                    }
+                }
+            }
+            if (null == complete)
+            {
+                complete = new TreeMap<>();
+            }
+            complete.put(s, watermarks);
+        }
+        final CoverageReport report =
+            new CoverageReport(transition.toGeneration(), null == complete ? Map.of() : complete);
+        if (report.equals(lastReport))
+        {
+            return 0;
+        }
+        lastReport = report;
+        membership.reportCoverage(report);
+        return 1;
     }
 
     /**

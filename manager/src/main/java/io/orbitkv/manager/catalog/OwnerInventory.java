@@ -4,10 +4,10 @@ import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.OwnerJournal;
 import io.orbitkv.catalog.ShardInventory;
 import io.orbitkv.codecs.CatalogLimits;
-import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.CatalogRecordTable;
 import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.membership.PlacementState;
 import io.orbitkv.manager.status.SystemCounters;
 
 /**
@@ -60,9 +60,9 @@ public final class OwnerInventory
         {
             throw new IllegalArgumentException("journal bytes must be positive: " + journalBytes);
         }
-        // A receiver per copy of a shard, and one spare for a copy being replaced.
+        // A receiver per node holding a shard (old and new copies during a placement transition), and one spare.
         this.journal = new OwnerJournal(CatalogLimits.SHARD_COUNT, journalBytes, OwnerJournal.DEFAULT_SEGMENT_BYTES,
-            Math.max(OwnerJournal.DEFAULT_MAX_RECEIVERS_PER_SHARD, ShardPlacement.MAX_REPLICAS + 1));
+            Math.max(OwnerJournal.DEFAULT_MAX_RECEIVERS_PER_SHARD, PlacementState.MAX_HOLDERS + 1));
         final int perShard = (int)Math.min(Integer.MAX_VALUE / 2, Math.max(MIN_INVENTORY_RECORDS_PER_SHARD,
             residences * INVENTORY_SHARD_SLACK / CatalogLimits.SHARD_COUNT));
         this.inventory = new ShardInventory(journal, namespaces,

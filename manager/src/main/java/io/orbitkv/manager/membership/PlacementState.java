@@ -26,6 +26,12 @@ import java.util.Objects;
  */
 public final class PlacementState
 {
+    /**
+     * Most nodes that hold one shard, or that a requester may ask for it, at once: its old and its new copies during
+     * a transition.
+     */
+    public static final int MAX_HOLDERS = 2 * ShardPlacement.MAX_REPLICAS;
+
     private final long generation;
     private final ShardPlacement placement;
     private final PlacementTransition transition;
@@ -187,14 +193,6 @@ public final class PlacementState
     public String[] queryOrder(final int shard)
     {
         return queryOrder[shard];
-    }
-
-    /**
-     * @return the most nodes any shard's query order names (at most twice {@link ShardPlacement#MAX_REPLICAS}).
-     */
-    public static int maxQueryNodes()
-    {
-        return 2 * ShardPlacement.MAX_REPLICAS;
     }
 
     /**

@@ -27,7 +27,7 @@ final class PeerProxy
 
     private long localIncarnationMsb;
     private long localIncarnationLsb;
-    private final long placementFingerprint;
+    private long placementFingerprint;
     private final PeerCounters counters;
     private final UnsafeBuffer buffer;
     private final UnsafeBuffer empty = new UnsafeBuffer(new byte[0]);
@@ -77,6 +77,11 @@ final class PeerProxy
     long placementFingerprint()
     {
         return placementFingerprint;
+    }
+
+    void placementFingerprint(final long fingerprint)
+    {
+        placementFingerprint = fingerprint;
     }
 
     boolean connect(

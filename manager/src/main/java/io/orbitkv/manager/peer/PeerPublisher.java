@@ -167,6 +167,17 @@ public final class PeerPublisher implements PeerSessions
     }
 
     /**
+     * Send routes under another placement generation from now on (the catalog follows the member view's placement).
+     * Owner thread only.
+     *
+     * @param fingerprint the route fingerprint of the newest generation this Manager knows.
+     */
+    public void placementFingerprint(final long fingerprint)
+    {
+        proxy.placementFingerprint(fingerprint);
+    }
+
+    /**
      * @return most significant half of the incarnation this peer sends as (routes name it as sender).
      */
     public long localIncarnationMsb()

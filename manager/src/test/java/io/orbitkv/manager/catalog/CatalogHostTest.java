@@ -1,6 +1,7 @@
 package io.orbitkv.manager.catalog;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 
 import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.ShardReceiver;
@@ -14,6 +15,9 @@ import io.orbitkv.codecs.catalog.Coverage;
 import io.orbitkv.codecs.catalog.MessageHeaderDecoder;
 import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
 import io.orbitkv.codecs.catalog.ColdQueryResponseDecoder.RowsDecoder;
+import io.orbitkv.manager.membership.MovePhase;
+import io.orbitkv.manager.membership.PlacementState;
+import io.orbitkv.manager.membership.PlacementTransition;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.manager.peer.PeerSession;
 import io.orbitkv.manager.peer.TestPeerSessions;
@@ -22,6 +26,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -41,7 +47,7 @@ class CatalogHostTest
     private static final int OWNER_SLOT = 3;
     private static final byte[] NAMESPACE = "model=host-test".getBytes(StandardCharsets.US_ASCII);
 
-    private final CatalogHost host = new CatalogHost("a", PLACEMENT, HOST_MSB, HOST_LSB);
+    private final CatalogHost host = new CatalogHost("a", PlacementState.stable(1, PLACEMENT), HOST_MSB, HOST_LSB);
     private final Host handler = new Host(host);
     private final UnsafeBuffer namespace = new UnsafeBuffer(NAMESPACE);
     private final UnsafeBuffer hash = new UnsafeBuffer(new byte[32]);
@@ -69,7 +75,7 @@ class CatalogHostTest
         assertEquals(CatalogStatus.OK, handler.onDelta(owner, shard, OWNER_MSB, OWNER_LSB, record));
         handler.onDeltaBatchEnd(owner, shard, 0, new DeltaBatchOutcome());
 
-        final int length = handler.onColdQuery(requester, request, 0, query(host.placementFingerprint()), reply, 0);
+        final int length = handler.onColdQuery(requester, request, 0, query(host.validator().sendFingerprint()), reply, 0);
 
         assertEquals(CatalogStatus.OK, handler.lastColdQueryStatus());
         final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(reply, 0);
@@ -93,7 +99,7 @@ class CatalogHostTest
     @Test
     void shouldRefuseAQueryFromAnotherPlacementWithAStatusTheTransportCounts()
     {
-        handler.onColdQuery(requester, request, 0, query(host.placementFingerprint() + 1), reply, 0);
+        handler.onColdQuery(requester, request, 0, query(host.validator().sendFingerprint() + 1), reply, 0);
 
         assertEquals(CatalogStatus.WRONG_FINGERPRINT, handler.lastColdQueryStatus());
         final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(reply, 0);
@@ -115,6 +121,54 @@ class CatalogHostTest
         host.directory().receiver(OWNER_SLOT, shard).admitIncarnation(OWNER_MSB + 1, OWNER_LSB);
         assertEquals(CatalogStatus.STALE_INCARNATION, handler.onDelta(owner, shard, OWNER_MSB, OWNER_LSB, record),
             "the owner's restart retired its old incarnation");
+    }
+
+    @Test
+    void shouldHostAShardAMoveBringsUntilItsSnapshotArrivesAndFreeItWhenRetired()
+    {
+        final ShardPlacement onlyB = ShardPlacement.parse("b");
+        final ShardPlacement both = ShardPlacement.parse("a,b", 2);
+        final CatalogHost joining = new CatalogHost("a", PlacementState.stable(1, onlyB), HOST_MSB, HOST_LSB);
+        joining.directory().addOwner(OWNER_SLOT);
+        assertFalse(joining.hostsShard(shard));
+        assertNull(joining.directory().receiver(OWNER_SLOT, shard));
+
+        PlacementTransition move = PlacementTransition.plan(1, onlyB, 2, both);
+        move = move.with(move.move(shard).advance(MovePhase.PREPARE, Map.of()));
+        assertEquals(1, joining.applyPlacement(new PlacementState(1, onlyB, move)));
+        assertTrue(joining.hostsShard(shard));
+        final ShardReceiver receiver = joining.directory().receiver(OWNER_SLOT, shard);
+        receiver.admitIncarnation(OWNER_MSB, OWNER_LSB);
+        assertFalse(joining.shardComplete(shard, OWNER_SLOT + 1, true), "no snapshot from the owner yet");
+        assertEquals(1, joining.incompleteShards(OWNER_SLOT + 1, true));
+        assertEquals(both.routeFingerprint(2), joining.validator().sendFingerprint());
+
+        final long reservedBefore = joining.directory().budget().reservedBytes();
+        assertEquals(1, joining.applyPlacement(PlacementState.stable(3, onlyB)));
+        assertFalse(joining.hostsShard(shard));
+        assertNull(joining.directory().receiver(OWNER_SLOT, shard));
+        assertTrue(joining.directory().budget().reservedBytes() <= reservedBefore);
+        assertEquals(0, joining.incompleteShards(OWNER_SLOT + 1, true));
+    }
+
+    @Test
+    void shouldRefuseAndCountARouteOfAnEarlierGeneration()
+    {
+        final ShardPlacement next = ShardPlacement.parse("a,b", 2);
+        final long generationOne = host.validator().sendFingerprint();
+        host.applyPlacement(PlacementState.stable(2, next));
+        assertTrue(host.hostsShard(shard), "a holds every shard of a two-node, two-copy placement");
+
+        handler.onColdQuery(requester, request, 0, query(generationOne), reply, 0);
+        assertEquals(CatalogStatus.WRONG_FINGERPRINT, handler.lastColdQueryStatus());
+        assertEquals(1, host.validator().staleGenerations());
+
+        handler.onColdQuery(requester, request, 0, query(generationOne ^ 0x5A5AL), reply, 0);
+        assertEquals(CatalogStatus.WRONG_FINGERPRINT, handler.lastColdQueryStatus());
+        assertEquals(1, host.validator().staleGenerations(), "a foreign placement is not a stale generation");
+
+        handler.onColdQuery(requester, request, 0, query(next.routeFingerprint(2)), reply, 0);
+        assertEquals(CatalogStatus.OK, handler.lastColdQueryStatus());
     }
 
     private int query(final long fingerprint)

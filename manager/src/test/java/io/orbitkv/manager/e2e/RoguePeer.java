@@ -76,7 +76,7 @@ final class RoguePeer extends CatalogHostHandler implements AutoCloseable
             .placementFingerprint(placementFingerprint)
             .countersManager(countersManager)
             .errorHandler(errors::add));
-        coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, placementFingerprint);
+        coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb);
         catalogProxy = new CatalogProxy(transport.publisher());
         transport.newAgent(validator::checkRoute,
             new CatalogAdapter(transport.publisher(), transport.counters(), errors::add, catalogProxy, validator, this),

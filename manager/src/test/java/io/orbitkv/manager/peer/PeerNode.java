@@ -143,7 +143,7 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
             .countersManager(countersManager)
             .nanoClock(clock)
             .errorHandler(errors::add));
-        coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb, fingerprint);
+        coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb);
         catalogProxy = new CatalogProxy(transport.publisher());
         transport.newAgent(validator::checkRoute,
             new CatalogAdapter(transport.publisher(), transport.counters(), errors::add, catalogProxy, validator, this),
