@@ -94,7 +94,8 @@ public final class BenchReplayCommand implements Callable<Integer>
 
     @Option(names = "--fail", description = "kill:b@40%% (SIGKILL, restart 10 s later), kill-stay:b@40%% (SIGKILL, " +
         "no restart), restart-catalog:a@50%% (SIGTERM, restart), etcd-stop:20s@60%% (etcd stopped, started again 20 s " +
-        "later on its data and ports); repeatable.")
+        "later on its data and ports), place:a,b,c,d@30%% (orbitkv placement set to these catalog nodes, followed " +
+        "until stable); repeatable.")
     List<String> fail = new ArrayList<>();
 
     @Option(names = "--plots", description = "Write PNG and SVG plots to this directory.")
@@ -120,6 +121,18 @@ public final class BenchReplayCommand implements Callable<Integer>
         "(default: ${DEFAULT-VALUE}).")
     int catalogReplicas = Configuration.CATALOG_REPLICAS_DEFAULT;
 
+    @Option(names = "--catalog-hosts", defaultValue = "0", description = "Catalog nodes at start: the first K " +
+        "Managers (0: all).")
+    int catalogHosts;
+
+    @Option(names = "--max-shard-moves", description = "Shard moves a placement change runs at once, as the " +
+        "Managers' flag (default: ${DEFAULT-VALUE}).")
+    int maxShardMoves = Configuration.MAX_SHARD_MOVES_DEFAULT;
+
+    @Option(names = "--hit-window", description = "Also report the hit fraction of the requests completed between " +
+        "two shares of the run, e.g. 30%%-60%% (to compare runs with and without a placement change).")
+    String hitWindow;
+
     @Option(names = "--manager-jvm-arg", description = "An extra JVM option for every Manager process, repeatable " +
         "(e.g. -XX:StartFlightRecording=filename=DIR/%%p.jfr to profile the Managers).")
     List<String> managerJvmArgs = new ArrayList<>();
@@ -127,10 +140,27 @@ public final class BenchReplayCommand implements Callable<Integer>
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
+    private static double[] parseWindow(final String text)
+    {
+        final String[] parts = text.replace("%", "").split("-");
+        if (2 != parts.length)
+        {
+            throw new IllegalArgumentException("--hit-window takes FROM%-TO%, e.g. 30%-60%: '" + text + "'");
+        }
+        final double from = Double.parseDouble(parts[0].trim()) / 100.0;
+        final double to = Double.parseDouble(parts[1].trim()) / 100.0;
+        if (from < 0 || to > 1 || from >= to)
+        {
+            throw new IllegalArgumentException("--hit-window: 0% <= FROM < TO <= 100%: '" + text + "'");
+        }
+        return new double[]{from, to};
+    }
+
     public Integer call() throws Exception
     {
         final List<ReplayBench.Failure> failures = new ArrayList<>();
         final ReplayRoute parsedRoute;
+        final double[] window;
         try
         {
             parsedRoute = ReplayRoute.of(route);
@@ -142,6 +172,7 @@ public final class BenchReplayCommand implements Callable<Integer>
             {
                 ReplayBench.mode(m);
             }
+            window = null == hitWindow ? null : parseWindow(hitWindow);
         }
         catch (final IllegalArgumentException ex)
         {
@@ -149,11 +180,11 @@ public final class BenchReplayCommand implements Callable<Integer>
         }
         if (managers < 1 || managers > MAX_MANAGERS || poolBlocks < 1 || blockBytes < 4096 || blockBytes > (2 << 20) ||
             0 != blockBytes % 4096 || speed < 0 || prefillTokensPerS <= 0 || requests < 0 || modes.isEmpty() ||
-            capacitySweep.stream().anyMatch((c) -> c < 1))
+            capacitySweep.stream().anyMatch((c) -> c < 1) || catalogHosts < 0 || catalogHosts > managers)
         {
             throw new CommandLine.ParameterException(spec.commandLine(), "--managers in [1, " + MAX_MANAGERS + "], " +
                 "--block-bytes a multiple of 4k in [4k, 2m], --pool-blocks and sweep values positive, --speed >= 0, " +
-                "--prefill-tokens-per-s > 0");
+                "--prefill-tokens-per-s > 0, --catalog-hosts in [0, --managers]");
         }
         final Path traceFile = null != trace ? trace : BenchTools.repoRoot().resolve(DEFAULT_TRACE);
         if (!Files.isRegularFile(traceFile))
@@ -166,7 +197,8 @@ public final class BenchReplayCommand implements Callable<Integer>
         Files.createDirectories(dir);
         final ReplayBench.Options options = new ReplayBench.Options(traceFile, requests, managers, poolBlocks,
             (int)blockBytes, parsedRoute, speed, List.copyOf(modes), prefillTokensPerS, List.copyOf(capacitySweep),
-            failures, plots, etcdEndpoints, dir, seed, !noProgress, List.copyOf(managerJvmArgs), catalogReplicas);
+            failures, plots, etcdEndpoints, dir, seed, !noProgress, List.copyOf(managerJvmArgs), catalogReplicas,
+            catalogHosts, maxShardMoves, window);
         final Map<String, Object> results;
         try
         {

@@ -87,13 +87,14 @@ final class ReplayBench
     /**
      * A failure injected during a replay.
      *
-     * @param kind     kill, restart-catalog or etcd-stop.
+     * @param kind     kill, kill-stay, restart-catalog, etcd-stop or place.
      * @param target   Manager index (kill, restart-catalog).
      * @param pauseNs  how long etcd stays stopped (etcd-stop).
      * @param atFraction fraction of the requests dispatched when it fires.
      * @param spec     the flag as given.
+     * @param argument what follows the kind (the catalog nodes of a place event).
      */
-    record Failure(String kind, int target, long pauseNs, double atFraction, String spec)
+    record Failure(String kind, int target, long pauseNs, double atFraction, String spec, String argument)
     {
         static Failure parse(final String spec, final int managers)
         {
@@ -101,8 +102,8 @@ final class ReplayBench
             final int at = spec.lastIndexOf('@');
             if (colon < 0 || at < colon || !spec.endsWith("%"))
             {
-                throw new IllegalArgumentException("--fail takes kill:b@40%, kill-stay:b@40%, restart-catalog:a@50% " +
-                    "or etcd-stop:20s@60%: '" + spec + "'");
+                throw new IllegalArgumentException("--fail takes kill:b@40%, kill-stay:b@40%, restart-catalog:a@50%, " +
+                    "etcd-stop:20s@60% or place:a,b,c,d@30%: '" + spec + "'");
             }
             final String kind = spec.substring(0, colon);
             final String arg = spec.substring(colon + 1, at);
@@ -121,7 +122,7 @@ final class ReplayBench
                         throw new IllegalArgumentException("--fail: no Manager '" + arg + "' (a.." +
                             nodeId(managers - 1) + ")");
                     }
-                    yield new Failure(kind, target, 0, fraction, spec);
+                    yield new Failure(kind, target, 0, fraction, spec, arg);
                 }
                 case "etcd-stop" ->
                 {
@@ -130,7 +131,20 @@ final class ReplayBench
                         throw new IllegalArgumentException("--fail etcd-stop takes seconds, e.g. 20s: '" + spec + "'");
                     }
                     yield new Failure(kind, -1, TimeUnit.SECONDS.toNanos(Long.parseLong(arg.substring(0,
-                        arg.length() - 1))), fraction, spec);
+                        arg.length() - 1))), fraction, spec, arg);
+                }
+                case "place" ->
+                {
+                    for (final String node : arg.split(","))
+                    {
+                        final int index = nodeIndex(node.trim());
+                        if (index < 0 || index >= managers)
+                        {
+                            throw new IllegalArgumentException("--fail place: no Manager '" + node + "' (a.." +
+                                nodeId(managers - 1) + ")");
+                        }
+                    }
+                    yield new Failure(kind, -1, 0, fraction, spec, arg);
                 }
                 default -> throw new IllegalArgumentException("--fail: unknown kind '" + kind + "'");
             };
@@ -158,7 +172,10 @@ final class ReplayBench
         long seed,
         boolean progress,
         List<String> managerJvmArgs,
-        int catalogReplicas)
+        int catalogReplicas,
+        int catalogHosts,
+        int maxShardMoves,
+        double[] hitWindow)
     {
     }
 
@@ -392,7 +409,7 @@ final class ReplayBench
         final Options o = options;
         final int n = o.managers();
         final StringBuilder catalog = new StringBuilder();
-        for (int h = 0; h < (mode.oneCatalog() ? 1 : n); h++)
+        for (int h = 0; h < (mode.oneCatalog() ? 1 : 0 == o.catalogHosts() ? n : Math.min(n, o.catalogHosts())); h++)
         {
             catalog.append(0 == h ? "" : ",").append(nodeId(h));
         }
@@ -400,6 +417,7 @@ final class ReplayBench
         final long region = (long)maxChain * o.blockBytes();
         // Every block reference of the trace as a distinct entry bounds what the large index must hold.
         final long candidateBytes = Math.min(4L << 30, Math.max(16L << 20, blockReferences * CANDIDATE_ENTRY_BYTES));
+        final String clusterName = "bench-replay-" + UUID.randomUUID().toString().substring(0, 8);
         final List<String> flags = List.of(
             "--catalog-candidate-bytes", mode.largeIndex() ? Long.toString(candidateBytes) : "16m",
             "--pool-bytes", Long.toString(pool),
@@ -407,9 +425,10 @@ final class ReplayBench
             "--max-data-region-bytes", Long.toString(Math.max(region, o.blockBytes())),
             "--pool-pretouch", "off",
             "--etcd-endpoints", endpoints,
-            "--cluster-name", "bench-replay-" + UUID.randomUUID().toString().substring(0, 8),
+            "--cluster-name", clusterName,
             "--catalog-nodes", catalog.toString(),
             "--catalog-replicas", Integer.toString(o.catalogReplicas()),
+            "--max-shard-moves", Integer.toString(o.maxShardMoves()),
             "--peer-endpoint", "127.0.0.1:0",
             "--transfer-endpoint", "127.0.0.1:0",
             "--peer-admission", mode.admission());
@@ -458,7 +477,8 @@ final class ReplayBench
             final long replayStartNs = System.nanoTime();
             outcomes.begin(replayStartNs);
             sampler.start();
-            final ReplayFailures injected = new ReplayFailures(failures, managers, engines, etcd, out);
+            final ReplayFailures injected = new ReplayFailures(failures, managers, engines, etcd, out,
+                endpoints, clusterName, o.catalogReplicas());
             final ReplayProgress progress = o.progress() ? new ReplayProgress(err, mode.name(), outcomes, requests.size()) : null;
             final long firstTs = requests.get(0).timestampMs();
             for (final ReplayTrace.Request r : requests)
@@ -512,6 +532,10 @@ final class ReplayBench
             figures.put("managerProcesses", processes);
             ReplayFigures.fill(figures, mode, outcomes, reference, moved, after, sampler, leaks, replayNs,
                 o.prefillTokensPerS(), injected.events());
+            if (null != o.hitWindow())
+            {
+                figures.put("hitWindow", ReplayFigures.hitBetween(outcomes, o.hitWindow()[0], o.hitWindow()[1]));
+            }
             return outcomes;
         }
         finally

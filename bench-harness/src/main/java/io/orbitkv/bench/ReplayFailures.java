@@ -1,6 +1,13 @@
 package io.orbitkv.bench;
 
+import io.orbitkv.codecs.ShardPlacement;
+import io.orbitkv.manager.SystemCounterFamilies;
+import io.orbitkv.manager.catalog.CatalogCounter;
+import io.orbitkv.manager.membership.EtcdGateway;
 import io.orbitkv.manager.membership.MembershipCounter;
+import io.orbitkv.manager.membership.MovePhase;
+import io.orbitkv.manager.membership.PlacementAdmin;
+import io.orbitkv.manager.membership.ShardMove;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -8,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 
@@ -20,7 +28,11 @@ import java.util.concurrent.TimeUnit;
  * and ports. Each records when it fired and ended, in seconds since the replay began and in requests completed; an
  * etcd stop also records what the Managers' membership said when etcd went, just before it came back and once every
  * Manager was registered with a complete view again (or that one was not within {@link #REJOIN_TIMEOUT_NS}), and the
- * requests served and recomputed while etcd was away.
+ * requests served and recomputed while etcd was away. {@code place} writes a desired placement with these catalog
+ * nodes ({@code orbitkv placement set}) and follows the placement status until it is stable again, recording the
+ * moves, how long each took (first seen started to first seen retired, polled every
+ * {@link #PLACEMENT_POLL_MS} ms), the most in flight at once, and what the Managers sent and answered meanwhile:
+ * metadata bytes, snapshot cuts completed, cold-query rows answered from an incomplete copy.
  */
 final class ReplayFailures implements AutoCloseable
 {
@@ -31,11 +43,22 @@ final class ReplayFailures implements AutoCloseable
 
     private static final long POLL_NS = TimeUnit.MILLISECONDS.toNanos(20);
 
+    /** How often a placement change's status is read from etcd. */
+    static final long PLACEMENT_POLL_MS = 50;
+
+    /** How long a placement change may take to be stable again. */
+    static final long PLACEMENT_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(300);
+
+    private static final long ETCD_DEADLINE_MS = 5_000;
+
     private final List<ReplayBench.Failure> failures;
     private final List<BenchManager> managers;
     private final List<ReplayEngineProcess> engines;
     private final BenchEtcd etcd;
     private final PrintWriter out;
+    private final String endpoints;
+    private final String clusterName;
+    private final int replicas;
     private final boolean[] fired;
     private final List<Map<String, Object>> events = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
@@ -46,8 +69,14 @@ final class ReplayFailures implements AutoCloseable
         final List<BenchManager> managers,
         final List<ReplayEngineProcess> engines,
         final BenchEtcd etcd,
-        final PrintWriter out)
+        final PrintWriter out,
+        final String endpoints,
+        final String clusterName,
+        final int replicas)
     {
+        this.endpoints = endpoints;
+        this.clusterName = clusterName;
+        this.replicas = replicas;
         this.failures = failures;
         this.managers = managers;
         this.engines = engines;
@@ -106,6 +135,7 @@ final class ReplayFailures implements AutoCloseable
                     restart(f.target(), event, outcomes);
                 }
                 case "etcd-stop" -> etcdStop(f, event, outcomes);
+                case "place" -> placementChange(f, event, outcomes);
                 default -> throw new IllegalStateException("unknown failure " + f.kind());
             }
             out.printf(Locale.ROOT, "  failure %s: %s%n", f.spec(), event);
@@ -174,6 +204,83 @@ final class ReplayFailures implements AutoCloseable
         }
         mark(event, "rejoined", outcomes);
         event.put("membershipRejoined", membership());
+    }
+
+    private void placementChange(
+        final ReplayBench.Failure f, final Map<String, Object> event, final ReplayOutcomes outcomes)
+        throws InterruptedException
+    {
+        final Map<String, Long> before = placementCounters();
+        try (EtcdGateway gateway = new EtcdGateway(endpoints, ETCD_DEADLINE_MS, SystemCounterFamilies.inMemory()))
+        {
+            final PlacementAdmin.SetResult set =
+                PlacementAdmin.setDesired(gateway, clusterName, ShardPlacement.parse(f.argument(), replicas));
+            event.put("generation", set.generation());
+            event.put("written", set.written());
+            final Map<Integer, Long> startedNs = new TreeMap<>();
+            final Map<Integer, Long> retiredNs = new TreeMap<>();
+            int moves = 0;
+            int maxInFlight = 0;
+            final long deadlineNs = System.nanoTime() + PLACEMENT_TIMEOUT_NS;
+            while (true)
+            {
+                final PlacementAdmin.Status status = PlacementAdmin.status(gateway, clusterName);
+                final long nowNs = System.nanoTime();
+                if (null != status.transition())
+                {
+                    moves = Math.max(moves, status.transition().moveList().size());
+                    maxInFlight = Math.max(maxInFlight, status.transition().inFlight());
+                    for (final ShardMove move : status.transition().moveList())
+                    {
+                        if (MovePhase.PENDING != move.phase())
+                        {
+                            startedNs.putIfAbsent(move.shard(), nowNs);
+                        }
+                        if (MovePhase.RETIRED == move.phase())
+                        {
+                            retiredNs.putIfAbsent(move.shard(), nowNs);
+                        }
+                    }
+                }
+                if (status.isStable() && status.generation() >= set.generation())
+                {
+                    break;
+                }
+                if (nowNs - deadlineNs > 0)
+                {
+                    event.put("stable", "not within " + TimeUnit.NANOSECONDS.toSeconds(PLACEMENT_TIMEOUT_NS) + " s");
+                    break;
+                }
+                TimeUnit.MILLISECONDS.sleep(PLACEMENT_POLL_MS);
+            }
+            final long endNs = System.nanoTime();
+            mark(event, "ended", outcomes);
+            final List<Double> moveSeconds = new ArrayList<>();
+            startedNs.forEach((shard, start) -> moveSeconds.add((retiredNs.getOrDefault(shard, endNs) - start) / 1e9));
+            event.put("moves", moves);
+            event.put("maxMovesInFlight", maxInFlight);
+            event.put("moveSeconds", moveSeconds);
+            event.put("secondsPerMove", moveSeconds.stream().mapToDouble(Double::doubleValue).average().orElse(0));
+            final Map<String, Long> after = placementCounters();
+            after.forEach((label, value) -> event.put(label, value - before.getOrDefault(label, 0L)));
+        }
+    }
+
+    /**
+     * Sums over the Managers still running of what a placement change costs and risks.
+     */
+    private Map<String, Long> placementCounters()
+    {
+        final Map<String, Long> sums = new LinkedHashMap<>();
+        for (final BenchManager m : managers)
+        {
+            final Map<String, Long> all = m.counters();
+            sums.merge("metadataBytesSent", all.getOrDefault("peer: metadata bytes sent", 0L), Long::sum);
+            sums.merge("snapshotsCompleted", m.counter(CatalogCounter.SNAPSHOTS_COMPLETED), Long::sum);
+            sums.merge("coldRowsIncomplete", m.counter(CatalogCounter.COLD_ROWS_INCOMPLETE), Long::sum);
+            sums.merge("coverageReports", m.counter(CatalogCounter.COVERAGE_REPORTS), Long::sum);
+        }
+        return sums;
     }
 
     private boolean allRejoined()

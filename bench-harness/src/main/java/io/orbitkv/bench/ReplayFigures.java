@@ -327,6 +327,10 @@ final class ReplayFigures
                     reconvergedAfter = (o.completedAtNs[start + window - 1] - o.completedAtNs[Math.min(n - 1, at)]) / 1e9;
                 }
             }
+            if (event.get("endedAtCompleted") instanceof Integer ended && ended > at)
+            {
+                r.put("hitDuring", windowHit(o, at, Math.min(n, ended)));
+            }
             r.put("baselineHit", baseline);
             r.put("lowestHit", lowest);
             r.put("dipDepth", baseline - lowest);
@@ -335,6 +339,25 @@ final class ReplayFigures
             result.add(r);
         }
         return result;
+    }
+
+    /**
+     * The hit fraction of the requests completed between two shares of the run, so that two runs of one trace (one
+     * with a placement change, one without) compare the same stretch.
+     *
+     * @return {from, to (shares), requests, hit}.
+     */
+    static Map<String, Object> hitBetween(final ReplayOutcomes o, final double fromShare, final double toShare)
+    {
+        final int n = o.done.get();
+        final int from = (int)Math.min(n, Math.round(fromShare * n));
+        final int to = (int)Math.min(n, Math.round(toShare * n));
+        final Map<String, Object> window = new LinkedHashMap<>();
+        window.put("fromShare", fromShare);
+        window.put("toShare", toShare);
+        window.put("requests", Math.max(0, to - from));
+        window.put("hit", windowHit(o, from, Math.max(from, to)));
+        return window;
     }
 
     private static double windowHit(final ReplayOutcomes o, final int from, final int to)

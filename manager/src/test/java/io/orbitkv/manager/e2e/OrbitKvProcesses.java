@@ -166,6 +166,25 @@ public final class OrbitKvProcesses implements AutoCloseable, AfterTestExecution
     }
 
     /**
+     * Run any {@code orbitkv} command to its end (e.g. {@code placement status}).
+     *
+     * @return its exit code and what it printed on stdout (the JSON of its last line, if it printed JSON).
+     */
+    public ClientRun runCommand(final long timeoutMs, final String... args) throws IOException, InterruptedException
+    {
+        final Process process = start(args[0], List.of(args));
+        final Started command = started.get(started.size() - 1);
+        if (!process.waitFor(timeoutMs, TimeUnit.MILLISECONDS))
+        {
+            process.destroyForcibly();
+            throw new AssertionError("orbitkv did not finish within " + timeoutMs + " ms: " + String.join(" ", args));
+        }
+        final String stdout = Files.readString(command.out(), StandardCharsets.UTF_8).trim();
+        final String lastLine = stdout.isEmpty() ? "" : stdout.substring(stdout.lastIndexOf('\n') + 1);
+        return new ClientRun(process.exitValue(), lastLine.startsWith("{") ? JSON.readTree(lastLine) : null, stdout);
+    }
+
+    /**
      * Run {@code orbitkv stat --once} on this directory's Manager.
      *
      * @return what it printed.
