@@ -485,7 +485,7 @@ public final class Membership implements AutoCloseable
     public boolean isReconciler()
     {
         final PlacementAgent agent = placementAgent;
-        return null != agent && agent.isLeader();
+        return !closed && null != agent && agent.isLeader();
     }
 
     /**

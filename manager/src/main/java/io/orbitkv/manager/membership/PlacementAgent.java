@@ -662,6 +662,13 @@ final class PlacementAgent implements Agent
         return Op.delete(EtcdGateway.bytes(transitionKey), DeleteOption.DEFAULT);
     }
 
+    public void onClose()
+    {
+        // A closing Manager revokes its lease next, which deletes the reconciler key.
+        leader = false;
+        reconcilerGauge.setRelease(0);
+    }
+
     public String roleName()
     {
         return "orbitkv-placement-agent";
