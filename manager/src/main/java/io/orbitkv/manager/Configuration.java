@@ -213,6 +213,14 @@ public final class Configuration
     public static final String CATALOG_REPLICAS_PROP_NAME = "orbitkv.manager.catalog.replicas";
     public static final int CATALOG_REPLICAS_DEFAULT = 3;
 
+    /**
+     * Shard moves a placement transition runs at once while this Manager is the elected placement reconciler
+     * (1-16); more finish a transition sooner, fewer keep the streams and copying of a move bounded.
+     */
+    public static final String MAX_SHARD_MOVES_PROP_NAME = "orbitkv.manager.max.shard.moves";
+    public static final int MAX_SHARD_MOVES_DEFAULT =
+        io.orbitkv.manager.membership.MembershipConfiguration.MAX_SHARD_MOVES_DEFAULT;
+
     /** Lease TTL of the member record, in seconds (design: --membership-ttl-secs, default 10). */
     public static final String MEMBERSHIP_TTL_SECS_PROP_NAME = "orbitkv.manager.membership.ttl.secs";
     public static final int MEMBERSHIP_TTL_SECS_DEFAULT = 10;
@@ -695,6 +703,11 @@ public final class Configuration
     public static int catalogReplicas()
     {
         return intProperty(CATALOG_REPLICAS_PROP_NAME, CATALOG_REPLICAS_DEFAULT);
+    }
+
+    public static int maxShardMoves()
+    {
+        return intProperty(MAX_SHARD_MOVES_PROP_NAME, MAX_SHARD_MOVES_DEFAULT);
     }
 
     public static int membershipTtlSecs()

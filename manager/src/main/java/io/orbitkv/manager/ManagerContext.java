@@ -86,6 +86,7 @@ public final class ManagerContext
     private long joinTimeoutMs = Configuration.joinTimeoutMs();
     private String catalogNodes = Configuration.catalogNodes();
     private int catalogReplicas = Configuration.catalogReplicas();
+    private int maxShardMoves = Configuration.maxShardMoves();
     private ShardPlacement placement;
     private String peerEndpoint = Configuration.peerEndpoint();
     private int peerMtuLength = Configuration.peerMtuLength();
@@ -254,6 +255,11 @@ public final class ManagerContext
             "--catalog-replicas must be in [" + ShardPlacement.MIN_REPLICAS + ", " + ShardPlacement.MAX_REPLICAS +
             "] (copies of each catalog shard, identical on every Manager of the cluster): " + catalogReplicas);
         placement = ShardPlacement.parse(catalogNodes, catalogReplicas);
+        check(maxShardMoves >= io.orbitkv.manager.membership.MembershipConfiguration.MIN_SHARD_MOVES &&
+            maxShardMoves <= io.orbitkv.manager.membership.MembershipConfiguration.MAX_SHARD_MOVES,
+            "--max-shard-moves must be in [" + io.orbitkv.manager.membership.MembershipConfiguration.MIN_SHARD_MOVES +
+            ", " + io.orbitkv.manager.membership.MembershipConfiguration.MAX_SHARD_MOVES + "] (shard moves a " +
+            "placement transition runs at once): " + maxShardMoves);
         check(null != peerEndpoint && !peerEndpoint.isBlank(), "--peer-endpoint must not be empty");
         check(io.orbitkv.manager.peer.PeerTransport.AUTO_MTU == peerMtuLength ||
             io.orbitkv.manager.peer.PeerTransport.isValidMtuLength(peerMtuLength),
@@ -1010,6 +1016,23 @@ public final class ManagerContext
     public ManagerContext catalogReplicas(final int catalogReplicas)
     {
         this.catalogReplicas = catalogReplicas;
+        return this;
+    }
+
+    public int maxShardMoves()
+    {
+        return maxShardMoves;
+    }
+
+    /**
+     * Shard moves a placement transition runs at once while this Manager is the elected reconciler.
+     *
+     * @param maxShardMoves in [1, 16].
+     * @return this.
+     */
+    public ManagerContext maxShardMoves(final int maxShardMoves)
+    {
+        this.maxShardMoves = maxShardMoves;
         return this;
     }
 

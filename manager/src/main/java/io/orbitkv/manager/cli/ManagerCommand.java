@@ -163,6 +163,9 @@ public final class ManagerCommand implements Callable<Integer>
         new Setting("--catalog-replicas", Configuration.CATALOG_REPLICAS_PROP_NAME,
             Integer.toString(Configuration.CATALOG_REPLICAS_DEFAULT), Configuration::catalogReplicas,
             (c, ctx, flag) -> ctx.catalogReplicas(Configuration.parseInt(flag, c.catalogReplicas))),
+        new Setting("--max-shard-moves", Configuration.MAX_SHARD_MOVES_PROP_NAME,
+            Integer.toString(Configuration.MAX_SHARD_MOVES_DEFAULT), Configuration::maxShardMoves,
+            (c, ctx, flag) -> ctx.maxShardMoves(Configuration.parseInt(flag, c.maxShardMoves))),
         new Setting("--peer-endpoint", Configuration.PEER_ENDPOINT_PROP_NAME, Configuration.PEER_ENDPOINT_DEFAULT,
             Configuration::peerEndpoint, (c, ctx, flag) -> ctx.peerEndpoint(c.peerEndpoint)),
         new Setting("--peer-mtu", Configuration.PEER_MTU_PROP_NAME, "auto", Configuration::peerMtuLength,
@@ -369,6 +372,10 @@ public final class ManagerCommand implements Callable<Integer>
         ", held by its highest-ranked catalog nodes (every node when there are fewer); part of the placement, so " +
         "identical on every Manager (default: ${DEFAULT-VALUE}).")
     String catalogReplicas;
+
+    @Option(names = "--max-shard-moves", description = "Shard moves a placement transition runs at once while this " +
+        "Manager is the elected placement reconciler, 1-16 (default: ${DEFAULT-VALUE}).")
+    String maxShardMoves;
 
     @Option(names = "--peer-endpoint", description = "HOST:PORT of the catalog's Aeron UDP endpoint, bound and " +
         "advertised in the member record; port 0 binds a free port (default: ${DEFAULT-VALUE}).")

@@ -7,6 +7,7 @@ import io.orbitkv.manager.membership.EtcdGateway;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.membership.MemberSnapshot;
 import io.orbitkv.manager.membership.MembershipConfiguration;
+import io.orbitkv.manager.membership.PlacementTransition;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.Map;
@@ -113,6 +114,12 @@ public final class MembersCommand implements Callable<Integer>
             (1 == placement.replicas() ? " copy" : " copies") + " per shard" +
             (placement.domains().isEmpty() ? "" : ", failure domains " + placement.domains()) +
             ", fingerprint " + placement.fingerprint());
+        final PlacementTransition transition = snapshot.transition();
+        out.println("placement generation " + snapshot.generation() + (null == transition ? ", stable" :
+            ", transition " + transition.fromGeneration() + " -> " + transition.toGeneration() + ": " +
+            transition.inFlight() + " shard move(s) in flight " + transition.phases() +
+            " (orbitkv placement status for details)") +
+            (null == snapshot.transitionError() ? "" : "; UNREADABLE transition: " + snapshot.transitionError()));
         if (placement.replicaCount() < placement.replicas())
         {
             out.println("only " + placement.replicaCount() + " catalog node(s) for " + placement.replicas() +

@@ -29,6 +29,7 @@ public final class OrbitKvCli implements Runnable
         ClientCommand.class,
         HarnessPointer.class,
         MembersCommand.class,
+        PlacementCommand.class,
         AotTrainingCommand.class);
 
     /** Held so the setting is not garbage collected with the logger: grpc logs transport chatter at INFO. */

@@ -11,7 +11,7 @@ import org.agrona.concurrent.status.AtomicCounter;
 /**
  * Owns this process's registrations, one incarnation after another:
  * <ol>
- *   <li><b>joining</b>: placement check, lease grant and registration transaction, retried with backoff (100 ms
+ *   <li><b>joining</b>: placement install or adoption, lease grant and registration transaction, retried with backoff (100 ms
  *   doubling to 2 s) until the join timeout, after which the Manager gives up with the last error;</li>
  *   <li><b>keeping</b>: keepalives six times per acknowledged TTL, several in flight when replies are slow, each
  *   given up once the validity its send would grant has passed; local validity = the send time of the latest
@@ -121,7 +121,7 @@ final class LeaseKeeper implements Agent
         {
             if (!placementChecked)
             {
-                registrar.checkOrInstallPlacement();
+                membership.placementAdopted(registrar.installOrAdoptPlacement());
                 placementChecked = true;
             }
             if (0 != pendingLeaseId && pendingValidity.isExpired(clock.nanoTime()))
@@ -154,10 +154,6 @@ final class LeaseKeeper implements Agent
             membership.registered(registered, previousCause);
             membership.updateRemoteWorkGauge(clock.nanoTime());
             return 1;
-        }
-        catch (final Membership.PlacementMismatchException ex)
-        {
-            return fatal(FenceCause.PLACEMENT_CHANGED, ex);
         }
         catch (final Membership.NodeIdInUseException ex)
         {

@@ -16,8 +16,8 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * The etcd transactions of joining a cluster, run on the lease keeper's thread: check or install the cluster's
- * placement, and register one incarnation under a granted lease (epoch + 1 and the leased member record in one
+ * The etcd transactions of joining a cluster, run on the lease keeper's thread: install the cluster's first
+ * placement or adopt the installed one, and register one incarnation under a granted lease (epoch + 1 and the leased member record in one
  * transaction). Every call may throw {@link EtcdGateway.EtcdCallException} for the caller to retry; the set of this
  * process's runtime UUIDs, shared with {@link Membership}, tells an earlier incarnation's record from a stranger's.
  */
@@ -38,13 +38,16 @@ final class MemberRegistrar
     }
 
     /**
-     * Check the cluster's placement against this Manager's, installing it when there is none: one transaction
-     * "create if absent, else return what is there". A retried unknown outcome finds its own (equal) write.
+     * Install this Manager's placement as generation 1 when the cluster has none, else adopt the one installed: one
+     * transaction "create if absent, else return what is there". A Manager whose {@code --catalog-nodes} or
+     * {@code --catalog-replicas} differ follows etcd (logged): placement changes go through
+     * {@code orbitkv placement set}, never through a Manager's flags. A retried unknown outcome finds its own write.
      *
-     * @throws Membership.PlacementMismatchException if they differ.
+     * @return the installed generation and placement this Manager starts from.
      * @throws EtcdGateway.EtcdCallException if etcd did not answer (the caller retries).
+     * @throws IllegalStateException if the installed record is unreadable (the caller retries).
      */
-    void checkOrInstallPlacement()
+    PlacementRecord.Generational installOrAdoptPlacement()
     {
         final ShardPlacement mine = settings.placement();
         final String key = MembershipConfiguration.placementKey(settings.clusterName());
@@ -54,18 +57,20 @@ final class MemberRegistrar
             new Op[]{Op.get(EtcdGateway.bytes(key), GetOption.DEFAULT)});
         if (response.isSucceeded())
         {
-            log.println("orbitkv membership: installed placement: " + PlacementRecord.describe(mine) + " at " + key);
-            return;
+            log.println("orbitkv membership: installed placement generation 1: " + PlacementRecord.describe(mine) +
+                " at " + key);
+            return new PlacementRecord.Generational(PlacementRecord.FIRST_GENERATION, mine);
         }
         final KeyValue kv = response.getGetResponses().get(0).getKvs().get(0);
-        final ShardPlacement installed = PlacementRecord.decode(kv.getValue().getBytes());
-        if (!installed.equals(mine))
+        final PlacementRecord.Generational installed = PlacementRecord.decodeGenerational(kv.getValue().getBytes());
+        if (!installed.placement().equals(mine))
         {
-            throw new Membership.PlacementMismatchException("placement mismatch in cluster '" + settings.clusterName() +
-                "': etcd holds " + PlacementRecord.describe(installed) + ", this Manager's --catalog-nodes and " +
-                "--catalog-replicas give " + PlacementRecord.describe(mine) + "; every Manager of a cluster must " +
-                "pass the same set and copies per shard (placement is immutable in this stage)");
+            log.println("orbitkv membership: following the cluster's placement generation " + installed.generation() +
+                ": " + PlacementRecord.describe(installed.placement()) + " (this Manager's --catalog-nodes and " +
+                "--catalog-replicas give " + PlacementRecord.describe(mine) + "; they only seed an empty cluster, " +
+                "orbitkv placement set changes the placement)");
         }
+        return installed;
     }
 
     /**

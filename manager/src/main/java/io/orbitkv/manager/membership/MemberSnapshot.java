@@ -11,8 +11,10 @@ import java.util.TreeMap;
 import org.agrona.concurrent.status.AtomicCounter;
 
 /**
- * A consistent read of all member records and the placement at one revision: the first page fixes the revision,
- * later pages are read at it and continue after the previous page's last key (design: pages of 128 records).
+ * A consistent read of all member records, the installed placement and the placement transition at one revision: the
+ * first page fixes the revision, later pages are read at it and continue after the previous page's last key (design:
+ * pages of 128 records). Only keys under {@code members/} are member records; the placement keys, the reconciler key
+ * and the coverage reports are read by name, never as members.
  *
  * @param revision  the revision every page was read at.
  * @param members   valid records by node id.
@@ -20,6 +22,9 @@ import org.agrona.concurrent.status.AtomicCounter;
  * @param rejected  records skipped as malformed or over 1 KiB, with the reason.
  * @param placement the placement at that revision, or null if none is installed or it is unreadable.
  * @param placementError why the installed placement is unreadable, or null.
+ * @param generation     the installed placement's generation (0 when there is none or it is unreadable).
+ * @param transition     the placement transition at that revision, or null if none runs or it is unreadable.
+ * @param transitionError why the transition record is unreadable, or null.
  */
 public record MemberSnapshot(
     long revision,
@@ -27,7 +32,10 @@ public record MemberSnapshot(
     Map<String, Long> leaseIds,
     Map<String, String> rejected,
     ShardPlacement placement,
-    String placementError)
+    String placementError,
+    long generation,
+    PlacementTransition transition,
+    String transitionError)
 {
     /**
      * Read a snapshot.
@@ -90,23 +98,47 @@ public record MemberSnapshot(
             from = ByteSequence.from(next);
         }
 
-        final String placementKey = MembershipConfiguration.placementKey(clusterName);
-        final GetResponse placementResponse =
-            etcd.page(EtcdGateway.bytes(placementKey), EtcdGateway.bytes(placementKey + "\0"), revision, 1);
+        final KeyValue placementKv = readKey(etcd, MembershipConfiguration.placementKey(clusterName), revision);
         ShardPlacement placement = null;
         String placementError = null;
-        if (!placementResponse.getKvs().isEmpty())
+        long generation = 0;
+        if (null != placementKv)
         {
             try
             {
-                placement = PlacementRecord.decode(placementResponse.getKvs().get(0).getValue().getBytes());
+                final PlacementRecord.Generational installed =
+                    PlacementRecord.decodeGenerational(placementKv.getValue().getBytes());
+                placement = installed.placement();
+                generation = installed.generation();
             }
             catch (final IllegalStateException ex)
             {
                 placementError = ex.getMessage();
             }
         }
-        return new MemberSnapshot(revision, members, leaseIds, rejected, placement, placementError);
+        final KeyValue transitionKv =
+            readKey(etcd, MembershipConfiguration.placementTransitionKey(clusterName), revision);
+        PlacementTransition transition = null;
+        String transitionError = null;
+        if (null != transitionKv)
+        {
+            try
+            {
+                transition = TransitionRecord.decode(transitionKv.getValue().getBytes());
+            }
+            catch (final IllegalStateException ex)
+            {
+                transitionError = ex.getMessage();
+            }
+        }
+        return new MemberSnapshot(revision, members, leaseIds, rejected, placement, placementError, generation,
+            transition, transitionError);
+    }
+
+    private static KeyValue readKey(final EtcdGateway etcd, final String key, final long revision)
+    {
+        final GetResponse response = etcd.page(EtcdGateway.bytes(key), EtcdGateway.bytes(key + "\0"), revision, 1);
+        return response.getKvs().isEmpty() ? null : response.getKvs().get(0);
     }
 
     /**

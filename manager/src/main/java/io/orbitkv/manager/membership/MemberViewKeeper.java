@@ -4,7 +4,6 @@ import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.common.exception.CompactedException;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
-import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import java.nio.charset.StandardCharsets;
@@ -25,6 +24,13 @@ import org.agrona.concurrent.status.AtomicCounter;
  * than refusing to complete, so one bad writer cannot disable remote work for the whole cluster; only the events
  * that carry such a record invalidate the view. Exceeding 4,096 members keeps the view incomplete until the
  * count drops.
+ *
+ * <p>Placement: the view carries the {@link PlacementState} of the installed placement key and the transition key,
+ * read by the snapshot and then followed by the watch (both keys of one revision applied together). A later generation
+ * replaces the installed one; an unreadable record, a lower generation, another placement under the same generation
+ * or a transition that does not start at the installed generation is refused (counted, logged) and the last state
+ * kept; deleting the installed placement fences the incarnation ({@link FenceCause#PLACEMENT_CHANGED}). Events on
+ * any placement key, the reconciler key or a coverage report wake the {@link PlacementAgent}.
  */
 final class MemberViewKeeper implements Agent
 {
@@ -37,8 +43,12 @@ final class MemberViewKeeper implements Agent
     private final String clusterPrefix;
     private final String membersPrefix;
     private final String placementKey;
+    private final String desiredKey;
+    private final String transitionKey;
+    private final String reconcilerKey;
+    private final String coveragePrefix;
     private final String ownNodeId;
-    private final ShardPlacement expectedPlacement;
+    private final PlacementAgent placementAgent;
     private final ManyToOneConcurrentArrayQueue<WatchItem> queue =
         new ManyToOneConcurrentArrayQueue<>(MembershipConfiguration.WATCH_QUEUE_CAPACITY);
     private final SystemCounters counters;
@@ -46,6 +56,7 @@ final class MemberViewKeeper implements Agent
     private final AtomicCounter snapshotPages;
     private final AtomicCounter watchEvents;
     private final AtomicCounter recordsRejected;
+    private final AtomicCounter placementRefused;
 
     private final TreeMap<String, MemberRecord> working = new TreeMap<>();
     private long revision;
@@ -55,9 +66,13 @@ final class MemberViewKeeper implements Agent
     private volatile long generation;
     private volatile long overflowedGeneration = -1;
     private Watch.Watcher watcher;
+    private PlacementRecord.Generational installed;
+    private PlacementTransition transition;
+    private PlacementState placementState;
 
-    MemberViewKeeper(final Membership membership, final DueTimeIdleStrategy idle)
+    MemberViewKeeper(final Membership membership, final DueTimeIdleStrategy idle, final PlacementAgent placementAgent)
     {
+        this.placementAgent = placementAgent;
         this.membership = membership;
         this.idle = idle;
         this.etcd = membership.etcd();
@@ -66,13 +81,17 @@ final class MemberViewKeeper implements Agent
         this.clusterPrefix = MembershipConfiguration.clusterPrefix(cluster);
         this.membersPrefix = MembershipConfiguration.membersPrefix(cluster);
         this.placementKey = MembershipConfiguration.placementKey(cluster);
+        this.desiredKey = MembershipConfiguration.placementDesiredKey(cluster);
+        this.transitionKey = MembershipConfiguration.placementTransitionKey(cluster);
+        this.reconcilerKey = MembershipConfiguration.reconcilerKey(cluster);
+        this.coveragePrefix = MembershipConfiguration.coveragePrefix(cluster);
         this.ownNodeId = membership.settings().nodeId();
-        this.expectedPlacement = membership.settings().placement();
         this.counters = membership.counters();
         this.snapshots = counters.get(MembershipCounter.SNAPSHOTS);
         this.snapshotPages = counters.get(MembershipCounter.SNAPSHOT_PAGES);
         this.watchEvents = counters.get(MembershipCounter.WATCH_EVENTS);
         this.recordsRejected = counters.get(MembershipCounter.RECORDS_REJECTED);
+        this.placementRefused = counters.get(MembershipCounter.PLACEMENT_RECORDS_REFUSED);
     }
 
     /** One callback from jetcd: a response, an error, or the end of the stream. */
@@ -178,6 +197,10 @@ final class MemberViewKeeper implements Agent
     private int apply(final WatchResponse response)
     {
         int applied = 0;
+        // The events of one transaction (one revision) arrive in one response: the placement and transition keys
+        // are applied together, so installing a target and deleting its transition is one state change.
+        PlacementRecord.Generational nextInstalled = installed;
+        PlacementTransition nextTransition = transition;
         for (final WatchEvent event : response.getEvents())
         {
             final String key = event.getKeyValue().getKey().toString(StandardCharsets.UTF_8);
@@ -229,10 +252,47 @@ final class MemberViewKeeper implements Agent
             }
             else if (key.equals(placementKey))
             {
-                if (delete || !expectedPlacement.equals(decodePlacementOrNull(event)))
+                placementAgent.placementKeysChanged();
+                if (delete)
                 {
                     membership.fence(membership.incarnation(), FenceCause.PLACEMENT_CHANGED);
                 }
+                else
+                {
+                    nextInstalled = acceptInstalled(nextInstalled, event.getKeyValue().getValue().getBytes(),
+                        "at revision " + modRevision);
+                }
+            }
+            else if (key.equals(transitionKey))
+            {
+                placementAgent.placementKeysChanged();
+                if (delete)
+                {
+                    nextTransition = null;
+                }
+                else
+                {
+                    try
+                    {
+                        nextTransition = TransitionRecord.decode(event.getKeyValue().getValue().getBytes());
+                    }
+                    catch (final IllegalStateException ex)
+                    {
+                        refuse("transition record at revision " + modRevision + ": " + ex.getMessage());
+                    }
+                }
+            }
+            else if (key.equals(reconcilerKey))
+            {
+                if (delete)
+                {
+                    placementAgent.reconcilerKeyDeleted();
+                }
+                placementAgent.placementKeysChanged();
+            }
+            else if (key.equals(desiredKey) || key.startsWith(coveragePrefix))
+            {
+                placementAgent.placementKeysChanged();
             }
             // Epoch counters and other keys under the cluster prefix do not change the view.
             if (modRevision > revision)
@@ -241,19 +301,87 @@ final class MemberViewKeeper implements Agent
             }
             applied++;
         }
+        applyPlacement(nextInstalled, nextTransition, "watch at revision " + revision);
         return applied;
     }
 
-    private static ShardPlacement decodePlacementOrNull(final WatchEvent event)
+    /**
+     * An installed placement record, if it may follow the one applied: readable, and of a later generation (or the
+     * same one, unchanged).
+     *
+     * @return the record to apply, or {@code current} when it is refused.
+     */
+    private PlacementRecord.Generational acceptInstalled(
+        final PlacementRecord.Generational current, final byte[] bytes, final String where)
     {
+        final PlacementRecord.Generational next;
         try
         {
-            return PlacementRecord.decode(event.getKeyValue().getValue().getBytes());
+            next = PlacementRecord.decodeGenerational(bytes);
         }
         catch (final IllegalStateException ex)
         {
-            return null;
+            refuse("placement record " + where + ": " + ex.getMessage());
+            return current;
         }
+        if (null != current && (next.generation() < current.generation() ||
+            (next.generation() == current.generation() && !next.placement().equals(current.placement()))))
+        {
+            refuse("placement record " + where + " of generation " + next.generation() + " (" +
+                PlacementRecord.describe(next.placement()) + ") does not follow the applied generation " +
+                current.generation());
+            return current;
+        }
+        return next;
+    }
+
+    private void refuse(final String reason)
+    {
+        placementRefused.increment();
+        membership.log().println("orbitkv membership: refused " + reason + "; keeping placement " +
+            (null == placementState ? "generation " + (null == installed ? "?" : installed.generation()) :
+            describe(placementState)));
+    }
+
+    /**
+     * Apply an installed placement and transition read together: a transition must start at the installed
+     * generation, else the pair is refused and the last state kept.
+     */
+    private void applyPlacement(
+        final PlacementRecord.Generational nextInstalled, final PlacementTransition nextTransition, final String where)
+    {
+        if (null == nextInstalled || (nextInstalled == installed && nextTransition == transition))
+        {
+            return;
+        }
+        final PlacementState next;
+        try
+        {
+            next = new PlacementState(nextInstalled.generation(), nextInstalled.placement(), nextTransition);
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            refuse("placement state from " + where + ": " + ex.getMessage());
+            return;
+        }
+        installed = nextInstalled;
+        transition = nextTransition;
+        if (!next.equals(placementState))
+        {
+            placementState = next;
+            counters.get(MembershipCounter.PLACEMENT_GENERATION).setRelease(next.generation());
+            counters.get(MembershipCounter.SHARD_MOVES_IN_FLIGHT)
+                .setRelease(null == nextTransition ? 0 : nextTransition.inFlight());
+            membership.log().println("orbitkv membership: placement now " + describe(next) + " (" + where + ")");
+        }
+    }
+
+    static String describe(final PlacementState state)
+    {
+        final PlacementTransition t = state.transition();
+        return "generation " + state.generation() + " " + PlacementRecord.describe(state.placement()) +
+            (null == t ? ", stable" : ", transition " + t.fromGeneration() + " -> " + t.toGeneration() + " to " +
+            PlacementRecord.describe(t.target()) + ", moves " + t.phases());
     }
 
     /**
@@ -316,10 +444,38 @@ final class MemberViewKeeper implements Agent
             membership.log().println("orbitkv membership: snapshot at revision " + snapshot.revision() +
                 " skipped " + snapshot.rejected().size() + " invalid member record(s): " + snapshot.rejected());
         }
-        if (!expectedPlacement.equals(snapshot.placement()))
+        if (null == placementState && null != membership.adoptedPlacement())
+        {
+            installed = membership.adoptedPlacement();
+            transition = null;
+            placementState = installed.asState();
+            counters.get(MembershipCounter.PLACEMENT_GENERATION).setRelease(installed.generation());
+        }
+        if (null == snapshot.placement() && null == snapshot.placementError())
         {
             membership.fence(observed, FenceCause.PLACEMENT_CHANGED);
         }
+        PlacementRecord.Generational nextInstalled = installed;
+        if (null != snapshot.placementError())
+        {
+            refuse("placement record in the snapshot at revision " + snapshot.revision() + ": " +
+                snapshot.placementError());
+        }
+        else if (null != snapshot.placement())
+        {
+            nextInstalled = acceptInstalled(installed, PlacementRecord.encode(snapshot.placement(),
+                snapshot.generation()), "in the snapshot at revision " + snapshot.revision());
+        }
+        PlacementTransition nextTransition = snapshot.transition();
+        if (null != snapshot.transitionError())
+        {
+            refuse("transition record in the snapshot at revision " + snapshot.revision() + ": " +
+                snapshot.transitionError());
+            nextTransition = transition;
+        }
+        applyPlacement(nextInstalled, nextTransition, "snapshot at revision " + snapshot.revision());
+        placementAgent.reconcilerKeyDeleted();
+        placementAgent.placementKeysChanged();
         final MemberRecord own = snapshot.members().get(ownNodeId);
         if (null == own)
         {
@@ -407,15 +563,14 @@ final class MemberViewKeeper implements Agent
     private void publishComplete()
     {
         final boolean wasComplete = membership.view().isComplete();
-        final MemberView view = new MemberView(revision, true, Map.copyOf(working),
-            PlacementState.stable(1, expectedPlacement), null);
+        final MemberView view = new MemberView(revision, true, Map.copyOf(working), placementState, null);
         membership.publish(view);
         membership.updateGauges(clock.nanoTime());
         if (!wasComplete)
         {
             membership.log().println("orbitkv membership: member view complete at revision " + revision + ": " +
                 view.members().size() + " member(s), " + view.unavailableShards() + " of 16 shards unavailable, " +
-                view.degradedShards() + " with fewer live copies than the " + expectedPlacement.replicas() + " asked");
+                view.degradedShards() + " with fewer live copies than the " + placementState.target().replicas() + " asked");
         }
     }
 

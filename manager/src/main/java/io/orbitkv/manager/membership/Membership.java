@@ -13,12 +13,15 @@ import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.NanoClock;
 
 /**
- * A Manager's membership in a cluster. Two agents on threads of their own:
+ * A Manager's membership in a cluster. Three agents on threads of their own:
  * <ul>
- *   <li>{@link LeaseKeeper}: joins (placement check, lease, registration transaction, retried with backoff for the
+ *   <li>{@link LeaseKeeper}: joins (placement install or adoption, lease, registration transaction, retried with backoff for the
  *   join timeout), keeps the lease alive and local validity (half the acknowledged TTL from the send), and after a
  *   lapsed registration registers a new incarnation;</li>
- *   <li>{@link MemberViewKeeper}: paged snapshot at one revision, Watch from the next, invalidation and repair.</li>
+ *   <li>{@link MemberViewKeeper}: paged snapshot at one revision, Watch from the next, invalidation and repair; it
+ *   follows the installed placement generation and the transition in flight ({@link MemberView#placementState()});</li>
+ *   <li>{@link PlacementAgent}: writes this node's coverage reports, campaigns for the reconciler key and, while
+ *   elected, drives placement transitions one etcd transaction at a time.</li>
  * </ul>
  * Keepalive never waits behind view repair (design); both threads sleep until their next due time or an event.
  * The current {@link MemberView} is published through a volatile reference with the view keeper as its single
@@ -52,6 +55,7 @@ public final class Membership implements AutoCloseable
     private final NanoClock clock;
     private final DueTimeIdleStrategy leaseIdle;
     private final DueTimeIdleStrategy viewIdle;
+    private final DueTimeIdleStrategy placementIdle;
     private final CompletableFuture<Incarnation> joined = new CompletableFuture<>();
     private final Set<UUID> ownRuntimeUuids = ConcurrentHashMap.newKeySet();
     private volatile MemberView view = MemberView.NONE;
@@ -61,8 +65,11 @@ public final class Membership implements AutoCloseable
     private volatile FenceCause fatalCause = FenceCause.NONE;
     private AgentRunner leaseRunner;
     private AgentRunner viewRunner;
+    private AgentRunner placementRunner;
     private LeaseKeeper leaseKeeper;
     private MemberViewKeeper viewKeeper;
+    private PlacementAgent placementAgent;
+    private volatile PlacementRecord.Generational adoptedPlacement;
     private volatile boolean closed;
     private volatile CoverageReport coverageReport;
     private Runnable beforeWatchHook;
@@ -85,6 +92,7 @@ public final class Membership implements AutoCloseable
         final var wakeups = counters.get(MembershipCounter.WAKEUPS);
         this.leaseIdle = new DueTimeIdleStrategy(clock, wakeups);
         this.viewIdle = new DueTimeIdleStrategy(clock, wakeups);
+        this.placementIdle = new DueTimeIdleStrategy(clock, wakeups);
     }
 
     /**
@@ -141,7 +149,6 @@ public final class Membership implements AutoCloseable
      * @param log          where state changes are reported.
      * @param clock        monotonic clock.
      * @return the running membership, to close.
-     * @throws PlacementMismatchException if the cluster's placement differs from {@code --catalog-nodes}.
      * @throws NodeIdInUseException if another live runtime holds the node id.
      * @throws JoinTimeoutException if etcd could not be reached within the join timeout.
      */
@@ -184,7 +191,6 @@ public final class Membership implements AutoCloseable
      * Wait until the first incarnation is registered, or joining failed for good.
      *
      * @return the first incarnation.
-     * @throws PlacementMismatchException if the cluster's placement differs from {@code --catalog-nodes}.
      * @throws NodeIdInUseException if another live runtime holds the node id.
      * @throws JoinTimeoutException if etcd could not be reached within the join timeout.
      */
@@ -211,8 +217,7 @@ public final class Membership implements AutoCloseable
 
     void joinFailed(final RuntimeException failure)
     {
-        fatalCause = failure instanceof PlacementMismatchException ? FenceCause.PLACEMENT_CHANGED :
-            failure instanceof NodeIdInUseException ? FenceCause.NODE_ID_TAKEN : FenceCause.NONE;
+        fatalCause = failure instanceof NodeIdInUseException ? FenceCause.NODE_ID_TAKEN : FenceCause.NONE;
         setState(STATE_FENCED);
         joined.completeExceptionally(failure);
     }
@@ -262,6 +267,7 @@ public final class Membership implements AutoCloseable
         log.flush();
         joined.complete(registered);
         viewIdle.signal();
+        placementIdle.signal();
     }
 
     /**
@@ -324,6 +330,7 @@ public final class Membership implements AutoCloseable
         }
         log.flush();
         leaseIdle.signal();
+        placementIdle.signal();
         return true;
     }
 
@@ -362,11 +369,14 @@ public final class Membership implements AutoCloseable
     private void startAgents()
     {
         leaseKeeper = new LeaseKeeper(this, leaseIdle);
-        viewKeeper = new MemberViewKeeper(this, viewIdle);
+        placementAgent = new PlacementAgent(this, placementIdle);
+        viewKeeper = new MemberViewKeeper(this, viewIdle, placementAgent);
         leaseRunner = new AgentRunner(leaseIdle, errorHandler, null, leaseKeeper);
         viewRunner = new AgentRunner(viewIdle, errorHandler, null, viewKeeper);
+        placementRunner = new AgentRunner(placementIdle, errorHandler, null, placementAgent);
         AgentRunner.startOnThread(leaseRunner);
         AgentRunner.startOnThread(viewRunner);
+        AgentRunner.startOnThread(placementRunner);
     }
 
     /**
@@ -447,6 +457,35 @@ public final class Membership implements AutoCloseable
     public void reportCoverage(final CoverageReport report)
     {
         coverageReport = report;
+        placementIdle.signal();
+    }
+
+    /**
+     * The placement the join installed or adopted (lease keeper thread): the view keeper's first state until its
+     * snapshot reads the keys.
+     *
+     * @param installed generation and placement.
+     */
+    void placementAdopted(final PlacementRecord.Generational installed)
+    {
+        adoptedPlacement = installed;
+    }
+
+    PlacementRecord.Generational adoptedPlacement()
+    {
+        return adoptedPlacement;
+    }
+
+    /**
+     * Whether this Manager is the elected placement reconciler right now (its key holds this runtime under the
+     * current lease, as last seen by the placement agent).
+     *
+     * @return true while elected.
+     */
+    public boolean isReconciler()
+    {
+        final PlacementAgent agent = placementAgent;
+        return !closed && null != agent && agent.isLeader();
     }
 
     /**
@@ -515,13 +554,13 @@ public final class Membership implements AutoCloseable
     }
 
     /**
-     * The lease keeper's and the view keeper's threads (tests measure what they cost).
+     * The lease keeper's, the view keeper's and the placement agent's threads (tests measure what they cost).
      *
-     * @return both threads, null entries before they started.
+     * @return the threads, null entries before they started.
      */
     Thread[] threads()
     {
-        return new Thread[]{leaseRunner.thread(), viewRunner.thread()};
+        return new Thread[]{leaseRunner.thread(), viewRunner.thread(), placementRunner.thread()};
     }
 
     /**
@@ -537,6 +576,8 @@ public final class Membership implements AutoCloseable
         closed = true;
         leaseIdle.shutdown();
         viewIdle.shutdown();
+        placementIdle.shutdown();
+        CloseHelper.quietClose(placementRunner);
         CloseHelper.quietClose(leaseRunner);
         CloseHelper.quietClose(viewRunner);
         if (null != viewKeeper)
@@ -560,19 +601,6 @@ public final class Membership implements AutoCloseable
             }
         }
         CloseHelper.quietClose(etcd);
-    }
-
-    /**
-     * The cluster's placement differs from this Manager's {@code --catalog-nodes}.
-     */
-    public static final class PlacementMismatchException extends IllegalStateException
-    {
-        private static final long serialVersionUID = 1L;
-
-        PlacementMismatchException(final String message)
-        {
-            super(message);
-        }
     }
 
     /**

@@ -61,6 +61,27 @@ public final class MembershipConfiguration
     /** Retry delay of a keepalive that failed at once (e.g. no connected member): sooner than the next regular one. */
     public static final long KEEPALIVE_RETRY_NS = TimeUnit.MILLISECONDS.toNanos(250);
 
+    /** Shard moves in flight at once by default ({@code --max-shard-moves}). */
+    public static final int MAX_SHARD_MOVES_DEFAULT = 2;
+
+    /** Fewest shard moves in flight a reconciler may be limited to. */
+    public static final int MIN_SHARD_MOVES = 1;
+
+    /** Most shard moves in flight: every shard at once. */
+    public static final int MAX_SHARD_MOVES = 16;
+
+    /**
+     * How long the reconciler leaves a move SWITCHED before retiring the old copies: time for every Manager's view to
+     * see the switch (a watch event's trip) and send its queries to the new copies first.
+     */
+    public static final long SWITCH_DWELL_MS = 1_000;
+
+    /** First retry delay of a reconciler or coverage write that etcd failed; doubles up to the next. */
+    public static final long PLACEMENT_RETRY_MIN_NS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    /** Longest retry delay of the placement agent. */
+    public static final long PLACEMENT_RETRY_MAX_NS = TimeUnit.SECONDS.toNanos(2);
+
     /** Root of every OrbitKV key (design: /orbitkv/v1/&lt;cluster&gt;/...). */
     public static final String KEY_ROOT = "/orbitkv/v1/";
 
@@ -123,6 +144,63 @@ public final class MembershipConfiguration
     public static String placementKey(final String clusterName)
     {
         return clusterPrefix(clusterName) + "placement";
+    }
+
+    /**
+     * Key of the desired placement, written by {@code orbitkv placement set} in the placement record format with the
+     * generation it asks for; the reconciler moves the installed placement there.
+     *
+     * @param clusterName the cluster.
+     * @return {@code /orbitkv/v1/<cluster>/placement-desired}.
+     */
+    public static String placementDesiredKey(final String clusterName)
+    {
+        return clusterPrefix(clusterName) + "placement-desired";
+    }
+
+    /**
+     * Key of the running placement transition (JSON of a {@link PlacementTransition}); absent when none runs.
+     *
+     * @param clusterName the cluster.
+     * @return {@code /orbitkv/v1/<cluster>/placement-transition}.
+     */
+    public static String placementTransitionKey(final String clusterName)
+    {
+        return clusterPrefix(clusterName) + "placement-transition";
+    }
+
+    /**
+     * Election key of the placement reconciler, put under the elected Manager's lease (node id and runtime UUID).
+     *
+     * @param clusterName the cluster.
+     * @return {@code /orbitkv/v1/<cluster>/reconciler}.
+     */
+    public static String reconcilerKey(final String clusterName)
+    {
+        return clusterPrefix(clusterName) + "reconciler";
+    }
+
+    /**
+     * Prefix of the coverage reports, one per Manager under its own lease.
+     *
+     * @param clusterName the cluster.
+     * @return {@code /orbitkv/v1/<cluster>/coverage/}.
+     */
+    public static String coveragePrefix(final String clusterName)
+    {
+        return clusterPrefix(clusterName) + "coverage/";
+    }
+
+    /**
+     * Key of a Manager's latest coverage report.
+     *
+     * @param clusterName the cluster.
+     * @param nodeId      the node.
+     * @return {@code /orbitkv/v1/<cluster>/coverage/<node>}.
+     */
+    public static String coverageKey(final String clusterName, final String nodeId)
+    {
+        return coveragePrefix(clusterName) + nodeId;
     }
 
     /**

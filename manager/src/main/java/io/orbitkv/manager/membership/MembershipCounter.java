@@ -5,7 +5,7 @@ import io.orbitkv.manager.status.SystemCounters;
 
 /**
  * Membership's counters: etcd calls by kind and their failures, the registration and its incarnation, the member
- * view and its invalidations, keepalives.
+ * view and its invalidations, keepalives, and the placement generation with its reconciler's steps.
  * <p>
  * Each has a fixed id, which {@code orbitkv stat}, /metrics and dashboards key on: never renumber or reuse one; a new
  * counter takes an id no family holds ({@link SystemCounters} lays every family out by id).
@@ -47,7 +47,20 @@ public enum MembershipCounter implements FixedCounter
     KEEPALIVE_RTT_MAX_MS(145, "Membership: slowest keepalive round trip (ms)", true),
     VALIDITY_MARGIN_MIN_MS(146, "Membership: least validity left when a keepalive was acknowledged (ms)", true),
     WAKEUPS(147, "Membership: membership thread wake-ups (timer or event)", false),
-    SHARDS_DEGRADED(213, "Membership: shards with fewer live copies than asked (reduced failure coverage)", true);
+    SHARDS_DEGRADED(213, "Membership: shards with fewer live copies than asked (reduced failure coverage)", true),
+    RECONCILER_ELECTIONS_WON(218, "Placement: reconciler elections won by this node", false),
+    TRANSITIONS_PLANNED(219, "Placement: transitions planned (or installed at once when no shard moves)", false),
+    TRANSITIONS_COMPLETED(220, "Placement: transitions completed (target installed)", false),
+    TRANSITIONS_ABANDONED(221, "Placement: transitions abandoned for a newer desired placement", false),
+    SHARD_MOVES_STARTED(222, "Placement: shard moves started (PENDING to PREPARE)", false),
+    SHARD_MOVES_COMPLETED(223, "Placement: shard moves retired", false),
+    PLACEMENT_RECORDS_REFUSED(224, "Placement: placement or transition records refused (unreadable or older)", false),
+    PLACEMENT_GENERATION(225, "Placement: installed placement generation", true),
+    SHARD_MOVES_IN_FLIGHT(226, "Placement: shard moves in flight", true),
+    RECONCILER(227, "Placement: this node is the placement reconciler (1 = yes)", true),
+    COVERAGE_REPORTS_WRITTEN(228, "Placement: coverage reports written to etcd", false),
+    RECONCILER_STEP_RETRIES(229, "Placement: reconciler steps and coverage writes retried (etcd failed or state moved)",
+        false);
 
     private final Spec spec;
 

@@ -22,6 +22,8 @@ import java.util.UUID;
  * @param runtimeUuid       the Manager's runtime UUID.
  * @param startTimeMs       Manager start, epoch ms.
  * @param joinTimeoutMs     how long joining may keep retrying before the Manager gives up.
+ * @param maxShardMoves     shard moves in flight at once while this Manager is the placement reconciler
+ *                          ({@code --max-shard-moves}).
  */
 public record MembershipSettings(
     String etcdEndpoints,
@@ -34,8 +36,51 @@ public record MembershipSettings(
     String transferEndpoint,
     UUID runtimeUuid,
     long startTimeMs,
-    long joinTimeoutMs)
+    long joinTimeoutMs,
+    int maxShardMoves)
 {
+    public MembershipSettings
+    {
+        checkMaxShardMoves(maxShardMoves);
+    }
+
+    /**
+     * Settings with the default shard moves in flight.
+     */
+    public MembershipSettings(
+        final String etcdEndpoints,
+        final String clusterName,
+        final String nodeId,
+        final int ttlSecs,
+        final long etcdDeadlineMs,
+        final ShardPlacement placement,
+        final String peerEndpoint,
+        final String transferEndpoint,
+        final UUID runtimeUuid,
+        final long startTimeMs,
+        final long joinTimeoutMs)
+    {
+        this(etcdEndpoints, clusterName, nodeId, ttlSecs, etcdDeadlineMs, placement, peerEndpoint, transferEndpoint,
+            runtimeUuid, startTimeMs, joinTimeoutMs, MembershipConfiguration.MAX_SHARD_MOVES_DEFAULT);
+    }
+
+    /**
+     * Validate a limit of shard moves in flight.
+     *
+     * @param maxShardMoves the limit.
+     * @throws IllegalArgumentException naming the range when it is out of it.
+     */
+    public static void checkMaxShardMoves(final int maxShardMoves)
+    {
+        if (maxShardMoves < MembershipConfiguration.MIN_SHARD_MOVES ||
+            maxShardMoves > MembershipConfiguration.MAX_SHARD_MOVES)
+        {
+            throw new IllegalArgumentException("--max-shard-moves must be in [" +
+                MembershipConfiguration.MIN_SHARD_MOVES + ", " + MembershipConfiguration.MAX_SHARD_MOVES +
+                "] (shard moves a placement transition runs at once): " + maxShardMoves);
+        }
+    }
+
     /**
      * Settings with the default join timeout.
      */
@@ -52,6 +97,6 @@ public record MembershipSettings(
         final long startTimeMs)
     {
         this(etcdEndpoints, clusterName, nodeId, ttlSecs, etcdDeadlineMs, placement, peerEndpoint, transferEndpoint,
-            runtimeUuid, startTimeMs, Configuration.JOIN_TIMEOUT_MS_DEFAULT);
+            runtimeUuid, startTimeMs, Configuration.JOIN_TIMEOUT_MS_DEFAULT, MembershipConfiguration.MAX_SHARD_MOVES_DEFAULT);
     }
 }

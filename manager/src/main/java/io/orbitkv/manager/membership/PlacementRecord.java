@@ -6,13 +6,15 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.codecs.StateKeyShard;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * JSON of the placement key.
+ * JSON of the placement keys: the installed placement ({@link MembershipConfiguration#placementKey}) and the desired
+ * one ({@link MembershipConfiguration#placementDesiredKey}), each with its placement generation.
  * <ul>
  *   <li>version 1, one copy per shard: {@code {"version":1,"shardCount":16,"nodes":[...],"fingerprint":"..."}};</li>
  *   <li>version 2 adds the copies per shard: {@code {"version":2,"shardCount":16,"replicas":3,"nodes":[...],
@@ -24,6 +26,10 @@ import java.util.TreeMap;
  * such a reader refuses as unsupported rather than misreading it as one copy. Decoding takes version 1 as one copy,
  * and refuses an unknown version, a replica count out of range and a fingerprint that does not match the nodes and
  * the count.
+ * <p>
+ * Generations: a version 1 record is generation 1. A version 2 record carries {@code "generation":N} when N is above
+ * 1 (absent means 1, so the version 2 records written before generations existed keep their bytes too); any
+ * placement of a later generation is written as version 2, one copy included.
  */
 final class PlacementRecord
 {
@@ -39,15 +45,46 @@ final class PlacementRecord
     {
     }
 
+    /** The generation of a record that names none. */
+    static final long FIRST_GENERATION = 1;
+
+    /**
+     * A placement with its generation, as a placement key holds it.
+     *
+     * @param generation 1 or more.
+     * @param placement  the placement.
+     */
+    record Generational(long generation, ShardPlacement placement)
+    {
+        PlacementState asState()
+        {
+            return PlacementState.stable(generation, placement);
+        }
+    }
+
     static byte[] encode(final ShardPlacement placement)
     {
-        final boolean oneCopy = ShardPlacement.MIN_REPLICAS == placement.replicas() && placement.domains().isEmpty();
+        return encode(placement, FIRST_GENERATION);
+    }
+
+    static byte[] encode(final ShardPlacement placement, final long generation)
+    {
+        if (generation < FIRST_GENERATION)
+        {
+            throw new IllegalArgumentException("placement generation must be 1 or more, got " + generation);
+        }
+        final boolean oneCopy = ShardPlacement.MIN_REPLICAS == placement.replicas() && placement.domains().isEmpty() &&
+            FIRST_GENERATION == generation;
         final ObjectNode node = JSON.createObjectNode();
         node.put("version", oneCopy ? VERSION_ONE_COPY : VERSION);
         node.put("shardCount", StateKeyShard.SHARD_COUNT);
         if (!oneCopy)
         {
             node.put("replicas", placement.replicas());
+        }
+        if (FIRST_GENERATION != generation)
+        {
+            node.put("generation", generation);
         }
         final var nodes = node.putArray("nodes");
         placement.nodes().forEach(nodes::add);
@@ -69,15 +106,79 @@ final class PlacementRecord
 
     static ShardPlacement decode(final byte[] bytes)
     {
+        return decodeGenerational(bytes).placement();
+    }
+
+    /**
+     * Decode a placement key's record with its generation.
+     *
+     * @param bytes the record.
+     * @return generation and placement.
+     * @throws IllegalStateException if it is malformed, of an unknown version, or its fingerprint does not match.
+     */
+    static Generational decodeGenerational(final byte[] bytes)
+    {
         try
         {
             final JsonNode node = JSON.readTree(bytes);
+            return decodeGenerational(node, bytes);
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException("malformed placement record: " + ex.getMessage(), ex);
+        }
+    }
+
+    /**
+     * Decode a placement record embedded in another record (a transition's target).
+     *
+     * @param node the record's JSON.
+     * @return generation and placement.
+     */
+    static Generational decodeGenerational(final JsonNode node)
+    {
+        return decodeGenerational(node, null);
+    }
+
+    static ObjectNode toJson(final ShardPlacement placement, final long generation)
+    {
+        try
+        {
+            return (ObjectNode)JSON.readTree(encode(placement, generation));
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    private static Generational decodeGenerational(final JsonNode node, final byte[] bytes)
+    {
+        final String text = null == bytes ? String.valueOf(node) : new String(bytes, StandardCharsets.UTF_8);
+        try
+        {
             final int version = null == node ? 0 : node.path("version").asInt();
             if ((VERSION_ONE_COPY != version && VERSION != version) ||
                 node.path("shardCount").asInt() != StateKeyShard.SHARD_COUNT || !node.path("nodes").isArray() ||
                 (VERSION == version && !node.path("replicas").isInt()))
             {
-                throw new IllegalStateException("unsupported placement record: " + new String(bytes));
+                throw new IllegalStateException("unsupported placement record: " + text);
+            }
+            final JsonNode generationNode = node.path("generation");
+            final long generation;
+            if (generationNode.isMissingNode())
+            {
+                generation = FIRST_GENERATION;
+            }
+            else if (VERSION != version || !generationNode.canConvertToLong() || !generationNode.isIntegralNumber() ||
+                generationNode.asLong() < FIRST_GENERATION)
+            {
+                throw new IllegalStateException("unsupported placement record (generation must be a whole number of " +
+                    "1 or more, in version 2 records only): " + text);
+            }
+            else
+            {
+                generation = generationNode.asLong();
             }
             final int replicas = VERSION == version ? node.get("replicas").asInt() : ShardPlacement.MIN_REPLICAS;
             final List<String> nodes = new ArrayList<>();
@@ -91,11 +192,11 @@ final class PlacementRecord
             if (!placement.fingerprint().equals(node.path("fingerprint").asText()))
             {
                 throw new IllegalStateException("placement record fingerprint does not match its nodes and replicas: " +
-                    new String(bytes));
+                    text);
             }
-            return placement;
+            return new Generational(generation, placement);
         }
-        catch (final IOException | IllegalArgumentException ex)
+        catch (final IllegalArgumentException ex)
         {
             throw new IllegalStateException("malformed placement record: " + ex.getMessage(), ex);
         }

@@ -175,85 +175,43 @@ class MembershipSystemTest
     @Test
     @Timeout(60)
     @Execution(ExecutionMode.CONCURRENT)
-    void shouldFailToJoinWithAPlacementThatDiffersNamingBothSets()
+    void shouldJoinWithOtherCatalogNodesAndFollowThePlacementInEtcd()
     {
         final String cluster = cluster("placement");
-        try (Joined a = join(etcd.endpoints(), cluster, "a", "c,a,b,a"))
+        final ShardPlacement installed = ShardPlacement.parse("a,b,c", 3);
+        try (Joined a = join(etcd.endpoints(), cluster, "a", "c,a,b,a");
+            Joined b = join(etcd.endpoints(), cluster, "b", "a,b", 1))
         {
-            final Membership.PlacementMismatchException ex = assertThrows(Membership.PlacementMismatchException.class,
-                () -> join(etcd.endpoints(), cluster, "b", "a,b"));
-            assertTrue(ex.getMessage().contains("[a, b, c]") && ex.getMessage().contains("[a, b]"), ex.getMessage());
-            // the CLI fails the launch with exit code 1 and the same message
+            awaitCompleteWith(b, "a", "b");
+            assertEquals(installed, b.membership.view().placement(), "the second Manager follows etcd, not its flags");
+            assertEquals(1, b.membership.view().placementState().generation());
+            assertTrue(b.membership.view().placementState().isStable());
+            assertTrue(b.log().contains("following the cluster's placement generation 1: catalog nodes [a, b, c] " +
+                "with 3 copies per shard") && b.log().contains("give catalog nodes [a, b] with 1 copy per shard"),
+                b.log());
+            assertFalse(a.log().contains("following the cluster's placement"), a.log());
+            assertTrue(b.membership.remoteWorkEnabled(System.nanoTime()));
+            assertEquals(FenceCause.NONE, b.membership.fenceCause());
+            assertEquals(1, b.counter(MembershipCounter.PLACEMENT_GENERATION));
+
+            // the flag bounding shard moves is checked before anything joins
             final java.io.StringWriter text = new java.io.StringWriter();
             final picocli.CommandLine cli = io.orbitkv.manager.cli.OrbitKvCli.commandLine();
             cli.setOut(new java.io.PrintWriter(text, true));
             cli.setErr(new java.io.PrintWriter(text, true));
-            final File dir = new File("/dev/shm", "orbitkv-mismatch-" + UUID.randomUUID());
+            final File dir = new File("/dev/shm", "orbitkv-moves-" + UUID.randomUUID());
             try
             {
                 assertEquals(1, cli.execute("manager", "--dir", dir.toString(), "--pool-bytes", "4m",
                     "--pool-pretouch=false", "--etcd-endpoints", etcd.endpoints(), "--cluster-name", cluster,
-                    "--node-id", "d", "--catalog-nodes", "a,b,c,d"), text.toString());
+                    "--node-id", "d", "--catalog-nodes", "a,b,c,d", "--max-shard-moves", "17"), text.toString());
             }
             finally
             {
                 IoUtil.delete(dir, true);
             }
-            assertTrue(text.toString().contains("placement mismatch") && text.toString().contains("[a, b, c, d]") &&
-                text.toString().contains("[a, b, c]"), text.toString());
-            assertNull(a.membership.view().member("d"), "a failed join leaves no record");
-
-            // the same set in another order and with duplicates is the same canonical placement
-            try (Joined b = join(etcd.endpoints(), cluster, "b", "b,c,a"))
-            {
-                awaitCompleteWith(b, "a", "b");
-            }
-        }
-    }
-
-    @Test
-    @Timeout(60)
-    @Execution(ExecutionMode.CONCURRENT)
-    void shouldFailToJoinWithAnotherReplicaCountNamingBothPlacements()
-    {
-        final String cluster = cluster("replicas");
-        final ShardPlacement three = ShardPlacement.parse("a,b,c", 3);
-        final ShardPlacement one = ShardPlacement.parse("a,b,c", 1);
-        try (Joined a = join(etcd.endpoints(), cluster, "a", "a,b,c", 3))
-        {
-            final Membership.PlacementMismatchException ex = assertThrows(Membership.PlacementMismatchException.class,
-                () -> join(etcd.endpoints(), cluster, "b", "a,b,c", 1));
-            assertTrue(ex.getMessage().contains("etcd holds catalog nodes [a, b, c] with 3 copies per shard (fingerprint " +
-                three.fingerprint() + ")") && ex.getMessage().contains("give catalog nodes [a, b, c] with 1 copy per " +
-                "shard (fingerprint " + one.fingerprint() + ")"), ex.getMessage());
-
-            // the CLI with another --catalog-replicas fails the launch the same way
-            final java.io.StringWriter text = new java.io.StringWriter();
-            final picocli.CommandLine cli = io.orbitkv.manager.cli.OrbitKvCli.commandLine();
-            cli.setOut(new java.io.PrintWriter(text, true));
-            cli.setErr(new java.io.PrintWriter(text, true));
-            final File dir = new File("/dev/shm", "orbitkv-replicas-" + UUID.randomUUID());
-            try
-            {
-                assertEquals(1, cli.execute("manager", "--dir", dir.toString(), "--pool-bytes", "4m",
-                    "--pool-pretouch=false", "--etcd-endpoints", etcd.endpoints(), "--cluster-name", cluster,
-                    "--node-id", "c", "--catalog-nodes", "c,b,a", "--catalog-replicas", "2"), text.toString());
-            }
-            finally
-            {
-                IoUtil.delete(dir, true);
-            }
-            assertTrue(text.toString().contains("placement mismatch") &&
-                text.toString().contains("[a, b, c] with 3 copies per shard") &&
-                text.toString().contains("[a, b, c] with 2 copies per shard"), text.toString());
-            assertNull(a.membership.view().member("b"), "a failed join leaves no record");
-            assertNull(a.membership.view().member("c"), "a failed join leaves no record");
-
-            // the same nodes and copies join
-            try (Joined b = join(etcd.endpoints(), cluster, "b", "c,b,a", 3))
-            {
-                awaitCompleteWith(b, "a", "b");
-            }
+            assertTrue(text.toString().contains("--max-shard-moves must be in [1, 16]"), text.toString());
+            assertNull(a.membership.view().member("d"), "a refused launch leaves no record");
         }
     }
 
@@ -412,8 +370,8 @@ class MembershipSystemTest
             final MemberRecord own = rebound.membership.ownRecord();
             put(raw, MembershipConfiguration.memberKey(c2, "a"), new MemberRecord("a", own.epoch() + 1,
                 UUID.randomUUID(), 0, "elsewhere", "elsewhere", 1, 0).encode());
-            put(raw, MembershipConfiguration.placementKey(c3), PlacementRecord.encode(ShardPlacement.parse("a,z")));
-            // the same nodes with another count of copies is another placement
+            // deleting the installed placement fences; another placement under the applied generation is refused
+            MembershipTestSupport.delete(raw, MembershipConfiguration.placementKey(c3));
             put(raw, MembershipConfiguration.placementKey(c4), PlacementRecord.encode(ShardPlacement.parse("a", 1)));
 
             // A removed record is a lapsed registration: the old incarnation stays fenced, a new one registers.
@@ -436,8 +394,11 @@ class MembershipSystemTest
             // Another runtime's record or another placement: fenced for good, no new incarnation.
             await(() -> FenceCause.BINDING_CHANGED == rebound.membership.fenceCause(), 5_000, rebound::log);
             await(() -> FenceCause.PLACEMENT_CHANGED == replaced.membership.fenceCause(), 5_000, replaced::log);
-            await(() -> FenceCause.PLACEMENT_CHANGED == recopied.membership.fenceCause(), 5_000, recopied::log);
-            for (final Joined j : List.of(rebound, replaced, recopied))
+            await(() -> 1 == recopied.counter(MembershipCounter.PLACEMENT_RECORDS_REFUSED), 5_000, recopied::log);
+            assertEquals(FenceCause.NONE, recopied.membership.fenceCause());
+            assertEquals(ShardPlacement.parse("a", 3), recopied.membership.view().placement(), "last state kept");
+            assertTrue(recopied.log().contains("does not follow the applied generation 1"), recopied::log);
+            for (final Joined j : List.of(rebound, replaced))
             {
                 // the log line is written last by the fencing thread: state and counter are set by then
                 await(() -> j.log().contains("FENCED until restart"), 5_000, j::log);

@@ -78,6 +78,16 @@ final class MembershipTestSupport
             "peer-" + nodeId + ":7470", "transfer-" + nodeId + ":7471", UUID.randomUUID(), System.currentTimeMillis());
     }
 
+    static MembershipSettings settings(
+        final String endpoints, final String cluster, final String nodeId, final String catalogNodes, final int replicas,
+        final int maxShardMoves)
+    {
+        final MembershipSettings base = settings(endpoints, cluster, nodeId, catalogNodes, replicas);
+        return new MembershipSettings(base.etcdEndpoints(), base.clusterName(), base.nodeId(), base.ttlSecs(),
+            base.etcdDeadlineMs(), base.placement(), base.peerEndpoint(), base.transferEndpoint(), base.runtimeUuid(),
+            base.startTimeMs(), base.joinTimeoutMs(), maxShardMoves);
+    }
+
     static Joined join(final MembershipSettings settings, final Runnable beforeWatchHook)
     {
         final SystemCounters counters = SystemCounterFamilies.inMemory();
