@@ -5,7 +5,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -278,14 +277,12 @@ final class MemberViewSync implements DiscoveryMembers
         placementStatesApplied.incrementRelease();
         final int changed = host.applyPlacement(state);
         publisher.placementFingerprint(state.sendFingerprint());
-        if (previous.generation() != state.generation() || !Objects.equals(
-            null == previous.transition() ? null : previous.transition().phases(),
-            null == state.transition() ? null : state.transition().phases()))
+        // The membership logs every phase; this log says what changed here: hosted shards or the generation.
+        if (0 != changed || previous.generation() != state.generation())
         {
             membership.log().println("orbitkv catalog: placement generation " + state.generation() +
-                (state.isStable() ? " (stable)" : ", moving to generation " + state.transition().toGeneration() +
-                ": " + state.transition().phases()) + "; " + host.hostedCount() + " hosted shard(s)" +
-                (0 == changed ? "" : ", " + changed + " changed"));
+                (state.isStable() ? "" : ", moving to generation " + state.transition().toGeneration()) + ": " +
+                host.hostedCount() + " hosted shard(s), " + changed + " changed");
         }
     }
 
