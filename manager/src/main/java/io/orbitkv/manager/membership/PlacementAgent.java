@@ -249,6 +249,11 @@ final class PlacementAgent implements Agent
             return 1;
         }
         final KeyValue kv = kvs.get(0);
+        if (leader && kv.getModRevision() == leaderKeyRevision)
+        {
+            // Still the key this node won (a fresh snapshot asks again): nothing changes.
+            return 0;
+        }
         if (kv.getLease() == incarnation.leaseId() && Arrays.equals(kv.getValue().getBytes(), identity))
         {
             // An earlier campaign of this incarnation whose outcome was unknown did commit: the key is ours.
