@@ -517,11 +517,16 @@ public final class ManagerCommand implements Callable<Integer>
         }
         if (null != manager.membership())
         {
+            final io.orbitkv.manager.membership.PlacementState state = manager.membership().placementState();
+            final ShardPlacement placement = null == state ? ctx.placement() : state.placement();
             out.println("  cluster '" + ctx.clusterName() + "' node '" + ctx.nodeId() + "' epoch " +
-                manager.membership().ownRecord().epoch() + ", catalog " + ctx.placement().nodes() + " with " +
-                ctx.placement().replicaCount() + " of " + ctx.placement().replicas() + " copies per shard (placement " +
-                ctx.placement().fingerprint() + "), peer endpoint " + manager.catalog().transport().endpoint() + " (" +
+                manager.membership().ownRecord().epoch() + ", catalog " + placement.nodes() + " with " +
+                placement.replicaCount() + " of " + placement.replicas() + " copies per shard (placement " +
+                (null == state ? "" : "generation " + state.generation() + ", ") + placement.fingerprint() +
+                "), peer endpoint " + manager.catalog().transport().endpoint() + " (" +
                 manager.catalog().transport().mtuLength() + "-byte datagrams)");
+            out.println("  placement: scripts/orbitkv placement status --etcd-endpoints " + ctx.etcdEndpoints() +
+                " --cluster-name " + ctx.clusterName());
             out.println("  members: scripts/orbitkv members --etcd-endpoints " + ctx.etcdEndpoints() +
                 " --cluster-name " + ctx.clusterName());
         }

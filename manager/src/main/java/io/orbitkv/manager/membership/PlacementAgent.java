@@ -98,6 +98,7 @@ final class PlacementAgent implements Agent
     private long dwellDueNs = Long.MAX_VALUE;
     private String lastWaiting;
     private long lastRefusedRevision;
+    private long deferredDesired;
 
     PlacementAgent(final Membership membership, final DueTimeIdleStrategy idle)
     {
@@ -368,6 +369,13 @@ final class PlacementAgent implements Agent
             }
             return 1;
         }
+        if (null != desired && desired.generation() > t.toGeneration() && desired.generation() != deferredDesired)
+        {
+            deferredDesired = desired.generation();
+            membership.log().println("orbitkv membership: reconciler: desired generation " + desired.generation() +
+                " waits for transition " + t.fromGeneration() + " -> " + t.toGeneration() + " to finish (shards " +
+                "switched already: " + switchedShards(t) + ")");
+        }
         if (t.isDone())
         {
             if (step(round, new Op[]{putInstalled(t.target(), t.toGeneration()), deleteTransition()},
@@ -379,6 +387,19 @@ final class PlacementAgent implements Agent
             return 1;
         }
         return advance(round, t, nowNs);
+    }
+
+    private static String switchedShards(final PlacementTransition t)
+    {
+        final StringBuilder shards = new StringBuilder();
+        for (final ShardMove move : t.moveList())
+        {
+            if (move.phase().queriesSwitched())
+            {
+                shards.append(shards.isEmpty() ? "" : ",").append(move.shard());
+            }
+        }
+        return shards.toString();
     }
 
     private int advance(final Round round, final PlacementTransition t, final long nowNs)

@@ -124,8 +124,11 @@ class PlacementCommandTest
                 ShardPlacement.parse("a,b", 2).fingerprint() + ")", set.out().trim());
 
             // no coverage yet: every shard waits in PREPARE for the copy it adds
-            await(() -> null != PlacementAdmin.status(admin, cluster).transition() &&
-                16 == PlacementAdmin.status(admin, cluster).transition().count(MovePhase.PREPARE), 10_000, a::log);
+            await(() ->
+            {
+                final PlacementTransition t = PlacementAdmin.status(admin, cluster).transition();
+                return null != t && 16 == t.count(MovePhase.PREPARE);
+            }, 10_000, a::log);
             final Run moving = placement(cluster, "status");
             assertEquals(0, moving.exit(), moving.toString());
             assertTrue(moving.out().contains("desired: generation 2, catalog nodes [a, b] with 2 copies per shard") &&
