@@ -228,14 +228,24 @@ final class PlacementAgent implements Agent
 
     private int campaign(final Incarnation incarnation)
     {
-        campaignDue = false;
         final byte[] identity = new ReconcilerRecord(nodeId, incarnation.runtimeUuid()).encode();
         final ByteSequence key = EtcdGateway.bytes(reconcilerKey);
-        final TxnResponse response = etcd.txn(
-            new Cmp[]{new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0))},
-            new Op[]{Op.put(key, EtcdGateway.bytes(identity),
-                PutOption.builder().withLeaseId(incarnation.leaseId()).build())},
-            new Op[]{Op.get(key, GetOption.DEFAULT)});
+        // Cleared before the call, so a deletion seen meanwhile asks again; set again if the call fails.
+        campaignDue = false;
+        final TxnResponse response;
+        try
+        {
+            response = etcd.txn(
+                new Cmp[]{new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0))},
+                new Op[]{Op.put(key, EtcdGateway.bytes(identity),
+                    PutOption.builder().withLeaseId(incarnation.leaseId()).build())},
+                new Op[]{Op.get(key, GetOption.DEFAULT)});
+        }
+        catch (final RuntimeException ex)
+        {
+            campaignDue = true;
+            throw ex;
+        }
         if (response.isSucceeded())
         {
             electionsWon.increment();

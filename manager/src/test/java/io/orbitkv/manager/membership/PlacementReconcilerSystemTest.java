@@ -571,4 +571,39 @@ class PlacementReconcilerSystemTest
             awaitInstalled(all, 2, desired);
         }
     }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldRetryItsEtcdWritesWithBackoffWhileEtcdStallsAndThenFinish() throws Exception
+    {
+        final ShardPlacement desired = ShardPlacement.parse("a,b", 2);
+        try (EtcdCluster own = EtcdCluster.start(1);
+            Joined a = MembershipTestSupport.join(MembershipTestSupport.settings(own.endpoints(), cluster("stall"), "a",
+                "b", 1, MembershipConfiguration.MAX_SHARD_MOVES), null);
+            EtcdGateway ownAdmin = new EtcdGateway(own.endpoints(), 2_000, SystemCounterFamilies.inMemory()))
+        {
+            awaitReconciler(List.of(a));
+            PlacementAdmin.setDesired(ownAdmin, a.clusterName, desired);
+            await(() -> a.log().contains("reconciler waits for coverage"), 10_000, a::log);
+
+            // stall etcd right after an acknowledged keepalive, for less than the registration's validity
+            final long acked = a.counter(MembershipCounter.KEEPALIVES_ACKED);
+            await(() -> a.counter(MembershipCounter.KEEPALIVES_ACKED) > acked, 10_000, a::log);
+            EtcdCluster.signal(own.member(0).pid(), "STOP");
+            try
+            {
+                a.membership.reportCoverage(coverage(2, "a", allShards()));
+                await(() -> a.counter(MembershipCounter.RECONCILER_STEP_RETRIES) >= 1, 10_000, a::log);
+            }
+            finally
+            {
+                EtcdCluster.signal(own.member(0).pid(), "CONT");
+            }
+            assertTrue(a.log().contains("placement agent: etcd call failed, retrying in 100 ms"), a::log);
+            awaitInstalled(List.of(a), 2, desired);
+            assertEquals(1, a.counter(MembershipCounter.COVERAGE_REPORTS_WRITTEN));
+            assertEquals(FenceCause.NONE, a.membership.fenceCause());
+        }
+    }
 }
