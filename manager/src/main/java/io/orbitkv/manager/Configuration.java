@@ -203,12 +203,16 @@ public final class Configuration
     /** Stable node id of this Manager in its cluster; required with etcd endpoints, no default. */
     public static final String NODE_ID_PROP_NAME = "orbitkv.manager.node.id";
 
-    /** The cluster's 1-16 catalog node ids; required with etcd endpoints, no default. */
+    /**
+     * The cluster's 1-16 catalog node ids; required with etcd endpoints, no default. They seed an empty cluster's
+     * placement; a Manager joining a cluster follows the placement installed in etcd.
+     */
     public static final String CATALOG_NODES_PROP_NAME = "orbitkv.manager.catalog.nodes";
 
     /**
      * Copies of each catalog shard, held by the shard's R highest-ranked catalog nodes (with fewer nodes, every node
-     * holds every shard). Part of the placement: identical on every Manager of the cluster, a mismatch fails the join.
+     * holds every shard). Part of the placement: with the catalog nodes it seeds an empty cluster's placement; a
+     * Manager joining a cluster follows the placement installed in etcd (orbitkv placement set changes it).
      */
     public static final String CATALOG_REPLICAS_PROP_NAME = "orbitkv.manager.catalog.replicas";
     public static final int CATALOG_REPLICAS_DEFAULT = 3;

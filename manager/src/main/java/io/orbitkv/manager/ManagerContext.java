@@ -250,10 +250,10 @@ public final class ManagerContext
             "--join-timeout must be at least " + Configuration.MIN_JOIN_TIMEOUT_MS + " ms: " + joinTimeoutMs +
             " ms");
         check(null != catalogNodes, "--catalog-nodes is required with --etcd-endpoints (1-" +
-            ShardPlacement.MAX_CATALOG_NODES + " node ids, identical on every Manager of the cluster)");
+            ShardPlacement.MAX_CATALOG_NODES + " node ids; they seed an empty cluster's placement, a joining Manager follows etcd)");
         check(catalogReplicas >= ShardPlacement.MIN_REPLICAS && catalogReplicas <= ShardPlacement.MAX_REPLICAS,
             "--catalog-replicas must be in [" + ShardPlacement.MIN_REPLICAS + ", " + ShardPlacement.MAX_REPLICAS +
-            "] (copies of each catalog shard, identical on every Manager of the cluster): " + catalogReplicas);
+            "] (copies of each catalog shard): " + catalogReplicas);
         placement = ShardPlacement.parse(catalogNodes, catalogReplicas);
         check(maxShardMoves >= io.orbitkv.manager.membership.MembershipConfiguration.MIN_SHARD_MOVES &&
             maxShardMoves <= io.orbitkv.manager.membership.MembershipConfiguration.MAX_SHARD_MOVES,
@@ -1007,7 +1007,7 @@ public final class ManagerContext
     }
 
     /**
-     * Copies of each catalog shard; part of the placement, so identical on every Manager of the cluster. With fewer
+     * Copies of each catalog shard; part of the placement it seeds (a joining Manager follows etcd). With fewer
      * catalog nodes than this, every node holds every shard.
      *
      * @param catalogReplicas in [{@link ShardPlacement#MIN_REPLICAS}, {@link ShardPlacement#MAX_REPLICAS}].

@@ -362,15 +362,16 @@ public final class ManagerCommand implements Callable<Integer>
     String joinTimeout;
 
     @Option(names = "--catalog-nodes", description = "The cluster's 1-16 catalog node ids, e.g. a,b,c, each optionally " +
-        "with its failure domain (a@rack1,b@rack1,c@rack2: a shard's copies go to distinct domains first); identical " +
-        "on every Manager (the first installs it in etcd, a mismatch fails the join) (default: ${sys:" +
+        "with its failure domain (a@rack1,b@rack1,c@rack2: a shard's copies go to distinct domains first); the " +
+        "first Manager installs them in etcd as generation 1, later ones follow the placement in etcd, which " +
+        "'orbitkv placement set' changes (default: ${sys:" +
         Configuration.CATALOG_NODES_PROP_NAME + ":-none}).")
     String catalogNodes;
 
     @Option(names = "--catalog-replicas", description = "Copies of each catalog shard, " +
         ShardPlacement.MIN_REPLICAS + "-" + ShardPlacement.MAX_REPLICAS +
-        ", held by its highest-ranked catalog nodes (every node when there are fewer); part of the placement, so " +
-        "identical on every Manager (default: ${DEFAULT-VALUE}).")
+        ", held by its highest-ranked catalog nodes (every node when there are fewer); part of the placement, " +
+        "seeding an empty cluster like --catalog-nodes (default: ${DEFAULT-VALUE}).")
     String catalogReplicas;
 
     @Option(names = "--max-shard-moves", description = "Shard moves a placement transition runs at once while this " +
@@ -516,11 +517,16 @@ public final class ManagerCommand implements Callable<Integer>
         }
         if (null != manager.membership())
         {
+            final io.orbitkv.manager.membership.PlacementState state = manager.membership().placementState();
+            final ShardPlacement placement = null == state ? ctx.placement() : state.placement();
             out.println("  cluster '" + ctx.clusterName() + "' node '" + ctx.nodeId() + "' epoch " +
-                manager.membership().ownRecord().epoch() + ", catalog " + ctx.placement().nodes() + " with " +
-                ctx.placement().replicaCount() + " of " + ctx.placement().replicas() + " copies per shard (placement " +
-                ctx.placement().fingerprint() + "), peer endpoint " + manager.catalog().transport().endpoint() + " (" +
+                manager.membership().ownRecord().epoch() + ", catalog " + placement.nodes() + " with " +
+                placement.replicaCount() + " of " + placement.replicas() + " copies per shard (placement " +
+                (null == state ? "" : "generation " + state.generation() + ", ") + placement.fingerprint() +
+                "), peer endpoint " + manager.catalog().transport().endpoint() + " (" +
                 manager.catalog().transport().mtuLength() + "-byte datagrams)");
+            out.println("  placement: scripts/orbitkv placement status --etcd-endpoints " + ctx.etcdEndpoints() +
+                " --cluster-name " + ctx.clusterName());
             out.println("  members: scripts/orbitkv members --etcd-endpoints " + ctx.etcdEndpoints() +
                 " --cluster-name " + ctx.clusterName());
         }

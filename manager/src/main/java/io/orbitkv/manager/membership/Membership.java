@@ -477,6 +477,23 @@ public final class Membership implements AutoCloseable
     }
 
     /**
+     * The placement this Manager acts on: the view's {@link MemberView#placementState()}, or before the first
+     * snapshot the generation the join installed or adopted; null before joining.
+     *
+     * @return the state, or null.
+     */
+    public PlacementState placementState()
+    {
+        final PlacementState fromView = view.placementState();
+        if (null != fromView)
+        {
+            return fromView;
+        }
+        final PlacementRecord.Generational adopted = adoptedPlacement;
+        return null == adopted ? null : adopted.asState();
+    }
+
+    /**
      * Whether this Manager is the elected placement reconciler right now (its key holds this runtime under the
      * current lease, as last seen by the placement agent).
      *

@@ -98,6 +98,7 @@ final class PlacementAgent implements Agent
     private long dwellDueNs = Long.MAX_VALUE;
     private String lastWaiting;
     private long lastRefusedRevision;
+    private long deferredDesired;
 
     PlacementAgent(final Membership membership, final DueTimeIdleStrategy idle)
     {
@@ -227,14 +228,24 @@ final class PlacementAgent implements Agent
 
     private int campaign(final Incarnation incarnation)
     {
-        campaignDue = false;
         final byte[] identity = new ReconcilerRecord(nodeId, incarnation.runtimeUuid()).encode();
         final ByteSequence key = EtcdGateway.bytes(reconcilerKey);
-        final TxnResponse response = etcd.txn(
-            new Cmp[]{new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0))},
-            new Op[]{Op.put(key, EtcdGateway.bytes(identity),
-                PutOption.builder().withLeaseId(incarnation.leaseId()).build())},
-            new Op[]{Op.get(key, GetOption.DEFAULT)});
+        // Cleared before the call, so a deletion seen meanwhile asks again; set again if the call fails.
+        campaignDue = false;
+        final TxnResponse response;
+        try
+        {
+            response = etcd.txn(
+                new Cmp[]{new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0))},
+                new Op[]{Op.put(key, EtcdGateway.bytes(identity),
+                    PutOption.builder().withLeaseId(incarnation.leaseId()).build())},
+                new Op[]{Op.get(key, GetOption.DEFAULT)});
+        }
+        catch (final RuntimeException ex)
+        {
+            campaignDue = true;
+            throw ex;
+        }
         if (response.isSucceeded())
         {
             electionsWon.increment();
@@ -249,6 +260,11 @@ final class PlacementAgent implements Agent
             return 1;
         }
         final KeyValue kv = kvs.get(0);
+        if (leader && kv.getModRevision() == leaderKeyRevision)
+        {
+            // Still the key this node won (a fresh snapshot asks again): nothing changes.
+            return 0;
+        }
         if (kv.getLease() == incarnation.leaseId() && Arrays.equals(kv.getValue().getBytes(), identity))
         {
             // An earlier campaign of this incarnation whose outcome was unknown did commit: the key is ours.
@@ -363,6 +379,13 @@ final class PlacementAgent implements Agent
             }
             return 1;
         }
+        if (null != desired && desired.generation() > t.toGeneration() && desired.generation() != deferredDesired)
+        {
+            deferredDesired = desired.generation();
+            membership.log().println("orbitkv membership: reconciler: desired generation " + desired.generation() +
+                " waits for transition " + t.fromGeneration() + " -> " + t.toGeneration() + " to finish (shards " +
+                "switched already: " + switchedShards(t) + ")");
+        }
         if (t.isDone())
         {
             if (step(round, new Op[]{putInstalled(t.target(), t.toGeneration()), deleteTransition()},
@@ -374,6 +397,19 @@ final class PlacementAgent implements Agent
             return 1;
         }
         return advance(round, t, nowNs);
+    }
+
+    private static String switchedShards(final PlacementTransition t)
+    {
+        final StringBuilder shards = new StringBuilder();
+        for (final ShardMove move : t.moveList())
+        {
+            if (move.phase().queriesSwitched())
+            {
+                shards.append(shards.isEmpty() ? "" : ",").append(move.shard());
+            }
+        }
+        return shards.toString();
     }
 
     private int advance(final Round round, final PlacementTransition t, final long nowNs)

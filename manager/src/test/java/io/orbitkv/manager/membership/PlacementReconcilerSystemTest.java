@@ -485,4 +485,125 @@ class PlacementReconcilerSystemTest
             assertFalse(status(cluster).isStable(), "status names the unreadable keys");
         }
     }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldFinishATransitionThatSwitchedAShardBeforeMovingToANewerDesiredPlacement()
+    {
+        final String cluster = cluster("finish-first");
+        final ShardPlacement installed = ShardPlacement.parse("a,b", 1);
+        final ShardPlacement desired = ShardPlacement.parse("a,b,c", 1);
+        try (Joined a = join(cluster, "a", "a,b", 1, MembershipConfiguration.MAX_SHARD_MOVES);
+            Joined b = join(cluster, "b", "a,b", 1, MembershipConfiguration.MAX_SHARD_MOVES);
+            Joined c = join(cluster, "c", "a,b", 1, MembershipConfiguration.MAX_SHARD_MOVES))
+        {
+            final List<Joined> all = List.of(a, b, c);
+            final Joined reconciler = awaitReconciler(all);
+            final Set<Integer> moving = PlacementTransition.plan(1, installed, 2, desired).phases().keySet();
+            final int first = moving.iterator().next();
+            PlacementAdmin.setDesired(admin, cluster, desired);
+            // coverage of one shard only: it switches (and retires), the others wait in PREPARE
+            c.membership.reportCoverage(coverage(2, "c", Set.of(first)));
+            await(() ->
+            {
+                final PlacementTransition t = status(cluster).transition();
+                return null != t && t.anySwitched();
+            }, 10_000, reconciler::log);
+
+            final ShardPlacement newer = ShardPlacement.parse("a,b", 2);
+            assertEquals(new PlacementAdmin.SetResult(true, 3), PlacementAdmin.setDesired(admin, cluster, newer));
+            await(() -> reconciler.log().contains("desired generation 3 waits for transition 1 -> 2 to finish"), 10_000,
+                reconciler::log);
+            assertEquals(2, status(cluster).transition().toGeneration(), "not abandoned");
+            assertEquals(0, reconciler.counter(MembershipCounter.TRANSITIONS_ABANDONED));
+
+            c.membership.reportCoverage(coverage(2, "c", moving));
+            await(() ->
+            {
+                final PlacementTransition t = status(cluster).transition();
+                return null != t && 3 == t.toGeneration();
+            }, 15_000, reconciler::log);
+            assertEquals(2, status(cluster).generation(), "the switched transition was installed first");
+            for (final Joined j : all)
+            {
+                j.membership.reportCoverage(coverage(3, j.membership.settings().nodeId(), allShards()));
+            }
+            awaitInstalled(all, 3, newer);
+            assertEquals(2, reconciler.counter(MembershipCounter.TRANSITIONS_COMPLETED));
+            assertEquals(0, reconciler.counter(MembershipCounter.TRANSITIONS_ABANDONED));
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldStepDownWhenTheReconcilerKeyIsNoLongerItsOwnAndLetTheNextOneResume() throws Exception
+    {
+        final String cluster = cluster("deposed");
+        final ShardPlacement desired = ShardPlacement.parse("a,b", 2);
+        try (Joined a = join(cluster, "a", "a,b", 1, 4);
+            Joined b = join(cluster, "b", "a,b", 1, 4))
+        {
+            final List<Joined> all = List.of(a, b);
+            final Joined reconciler = awaitReconciler(all);
+            PlacementAdmin.setDesired(admin, cluster, desired);
+            await(() -> reconciler.log().contains("reconciler waits for coverage"), 10_000, reconciler::log);
+            final PlacementTransition waiting = status(cluster).transition();
+
+            // another holder (as after this one's lease had lapsed and someone else won): no step of ours commits
+            final String key = MembershipConfiguration.reconcilerKey(cluster);
+            put(raw, key, new ReconcilerRecord("elsewhere", UUID.randomUUID()).encode());
+            await(() -> !a.membership.isReconciler() && !b.membership.isReconciler(), 10_000, reconciler::log);
+            assertEquals(0, reconciler.counter(MembershipCounter.RECONCILER));
+            assertTrue(reconciler.log().contains("is no longer the placement reconciler: the reconciler key is " +
+                "another one now"), reconciler::log);
+            for (final Joined j : all)
+            {
+                j.membership.reportCoverage(coverage(2, j.membership.settings().nodeId(), allShards()));
+            }
+            await(() -> 2 == a.counter(MembershipCounter.COVERAGE_REPORTS_WRITTEN) +
+                b.counter(MembershipCounter.COVERAGE_REPORTS_WRITTEN), 10_000, a::log);
+            assertEquals(waiting, status(cluster).transition(), "nobody advances a transition without the key");
+
+            MembershipTestSupport.delete(raw, key);
+            awaitReconciler(all);
+            awaitInstalled(all, 2, desired);
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @Execution(ExecutionMode.CONCURRENT)
+    void shouldRetryItsEtcdWritesWithBackoffWhileEtcdStallsAndThenFinish() throws Exception
+    {
+        final ShardPlacement desired = ShardPlacement.parse("a,b", 2);
+        try (EtcdCluster own = EtcdCluster.start(1);
+            Joined a = MembershipTestSupport.join(MembershipTestSupport.settings(own.endpoints(), cluster("stall"), "a",
+                "b", 1, MembershipConfiguration.MAX_SHARD_MOVES), null);
+            EtcdGateway ownAdmin = new EtcdGateway(own.endpoints(), 2_000, SystemCounterFamilies.inMemory()))
+        {
+            awaitReconciler(List.of(a));
+            PlacementAdmin.setDesired(ownAdmin, a.clusterName, desired);
+            await(() -> a.log().contains("reconciler waits for coverage"), 10_000, a::log);
+
+            // stall etcd right after an acknowledged keepalive, for less than the registration's validity
+            final long acked = a.counter(MembershipCounter.KEEPALIVES_ACKED);
+            await(() -> a.counter(MembershipCounter.KEEPALIVES_ACKED) > acked, 10_000, a::log);
+            EtcdCluster.signal(own.member(0).pid(), "STOP");
+            try
+            {
+                a.membership.reportCoverage(coverage(2, "a", allShards()));
+                await(() -> a.counter(MembershipCounter.RECONCILER_STEP_RETRIES) >= 1, 10_000, a::log);
+            }
+            finally
+            {
+                EtcdCluster.signal(own.member(0).pid(), "CONT");
+            }
+            assertTrue(a.log().contains("placement agent: etcd call failed, retrying in 100 ms"), a::log);
+            awaitInstalled(List.of(a), 2, desired);
+            assertEquals(1, a.counter(MembershipCounter.COVERAGE_REPORTS_WRITTEN));
+            assertEquals(FenceCause.NONE, a.membership.fenceCause());
+        }
+    }
 }
