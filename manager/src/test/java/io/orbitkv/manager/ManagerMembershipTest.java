@@ -91,6 +91,7 @@ class ManagerMembershipTest
             awaitTrue(() -> manager.membership().view().isComplete(), () -> "view complete");
             // The view keeper opens its watch just after it publishes the complete view: count from after that.
             awaitTrue(() -> manager.counter(MembershipCounter.ETCD_CALLS_WATCH) >= 1, () -> "member watch opened");
+            awaitTrue(() -> 1 == manager.counter(MembershipCounter.RECONCILER), () -> "elected placement reconciler");
             client.attachOrFail("engine-a", 1L << 20);
             final long before = etcdCallsOtherThanKeepalive(manager);
             final long keepalivesBefore = manager.counter(MembershipCounter.ETCD_CALLS_LEASE_KEEPALIVE);
@@ -100,7 +101,10 @@ class ManagerMembershipTest
                 publishLookupRead(client, round);
             }
             final long elapsedNs = System.nanoTime() - startNs;
-            assertEquals(before, etcdCallsOtherThanKeepalive(manager), "Publish/Lookup/Read made etcd calls");
+            // The placement agent's round after its own election may still land in the window (its watch event);
+            // a call per operation would add 600.
+            final long calls = etcdCallsOtherThanKeepalive(manager) - before;
+            assertTrue(calls <= 2, "Publish/Lookup/Read made " + calls + " etcd calls");
             // keepalives run on their own clock (6 per TTL), never per operation
             final long keepalives = manager.counter(MembershipCounter.ETCD_CALLS_LEASE_KEEPALIVE) - keepalivesBefore;
             final long allowed = 2 + elapsedNs / (Configuration.MEMBERSHIP_TTL_SECS_DEFAULT * 1_000_000_000L /
