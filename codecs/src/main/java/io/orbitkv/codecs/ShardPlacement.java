@@ -18,7 +18,7 @@ import java.util.regex.Pattern;
 
 /**
  * The immutable catalog placement of one cluster: a canonical host set, a replica count R and the R hosts of each
- * of the {@link StateKeyShard#SHARD_COUNT} logical shards, chosen by equal-weight rendezvous hashing.
+ * of the {@link StateKeyShard#SHARD_COUNT} logical shards, chosen by weighted rendezvous hashing.
  *
  * <p>Score of node {@code n} for shard {@code s} (bytes concatenated):
  * <pre>
@@ -32,9 +32,17 @@ import java.util.regex.Pattern;
  * carry a failure domain, part of the placement (and its fingerprint) rather than of the live member records: a
  * shard's copies then take, by rank, a node of each domain not used yet before a second node of any domain.
  *
+ * <p>Capacity weights: a node may carry an integer weight in [{@link #MIN_WEIGHT}, {@link #MAX_WEIGHT}] (1 when not
+ * given), and a node of weight w holds about w times the shards of a node of weight 1. With every weight equal the
+ * ranking is the plain score order above (placements without weights are unchanged); otherwise a node ranks by
+ * {@code w / -ln(u)}, where u = (the score's first 53 bits + 0.5) / 2^53, computed with {@link StrictMath#log} (ties:
+ * the score, then the id). An agreed seed, when set, is appended to the score input
+ * ({@code ... | n (UTF-8) | 0x00 | seed (UTF-8)}): the same nodes under another seed place shards independently.
+ *
  * <p>Fingerprint: the first 16 bytes of {@code SHA-256(FINGERPRINT_DOMAIN_TAG | 0x00 | canonicalConfig())},
  * lower-case hex, where the canonical config is {@code "shards=16;nodes=a,b,c"} with nodes sorted and unique for one
- * replica, and {@code "shards=16;replicas=3;nodes=a,b,c"} for more: a placement with another R never matches.
+ * replica, and {@code "shards=16;replicas=3;nodes=a,b,c"} for more: a placement with another R never matches. Domains,
+ * weights other than 1 and a seed are appended when present: {@code ;domains=a@r1,b@r2;weights=a=2;seed=s1}.
  * Fixed vectors for other implementations: codecs/src/test/resources/shard-placement-vectors.json.
  */
 public final class ShardPlacement
@@ -54,6 +62,12 @@ public final class ShardPlacement
     /** Most copies of each shard a placement may ask for. */
     public static final int MAX_REPLICAS = 5;
 
+    /** Lightest capacity weight of a node. */
+    public static final int MIN_WEIGHT = 1;
+
+    /** Heaviest capacity weight of a node. */
+    public static final int MAX_WEIGHT = 1000;
+
     /** Domain tag of the rendezvous score; changing it moves every shard. */
     public static final String SCORE_DOMAIN_TAG = "orbitkv/v1/placement-score";
 
@@ -66,10 +80,17 @@ public final class ShardPlacement
     private final List<String> nodes;
     private final int replicas;
     private final Map<String, String> domains;
+    private final Map<String, Integer> weights;
+    private final String seed;
     private final String[][] replicasByShard;
     private final String fingerprint;
 
-    private ShardPlacement(final List<String> nodes, final int replicas, final Map<String, String> domains)
+    private ShardPlacement(
+        final List<String> nodes,
+        final int replicas,
+        final Map<String, String> domains,
+        final Map<String, Integer> weights,
+        final String seed)
     {
         if (replicas < MIN_REPLICAS || replicas > MAX_REPLICAS)
         {
@@ -84,15 +105,39 @@ public final class ShardPlacement
             }
             checkLabel("failure domain", domain.getValue());
         }
+        final TreeMap<String, Integer> heavier = new TreeMap<>();
+        for (final Map.Entry<String, Integer> weight : weights.entrySet())
+        {
+            if (!nodes.contains(weight.getKey()))
+            {
+                throw new IllegalArgumentException("weight of '" + weight.getKey() + "', not a catalog node");
+            }
+            if (weight.getValue() < MIN_WEIGHT || weight.getValue() > MAX_WEIGHT)
+            {
+                throw new IllegalArgumentException("weight of '" + weight.getKey() + "' must be " + MIN_WEIGHT + "-" +
+                    MAX_WEIGHT + ", got " + weight.getValue());
+            }
+            if (MIN_WEIGHT != weight.getValue())
+            {
+                heavier.put(weight.getKey(), weight.getValue());
+            }
+        }
+        if (!seed.isEmpty())
+        {
+            checkLabel("placement seed", seed);
+        }
         this.nodes = nodes;
         this.replicas = replicas;
         this.domains = Collections.unmodifiableMap(new TreeMap<>(domains));
+        this.weights = Collections.unmodifiableMap(heavier);
+        this.seed = seed;
         this.replicasByShard = new String[StateKeyShard.SHARD_COUNT][];
         for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
         {
-            replicasByShard[shard] = rank(shard, nodes, Math.min(replicas, nodes.size()), this.domains);
+            replicasByShard[shard] =
+                rank(shard, nodes, Math.min(replicas, nodes.size()), this.domains, this.weights, seed);
         }
-        this.fingerprint = computeFingerprint(canonicalConfig(nodes, replicas, this.domains));
+        this.fingerprint = computeFingerprint(canonicalConfig(nodes, replicas, this.domains, this.weights, seed));
     }
 
     /**
@@ -132,7 +177,36 @@ public final class ShardPlacement
     public static ShardPlacement of(
         final List<String> catalogNodes, final int replicas, final Map<String, String> domains)
     {
-        return new ShardPlacement(canonicalNodes(catalogNodes), replicas, domains);
+        return of(catalogNodes, replicas, domains, Map.of(), "");
+    }
+
+    /**
+     * Placement of a node set with copies, failure domains, capacity weights and a seed.
+     *
+     * @param catalogNodes node ids, any order; duplicates collapse.
+     * @param replicas     copies per shard.
+     * @param domains      failure domain label of some or all nodes.
+     * @param weights      capacity weight of some or all nodes (1 for the others).
+     * @param seed         agreed seed of the scores, "" for none.
+     * @return the placement.
+     */
+    public static ShardPlacement of(
+        final List<String> catalogNodes,
+        final int replicas,
+        final Map<String, String> domains,
+        final Map<String, Integer> weights,
+        final String seed)
+    {
+        return new ShardPlacement(canonicalNodes(catalogNodes), replicas, domains, weights, seed);
+    }
+
+    /**
+     * @param newSeed the agreed seed of the scores, "" for none.
+     * @return this placement under another seed.
+     */
+    public ShardPlacement withSeed(final String newSeed)
+    {
+        return seed.equals(newSeed) ? this : new ShardPlacement(nodes, replicas, domains, weights, newSeed);
     }
 
     /**
@@ -148,7 +222,8 @@ public final class ShardPlacement
 
     /**
      * Parse a comma-separated node list with a replica count ({@code --catalog-nodes a,b,c --catalog-replicas 3});
-     * a node may name its failure domain after an {@code @} ({@code a@rack1,b@rack1,c@rack2}).
+     * a node may name its failure domain after an {@code @} ({@code a@rack1,b@rack1,c@rack2}) and then its capacity
+     * weight after an {@code =} ({@code a=2,b@rack2=3,c}).
      *
      * @param commaSeparated node ids separated by commas, each optionally {@code @DOMAIN}; blanks around ignored.
      * @param replicas       copies per shard.
@@ -162,9 +237,26 @@ public final class ShardPlacement
         }
         final List<String> ids = new ArrayList<>();
         final Map<String, String> domains = new TreeMap<>();
+        final Map<String, Integer> weights = new TreeMap<>();
         for (final String part : commaSeparated.split(",", -1))
         {
-            final String entry = part.trim();
+            String entry = part.trim();
+            final int equals = entry.indexOf('=');
+            if (equals >= 0)
+            {
+                final String weight = entry.substring(equals + 1);
+                entry = entry.substring(0, equals);
+                try
+                {
+                    weights.put(entry.indexOf('@') < 0 ? entry : entry.substring(0, entry.indexOf('@')),
+                        Integer.parseInt(weight));
+                }
+                catch (final NumberFormatException ex)
+                {
+                    throw new IllegalArgumentException("capacity weight must be an integer " + MIN_WEIGHT + "-" +
+                        MAX_WEIGHT + ": '" + part.trim() + "'");
+                }
+            }
             final int at = entry.indexOf('@');
             final String id = at < 0 ? entry : entry.substring(0, at);
             ids.add(id);
@@ -173,7 +265,7 @@ public final class ShardPlacement
                 domains.put(id, entry.substring(at + 1));
             }
         }
-        return of(ids, replicas, domains);
+        return of(ids, replicas, domains, weights, "");
     }
 
     /**
@@ -248,6 +340,20 @@ public final class ShardPlacement
     public static String canonicalConfig(
         final List<String> canonicalNodes, final int replicas, final Map<String, String> domains)
     {
+        return canonicalConfig(canonicalNodes, replicas, domains, Map.of(), "");
+    }
+
+    /**
+     * As {@link #canonicalConfig(List, int, Map)}, with the weights other than 1 ({@code ;weights=a=2,c=3}, by node
+     * id) and the seed ({@code ;seed=s1}) appended when there are any.
+     */
+    public static String canonicalConfig(
+        final List<String> canonicalNodes,
+        final int replicas,
+        final Map<String, String> domains,
+        final Map<String, Integer> weights,
+        final String seed)
+    {
         final StringBuilder text = new StringBuilder("shards=").append(StateKeyShard.SHARD_COUNT);
         if (MIN_REPLICAS != replicas)
         {
@@ -259,6 +365,19 @@ public final class ShardPlacement
             final StringJoiner joined = new StringJoiner(",", ";domains=", "");
             new TreeMap<>(domains).forEach((node, domain) -> joined.add(node + "@" + domain));
             text.append(joined);
+        }
+        final StringJoiner heavier = new StringJoiner(",", ";weights=", "").setEmptyValue("");
+        new TreeMap<>(weights).forEach((node, weight) ->
+        {
+            if (MIN_WEIGHT != weight)
+            {
+                heavier.add(node + "=" + weight);
+            }
+        });
+        text.append(heavier);
+        if (!seed.isEmpty())
+        {
+            text.append(";seed=").append(seed);
         }
         return text.toString();
     }
@@ -272,28 +391,74 @@ public final class ShardPlacement
      */
     public static byte[] score(final int shard, final String nodeId)
     {
+        return score(shard, nodeId, "");
+    }
+
+    /**
+     * Rendezvous score of a node for a shard under a seed.
+     *
+     * @param shard  shard in [0, 16).
+     * @param nodeId node id.
+     * @param seed   agreed seed, "" for none (the unseeded score).
+     * @return the 32-byte score.
+     */
+    public static byte[] score(final int shard, final String nodeId, final String seed)
+    {
         final MessageDigest sha256 = sha256();
         sha256.update(SCORE_DOMAIN_TAG.getBytes(StandardCharsets.US_ASCII));
         sha256.update((byte)0);
         sha256.update(new byte[]{(byte)(shard >>> 24), (byte)(shard >>> 16), (byte)(shard >>> 8), (byte)shard});
         sha256.update(nodeId.getBytes(StandardCharsets.UTF_8));
+        if (!seed.isEmpty())
+        {
+            sha256.update((byte)0);
+            sha256.update(seed.getBytes(StandardCharsets.UTF_8));
+        }
         return sha256.digest();
     }
 
+    /**
+     * The weighted rendezvous key of a score: {@code weight / -ln(u)}, u the score's first 53 bits (+ 0.5) over
+     * 2^53, in (0, 1).
+     *
+     * @param score  a 32-byte score.
+     * @param weight the node's capacity weight.
+     * @return the key; higher ranks first.
+     */
+    public static double weightedKey(final byte[] score, final int weight)
+    {
+        long top = 0;
+        for (int i = 0; i < 8; i++)
+        {
+            top = (top << 8) | (score[i] & 0xFF);
+        }
+        final double u = ((top >>> 11) + 0.5) / (double)(1L << 53);
+        return weight / -StrictMath.log(u);
+    }
+
     private static String[] rank(
-        final int shard, final List<String> nodes, final int count, final Map<String, String> domains)
+        final int shard,
+        final List<String> nodes,
+        final int count,
+        final Map<String, String> domains,
+        final Map<String, Integer> weights,
+        final String seed)
     {
         final byte[][] scores = new byte[nodes.size()][];
+        final double[] keys = new double[nodes.size()];
         final Integer[] order = new Integer[nodes.size()];
         for (int i = 0; i < order.length; i++)
         {
-            scores[i] = score(shard, nodes.get(i));
+            scores[i] = score(shard, nodes.get(i), seed);
+            keys[i] = weights.isEmpty() ? 0 : weightedKey(scores[i], weights.getOrDefault(nodes.get(i), MIN_WEIGHT));
             order[i] = i;
         }
-        // Highest score first; nodes are sorted, so on an exact tie the smaller index (id) ranks higher.
+        // Highest weighted key first (all 0 when every weight is 1), then highest score; nodes are sorted, so on an
+        // exact tie the smaller index (id) ranks higher.
         Arrays.sort(order, (a, b) ->
         {
-            final int byScore = Arrays.compareUnsigned(scores[b], scores[a]);
+            final int byKey = Double.compare(keys[b], keys[a]);
+            final int byScore = 0 != byKey ? byKey : Arrays.compareUnsigned(scores[b], scores[a]);
             return 0 != byScore ? byScore : Integer.compare(a, b);
         });
         // By rank, a node of a domain no earlier copy is in first; then the rest, still by rank.
@@ -444,25 +609,43 @@ public final class ShardPlacement
         return domains;
     }
 
+    /**
+     * @return the capacity weight of each node whose weight is not 1, by node id.
+     */
+    public Map<String, Integer> weights()
+    {
+        return weights;
+    }
+
+    /**
+     * @return the agreed seed of the scores, "" for none.
+     */
+    public String seed()
+    {
+        return seed;
+    }
+
     public String canonicalConfig()
     {
-        return canonicalConfig(nodes, replicas, domains);
+        return canonicalConfig(nodes, replicas, domains, weights, seed);
     }
 
     public boolean equals(final Object o)
     {
         return o instanceof ShardPlacement other && replicas == other.replicas && nodes.equals(other.nodes) &&
-            domains.equals(other.domains);
+            domains.equals(other.domains) && weights.equals(other.weights) && seed.equals(other.seed);
     }
 
     public int hashCode()
     {
-        return 31 * (31 * nodes.hashCode() + replicas) + domains.hashCode();
+        return 31 * (31 * (31 * nodes.hashCode() + replicas) + domains.hashCode()) + weights.hashCode() +
+            seed.hashCode();
     }
 
     public String toString()
     {
         return "ShardPlacement{nodes=" + nodes + ", replicas=" + replicas + (domains.isEmpty() ? "" :
-            ", domains=" + domains) + ", fingerprint=" + fingerprint + '}';
+            ", domains=" + domains) + (weights.isEmpty() ? "" : ", weights=" + weights) +
+            (seed.isEmpty() ? "" : ", seed=" + seed) + ", fingerprint=" + fingerprint + '}';
     }
 }

@@ -6,7 +6,9 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -69,6 +71,66 @@ class ShardPlacementTest
             replicaChecked++;
         }
         assertTrue(replicaChecked >= 8, "vectors file must hold the replica cases, found " + replicaChecked);
+
+        int weightedChecked = 0;
+        for (final JsonNode v : root.get("weightedVectors"))
+        {
+            final Map<String, Integer> weights = new TreeMap<>();
+            v.get("weights").properties().forEach((e) -> weights.put(e.getKey(), e.getValue().asInt()));
+            final ShardPlacement placement = ShardPlacement.of(strings(v.get("catalogNodes")), v.get("replicas").asInt(),
+                Map.of(), weights, v.get("seed").asText());
+            assertEquals(v.get("canonicalConfig").asText(), placement.canonicalConfig());
+            assertEquals(v.get("fingerprint").asText(), placement.fingerprint());
+            assertEquals(v.get("replicaCount").asInt(), placement.replicaCount());
+            for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+            {
+                assertEquals(strings(v.get("replicasByShard").get(shard)), replicas(placement, shard),
+                    placement + " shard " + shard);
+            }
+            weightedChecked++;
+        }
+        assertTrue(weightedChecked >= 5, "vectors file must hold the weighted cases, found " + weightedChecked);
+    }
+
+    @Test
+    void shouldGiveAHeavierNodeMoreShardsAndKeepUnweightedPlacementsAsTheyWere()
+    {
+        final ShardPlacement plain = ShardPlacement.parse("a,b,c,d", 1);
+        assertEquals(plain, ShardPlacement.parse("a=1,b,c,d", 1), "weight 1 is no weight");
+        assertEquals(plain.fingerprint(), ShardPlacement.parse("a=1,b,c,d", 1).fingerprint());
+        final ShardPlacement heavy = ShardPlacement.parse("a=1000,b,c,d", 1);
+        assertEquals(Map.of("a", 1000), heavy.weights());
+        assertTrue(heavy.canonicalConfig().endsWith(";weights=a=1000"), heavy.canonicalConfig());
+        int heldByA = 0;
+        for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+        {
+            heldByA += "a".equals(heavy.hostOf(shard)) ? 1 : 0;
+        }
+        assertTrue(heldByA >= 14, "a node 1000 times heavier holds nearly every shard: " + heldByA);
+        final ShardPlacement withDomain = ShardPlacement.parse("a@rack1=3,b@rack2,c", 3);
+        assertEquals(Map.of("a", 3), withDomain.weights());
+        assertEquals(Map.of("a", "rack1", "b", "rack2"), withDomain.domains());
+        assertThrows(IllegalArgumentException.class, () -> ShardPlacement.parse("a=0,b", 1));
+        assertThrows(IllegalArgumentException.class, () -> ShardPlacement.parse("a=1001,b", 1));
+        assertThrows(IllegalArgumentException.class, () -> ShardPlacement.parse("a=x,b", 1));
+    }
+
+    @Test
+    void shouldPlaceIndependentlyUnderAnotherSeed()
+    {
+        final ShardPlacement plain = ShardPlacement.parse("a,b,c,d,e,f", 1);
+        final ShardPlacement seeded = plain.withSeed("blue");
+        assertEquals("blue", seeded.seed());
+        assertNotEquals(plain.fingerprint(), seeded.fingerprint());
+        assertTrue(seeded.canonicalConfig().endsWith(";seed=blue"));
+        int moved = 0;
+        for (int shard = 0; shard < StateKeyShard.SHARD_COUNT; shard++)
+        {
+            moved += plain.hostOf(shard).equals(seeded.hostOf(shard)) ? 0 : 1;
+        }
+        assertTrue(moved > 0, "another seed places some shard elsewhere");
+        assertEquals(plain, seeded.withSeed(""));
+        assertThrows(IllegalArgumentException.class, () -> plain.withSeed("no spaces"));
     }
 
     @Test
