@@ -210,6 +210,12 @@ public final class Configuration
     public static final String CATALOG_NODES_PROP_NAME = "orbitkv.manager.catalog.nodes";
 
     /**
+     * Agreed seed of the placement's rendezvous scores ("" for none): part of the placement it seeds with the catalog
+     * nodes; the same nodes under another seed place shards independently.
+     */
+    public static final String PLACEMENT_SEED_PROP_NAME = "orbitkv.manager.placement.seed";
+
+    /**
      * Copies of each catalog shard, held by the shard's R highest-ranked catalog nodes (with fewer nodes, every node
      * holds every shard). Part of the placement: with the catalog nodes it seeds an empty cluster's placement; a
      * Manager joining a cluster follows the placement installed in etcd (orbitkv placement set changes it).
@@ -702,6 +708,11 @@ public final class Configuration
     public static String catalogNodes()
     {
         return System.getProperty(CATALOG_NODES_PROP_NAME);
+    }
+
+    public static String placementSeed()
+    {
+        return System.getProperty(PLACEMENT_SEED_PROP_NAME, "");
     }
 
     public static int catalogReplicas()

@@ -86,6 +86,7 @@ public final class ManagerContext
     private long joinTimeoutMs = Configuration.joinTimeoutMs();
     private String catalogNodes = Configuration.catalogNodes();
     private int catalogReplicas = Configuration.catalogReplicas();
+    private String placementSeed = Configuration.placementSeed();
     private int maxShardMoves = Configuration.maxShardMoves();
     private ShardPlacement placement;
     private String peerEndpoint = Configuration.peerEndpoint();
@@ -254,7 +255,7 @@ public final class ManagerContext
         check(catalogReplicas >= ShardPlacement.MIN_REPLICAS && catalogReplicas <= ShardPlacement.MAX_REPLICAS,
             "--catalog-replicas must be in [" + ShardPlacement.MIN_REPLICAS + ", " + ShardPlacement.MAX_REPLICAS +
             "] (copies of each catalog shard): " + catalogReplicas);
-        placement = ShardPlacement.parse(catalogNodes, catalogReplicas);
+        placement = ShardPlacement.parse(catalogNodes, catalogReplicas).withSeed(placementSeed);
         check(maxShardMoves >= io.orbitkv.manager.membership.MembershipConfiguration.MIN_SHARD_MOVES &&
             maxShardMoves <= io.orbitkv.manager.membership.MembershipConfiguration.MAX_SHARD_MOVES,
             "--max-shard-moves must be in [" + io.orbitkv.manager.membership.MembershipConfiguration.MIN_SHARD_MOVES +
@@ -1016,6 +1017,23 @@ public final class ManagerContext
     public ManagerContext catalogReplicas(final int catalogReplicas)
     {
         this.catalogReplicas = catalogReplicas;
+        return this;
+    }
+
+    public String placementSeed()
+    {
+        return placementSeed;
+    }
+
+    /**
+     * Agreed seed of the rendezvous scores of the placement it seeds ("" for none); a joining Manager follows etcd.
+     *
+     * @param placementSeed 1-64 characters of [A-Za-z0-9._-], or "".
+     * @return this.
+     */
+    public ManagerContext placementSeed(final String placementSeed)
+    {
+        this.placementSeed = null == placementSeed ? "" : placementSeed;
         return this;
     }
 

@@ -163,6 +163,8 @@ public final class ManagerCommand implements Callable<Integer>
         new Setting("--catalog-replicas", Configuration.CATALOG_REPLICAS_PROP_NAME,
             Integer.toString(Configuration.CATALOG_REPLICAS_DEFAULT), Configuration::catalogReplicas,
             (c, ctx, flag) -> ctx.catalogReplicas(Configuration.parseInt(flag, c.catalogReplicas))),
+        new Setting("--placement-seed", Configuration.PLACEMENT_SEED_PROP_NAME, "", Configuration::placementSeed,
+            (c, ctx, flag) -> ctx.placementSeed(c.placementSeed)),
         new Setting("--max-shard-moves", Configuration.MAX_SHARD_MOVES_PROP_NAME,
             Integer.toString(Configuration.MAX_SHARD_MOVES_DEFAULT), Configuration::maxShardMoves,
             (c, ctx, flag) -> ctx.maxShardMoves(Configuration.parseInt(flag, c.maxShardMoves))),
@@ -362,7 +364,8 @@ public final class ManagerCommand implements Callable<Integer>
     String joinTimeout;
 
     @Option(names = "--catalog-nodes", description = "The cluster's 1-16 catalog node ids, e.g. a,b,c, each optionally " +
-        "with its failure domain (a@rack1,b@rack1,c@rack2: a shard's copies go to distinct domains first); the " +
+        "with its failure domain (a@rack1,b@rack1,c@rack2: a shard's copies go to distinct domains first) and its " +
+        "capacity weight (a=2 or a@rack1=2, 1-1000: a node of weight 2 holds about twice the shards); the " +
         "first Manager installs them in etcd as generation 1, later ones follow the placement in etcd, which " +
         "'orbitkv placement set' changes (default: ${sys:" +
         Configuration.CATALOG_NODES_PROP_NAME + ":-none}).")
@@ -373,6 +376,10 @@ public final class ManagerCommand implements Callable<Integer>
         ", held by its highest-ranked catalog nodes (every node when there are fewer); part of the placement, " +
         "seeding an empty cluster like --catalog-nodes (default: ${DEFAULT-VALUE}).")
     String catalogReplicas;
+
+    @Option(names = "--placement-seed", description = "Agreed seed of the placement's rendezvous scores, seeding an " +
+        "empty cluster like --catalog-nodes (default: none).")
+    String placementSeed;
 
     @Option(names = "--max-shard-moves", description = "Shard moves a placement transition runs at once while this " +
         "Manager is the elected placement reconciler, 1-16 (default: ${DEFAULT-VALUE}).")

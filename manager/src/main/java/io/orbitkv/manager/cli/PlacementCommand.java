@@ -73,8 +73,12 @@ public final class PlacementCommand implements Runnable
         Connection connection = new Connection();
 
         @Option(names = "--catalog-nodes", required = true, description = "The 1-16 catalog node ids, e.g. a,b,c,d, " +
-            "optionally with failure domains (a@rack1,...).")
+            "optionally with failure domains and capacity weights (a@rack1=2,...).")
         String catalogNodes;
+
+        @Option(names = "--placement-seed", defaultValue = "", description = "Agreed seed of the rendezvous scores " +
+            "(default: none).")
+        String placementSeed;
 
         @Option(names = "--catalog-replicas", description = "Copies of each shard, " + ShardPlacement.MIN_REPLICAS +
             "-" + ShardPlacement.MAX_REPLICAS + " (default: ${DEFAULT-VALUE}).",
@@ -89,7 +93,7 @@ public final class PlacementCommand implements Runnable
             try
             {
                 MembershipConfiguration.checkClusterName(connection.clusterName);
-                placement = ShardPlacement.parse(catalogNodes, catalogReplicas);
+                placement = ShardPlacement.parse(catalogNodes, catalogReplicas).withSeed(placementSeed);
             }
             catch (final IllegalArgumentException ex)
             {

@@ -18,7 +18,9 @@ import java.util.TreeMap;
  * <ul>
  *   <li>version 1, one copy per shard: {@code {"version":1,"shardCount":16,"nodes":[...],"fingerprint":"..."}};</li>
  *   <li>version 2 adds the copies per shard: {@code {"version":2,"shardCount":16,"replicas":3,"nodes":[...],
- *   "fingerprint":"..."}}, and the nodes' failure domains when any has one ({@code "domains":{"a":"rack1",...}}).</li>
+ *   "fingerprint":"..."}}, and the nodes' failure domains when any has one ({@code "domains":{"a":"rack1",...}}),
+ *   the capacity weights other than 1 ({@code "weights":{"a":2}}) and the agreed seed ({@code "seed":"s1"}) when
+ *   set.</li>
  * </ul>
  * A placement of one copy is written as version 1, byte for byte the record written before copies existed (its
  * fingerprint is unchanged too), so a cluster that keeps one copy stays readable by the Managers and
@@ -74,7 +76,7 @@ final class PlacementRecord
             throw new IllegalArgumentException("placement generation must be 1 or more, got " + generation);
         }
         final boolean oneCopy = ShardPlacement.MIN_REPLICAS == placement.replicas() && placement.domains().isEmpty() &&
-            FIRST_GENERATION == generation;
+            placement.weights().isEmpty() && placement.seed().isEmpty() && FIRST_GENERATION == generation;
         final ObjectNode node = JSON.createObjectNode();
         node.put("version", oneCopy ? VERSION_ONE_COPY : VERSION);
         node.put("shardCount", StateKeyShard.SHARD_COUNT);
@@ -92,6 +94,15 @@ final class PlacementRecord
         {
             final ObjectNode domains = node.putObject("domains");
             placement.domains().forEach(domains::put);
+        }
+        if (!placement.weights().isEmpty())
+        {
+            final ObjectNode weights = node.putObject("weights");
+            placement.weights().forEach(weights::put);
+        }
+        if (!placement.seed().isEmpty())
+        {
+            node.put("seed", placement.seed());
         }
         node.put("fingerprint", placement.fingerprint());
         try
@@ -188,7 +199,21 @@ final class PlacementRecord
             {
                 node.get("domains").properties().forEach((e) -> domains.put(e.getKey(), e.getValue().asText()));
             }
-            final ShardPlacement placement = ShardPlacement.of(nodes, replicas, domains);
+            final Map<String, Integer> weights = new TreeMap<>();
+            if (VERSION == version && node.path("weights").isObject())
+            {
+                for (final Map.Entry<String, JsonNode> weight : node.get("weights").properties())
+                {
+                    if (!weight.getValue().isInt())
+                    {
+                        throw new IllegalStateException("placement record weight of '" + weight.getKey() +
+                            "' is not a whole number: " + text);
+                    }
+                    weights.put(weight.getKey(), weight.getValue().asInt());
+                }
+            }
+            final String seed = VERSION == version ? node.path("seed").asText("") : "";
+            final ShardPlacement placement = ShardPlacement.of(nodes, replicas, domains, weights, seed);
             if (!placement.fingerprint().equals(node.path("fingerprint").asText()))
             {
                 throw new IllegalStateException("placement record fingerprint does not match its nodes and replicas: " +
@@ -214,6 +239,8 @@ final class PlacementRecord
             (ShardPlacement.MIN_REPLICAS == placement.replicas() ? " copy" : " copies") + " per shard" +
             (placement.replicaCount() < placement.replicas() ? " (" + placement.replicaCount() + " held)" : "") +
             (placement.domains().isEmpty() ? "" : ", failure domains " + placement.domains()) +
+            (placement.weights().isEmpty() ? "" : ", weights " + placement.weights()) +
+            (placement.seed().isEmpty() ? "" : ", seed " + placement.seed()) +
             " (fingerprint " + placement.fingerprint() + ")";
     }
 }
