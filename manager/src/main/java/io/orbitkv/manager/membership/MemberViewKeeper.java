@@ -340,10 +340,11 @@ final class MemberViewKeeper implements Agent
 
     private void refuse(final String reason)
     {
-        placementRefused.increment();
+        // Logged before it is counted: whoever sees the count finds the line.
         membership.log().println("orbitkv membership: refused " + reason + "; keeping placement " +
             (null == placementState ? "generation " + (null == installed ? "?" : installed.generation()) :
             describe(placementState)));
+        placementRefused.increment();
     }
 
     /**

@@ -197,7 +197,7 @@ final class PlacementAgent implements Agent
             roundDue = true;
         }
         final long putRevision = reconcilerPutRevision;
-        if (leader && 0 != putRevision && putRevision != leaderKeyRevision)
+        if (leader && putRevision > leaderKeyRevision)
         {
             roundDue = true;
         }
@@ -222,9 +222,10 @@ final class PlacementAgent implements Agent
         }
         catch (final RuntimeException ex)
         {
-            retries.increment();
+            // Each report is logged before it is counted or published: whoever sees the effect finds the line.
             membership.log().println("orbitkv membership: placement agent: etcd call failed, retrying in " +
                 TimeUnit.NANOSECONDS.toMillis(retryDelayNs) + " ms: " + ex.getMessage());
+            retries.increment();
             retryAtNs = clock.nanoTime() + retryDelayNs;
             retryDelayNs = Math.min(retryDelayNs * 2, MembershipConfiguration.PLACEMENT_RETRY_MAX_NS);
             roundDue = true;
@@ -309,14 +310,14 @@ final class PlacementAgent implements Agent
 
     private void becomeLeader(final Incarnation incarnation, final long keyRevision, final String how)
     {
-        leader = true;
+        membership.log().println("orbitkv membership: node '" + nodeId + "' is the placement reconciler (" + how +
+            ", key revision " + keyRevision + ", lease " + Long.toHexString(incarnation.leaseId()) + ")");
         leaderLeaseId = incarnation.leaseId();
         leaderKeyRevision = keyRevision;
         lastHolder = null;
         roundDue = true;
         dwellGeneration = 0;
-        membership.log().println("orbitkv membership: node '" + nodeId + "' is the placement reconciler (" + how +
-            ", key revision " + keyRevision + ", lease " + Long.toHexString(incarnation.leaseId()) + ")");
+        leader = true;
     }
 
     private void stepDown(final String reason)
@@ -325,11 +326,11 @@ final class PlacementAgent implements Agent
         {
             return;
         }
+        membership.log().println("orbitkv membership: node '" + nodeId + "' is no longer the placement reconciler: " +
+            reason);
         reconcilerGauge.setRelease(0);
         leader = false;
         dwellDueNs = Long.MAX_VALUE;
-        membership.log().println("orbitkv membership: node '" + nodeId + "' is no longer the placement reconciler: " +
-            reason);
     }
 
     /** What one round read, at one revision. */
@@ -669,8 +670,8 @@ final class PlacementAgent implements Agent
         if (revision != lastRefusedRevision)
         {
             lastRefusedRevision = revision;
-            recordsRefused.increment();
             membership.log().println("orbitkv membership: reconciler refused the " + what);
+            recordsRefused.increment();
         }
     }
 
