@@ -91,7 +91,8 @@ class ManagerMembershipTest
             awaitTrue(() -> manager.membership().view().isComplete(), () -> "view complete");
             // The view keeper opens its watch just after it publishes the complete view: count from after that.
             awaitTrue(() -> manager.counter(MembershipCounter.ETCD_CALLS_WATCH) >= 1, () -> "member watch opened");
-            awaitTrue(() -> 1 == manager.counter(MembershipCounter.RECONCILER), () -> "elected placement reconciler");
+            // The placement agent campaigns and reads the placement keys once the view is complete; then it sleeps.
+            awaitTrue(() -> 1 == manager.counter(MembershipCounter.RECONCILER), () -> "placement reconciler elected");
             client.attachOrFail("engine-a", 1L << 20);
             final long before = etcdCallsOtherThanKeepalive(manager);
             final long keepalivesBefore = manager.counter(MembershipCounter.ETCD_CALLS_LEASE_KEEPALIVE);

@@ -240,6 +240,10 @@ public final class PlacementCommand implements Runnable
         {
             out.println("UNREADABLE " + error.getKey() + ": " + error.getValue());
         }
+        for (final Map.Entry<String, String> error : status.coverageErrors().entrySet())
+        {
+            out.println("UNREADABLE " + error.getKey() + " (ignored by the reconciler): " + error.getValue());
+        }
         out.println(status.isStable() ? "stable" : "moving");
     }
 }

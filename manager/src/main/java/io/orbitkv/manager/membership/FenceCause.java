@@ -6,8 +6,9 @@ package io.orbitkv.manager.membership;
  * <p>An incarnation, once fenced, never revives (design). What the process does next depends on the cause: when
  * the registration merely lapsed (validity ran out, etcd dropped the lease, the record vanished with it) the node id
  * is still this process's to hold, so it registers a new incarnation as an operator restarting it would; when the
- * evidence says someone else now speaks for the node id, or the cluster's placement is no longer the one this
- * Manager was started with, registering again would be wrong and the process stays fenced until an operator acts.
+ * evidence says someone else now speaks for the node id, or the cluster's installed placement was deleted (placement
+ * changes themselves go through generations and never fence), registering again would be wrong and the process stays
+ * fenced until an operator acts.
  */
 public enum FenceCause
 {
@@ -16,7 +17,7 @@ public enum FenceCause
     LEASE_LOST(2, "etcd no longer knows the lease", true),
     OWN_RECORD_REMOVED(3, "own member record removed", true),
     BINDING_CHANGED(4, "own member record rewritten with another epoch, lease or runtime", false),
-    PLACEMENT_CHANGED(5, "cluster placement changed", false),
+    PLACEMENT_CHANGED(5, "cluster placement deleted", false),
     NODE_ID_TAKEN(6, "node id registered by another live runtime while re-registering", false);
 
     /** values() clones its array on every call; this is read on the request path (remote-work checks). */

@@ -288,7 +288,10 @@ final class MemberViewKeeper implements Agent
                 {
                     placementAgent.reconcilerKeyDeleted();
                 }
-                placementAgent.placementKeysChanged();
+                else
+                {
+                    placementAgent.reconcilerKeyPut(modRevision);
+                }
             }
             else if (key.equals(desiredKey) || key.startsWith(coveragePrefix))
             {
@@ -337,10 +340,11 @@ final class MemberViewKeeper implements Agent
 
     private void refuse(final String reason)
     {
-        placementRefused.increment();
+        // Logged before it is counted: whoever sees the count finds the line.
         membership.log().println("orbitkv membership: refused " + reason + "; keeping placement " +
             (null == placementState ? "generation " + (null == installed ? "?" : installed.generation()) :
             describe(placementState)));
+        placementRefused.increment();
     }
 
     /**
@@ -474,8 +478,6 @@ final class MemberViewKeeper implements Agent
             nextTransition = transition;
         }
         applyPlacement(nextInstalled, nextTransition, "snapshot at revision " + snapshot.revision());
-        placementAgent.reconcilerKeyDeleted();
-        placementAgent.placementKeysChanged();
         final MemberRecord own = snapshot.members().get(ownNodeId);
         if (null == own)
         {
@@ -496,6 +498,9 @@ final class MemberViewKeeper implements Agent
         needSnapshot = false;
         retryDelayNs = MembershipConfiguration.SNAPSHOT_RETRY_MIN_NS;
         publishComplete();
+        // Events may have gone unseen while there was no complete view: the placement agent looks again.
+        placementAgent.reconcilerKeyDeleted();
+        placementAgent.placementKeysChanged();
 
         final Runnable hook = membership.beforeWatchHook();
         if (null != hook)

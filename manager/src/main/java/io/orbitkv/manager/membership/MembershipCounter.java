@@ -57,7 +57,7 @@ public enum MembershipCounter implements FixedCounter
     PLACEMENT_RECORDS_REFUSED(224, "Placement: placement or transition records refused (unreadable or older)", false),
     PLACEMENT_GENERATION(225, "Placement: installed placement generation", true),
     SHARD_MOVES_IN_FLIGHT(226, "Placement: shard moves in flight", true),
-    RECONCILER(227, "Placement: this node is the placement reconciler (1 = yes)", true),
+    RECONCILER(227, "Placement: this node is the placement reconciler (1 = yes, from its first round)", true),
     COVERAGE_REPORTS_WRITTEN(228, "Placement: coverage reports written to etcd", false),
     RECONCILER_STEP_RETRIES(229, "Placement: reconciler steps and coverage writes retried (etcd failed or state moved)",
         false);

@@ -48,7 +48,8 @@ public final class PlacementAdmin
      * @param transition       the transition in flight, or null.
      * @param reconciler       the elected reconciler, or null.
      * @param coverage         the coverage reports by node.
-     * @param errors           unreadable records, by key.
+     * @param errors           unreadable placement, desired or transition records, by key.
+     * @param coverageErrors   unreadable coverage reports, by key.
      */
     public record Status(
         long revision,
@@ -59,7 +60,8 @@ public final class PlacementAdmin
         PlacementTransition transition,
         String reconciler,
         Map<String, CoverageReport> coverage,
-        Map<String, String> errors)
+        Map<String, String> errors,
+        Map<String, String> coverageErrors)
     {
         /**
          * @return whether no transition runs and no desired generation waits: what {@code --wait-stable} waits for.
@@ -196,6 +198,7 @@ public final class PlacementAdmin
             }
         }
         final Map<String, CoverageReport> coverage = new TreeMap<>();
+        final Map<String, String> coverageErrors = new TreeMap<>();
         for (final KeyValue kv : gets.get(4).getKvs())
         {
             final String node = kv.getKey().toString(StandardCharsets.UTF_8).substring(coveragePrefix.length());
@@ -205,11 +208,11 @@ public final class PlacementAdmin
             }
             catch (final IllegalStateException ex)
             {
-                errors.put(kv.getKey().toString(StandardCharsets.UTF_8), ex.getMessage());
+                coverageErrors.put(kv.getKey().toString(StandardCharsets.UTF_8), ex.getMessage());
             }
         }
         return new Status(response.getHeader().getRevision(), generation, installed, desiredGeneration, desired,
-            transition, reconciler, coverage, errors);
+            transition, reconciler, coverage, errors, coverageErrors);
     }
 
     /**
@@ -319,6 +322,7 @@ public final class PlacementAdmin
         node.put("reconciler", status.reconciler());
         final ObjectNode errors = node.putObject("errors");
         status.errors().forEach(errors::put);
+        status.coverageErrors().forEach(errors::put);
         node.put("stable", status.isStable());
         return node.toString();
     }

@@ -13,9 +13,11 @@ import io.etcd.jetcd.options.PutOption;
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.codecs.StateKeyShard;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -84,6 +86,7 @@ final class PlacementAgent implements Agent
     private volatile boolean keysChanged = true;
     private volatile boolean campaignDue = true;
     private volatile boolean leader;
+    private volatile long reconcilerPutRevision;
     private boolean roundDue;
     private long leaderLeaseId;
     private long leaderKeyRevision;
@@ -135,6 +138,17 @@ final class PlacementAgent implements Agent
         idle.signal();
     }
 
+    /**
+     * The view keeper saw the reconciler key written (any thread): only a reconciler whose key it is not has to look.
+     *
+     * @param modRevision the write's revision.
+     */
+    void reconcilerKeyPut(final long modRevision)
+    {
+        reconcilerPutRevision = modRevision;
+        idle.signal();
+    }
+
     /** The reconciler key may be absent: campaign (any thread). */
     void reconcilerKeyDeleted()
     {
@@ -171,9 +185,20 @@ final class PlacementAgent implements Agent
             idle.dueAt(Long.MAX_VALUE);
             return 0;
         }
+        if (!membership.view().isComplete())
+        {
+            // Acts on a complete view only; the view keeper signals once it publishes one.
+            idle.dueAt(Long.MAX_VALUE);
+            return 0;
+        }
         if (keysChanged)
         {
             keysChanged = false;
+            roundDue = true;
+        }
+        final long putRevision = reconcilerPutRevision;
+        if (leader && putRevision > leaderKeyRevision)
+        {
             roundDue = true;
         }
         int work = 0;
@@ -197,9 +222,10 @@ final class PlacementAgent implements Agent
         }
         catch (final RuntimeException ex)
         {
-            retries.increment();
+            // Each report is logged before it is counted or published: whoever sees the effect finds the line.
             membership.log().println("orbitkv membership: placement agent: etcd call failed, retrying in " +
                 TimeUnit.NANOSECONDS.toMillis(retryDelayNs) + " ms: " + ex.getMessage());
+            retries.increment();
             retryAtNs = clock.nanoTime() + retryDelayNs;
             retryDelayNs = Math.min(retryDelayNs * 2, MembershipConfiguration.PLACEMENT_RETRY_MAX_NS);
             roundDue = true;
@@ -284,15 +310,14 @@ final class PlacementAgent implements Agent
 
     private void becomeLeader(final Incarnation incarnation, final long keyRevision, final String how)
     {
-        leader = true;
+        membership.log().println("orbitkv membership: node '" + nodeId + "' is the placement reconciler (" + how +
+            ", key revision " + keyRevision + ", lease " + Long.toHexString(incarnation.leaseId()) + ")");
         leaderLeaseId = incarnation.leaseId();
         leaderKeyRevision = keyRevision;
         lastHolder = null;
         roundDue = true;
         dwellGeneration = 0;
-        reconcilerGauge.setRelease(1);
-        membership.log().println("orbitkv membership: node '" + nodeId + "' is the placement reconciler (" + how +
-            ", key revision " + keyRevision + ", lease " + Long.toHexString(incarnation.leaseId()) + ")");
+        leader = true;
     }
 
     private void stepDown(final String reason)
@@ -301,11 +326,11 @@ final class PlacementAgent implements Agent
         {
             return;
         }
-        leader = false;
-        dwellDueNs = Long.MAX_VALUE;
-        reconcilerGauge.setRelease(0);
         membership.log().println("orbitkv membership: node '" + nodeId + "' is no longer the placement reconciler: " +
             reason);
+        reconcilerGauge.setRelease(0);
+        leader = false;
+        dwellDueNs = Long.MAX_VALUE;
     }
 
     /** What one round read, at one revision. */
@@ -327,6 +352,9 @@ final class PlacementAgent implements Agent
         {
             return 1;
         }
+        // Set once the first round as reconciler has read the keys (and again after each): whoever sees it sees a
+        // reconciler that has looked at the cluster.
+        reconcilerGauge.setRelease(1);
         final long nowNs = clock.nanoTime();
         final PlacementTransition t = round.transition();
         final long installedGeneration = round.installed().generation();
@@ -518,8 +546,7 @@ final class PlacementAgent implements Agent
     {
         final Set<String> added = copies(t.target(), shard);
         added.removeAll(copies(round.installed().placement(), shard));
-        final Map<String, Long>[] reports = new Map[added.size()];
-        int i = 0;
+        final List<Map<String, Long>> reports = new ArrayList<>(added.size());
         final Set<String> owners = new TreeSet<>();
         for (final String node : added)
         {
@@ -531,7 +558,7 @@ final class PlacementAgent implements Agent
                 waiting.append("shard ").append(shard).append(" on '").append(node).append("' ");
                 return null;
             }
-            reports[i++] = watermarks;
+            reports.add(watermarks);
             owners.addAll(watermarks.keySet());
         }
         final Map<String, Long> handoff = new TreeMap<>();
@@ -643,8 +670,8 @@ final class PlacementAgent implements Agent
         if (revision != lastRefusedRevision)
         {
             lastRefusedRevision = revision;
-            recordsRefused.increment();
             membership.log().println("orbitkv membership: reconciler refused the " + what);
+            recordsRefused.increment();
         }
     }
 
@@ -701,8 +728,8 @@ final class PlacementAgent implements Agent
     public void onClose()
     {
         // A closing Manager revokes its lease next, which deletes the reconciler key.
-        leader = false;
         reconcilerGauge.setRelease(0);
+        leader = false;
     }
 
     public String roleName()

@@ -489,8 +489,9 @@ class MembershipSystemTest
             await(() -> shardsOfA == a.counter(MembershipCounter.SHARDS_DEGRADED) &&
                 StateKeyShard.SHARD_COUNT - shardsOfA == a.counter(MembershipCounter.SHARDS_UNAVAILABLE), 5_000, a::log);
             assertEquals(shardsOfA, a.membership.view().degradedShards());
-            assertTrue(a.log().contains((StateKeyShard.SHARD_COUNT - shardsOfA) + " of 16 shards unavailable, " +
-                shardsOfA + " with fewer live copies than the 3 asked"), a.log());
+            // the view keeper sets the gauges, then logs
+            await(() -> a.log().contains((StateKeyShard.SHARD_COUNT - shardsOfA) + " of 16 shards unavailable, " +
+                shardsOfA + " with fewer live copies than the 3 asked"), 5_000, a::log);
 
             for (final String other : List.of("b", "c", "d"))
             {
@@ -722,6 +723,8 @@ class MembershipSystemTest
             final Thread[] threads = a.membership.threads();
             final long leaseCpuBefore = cpu.getThreadCpuTime(threads[0].threadId());
             final long viewCpuBefore = cpu.getThreadCpuTime(threads[1].threadId());
+            final long placementCpuBefore = cpu.getThreadCpuTime(threads[2].threadId());
+            final long placementWrites = a.counter(MembershipCounter.ETCD_CALLS_TXN);
             final long before = a.counter(MembershipCounter.WAKEUPS);
             final long keepalivesBefore = a.counter(MembershipCounter.KEEPALIVES_ACKED);
             final long endNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(windowMs);
@@ -737,6 +740,12 @@ class MembershipSystemTest
             // has nothing to do and the lease keeper only its keepalives (~1 ms a second).
             assertTrue(viewCpuMs <= 12, "view keeper used " + viewCpuMs + " ms of CPU in " + windowMs + " ms");
             assertTrue(leaseCpuMs <= 25, "lease keeper used " + leaseCpuMs + " ms of CPU in " + windowMs + " ms");
+            // the placement agent of a stable cluster stays parked: no periodic round, no etcd call
+            final long placementCpuMs = TimeUnit.NANOSECONDS.toMillis(cpu.getThreadCpuTime(threads[2].threadId()) -
+                placementCpuBefore);
+            assertTrue(placementCpuMs <= 5, "placement agent used " + placementCpuMs + " ms of CPU in " + windowMs +
+                " ms");
+            assertEquals(placementWrites, a.counter(MembershipCounter.ETCD_CALLS_TXN), "no txn while stable");
             // Six keepalives per 10 s TTL: a wake-up to send each and one for its reply, nothing else. Sleeping
             // 10 ms and 2 ms at a time, the two threads woke about 600 times a second.
             assertTrue(keepalives >= 2, "keepalives " + keepalives);
