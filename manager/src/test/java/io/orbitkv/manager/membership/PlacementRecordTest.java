@@ -18,6 +18,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class PlacementRecordTest
 {
+    private static byte[] bytes(final String text)
+    {
+        return text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     private static String text(final byte[] bytes)
     {
         return new String(bytes, StandardCharsets.UTF_8);
@@ -45,6 +50,23 @@ class PlacementRecordTest
         assertEquals(new PlacementRecord.Generational(1, three), PlacementRecord.decodeGenerational(v2.getBytes()));
         assertEquals(three, PlacementRecord.decodeGenerational(PlacementRecord.encode(three, 12)).placement());
         assertEquals(12, PlacementRecord.decodeGenerational(PlacementRecord.encode(three, 12)).generation());
+    }
+
+    @Test
+    void shouldRoundTripCapacityWeightsAndTheSeedAndRefuseATamperedWeight()
+    {
+        final ShardPlacement weighted = ShardPlacement.parse("a=3,b@rack2,c", 3).withSeed("blue");
+        final String text = text(PlacementRecord.encode(weighted, 4));
+        assertTrue(text.contains("\"weights\":{\"a\":3}") && text.contains("\"seed\":\"blue\""), text);
+        final PlacementRecord.Generational decoded = PlacementRecord.decodeGenerational(bytes(text));
+        assertEquals(weighted, decoded.placement());
+        assertEquals(4, decoded.generation());
+        assertThrows(IllegalStateException.class,
+            () -> PlacementRecord.decode(bytes(text.replace("\"a\":3", "\"a\":2"))), "the fingerprint names the weight");
+        assertThrows(IllegalStateException.class,
+            () -> PlacementRecord.decode(bytes(text.replace("\"a\":3", "\"a\":\"x\""))));
+        assertTrue(text(PlacementRecord.encode(ShardPlacement.parse("a,b", 1).withSeed("s"), 1))
+            .startsWith("{\"version\":2,"), "a seeded one-copy record is version 2: a reader without seeds refuses it");
     }
 
     @Test
