@@ -79,7 +79,7 @@ final class PeerSide
                 .directory(ctx.dir().toPath())
                 .localNodeIndex(0)
                 .incarnation(runtimeUuid.getMostSignificantBits(), runtimeUuid.getLeastSignificantBits())
-                .placementFingerprint(CatalogService.fingerprintOf(ctx.placement()))
+                .placementFingerprint(ctx.placement().routeFingerprint(1))
                 .countersManager(countersManager)
                 .errorHandler(errorHandler)
                 .nanoClock(ctx.nanoClock()));

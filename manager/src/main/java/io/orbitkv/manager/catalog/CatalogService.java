@@ -2,7 +2,6 @@ package io.orbitkv.manager.catalog;
 
 import io.orbitkv.catalog.CatalogRequestValidator;
 import io.orbitkv.catalog.ColdQueryHandler;
-import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.index.CandidateIndex;
 import io.orbitkv.manager.peer.PeerAgent;
 import io.orbitkv.manager.peer.PeerTransport;
@@ -98,14 +97,6 @@ public final class CatalogService implements Agent, AutoCloseable
         final CatalogRequestValidator validator = host.validator();
         this.agent = transport.newAgent(validator::checkRoute, ctx.adapter(),
             null == transfers ? CatalogAdapter.transferFramesDropped(transport.counters()) : transfers.frameHandler());
-    }
-
-    /**
-     * The placement fingerprint as carried on the wire: the first 64 bits of the 128-bit hex fingerprint.
-     */
-    public static long fingerprintOf(final ShardPlacement placement)
-    {
-        return Long.parseUnsignedLong(placement.fingerprint().substring(0, 16), 16);
     }
 
     public String roleName()

@@ -109,7 +109,7 @@ class CatalogServiceTest
                 .endpoint("127.0.0.1:0")
                 .directory(dir.toPath())
                 .incarnation(uuid.getMostSignificantBits(), uuid.getLeastSignificantBits())
-                .placementFingerprint(CatalogService.fingerprintOf(placement))
+                .placementFingerprint(placement.routeFingerprint(1))
                 .countersManager(countersManager)
                 .errorHandler(errors::add)
                 .nanoClock(clock));

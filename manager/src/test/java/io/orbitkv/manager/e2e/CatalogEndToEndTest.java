@@ -27,7 +27,6 @@ import io.orbitkv.catalog.JournalRecord;
 import io.orbitkv.catalog.OwnerJournal;
 import io.orbitkv.codecs.StateKeyShard;
 import io.orbitkv.manager.CatalogTestKeys;
-import io.orbitkv.manager.catalog.CatalogService;
 import io.orbitkv.manager.peer.PeerClient;
 import io.orbitkv.codecs.catalog.ColdQueryEncoder;
 import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
@@ -271,7 +270,7 @@ class CatalogEndToEndTest
     private void rogueFrames(final OrbitKvProcesses b) throws Exception
     {
         final ShardPlacement placement = ShardPlacement.parse("a,b,c");
-        final long fingerprint = CatalogService.fingerprintOf(placement);
+        final long fingerprint = placement.routeFingerprint(1);
         final long bMsb = b.runtimeUuid().getMostSignificantBits();
         final long bLsb = b.runtimeUuid().getLeastSignificantBits();
         int hostedByB = 0;
