@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 
 /**
  * {@code orbitkv members}: one consistent snapshot of a cluster's members (node id, epoch, runtime UUID, endpoints,
@@ -33,15 +32,8 @@ public final class MembersCommand implements Callable<Integer>
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--etcd-endpoints", required = true, description = "etcd client URLs, comma-separated.")
-    String etcdEndpoints;
-
-    @Option(names = "--cluster-name", required = true, description = "Cluster name.")
-    String clusterName;
-
-    @Option(names = "--etcd-deadline-ms", description = "Deadline of every etcd call (default: ${DEFAULT-VALUE}).",
-        defaultValue = "" + io.orbitkv.manager.Configuration.ETCD_DEADLINE_MS_DEFAULT)
-    long etcdDeadlineMs;
+    @CommandLine.Mixin
+    EtcdConnection connection = new EtcdConnection();
 
     public Integer call()
     {
@@ -49,17 +41,17 @@ public final class MembersCommand implements Callable<Integer>
         final PrintWriter err = spec.commandLine().getErr();
         try
         {
-            MembershipConfiguration.checkClusterName(clusterName);
+            MembershipConfiguration.checkClusterName(connection.clusterName);
         }
         catch (final IllegalArgumentException ex)
         {
             err.println("orbitkv members: " + ex.getMessage());
             return 2;
         }
-        try (EtcdGateway etcd = new EtcdGateway(etcdEndpoints, etcdDeadlineMs, SystemCounterFamilies.inMemory()))
+        try (EtcdGateway etcd = new EtcdGateway(connection.etcdEndpoints, connection.etcdDeadlineMs, SystemCounterFamilies.inMemory()))
         {
-            final MemberSnapshot snapshot = MemberSnapshot.read(etcd, clusterName, null);
-            out.println("cluster '" + clusterName + "' at etcd revision " + snapshot.revision() + ": " +
+            final MemberSnapshot snapshot = MemberSnapshot.read(etcd, connection.clusterName, null);
+            out.println("cluster '" + connection.clusterName + "' at etcd revision " + snapshot.revision() + ": " +
                 snapshot.members().size() + " member(s)");
             out.printf("%-20s %8s  %-36s  %-24s %-24s %10s%n",
                 "NODE", "EPOCH", "RUNTIME UUID", "PEER ENDPOINT", "TRANSFER ENDPOINT", "TTL LEFT");
@@ -91,7 +83,7 @@ public final class MembersCommand implements Callable<Integer>
             if (null == placement)
             {
                 out.println(null == snapshot.placementError() ?
-                    "no placement installed at " + MembershipConfiguration.placementKey(clusterName) :
+                    "no placement installed at " + MembershipConfiguration.placementKey(connection.clusterName) :
                     "UNREADABLE placement: " + snapshot.placementError());
                 out.flush();
                 return 1;

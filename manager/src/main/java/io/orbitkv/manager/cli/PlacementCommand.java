@@ -44,20 +44,6 @@ public final class PlacementCommand implements Runnable
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
-    /** Options every subcommand connects with. */
-    static class Connection
-    {
-        @Option(names = "--etcd-endpoints", required = true, description = "etcd client URLs, comma-separated.")
-        String etcdEndpoints;
-
-        @Option(names = "--cluster-name", required = true, description = "Cluster name.")
-        String clusterName;
-
-        @Option(names = "--etcd-deadline-ms", description = "Deadline of every etcd call (default: ${DEFAULT-VALUE}).",
-            defaultValue = "" + io.orbitkv.manager.Configuration.ETCD_DEADLINE_MS_DEFAULT)
-        long etcdDeadlineMs;
-    }
-
     /**
      * {@code orbitkv placement set}: write the desired placement.
      */
@@ -70,7 +56,7 @@ public final class PlacementCommand implements Runnable
         private CommandLine.Model.CommandSpec spec;
 
         @CommandLine.Mixin
-        Connection connection = new Connection();
+        EtcdConnection connection = new EtcdConnection();
 
         @Option(names = "--catalog-nodes", required = true, description = "The 1-16 catalog node ids, e.g. a,b,c,d, " +
             "optionally with failure domains and capacity weights (a@rack1=2,...).")
@@ -131,7 +117,7 @@ public final class PlacementCommand implements Runnable
         private CommandLine.Model.CommandSpec spec;
 
         @CommandLine.Mixin
-        Connection connection = new Connection();
+        EtcdConnection connection = new EtcdConnection();
 
         @Option(names = "--json", description = "Print one JSON object instead of text.")
         boolean json;
