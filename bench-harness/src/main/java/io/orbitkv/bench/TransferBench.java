@@ -123,6 +123,7 @@ final class TransferBench
         measureIperf();
         measureRawTcp();
         measureTeStandIn();
+        measureMooncakeWheel();
         measureManagers();
         TransferSummary.print(out, options, results, iperfGbps, rawTcp);
         return results;
@@ -175,6 +176,28 @@ final class TransferBench
             "p50 %.1f us, p99 %.1f us (%.2f Gb/s at p50)%n", bytes >> 20, options.restoreReps(),
             rawTcp.getValueAtPercentile(50) / 1e3, rawTcp.getValueAtPercentile(99) / 1e3,
             BenchTools.gbps(bytes, rawTcp.getValueAtPercentile(50)));
+        out.flush();
+    }
+
+    private void measureMooncakeWheel() throws InterruptedException
+    {
+        if (options.skipTe())
+        {
+            results.put("mooncake_te_wheel", Map.of("available", false, "reason", "--skip-te"));
+            return;
+        }
+        final Map<String, Object> wheel = MooncakeWheelAnchor.measure(BLOCK_BYTES, options.iperfSecs());
+        results.put("mooncake_te_wheel", wheel);
+        if (Boolean.TRUE.equals(wheel.get("available")))
+        {
+            out.printf(Locale.ROOT, "[6] anchor: Mooncake TE wheel (Python, TCP, two processes), 2 MiB reads: %.2f Gb/s " +
+                "one at a time, %.2f Gb/s four per batch%n", (double)wheel.get("gbps_batch1"),
+                (double)wheel.get("gbps_batch4"));
+        }
+        else
+        {
+            out.println("[6] anchor: Mooncake TE wheel: skipped, " + wheel.get("reason"));
+        }
         out.flush();
     }
 

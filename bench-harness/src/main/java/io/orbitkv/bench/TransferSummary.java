@@ -61,6 +61,15 @@ final class TransferSummary
                 out.printf(Locale.ROOT, "| peer Read 2 MiB blocks, %d stream%s (Gb/s) | FAILED | %s | - | >= 0.9x |%n",
                     streams, plural, anchorText);
             }
+            @SuppressWarnings("unchecked")
+            final Map<String, Object> wheel = (Map<String, Object>)results.get("mooncake_te_wheel");
+            final Object teGbps = null == wheel ? null : wheel.get("gbps_batch" + streams);
+            if (teGbps instanceof Double te && pair.containsKey("gbps_median"))
+            {
+                final double gbps = (double)pair.get("gbps_median");
+                out.printf(Locale.ROOT, "| peer Read 2 MiB blocks, %d stream%s (Gb/s) | %.2f | Mooncake TE wheel, TCP, " +
+                    "%d per batch: %.2f | %.2fx | report |%n", streams, plural, gbps, streams, te, gbps / te);
+            }
             final double rawP50 = rawTcp.getValueAtPercentile(50) / 1e3;
             final double rawP99 = rawTcp.getValueAtPercentile(99) / 1e3;
             if (pair.containsKey("restore_p50_us"))
