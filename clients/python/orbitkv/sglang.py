@@ -42,9 +42,11 @@ DEFAULT_DIR = "/dev/shm/orbitkv/default"
 # Data region of the attachment: pages move through it in chunks; at least REGION_MIN_PAGES pages of the pool.
 DEFAULT_REGION_BYTES = 64 << 20
 REGION_MIN_PAGES = 4
-# Pinned lookups of `batch_exists` held for the `batch_get_v1` that follows; the oldest is released beyond this.
+# Pinned lookups of `batch_exists` held for the `batch_get_v1` that follows; the oldest is released beyond this
+# (extra-config key max_held_leases).
 MAX_HELD_LEASES = 64
-# A held lease not read within this many seconds is released (a prefetch SGLang revoked or cut short).
+# A held lease not read within this many seconds is released (a prefetch SGLang revoked or cut short; extra-config
+# key held_lease_ttl_s).
 HELD_LEASE_TTL_S = 30.0
 # Library statuses meaning the attachment is gone (docs/clients.md): no Manager, a stale or dead one, detached.
 _GONE = frozenset((-2, -3, -4, -7, -8, -9, -11))
@@ -52,10 +54,11 @@ _STORED = frozenset(("STORED", "ALREADY_RESIDENT"))
 # attachments of this process (a name is unique among a Manager's clients; a process may hold several backends)
 _attachments = itertools.count(1)
 _EXTRA_KEYS = frozenset(("backend_name", "module_path", "class_name", "interface_v1", "dir", "region_bytes",
-                         "retry_attach_s", "timeout_ms", "namespace_salt"))
+                         "retry_attach_s", "timeout_ms", "namespace_salt", "max_held_leases",
+                         "held_lease_ttl_s"))
 
 COUNTERS = ("exists_queries", "exists_hits", "get_pages", "get_hit_pages", "set_pages", "stored_pages",
-            "resident_pages", "failed_pages", "leases_held", "leases_released", "manager_unavailable", "errors",
+            "resident_pages", "failed_pages", "leases_held", "leases_released", "leases_dropped", "manager_unavailable", "errors",
             "bad_sizes")
 
 
@@ -123,8 +126,12 @@ class OrbitKVStorage(HiCacheStorage):
         self.retry_attach_s = float(extra.get("retry_attach_s", 5.0))
         self.timeout_ms = int(extra.get("timeout_ms", 10_000))
         self.salt = str(extra.get("namespace_salt", ""))
-        if self.region_bytes < 0 or self.retry_attach_s < 0 or self.timeout_ms < 1:
-            raise ValueError("OrbitKV: region_bytes >= 0, retry_attach_s >= 0 and timeout_ms >= 1")
+        self.max_held_leases = int(extra.get("max_held_leases", MAX_HELD_LEASES))
+        self.held_lease_ttl_s = float(extra.get("held_lease_ttl_s", HELD_LEASE_TTL_S))
+        if (self.region_bytes < 0 or self.retry_attach_s < 0 or self.timeout_ms < 1 or self.max_held_leases < 0
+                or self.held_lease_ttl_s < 0):
+            raise ValueError("OrbitKV: region_bytes, retry_attach_s, max_held_leases and held_lease_ttl_s >= 0, "
+                             "timeout_ms >= 1")
         self.mem_pool_host: Any = None
         self.namespace: bytes = self._namespace_of(None)
         self.page_bytes = 0
@@ -242,12 +249,17 @@ class OrbitKVStorage(HiCacheStorage):
             self._release(client, old[0])
         self._held[keys[0]] = (lease, prefix, time.monotonic())
         self.counters["leases_held"] += 1
+        self._expire()
+
+    def _expire(self) -> None:
+        """Release the held leases beyond max_held_leases (oldest first) and those older than held_lease_ttl_s."""
         now = time.monotonic()
-        while self._held and (len(self._held) > MAX_HELD_LEASES
-                              or next(iter(self._held.values()))[2] + HELD_LEASE_TTL_S < now):
+        while self._held and (len(self._held) > self.max_held_leases
+                              or next(iter(self._held.values()))[2] + self.held_lease_ttl_s < now):
             _, (stale, _, _) = self._held.popitem(last=False)
-            if client is not None:
-                self._release(client, stale)
+            self.counters["leases_dropped"] += 1
+            if self._client is not None:
+                self._release(self._client, stale)
 
     def _take(self, hashes: list[bytes]) -> tuple[Lease | None, int]:
         """The held lease of a pinned lookup whose chain starts with `hashes` (taken out of the held set) and the
@@ -285,7 +297,7 @@ class OrbitKVStorage(HiCacheStorage):
 
     def batch_exists(self, keys: list[str], extra_info: Any = None) -> int:
         """The number of leading keys the Manager holds; they stay pinned for the `batch_get_v1`/`batch_get` that
-        follows (at most MAX_HELD_LEASES lookups, each for HELD_LEASE_TTL_S)."""
+        follows (at most max_held_leases lookups, each for held_lease_ttl_s; leases_dropped counts the others)."""
         return self._prefix(keys, pin=True)
 
     def _prefix(self, keys: list[str], pin: bool) -> int:
@@ -307,6 +319,7 @@ class OrbitKVStorage(HiCacheStorage):
                 return 0
             self.counters["exists_queries"] += 1
             self.counters["exists_hits"] += found.prefix_len
+            self._expire()
             if found.lease is not None:
                 if found.prefix_len > 0:
                     self._hold(hashes, found.lease, found.prefix_len)
@@ -361,7 +374,7 @@ class OrbitKVStorage(HiCacheStorage):
                     break
             return done
         finally:
-            if lease is not None:
+            if lease is not None and self._client is client:  # a detached client's leases went with it
                 self._release(client, lease)
 
     def get(self, key: str, target_location: Optional[Any] = None, target_sizes: Optional[Any] = None

@@ -19,14 +19,16 @@ from okv_procs import Manager, wait_until
 torch = pytest.importorskip("torch")
 pytest.importorskip("sglang.srt.mem_cache.hicache_storage")
 
-from sglang.srt.mem_cache.device_pool_info import KVBufferLayout, KVBuffers, MHABufferInfo  # noqa: E402
+from sglang.srt.mem_cache.device_pool_info import KVBufferLayout, KVBuffers, MHABufferInfo, MLABufferInfo  # noqa: E402
 from sglang.srt.mem_cache.hicache_storage import HiCacheStorageConfig  # noqa: E402
 from sglang.srt.mem_cache.pool_host.mha import MHATokenToKVPoolHost  # noqa: E402
+from sglang.srt.mem_cache.pool_host.mla import MLATokenToKVPoolHost  # noqa: E402
 from sglang.srt.mem_cache.storage import StorageBackendFactory  # noqa: E402
 
 import orbitkv.sglang  # noqa: E402
 
 LAYERS, HEADS, HEAD_DIM, PAGE = 2, 2, 16, 4
+KV_LORA_RANK, ROPE_DIM = 32, 8
 DTYPE = torch.bfloat16
 PAGE_BYTES = 2 * LAYERS * PAGE * HEADS * HEAD_DIM * 2
 DEVICE_TOKENS = 64
@@ -62,11 +64,32 @@ def host_pool(layout: str = "page_first") -> MHATokenToKVPoolHost:
                                 device_capacity_tokens=DEVICE_TOKENS, start_layer=0, end_layer=LAYERS)
 
 
-def backend(directory: str, pool: MHATokenToKVPoolHost, *, tp_rank: int = 0, model: str = "org/model-a",
+def mla_pool(layout: str = "page_first") -> MLATokenToKVPoolHost:
+    """SGLang's MLA host pool (one latent row per token and layer), built from its device buffer description."""
+    rows = tuple(torch.zeros(DEVICE_TOKENS + PAGE, 1, KV_LORA_RANK + ROPE_DIM, dtype=DTYPE) for _ in range(LAYERS))
+    info = MLABufferInfo(buffers=rows, data_ptrs=torch.tensor([r.data_ptr() for r in rows], dtype=torch.uint64),
+                         layer_indices=tuple(range(LAYERS)), device_layer_num=LAYERS, page_size=PAGE,
+                         kv_lora_rank=KV_LORA_RANK, qk_rope_head_dim=ROPE_DIM, kv_cache_dim=KV_LORA_RANK + ROPE_DIM,
+                         dtype=DTYPE, device=torch.device("cpu"))
+    return MLATokenToKVPoolHost(info, 2.0, 0, PAGE, layout, pin_memory=False, device="cpu",
+                                device_capacity_tokens=DEVICE_TOKENS, start_layer=0, end_layer=LAYERS,
+                                target_layer_num=LAYERS)
+
+
+POOLS = [("mha", "layer_first"), ("mha", "page_first"), ("mha", "page_first_direct"), ("mha", "page_head"),
+         ("mla", "layer_first"), ("mla", "page_first"), ("mla", "page_first_direct")]
+
+
+def make_pool(kind: str, layout: str):  # noqa: ANN201
+    return host_pool(layout) if kind == "mha" else mla_pool(layout)
+
+
+def backend(directory: str, pool, *, tp_rank: int = 0, model: str = "org/model-a",  # noqa: ANN001
             **extra) -> orbitkv.sglang.OrbitKVStorage:
     """The backend as SGLang's cache controller makes it: the factory's dynamic backend, then the host pool."""
     config = HiCacheStorageConfig(
-        tp_rank=tp_rank, tp_size=2, pp_rank=0, pp_size=1, attn_cp_rank=0, attn_cp_size=1, is_mla_model=False,
+        tp_rank=tp_rank, tp_size=2, pp_rank=0, pp_size=1, attn_cp_rank=0, attn_cp_size=1,
+        is_mla_model=isinstance(pool, MLATokenToKVPoolHost),
         enable_storage_metrics=True, is_page_first_layout=pool.layout == "page_first", model_name=model,
         extra_config={"backend_name": "orbitkv", "module_path": "orbitkv.sglang", "class_name": "OrbitKVStorage",
                       "dir": directory, "interface_v1": 1, "retry_attach_s": 0, **extra})
@@ -85,13 +108,13 @@ def keys(count: int) -> list[str]:
     return [rng.randbytes(32).hex() for _ in range(count)]
 
 
-def fill(pool: MHATokenToKVPoolHost, seed: int) -> None:
+def fill(pool, seed: int) -> None:  # noqa: ANN001
     generator = torch.Generator().manual_seed(seed)
     pool.kv_buffer.view(torch.int16).copy_(
         torch.randint(-30000, 30000, pool.kv_buffer.shape, dtype=torch.int16, generator=generator))
 
 
-def page(pool: MHATokenToKVPoolHost, page_id: int) -> bytes:
+def page(pool, page_id: int) -> bytes:  # noqa: ANN001
     return pool.get_data_page(page_id * PAGE, flat=True).view(torch.uint8).numpy().tobytes()
 
 
@@ -150,9 +173,20 @@ def test_batch_exists_is_the_pinned_prefix_and_the_read_takes_the_pins(manager):
     storage.close()
 
 
-@pytest.mark.parametrize("layout", ["layer_first", "page_first", "page_first_direct", "page_head"])
-def test_interface_v1_moves_pages_between_host_pools_in_each_layout(manager, layout):
-    source, target = host_pool(layout), host_pool(layout)
+@pytest.mark.parametrize("kind,layout", POOLS)
+def test_the_page_view_is_sglangs_flat_page(kind, layout):
+    pool = make_pool(kind, layout)
+    fill(pool, 5)
+    view = orbitkv.sglang._page_view(pool)
+    assert view is not None
+    assert view.data_ptr() == pool.kv_buffer.data_ptr(), "a view over the pool, not a copy"
+    for p in range(pool.page_num):
+        assert view[p].reshape(-1).numpy().tobytes() == page(pool, p), f"{kind} {layout}: page {p}"
+
+
+@pytest.mark.parametrize("kind,layout", POOLS)
+def test_interface_v1_moves_pages_between_host_pools_in_each_layout(manager, kind, layout):
+    source, target = make_pool(kind, layout), make_pool(kind, layout)
     fill(source, 2)
     writer, reader = backend(manager.dir, source), backend(manager.dir, target)
     assert writer._pages is not None, f"{layout}: runs, not page by page"
@@ -169,10 +203,52 @@ def test_interface_v1_moves_pages_between_host_pools_in_each_layout(manager, lay
     flat = target.get_dummy_flat_data_page()
     assert reader.get(chain[3], flat) is flat
     assert flat.view(torch.uint8).numpy().tobytes() == page(source, 2)
+    assert reader.set(keys(1)[0], source.get_data_page(7 * PAGE, flat=True))
     # a chain with a gap restores its leading run only
     gap = keys(3)
     assert writer.batch_set_v1([gap[0], gap[2]], indices([1, 4])) == [True, True]
     assert reader.batch_get_v1(gap, indices([20, 21, 22])) == [True, False, False]
+    writer.close()
+    reader.close()
+
+
+def test_held_leases_are_bounded_in_number_and_age(manager):
+    pool = host_pool()
+    fill(pool, 6)
+    storage = backend(manager.dir, pool, max_held_leases=2)
+    chains = [keys(2) for _ in range(3)]
+    for i, chain in enumerate(chains):
+        assert storage.batch_set_v1(chain, indices([2 * i + 1, 2 * i + 2])) == [True, True]
+    assert storage.batch_exists(chains[0]) == 2 and storage.batch_exists(chains[1]) == 2
+    assert manager.pins()[1] == 2 and storage.counters["leases_dropped"] == 0, "at the limit: both held"
+    assert storage.batch_exists(chains[2]) == 2
+    assert manager.pins()[1] == 2 and storage.counters["leases_dropped"] == 1, "past it: the oldest released"
+    # the dropped one is read without its lease: a pinned lookup of its own
+    assert storage.batch_get_v1(chains[0], indices([20, 21])) == [True, True]
+    assert page(pool, 20) == page(pool, 1)
+    storage.close()
+    wait_until(lambda: manager.pins() == (0, 0), 15, "no pin or lease left")
+    aging = backend(manager.dir, pool, held_lease_ttl_s=0.3)
+    assert aging.batch_exists(chains[1]) == 2
+    (missing,) = keys(1)
+    wait_until(lambda: aging.batch_exists([missing]) == 0 and aging.counters["leases_dropped"] == 1, 15,
+               "a lease older than held_lease_ttl_s released", interval_s=0.05)
+    assert manager.pins() == (0, 0)
+    aging.close()
+
+
+def test_pages_move_through_a_region_smaller_than_the_batch(manager):
+    source, target = host_pool(), host_pool()
+    fill(source, 7)
+    writer = backend(manager.dir, source, region_bytes=3 * PAGE_BYTES)
+    reader = backend(manager.dir, target, region_bytes=3 * PAGE_BYTES)
+    chain = keys(9)
+    assert writer.batch_set_v1(chain, indices(list(range(1, 10)))) == [True] * 9
+    assert writer._client.data_region_bytes < 9 * PAGE_BYTES
+    assert reader.batch_exists(chain) == 9
+    assert reader.batch_get_v1(chain, indices(list(range(11, 20)))) == [True] * 9
+    assert [page(target, p) for p in range(11, 20)] == [page(source, p) for p in range(1, 10)]
+    assert reader.get_stats().orbitkv["get_hit_pages"] == 9
     writer.close()
     reader.close()
 
