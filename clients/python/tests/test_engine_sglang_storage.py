@@ -1,8 +1,8 @@
 """OrbitKV as SGLang's HiCache storage backend, created by the installed SGLang's own backend factory (the
-`dynamic` backend and its extra config, as `--hicache-storage-backend dynamic` does) over SGLang's real MHA host
-pool, against real Manager processes: pages byte-exact both ways, the pinned prefix of batch_exists, the zero-copy
-interface in each host layout, another rank's or model's pages missing, and a killed Manager answered with clean
-misses.
+`dynamic` backend and its extra config, as `--hicache-storage-backend dynamic` does) over SGLang's real MHA and MLA
+host pools, keyed by SGLang's own page hashes, against real Manager processes: pages byte-exact both ways, the pinned
+prefix of batch_exists and its bounds, the zero-copy interface in each host layout, another rank's, model's or
+layout's pages missing, and a killed Manager answered with clean misses.
 
 Run by scripts/test through the engines' venv: `$(scripts/engines --python) -m pytest clients/python/tests`."""
 
@@ -19,13 +19,11 @@ from okv_procs import Manager, wait_until
 torch = pytest.importorskip("torch")
 pytest.importorskip("sglang.srt.mem_cache.hicache_storage")
 
-from sglang.srt.mem_cache.device_pool_info import KVBufferLayout, KVBuffers, MHABufferInfo, MLABufferInfo  # noqa: E402
-from sglang.srt.mem_cache.hicache_storage import HiCacheStorageConfig  # noqa: E402
-from sglang.srt.mem_cache.pool_host.mha import MHATokenToKVPoolHost  # noqa: E402
 from sglang.srt.mem_cache.pool_host.mla import MLATokenToKVPoolHost  # noqa: E402
-from sglang.srt.mem_cache.storage import StorageBackendFactory  # noqa: E402
+from sglang.srt.mem_cache.utils import get_hash_str  # noqa: E402
 
 import orbitkv.sglang  # noqa: E402
+import sglang_host  # noqa: E402
 
 LAYERS, HEADS, HEAD_DIM, PAGE = 2, 2, 16, 4
 KV_LORA_RANK, ROPE_DIM = 32, 8
@@ -48,32 +46,16 @@ def manager(workdir):
     okv_procs.remove_tree(m.dir)
 
 
-def host_pool(layout: str = "page_first") -> MHATokenToKVPoolHost:
-    """SGLang's MHA host pool, built as SGLang builds it from its device pool's buffer description (the device
-    buffers here on the CPU)."""
-    k = tuple(torch.zeros(DEVICE_TOKENS + PAGE, HEADS, HEAD_DIM, dtype=DTYPE) for _ in range(LAYERS))
-    v = tuple(torch.zeros(DEVICE_TOKENS + PAGE, HEADS, HEAD_DIM, dtype=DTYPE) for _ in range(LAYERS))
-
-    def ptrs(ts):  # noqa: ANN001, ANN202
-        return torch.tensor([t.data_ptr() for t in ts], dtype=torch.uint64)
-
-    info = MHABufferInfo(buffers=KVBuffers(k=k, v=v, k_data_ptrs=ptrs(k), v_data_ptrs=ptrs(v), layout=KVBufferLayout.NHD),
-                         page_size=PAGE, head_num=HEADS, head_dim=HEAD_DIM, v_head_dim=HEAD_DIM, dtype=DTYPE,
-                         device=torch.device("cpu"))
-    return MHATokenToKVPoolHost(info, 2.0, 0, PAGE, layout, pin_memory=False, device="cpu",
-                                device_capacity_tokens=DEVICE_TOKENS, start_layer=0, end_layer=LAYERS)
+def host_pool(layout: str = "page_first"):  # noqa: ANN201
+    """SGLang's MHA host pool."""
+    return sglang_host.mha_pool(layout, layers=LAYERS, heads=HEADS, head_dim=HEAD_DIM, page=PAGE,
+                                device_tokens=DEVICE_TOKENS, dtype=DTYPE)
 
 
-def mla_pool(layout: str = "page_first") -> MLATokenToKVPoolHost:
-    """SGLang's MLA host pool (one latent row per token and layer), built from its device buffer description."""
-    rows = tuple(torch.zeros(DEVICE_TOKENS + PAGE, 1, KV_LORA_RANK + ROPE_DIM, dtype=DTYPE) for _ in range(LAYERS))
-    info = MLABufferInfo(buffers=rows, data_ptrs=torch.tensor([r.data_ptr() for r in rows], dtype=torch.uint64),
-                         layer_indices=tuple(range(LAYERS)), device_layer_num=LAYERS, page_size=PAGE,
-                         kv_lora_rank=KV_LORA_RANK, qk_rope_head_dim=ROPE_DIM, kv_cache_dim=KV_LORA_RANK + ROPE_DIM,
-                         dtype=DTYPE, device=torch.device("cpu"))
-    return MLATokenToKVPoolHost(info, 2.0, 0, PAGE, layout, pin_memory=False, device="cpu",
-                                device_capacity_tokens=DEVICE_TOKENS, start_layer=0, end_layer=LAYERS,
-                                target_layer_num=LAYERS)
+def mla_pool(layout: str = "page_first"):  # noqa: ANN201
+    """SGLang's MLA host pool (one latent row per token and layer)."""
+    return sglang_host.mla_pool(layout, layers=LAYERS, kv_lora_rank=KV_LORA_RANK, rope_dim=ROPE_DIM, page=PAGE,
+                                device_tokens=DEVICE_TOKENS, dtype=DTYPE)
 
 
 POOLS = [("mha", "layer_first"), ("mha", "page_first"), ("mha", "page_first_direct"), ("mha", "page_head"),
@@ -84,28 +66,19 @@ def make_pool(kind: str, layout: str):  # noqa: ANN201
     return host_pool(layout) if kind == "mha" else mla_pool(layout)
 
 
-def backend(directory: str, pool, *, tp_rank: int = 0, model: str = "org/model-a",  # noqa: ANN001
-            **extra) -> orbitkv.sglang.OrbitKVStorage:
+def backend(directory: str, pool, **options) -> orbitkv.sglang.OrbitKVStorage:  # noqa: ANN001
     """The backend as SGLang's cache controller makes it: the factory's dynamic backend, then the host pool."""
-    config = HiCacheStorageConfig(
-        tp_rank=tp_rank, tp_size=2, pp_rank=0, pp_size=1, attn_cp_rank=0, attn_cp_size=1,
-        is_mla_model=isinstance(pool, MLATokenToKVPoolHost),
-        enable_storage_metrics=True, is_page_first_layout=pool.layout == "page_first", model_name=model,
-        extra_config={"backend_name": "orbitkv", "module_path": "orbitkv.sglang", "class_name": "OrbitKVStorage",
-                      "dir": directory, "interface_v1": 1, "retry_attach_s": 0, **extra})
-    storage = StorageBackendFactory.create_backend("dynamic", config, pool)
-    storage.register_mem_pool_host(pool)
-    return storage
+    return sglang_host.backend(directory, pool, retry_attach_s=0, **options)
 
 
 _seed = [0]
 
 
 def keys(count: int) -> list[str]:
-    """Fresh page hashes as SGLang writes them (hex SHA-256)."""
+    """The page hashes SGLang computes for a fresh prompt of `count` pages (its own chained hash function)."""
     _seed[0] += 1
     rng = random.Random(_seed[0] * 7919 + os.getpid())
-    return [rng.randbytes(32).hex() for _ in range(count)]
+    return get_hash_str([rng.randrange(3, 32000) for _ in range(count * PAGE)], None, page_size=PAGE)
 
 
 def fill(pool, seed: int) -> None:  # noqa: ANN001
