@@ -21,6 +21,7 @@ Nothing here raises into SGLang: without a Manager (absent, killed, restarted) e
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import logging
@@ -28,7 +29,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import torch
 
@@ -99,6 +100,42 @@ def _page_view(pool: Any) -> torch.Tensor | None:
         if layout in ("page_first", "page_first_direct"):                # [size | page, ...]
             return raw.reshape(pages, -1)
     return None
+
+
+def _answers(miss: Callable[..., Any]) -> Callable:
+    """A method that never raises into SGLang: an unexpected error is logged, counted and answered with `miss(*args)`
+    (the method's miss: False, 0, None or a list of them)."""
+    def wrap(method: Callable) -> Callable:
+        @functools.wraps(method)
+        def guarded(self: "OrbitKVStorage", *args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(self, *args, **kwargs)
+            except Exception:  # noqa: BLE001 - SGLang's storage threads must never see one
+                logger.exception("OrbitKV: %s failed", method.__name__)
+                self.counters["errors"] += 1
+                return miss(*args, **kwargs)
+        return guarded
+    return wrap
+
+
+def _none(*_: Any, **__: Any) -> None:
+    return None
+
+
+def _false(*_: Any, **__: Any) -> bool:
+    return False
+
+
+def _zero(*_: Any, **__: Any) -> int:
+    return 0
+
+
+def _nones(keys: Sequence[str] = (), *_: Any, **__: Any) -> list[None]:
+    return [None] * len(keys)
+
+
+def _falses(keys: Sequence[str] = (), *_: Any, **__: Any) -> list[bool]:
+    return [False] * len(keys)
 
 
 def _runs(ids: Sequence[int]) -> list[tuple[int, int, int]]:
@@ -202,7 +239,7 @@ class OrbitKVStorage(HiCacheStorage):
         try:
             client = Client(dir=self.dir, name=f"sglang-{rank}-{os.getpid()}-{next(_attachments)}", data_region_bytes=region,
                             attach_timeout_ms=1000, response_timeout_ms=self.timeout_ms)
-        except (OrbitKVError, OSError) as error:
+        except Exception as error:  # noqa: BLE001 - OrbitKVError, OSError, or the library missing: no Manager
             self.counters["manager_unavailable"] += 1
             if not self._warned:
                 logger.warning("OrbitKV: no Manager at %s (%s); SGLang runs on without its L3 and OrbitKV tries "
@@ -292,9 +329,11 @@ class OrbitKVStorage(HiCacheStorage):
 
     # -- lookups ---------------------------------------------------------------------------------------------------
 
+    @_answers(_false)
     def exists(self, key: str) -> bool:
         return self._prefix([key], pin=False) == 1
 
+    @_answers(_zero)
     def batch_exists(self, keys: list[str], extra_info: Any = None) -> int:
         """The number of leading keys the Manager holds; they stay pinned for the `batch_get_v1`/`batch_get` that
         follows (at most max_held_leases lookups, each for held_lease_ttl_s; leases_dropped counts the others)."""
@@ -377,12 +416,14 @@ class OrbitKVStorage(HiCacheStorage):
             if lease is not None and self._client is client:  # a detached client's leases went with it
                 self._release(client, lease)
 
+    @_answers(_none)
     def get(self, key: str, target_location: Optional[Any] = None, target_sizes: Optional[Any] = None
             ) -> torch.Tensor | None:
         out = self.batch_get([key], [target_location] if target_location is not None else None,
                              [target_sizes] if target_sizes is not None else None)
         return out[0] if out else None
 
+    @_answers(_nones)
     def batch_get(self, keys: list[str], target_locations: Optional[Any] = None, target_sizes: Optional[Any] = None
                   ) -> list[torch.Tensor | None]:
         """Each key's page into its target tensor (SGLang's flat page; a new byte tensor without one), None from the
@@ -425,6 +466,7 @@ class OrbitKVStorage(HiCacheStorage):
         self._count_get(len(keys), got, sum(sizes[:got]), started)
         return got
 
+    @_answers(_falses)
     def batch_get_v1(self, keys: list[str], host_indices: torch.Tensor, extra_info: Any = None) -> list[bool]:
         """The pages of `keys` into SGLang's host pool at `host_indices` (page_size indices per key); True for each
         page restored, the restored ones a leading run."""
@@ -533,10 +575,12 @@ class OrbitKVStorage(HiCacheStorage):
             self.backup_bandwidth.append(nbytes / max(time.perf_counter() - started, 1e-9) / 1e9)
         return ok
 
+    @_answers(_false)
     def set(self, key: str, value: Optional[Any] = None, target_location: Optional[Any] = None,
             target_sizes: Optional[Any] = None) -> bool:
         return self.batch_set([key], [value] if value is not None else None)
 
+    @_answers(_false)
     def batch_set(self, keys: list[str], values: Optional[Any] = None, target_locations: Optional[Any] = None,
                   target_sizes: Optional[Any] = None) -> bool:
         """Store each key's page (a tensor, SGLang's flat page); True when every page is stored or was there."""
@@ -559,6 +603,7 @@ class OrbitKVStorage(HiCacheStorage):
 
         return all(self._guarded_write(list(keys), sizes, fill))
 
+    @_answers(_falses)
     def batch_set_v1(self, keys: list[str], host_indices: torch.Tensor, extra_info: Any = None) -> list[bool]:
         """Store the pages of SGLang's host pool at `host_indices` (page_size indices per key) under `keys`."""
         pool = self.mem_pool_host
@@ -595,6 +640,7 @@ class OrbitKVStorage(HiCacheStorage):
         page = getattr(self.mem_pool_host, "page_size", 1) or 1
         return (host_indices[: count * page: page] // page).tolist()
 
+    @_answers(_false)
     def clear(self) -> bool:
         """Let go of the pins this backend holds. The Manager's blocks stay: other engines and ranks share them, and
         the Manager evicts them by its own policy."""
@@ -602,6 +648,7 @@ class OrbitKVStorage(HiCacheStorage):
             self._release_held()
         return True
 
+    @_answers(_none)
     def get_stats(self):  # noqa: ANN201 - SGLang's StorageMetrics
         from sglang.srt.observability.metrics_collector import StorageMetrics
         with self._lock:

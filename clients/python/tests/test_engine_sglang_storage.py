@@ -226,6 +226,21 @@ def test_pages_move_through_a_region_smaller_than_the_batch(manager):
     reader.close()
 
 
+def test_bad_input_is_a_counted_miss_never_an_exception(manager):
+    pool = host_pool()
+    storage = backend(manager.dir, pool)
+    chain = keys(2)
+    assert storage.batch_exists([chain[0], 42]) == 0
+    assert storage.batch_get_v1([chain[0], None], indices([1, 2])) == [False, False]
+    assert storage.batch_get_v1(keys=chain, host_indices=indices([1])) == [False, False], "too few host indices"
+    assert storage.batch_set_v1(chain, "not indices") == [False, False]
+    assert storage.set(chain[0], object()) is False
+    assert storage.batch_set(chain, [torch.zeros(4)]) is False, "fewer values than keys"
+    assert storage.get_stats().orbitkv["errors"] >= 4
+    assert storage.batch_set_v1(chain, indices([1, 2])) == [True, True], "and it goes on working"
+    storage.close()
+
+
 def test_another_rank_or_model_misses(manager):
     pool = host_pool()
     fill(pool, 3)
