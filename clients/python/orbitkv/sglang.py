@@ -59,8 +59,8 @@ _EXTRA_KEYS = frozenset(("backend_name", "module_path", "class_name", "interface
                          "held_lease_ttl_s"))
 
 COUNTERS = ("exists_queries", "exists_hits", "get_pages", "get_hit_pages", "set_pages", "stored_pages",
-            "resident_pages", "failed_pages", "leases_held", "leases_released", "leases_dropped", "manager_unavailable", "errors",
-            "bad_sizes")
+            "resident_pages", "failed_pages", "leases_held", "leases_released", "leases_dropped",
+            "manager_unavailable", "errors", "bad_sizes")
 
 
 def key_hash(key: str) -> bytes:
@@ -237,8 +237,8 @@ class OrbitKVStorage(HiCacheStorage):
         region = self.region_bytes or max(DEFAULT_REGION_BYTES, REGION_MIN_PAGES * self.page_bytes)
         rank = self.storage_config.tp_rank if self.storage_config is not None else 0
         try:
-            client = Client(dir=self.dir, name=f"sglang-{rank}-{os.getpid()}-{next(_attachments)}", data_region_bytes=region,
-                            attach_timeout_ms=1000, response_timeout_ms=self.timeout_ms)
+            client = Client(dir=self.dir, name=f"sglang-{rank}-{os.getpid()}-{next(_attachments)}",
+                            data_region_bytes=region, attach_timeout_ms=1000, response_timeout_ms=self.timeout_ms)
         except Exception as error:  # noqa: BLE001 - OrbitKVError, OSError, or the library missing: no Manager
             self.counters["manager_unavailable"] += 1
             if not self._warned:

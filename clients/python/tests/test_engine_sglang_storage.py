@@ -19,7 +19,6 @@ from okv_procs import Manager, wait_until
 torch = pytest.importorskip("torch")
 pytest.importorskip("sglang.srt.mem_cache.hicache_storage")
 
-from sglang.srt.mem_cache.pool_host.mla import MLATokenToKVPoolHost  # noqa: E402
 from sglang.srt.mem_cache.utils import get_hash_str  # noqa: E402
 
 import orbitkv.sglang  # noqa: E402
