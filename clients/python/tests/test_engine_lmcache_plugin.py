@@ -1,0 +1,264 @@
+"""The OrbitKV plug-in inside the installed LMCache: its own storage factory (CreateStorageBackends) builds the
+RemoteBackend for `remote_storage_plugins: ["orbitkv"]`, whose ConnectorManager loads orbitkv.lmcache from the extra
+config; chunks are MemoryObjs of LMCache's own local CPU backend, stored in and restored from a real Manager process.
+
+Run by scripts/test through the engines' venv: `$(scripts/engines --python) -m pytest clients/python/tests`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import threading
+
+import pytest
+import torch
+
+import okv_procs
+from okv_procs import Manager, wait_until
+
+from lmcache.utils import CacheEngineKey  # noqa: E402
+from lmcache.v1.config import LMCacheEngineConfig  # noqa: E402
+from lmcache.v1.memory_management import MemoryFormat, TensorMemoryObj  # noqa: E402
+from lmcache.v1.metadata import LMCacheMetadata  # noqa: E402
+from lmcache.v1.storage_backend import CreateStorageBackends  # noqa: E402
+
+from orbitkv.lmcache import OrbitKVConnector, Settings, hash_of, namespace_of  # noqa: E402
+
+MODEL = "orbitkv-test/lmcache"
+CHUNK = 16                      # tokens per LMCache chunk
+KV_SHAPE = (2, 2, CHUNK, 4, 32)  # layers, K and V, tokens, KV heads, head size
+CHUNK_BYTES = 2 * 2 * CHUNK * 4 * 32 * 2
+POOL = 16 << 20
+
+
+def _config(directory: str, **ours: object) -> LMCacheEngineConfig:
+    extra = {
+        "remote_storage_plugin.orbitkv.module_path": "orbitkv.lmcache",
+        "remote_storage_plugin.orbitkv.class_name": "OrbitKVConnector",
+        "remote_storage_plugin.orbitkv.dir": directory,
+        "remote_storage_plugin.orbitkv.retry_attach_s": 0.2,
+        "remote_storage_plugin.orbitkv.region_chunks": 4,
+    }
+    extra.update({f"remote_storage_plugin.orbitkv.{k}": v for k, v in ours.items()})
+    return LMCacheEngineConfig.from_dict({
+        "chunk_size": CHUNK, "local_cpu": False, "max_local_cpu_size": 0.02, "remote_serde": "naive",
+        "remote_storage_plugins": ["orbitkv"], "extra_config": extra})
+
+
+def _metadata(worker_id: int = 0) -> LMCacheMetadata:
+    return LMCacheMetadata(model_name=MODEL, world_size=2, local_world_size=2, worker_id=worker_id,
+                           local_worker_id=worker_id, kv_dtype=torch.bfloat16, kv_shape=KV_SHAPE, chunk_size=CHUNK)
+
+
+class Lmc:
+    """LMCache's storage backends for one worker, on an event loop of their own (as LMCache's engine runs them)."""
+
+    def __init__(self, directory: str, worker_id: int = 0) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="lmcache-loop", daemon=True)
+        self.thread.start()
+        self.metadata = _metadata(worker_id)
+        self.backends = CreateStorageBackends(_config(directory), self.metadata, self.loop, dst_device="cpu")
+        self.cpu = self.backends["LocalCPUBackend"]
+        self.remote = self.backends["RemoteBackend-orbitkv"]
+        assert self.remote.connection is not None, "LMCache did not build the plug-in (see its log)"
+        self.connector: OrbitKVConnector = self.remote.connection.getWrappedConnector()
+
+    def run(self, coro, timeout_s: float = 30):  # noqa: ANN001, ANN201
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout_s)
+
+    def key(self, chunk_hash: int, worker_id: int | None = None, model: str = MODEL) -> CacheEngineKey:
+        worker = self.metadata.worker_id if worker_id is None else worker_id
+        return CacheEngineKey(model, self.metadata.world_size, worker, chunk_hash, torch.bfloat16)
+
+    def chunk(self, seed: int, tokens: int = CHUNK) -> tuple[TensorMemoryObj, bytes]:
+        """A MemoryObj from LMCache's local CPU backend (as its store path allocates one), filled with random KV."""
+        obj = self.cpu.allocate(self.metadata.get_shapes(tokens), self.metadata.get_dtypes(), MemoryFormat.KV_2LTD)
+        assert obj is not None
+        generator = torch.Generator().manual_seed(seed)
+        obj.tensor.copy_(torch.randn(obj.tensor.shape, generator=generator).to(torch.bfloat16))
+        return obj, bytes(obj.byte_array)
+
+    def put(self, keys: list[CacheEngineKey], objs: list[TensorMemoryObj]) -> None:
+        """LMCache's store: the backend's batched put task (it returns at once), awaited by polling the Manager."""
+        self.remote.batched_submit_put_task(keys, objs)
+        for obj in objs:
+            obj.ref_count_down()  # the store's own reference; the put task holds another until it is sent
+        wait_until(lambda: self.remote.batched_contains(keys) == len(keys), 30, "the chunks stored")
+
+    def close(self) -> None:
+        for backend in self.backends.values():
+            backend.close()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+_hashes = random.Random(os.getpid())
+
+
+def fresh_hashes(count: int) -> list[int]:
+    return [_hashes.getrandbits(64) for _ in range(count)]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("lmcache-plugin"))
+
+
+@pytest.fixture(scope="module")
+def manager(workdir):
+    m = Manager(okv_procs.shm_dir("lmcache"), os.path.join(workdir, "manager.log"), "--pool-bytes", str(POOL))
+    yield m
+    m.stop()
+    okv_procs.remove_tree(m.dir)
+
+
+@pytest.fixture(scope="module")
+def lmc(manager):
+    engine = Lmc(manager.dir)
+    yield engine
+    engine.close()
+
+
+def test_lmcache_builds_the_plugin_from_its_configuration(lmc, manager):
+    connector = lmc.connector
+    assert type(connector) is OrbitKVConnector
+    assert connector.plugin_name == "orbitkv"
+    assert connector.settings == Settings(dir=manager.dir, region_chunks=4, retry_attach_s=0.2)
+    for check in ("support_batched_get", "support_batched_put", "support_batched_contains",
+                  "support_batched_async_contains", "support_batched_get_non_blocking"):
+        assert getattr(lmc.remote.connection, check)(), check
+
+
+def test_settings_refuse_unknown_keys_and_bad_values():
+    with pytest.raises(ValueError, match="unknown extra_config keys"):
+        Settings.parse({"remote_storage_plugin.orbitkv.dri": "/x"}, "orbitkv")
+    with pytest.raises(ValueError, match="region_chunks"):
+        Settings.parse({"remote_storage_plugin.orbitkv.region_chunks": 0}, "orbitkv")
+    assert Settings.parse({"remote_storage_plugin.other.dir": "/x"}, "orbitkv") == Settings()
+
+
+def test_keys_map_to_a_namespace_and_the_chunk_hash():
+    key = CacheEngineKey(MODEL, 2, 1, 0x1122334455667788, torch.bfloat16)
+    assert namespace_of(key) == f"lmcache;model={MODEL};ws=2;worker=1;fmt=bfloat16".encode()
+    assert hash_of(key) == (0x1122334455667788).to_bytes(8, "little")
+    assert hash_of(CacheEngineKey(MODEL, 2, 1, -1, torch.bfloat16)) == b"\xff" * 8
+    tagged = CacheEngineKey(MODEL, 2, 1, 5, torch.bfloat16, {"lmcache.tag.user": "a"})
+    assert namespace_of(tagged).endswith(b";tags=user%a")
+    assert len(namespace_of(CacheEngineKey("m" * 400, 2, 1, 5, torch.bfloat16))) <= 256
+
+
+def test_put_and_get_are_byte_exact_full_and_partial_chunks(lmc):
+    hashes = fresh_hashes(3)
+    keys = [lmc.key(h) for h in hashes]
+    chunks = [lmc.chunk(1), lmc.chunk(2), lmc.chunk(3, tokens=5)]  # the last chunk of a prompt is partial
+    lmc.put(keys, [obj for obj, _ in chunks])
+    assert lmc.connector.counters["put_stored"] >= 3
+    for key, (_, expected) in zip(keys, chunks):
+        assert lmc.remote.contains(key)
+        got = lmc.remote.get_blocking(key)
+        assert got is not None
+        assert bytes(got.byte_array) == expected
+        got.ref_count_down()
+    partial = lmc.remote.get_blocking(keys[2])
+    assert partial.get_shapes() == lmc.metadata.get_shapes(5)
+    assert partial.get_dtypes() == [torch.bfloat16]
+    assert partial.get_memory_format() == MemoryFormat.KV_2LTD
+    partial.ref_count_down()
+    # LMCache's batched retrieve: one pinned lookup and batched reads (more chunks than the region's 4 slots)
+    more = fresh_hashes(6)
+    more_keys = [lmc.key(h) for h in more]
+    more_chunks = [lmc.chunk(10 + i) for i in range(6)]
+    lmc.put(more_keys, [obj for obj, _ in more_chunks])
+    got = lmc.remote.batched_get_blocking(more_keys)
+    assert [bytes(o.byte_array) for o in got] == [b for _, b in more_chunks]
+    for obj in got:
+        obj.ref_count_down()
+
+
+def test_a_single_put_task_is_stored_too(lmc):
+    key = lmc.key(fresh_hashes(1)[0])
+    obj, expected = lmc.chunk(20)
+    lmc.remote.submit_put_task(key, obj).result(30)
+    obj.ref_count_down()
+    got = lmc.remote.get_blocking(key)
+    assert bytes(got.byte_array) == expected
+    got.ref_count_down()
+
+
+def test_exists_and_batched_contains_are_a_prefix(lmc, manager):
+    present = [lmc.key(h) for h in fresh_hashes(3)]
+    lmc.put(present, [lmc.chunk(30 + i)[0] for i in range(3)])
+    absent = lmc.key(fresh_hashes(1)[0])
+    after = lmc.key(fresh_hashes(1)[0])
+    lmc.put([after], [lmc.chunk(40)[0]])
+    chain = present + [absent, after]
+    assert lmc.remote.batched_contains(chain) == 3
+    assert lmc.connector.exists_sync(present[0]) and not lmc.connector.exists_sync(absent)
+    assert lmc.run(lmc.connector.exists(present[1])) and not lmc.run(lmc.connector.exists(absent))
+    assert lmc.remote.contains(after) and not lmc.remote.contains(absent)
+    # another worker's or another model's chunk of the same hash is another key
+    assert not lmc.remote.contains(lmc.key(present[0].chunk_hash, worker_id=1))
+    assert not lmc.remote.contains(lmc.key(present[0].chunk_hash, model="another/model"))
+    assert lmc.run(lmc.remote.batched_async_contains("lookup-a", chain, pin=False)) == 3
+    assert lmc.connector.held_lookups() == 0
+
+
+def test_a_pinned_async_lookup_holds_its_chunks_until_its_get(lmc, manager):
+    keys = [lmc.key(h) for h in fresh_hashes(5)]
+    chunks = [lmc.chunk(50 + i) for i in range(5)]
+    lmc.put(keys, [obj for obj, _ in chunks])
+    pins_before = manager.pins()[0]
+    assert lmc.run(lmc.remote.batched_async_contains("lookup-b", keys + [lmc.key(1)], pin=True)) == 5
+    assert lmc.connector.held_lookups() == 1
+    assert manager.pins()[0] >= pins_before + 5
+    got = lmc.run(lmc.remote.batched_get_non_blocking("lookup-b", keys))
+    assert [bytes(o.byte_array) for o in got] == [b for _, b in chunks]
+    for obj in got:
+        obj.ref_count_down()
+    assert lmc.connector.held_lookups() == 0
+    wait_until(lambda: manager.pins()[0] == pins_before, 10, "the lookup's pins released")
+
+
+def test_list_names_the_stored_keys(lmc):
+    keys = [lmc.key(h) for h in fresh_hashes(2)]
+    lmc.put(keys, [lmc.chunk(60 + i)[0] for i in range(2)])
+    listed = set(lmc.run(lmc.connector.list()))
+    assert {k.to_string() for k in keys} <= listed
+
+
+def test_a_killed_manager_is_a_miss_and_a_restarted_one_serves_again(workdir):
+    m = Manager(okv_procs.shm_dir("lmcache-gone"), os.path.join(workdir, "manager-gone.log"), "--pool-bytes", str(POOL))
+    engine = Lmc(m.dir, worker_id=1)
+    try:
+        keys = [engine.key(h) for h in fresh_hashes(3)]
+        engine.put(keys, [engine.chunk(70 + i)[0] for i in range(3)])
+        assert engine.remote.batched_contains(keys) == 3
+        m.kill()
+        # every path LMCache takes answers a miss, an empty list or a skipped put; none raises
+        assert engine.remote.batched_contains(keys) == 0
+        assert not engine.remote.contains(keys[0])
+        assert engine.remote.get_blocking(keys[0]) is None
+        assert engine.remote.batched_get_blocking(keys) == [None] * 3
+        assert engine.run(engine.remote.batched_async_contains("gone", keys, pin=True)) == 0
+        assert engine.run(engine.remote.batched_get_non_blocking("gone", keys)) == []
+        assert engine.run(engine.connector.list()) == []
+        obj, _ = engine.chunk(80)
+        engine.remote.submit_put_task(engine.key(7), obj).result(30)
+        obj.ref_count_down()
+        assert engine.remote.put_failed_count == 0
+        assert engine.connector.counters["manager_unavailable"] >= 1
+        # a new Manager on the same directory: the plug-in attaches again and stores and serves
+        m.start()
+        key = engine.key(fresh_hashes(1)[0])
+        obj, expected = engine.chunk(81)
+        wait_until(lambda: engine.connector._call("probe", False, lambda c: True), 10, "the plug-in attached again")
+        engine.put([key], [obj])
+        got = engine.remote.get_blocking(key)
+        assert got is not None and bytes(got.byte_array) == expected
+        got.ref_count_down()
+    finally:
+        engine.close()
+        m.stop()
+        okv_procs.remove_tree(m.dir)
