@@ -311,7 +311,7 @@ class OrbitKVConnector(RemoteConnector):
         listed = self._listed
         listed[(ns, block_hash)] = key.to_string()
         listed.move_to_end((ns, block_hash))
-        if len(listed) > MAX_LISTED_KEYS:
+        while len(listed) > MAX_LISTED_KEYS:
             listed.popitem(last=False)
             self.counters["list_forgotten"] += 1
 

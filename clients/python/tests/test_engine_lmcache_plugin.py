@@ -23,6 +23,8 @@ from lmcache.v1.memory_management import MemoryFormat, TensorMemoryObj  # noqa: 
 from lmcache.v1.metadata import LMCacheMetadata  # noqa: E402
 from lmcache.v1.storage_backend import CreateStorageBackends  # noqa: E402
 
+import orbitkv.lmcache  # noqa: E402
+from orbitkv import Client  # noqa: E402
 from orbitkv.lmcache import OrbitKVConnector, Settings, hash_of, namespace_of  # noqa: E402
 
 MODEL = "orbitkv-test/lmcache"
@@ -219,6 +221,60 @@ def test_a_pinned_async_lookup_holds_its_chunks_until_its_get(lmc, manager):
         obj.ref_count_down()
     assert lmc.connector.held_lookups() == 0
     wait_until(lambda: manager.pins()[0] == pins_before, 10, "the lookup's pins released")
+
+
+def test_pinned_lookups_waiting_for_their_get_are_bounded(lmc, manager, monkeypatch):
+    monkeypatch.setattr(orbitkv.lmcache, "MAX_HELD_LOOKUPS", 2)
+    keys = [lmc.key(h) for h in fresh_hashes(2)]
+    chunks = [lmc.chunk(90 + i) for i in range(2)]
+    lmc.put(keys, [obj for obj, _ in chunks])
+    leases_before = manager.pins()[1]
+    dropped = lmc.connector.counters["held_dropped"]
+    for lookup in ("held-1", "held-2"):
+        assert lmc.run(lmc.remote.batched_async_contains(lookup, keys, pin=True)) == 2
+    assert lmc.connector.held_lookups() == 2 and lmc.connector.counters["held_dropped"] == dropped
+    assert lmc.run(lmc.remote.batched_async_contains("held-3", keys, pin=True)) == 2
+    assert lmc.connector.held_lookups() == 2 and lmc.connector.counters["held_dropped"] == dropped + 1
+    assert manager.pins()[1] == leases_before + 2  # the oldest lookup's lease was released
+    # the dropped lookup's get reads without pins; the others consume theirs
+    for lookup in ("held-1", "held-2", "held-3"):
+        got = lmc.run(lmc.remote.batched_get_non_blocking(lookup, keys))
+        assert [bytes(o.byte_array) for o in got] == [b for _, b in chunks]
+        for obj in got:
+            obj.ref_count_down()
+    assert lmc.connector.held_lookups() == 0
+    wait_until(lambda: manager.pins()[1] == leases_before, 10, "every lease released")
+
+
+def test_a_chunk_larger_than_a_slot_is_not_stored(lmc):
+    key = lmc.key(fresh_hashes(1)[0])
+    obj, _ = lmc.chunk(100, tokens=CHUNK + 1)
+    oversize = lmc.connector.counters["put_oversize"]
+    lmc.remote.submit_put_task(key, obj).result(30)
+    obj.ref_count_down()
+    assert lmc.connector.counters["put_oversize"] == oversize + 1
+    assert not lmc.remote.contains(key)
+    exact = lmc.key(fresh_hashes(1)[0])
+    lmc.put([exact], [lmc.chunk(101, tokens=CHUNK)[0]])  # a full chunk fills its slot exactly
+
+
+def test_a_block_that_is_not_an_lmcache_chunk_is_a_miss(lmc, manager):
+    key = lmc.key(fresh_hashes(1)[0])
+    with Client(dir=manager.dir, name="foreign", data_region_bytes=1 << 16) as client:
+        client.put(namespace_of(key), [hash_of(key)], [b"not a chunk of LMCache"])
+    assert lmc.remote.contains(key)
+    malformed = lmc.connector.counters["get_malformed"]
+    assert lmc.remote.get_blocking(key) is None
+    assert lmc.connector.counters["get_malformed"] == malformed + 1
+
+
+def test_list_forgets_the_oldest_keys_beyond_its_bound(lmc, monkeypatch):
+    monkeypatch.setattr(orbitkv.lmcache, "MAX_LISTED_KEYS", 3)
+    keys = [lmc.key(h) for h in fresh_hashes(4)]
+    forgotten = lmc.connector.counters["list_forgotten"]
+    lmc.put(keys, [lmc.chunk(110 + i)[0] for i in range(4)])
+    assert lmc.run(lmc.connector.list()) == [k.to_string() for k in keys[1:]]
+    assert lmc.connector.counters["list_forgotten"] >= forgotten + 1
 
 
 def test_list_names_the_stored_keys(lmc):
