@@ -7,8 +7,10 @@ Run by scripts/test through the engines' venv: `$(scripts/engines --python) -m p
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
+import tempfile
 import threading
 
 import pytest
@@ -35,17 +37,19 @@ POOL = 16 << 20
 
 
 def _config(directory: str, **ours: object) -> LMCacheEngineConfig:
-    extra = {
-        "remote_storage_plugin.orbitkv.module_path": "orbitkv.lmcache",
-        "remote_storage_plugin.orbitkv.class_name": "OrbitKVConnector",
-        "remote_storage_plugin.orbitkv.dir": directory,
-        "remote_storage_plugin.orbitkv.retry_attach_s": 0.2,
-        "remote_storage_plugin.orbitkv.region_chunks": 4,
-    }
-    extra.update({f"remote_storage_plugin.orbitkv.{k}": v for k, v in ours.items()})
-    return LMCacheEngineConfig.from_dict({
-        "chunk_size": CHUNK, "local_cpu": False, "max_local_cpu_size": 0.02, "remote_serde": "naive",
-        "remote_storage_plugins": ["orbitkv"], "extra_config": extra})
+    """LMCache's configuration as a user writes it (docs/engines.md), read by LMCache from a YAML file."""
+    settings = {"dir": directory, "retry_attach_s": 0.2, "region_chunks": 4, **ours}
+    lines = [f"chunk_size: {CHUNK}", "local_cpu: false", "max_local_cpu_size: 0.02", "remote_serde: naive",
+             'remote_storage_plugins: ["orbitkv"]', "extra_config:",
+             "  remote_storage_plugin.orbitkv.module_path: orbitkv.lmcache",
+             "  remote_storage_plugin.orbitkv.class_name: OrbitKVConnector"]
+    lines += [f"  remote_storage_plugin.orbitkv.{k}: {json.dumps(v)}" for k, v in settings.items()]
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="lmcache-", delete=False) as out:
+        out.write("\n".join(lines) + "\n")
+    try:
+        return LMCacheEngineConfig.from_file(out.name)
+    finally:
+        os.unlink(out.name)
 
 
 def _metadata(worker_id: int = 0) -> LMCacheMetadata:
