@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import hashlib
+import itertools
 import logging
 import os
 import threading
@@ -60,6 +61,7 @@ _GONE = frozenset((-2, -3, -4, -7, -8, -9, -11))
 _MISS = "MISS"
 
 T = TypeVar("T")
+_instances = itertools.count(1)  # client names stay distinct between engines of one process
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,7 @@ class OrbitKVConnector(RemoteConnector):
         # one slot holds a full chunk with its metadata; partial chunks are smaller
         self._slot_bytes = self._header_bytes + self.full_chunk_size_bytes
         self._region_bytes = self._slot_bytes * self.settings.region_chunks
-        self._name = f"lmcache-{metadata.worker_id}-{os.getpid()}"
+        self._name = f"lmcache-{metadata.worker_id}-{os.getpid()}-{next(_instances)}"
         self._lock = threading.RLock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="orbitkv-lmcache")
         self._client: Client | None = None
