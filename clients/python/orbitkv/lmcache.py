@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import hashlib
-import itertools
 import logging
 import os
 import threading
@@ -42,7 +41,7 @@ from . import Client, Lease, OrbitKVError, _native, hash_from_int
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["OrbitKVConnector", "Settings", "namespace_of", "hash_of"]
+__all__ = ["OrbitKVConnector", "PluginConfigError", "Settings", "namespace_of", "hash_of"]
 
 PLUGIN_PREFIX = "remote_storage_plugin."
 DEFAULT_DIR = "/dev/shm/orbitkv/default"
@@ -58,10 +57,12 @@ MAX_LISTED_KEYS = 65536
 # Library statuses that mean the attachment is gone (docs/clients.md): no Manager, an incompatible or stale one, one
 # that died, detached this client or stopped answering in the protocol.
 _GONE = frozenset((-2, -3, -4, -7, -8, -9, -11))
-_MISS = "MISS"
 
 T = TypeVar("T")
-_instances = itertools.count(1)  # client names stay distinct between engines of one process
+
+
+class PluginConfigError(ValueError):
+    """A plug-in setting LMCache's extra_config gives that the plug-in cannot serve: raised at start, never later."""
 
 
 @dataclass(frozen=True)
@@ -82,21 +83,23 @@ class Settings:
         known = set(Settings.__dataclass_fields__)
         unknown = sorted(set(ours) - known)
         if unknown:
-            raise ValueError(f"unknown extra_config keys {[prefix + k for k in unknown]}; known: "
-                             f"{[prefix + k for k in sorted(known)]}")
-        try:
-            settings = Settings(
-                dir=str(ours.get("dir", DEFAULT_DIR)),
-                region_chunks=int(ours.get("region_chunks", DEFAULT_REGION_CHUNKS)),
-                retry_attach_s=float(ours.get("retry_attach_s", 5.0)),
-                timeout_ms=int(ours.get("timeout_ms", 10_000)),
-            )
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"extra_config {prefix}*: {error}") from None
+            raise PluginConfigError(f"unknown extra_config keys {[prefix + k for k in unknown]}; known: "
+                                    f"{[prefix + k for k in sorted(known)]}")
+
+        def value(name: str, kind: type, default: Any) -> Any:
+            try:
+                return kind(ours.get(name, default))
+            except (TypeError, ValueError):
+                raise PluginConfigError(f"{prefix}{name}: not a {kind.__name__}: {ours[name]!r}") from None
+
+        settings = Settings(dir=value("dir", str, DEFAULT_DIR),
+                            region_chunks=value("region_chunks", int, DEFAULT_REGION_CHUNKS),
+                            retry_attach_s=value("retry_attach_s", float, 5.0),
+                            timeout_ms=value("timeout_ms", int, 10_000))
         if not 1 <= settings.region_chunks <= MAX_REGION_CHUNKS:
-            raise ValueError(f"{prefix}region_chunks {settings.region_chunks} outside 1..{MAX_REGION_CHUNKS}")
+            raise PluginConfigError(f"{prefix}region_chunks {settings.region_chunks} outside 1..{MAX_REGION_CHUNKS}")
         if settings.retry_attach_s < 0 or settings.timeout_ms < 1:
-            raise ValueError(f"{prefix}retry_attach_s must be >= 0 and {prefix}timeout_ms >= 1")
+            raise PluginConfigError(f"{prefix}retry_attach_s must be >= 0 and {prefix}timeout_ms >= 1")
         return settings
 
 
@@ -132,7 +135,7 @@ def _plugin_name(config: Any) -> str:
     names = [name for name in (getattr(config, "remote_storage_plugins", None) or [])
              if extra.get(f"{PLUGIN_PREFIX}{name}.module_path") == __name__]
     if len(names) > 1:
-        raise ValueError(f"remote_storage_plugins {names} all load {__name__}: one OrbitKV plug-in per engine")
+        raise PluginConfigError(f"remote_storage_plugins {names} all load {__name__}: one OrbitKV plug-in per engine")
     return names[0] if names else "orbitkv"
 
 
@@ -151,7 +154,8 @@ class OrbitKVConnector(RemoteConnector):
         # one slot holds a full chunk with its metadata; partial chunks are smaller
         self._slot_bytes = self._header_bytes + self.full_chunk_size_bytes
         self._region_bytes = self._slot_bytes * self.settings.region_chunks
-        self._name = f"lmcache-{metadata.worker_id}-{os.getpid()}-{next(_instances)}"
+        # distinct between the engines of one process
+        self._name = f"lmcache-{metadata.worker_id}-{os.getpid()}-{id(self):x}"
         self._lock = threading.RLock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="orbitkv-lmcache")
         self._client: Client | None = None
@@ -226,10 +230,10 @@ class OrbitKVConnector(RemoteConnector):
     def _call(self, what: str, default: T, body: Callable[[Client], T]) -> T:
         """`body(client)` under the lock; `default` while the Manager is unavailable or when the call fails."""
         with self._lock:
-            client = self._attached()
-            if client is None:
-                return default
             try:
+                client = self._attached()
+                if client is None:
+                    return default
                 return body(client)
             except Exception as error:  # noqa: BLE001 - LMCache sees a miss, never our exception
                 self._failed(error, what)
@@ -432,7 +436,8 @@ class OrbitKVConnector(RemoteConnector):
     # -- lookups ---------------------------------------------------------------------------------------------------
 
     async def exists(self, key: CacheEngineKey) -> bool:
-        return await self._off_loop("exists", False, lambda c: self._prefix(c, namespace_of(key), [hash_of(key)])[0] == 1)
+        return await self._off_loop("exists", False,
+                                    lambda c: self._prefix(c, namespace_of(key), [hash_of(key)])[0] == 1)
 
     def exists_sync(self, key: CacheEngineKey) -> bool:
         return self._call("exists_sync", False, lambda c: self._prefix(c, namespace_of(key), [hash_of(key)])[0] == 1)

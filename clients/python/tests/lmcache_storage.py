@@ -25,7 +25,6 @@ from orbitkv.lmcache import OrbitKVConnector
 MODEL = "orbitkv-test/lmcache"
 CHUNK = 16                      # tokens per LMCache chunk
 KV_SHAPE = (2, 2, CHUNK, 4, 32)  # layers, K and V, tokens, KV heads, head size
-CHUNK_BYTES = 2 * 2 * CHUNK * 4 * 32 * 2
 POOL = 16 << 20
 
 

@@ -22,7 +22,7 @@ import lmcache_gate  # noqa: E402
 import orbitkv.lmcache  # noqa: E402
 from lmcache_storage import CHUNK, MODEL, POOL, Lmc  # noqa: E402
 from orbitkv import Client  # noqa: E402
-from orbitkv.lmcache import OrbitKVConnector, Settings, hash_of, namespace_of  # noqa: E402
+from orbitkv.lmcache import OrbitKVConnector, PluginConfigError, Settings, hash_of, namespace_of  # noqa: E402
 
 
 _hashes = random.Random(os.getpid())
@@ -63,10 +63,14 @@ def test_lmcache_builds_the_plugin_from_its_configuration(lmc, manager):
 
 
 def test_settings_refuse_unknown_keys_and_bad_values():
-    with pytest.raises(ValueError, match="unknown extra_config keys"):
+    with pytest.raises(PluginConfigError, match="unknown extra_config keys"):
         Settings.parse({"remote_storage_plugin.orbitkv.dri": "/x"}, "orbitkv")
-    with pytest.raises(ValueError, match="region_chunks"):
-        Settings.parse({"remote_storage_plugin.orbitkv.region_chunks": 0}, "orbitkv")
+    for edge in (0, 513):
+        with pytest.raises(PluginConfigError, match="region_chunks"):
+            Settings.parse({"remote_storage_plugin.orbitkv.region_chunks": edge}, "orbitkv")
+    assert Settings.parse({"remote_storage_plugin.orbitkv.region_chunks": 512}, "orbitkv").region_chunks == 512
+    with pytest.raises(PluginConfigError, match="timeout_ms"):
+        Settings.parse({"remote_storage_plugin.orbitkv.timeout_ms": "soon"}, "orbitkv")
     assert Settings.parse({"remote_storage_plugin.other.dir": "/x"}, "orbitkv") == Settings()
 
 
