@@ -288,6 +288,9 @@ class OrbitKVConnector(RemoteConnector):
                 batch = items[first:first + self.settings.region_chunks]
                 hashes, offsets, lengths = [], [], []
                 for slot, (block_hash, key, obj) in enumerate(batch):
+                    if self._arena_freed():
+                        self.counters["put_after_close"] += 1
+                        return stored
                     payload = memoryview(obj.byte_array).cast("B")
                     size = self._header_bytes + payload.nbytes
                     if size > self._slot_bytes:
@@ -312,6 +315,11 @@ class OrbitKVConnector(RemoteConnector):
                     if refused:
                         self.counters["put_refused"] += len(refused)
         return stored
+
+    def _arena_freed(self) -> bool:
+        """True once LMCache closed its local CPU backend, whose memory the chunks live in: LMCache's storage manager
+        closes it before the remote backends, so a put still running at shutdown must not read the chunks."""
+        return bool(getattr(getattr(self.local_cpu_backend, "memory_allocator", None), "_unregistered", False))
 
     def _remember(self, ns: bytes, block_hash: bytes, key: CacheEngineKey) -> None:
         listed = self._listed

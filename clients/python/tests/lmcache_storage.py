@@ -86,7 +86,10 @@ class Lmc:
         wait_until(lambda: self.remote.batched_contains(keys) == len(keys), 30, "the chunks stored")
 
     def close(self) -> None:
-        for backend in self.backends.values():
-            backend.close()
+        # the remote backend first: its puts in flight read chunks of the local CPU backend's memory
+        self.remote.close()
+        for name, backend in self.backends.items():
+            if backend is not self.remote:
+                backend.close()
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)

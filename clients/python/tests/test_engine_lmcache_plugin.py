@@ -210,6 +210,22 @@ def test_list_forgets_the_oldest_keys_beyond_its_bound(lmc, monkeypatch):
     assert lmc.connector.counters["list_forgotten"] >= forgotten + 1
 
 
+def test_a_put_after_lmcache_freed_its_cpu_memory_reads_nothing(manager):
+    """LMCache's storage manager closes the local CPU backend (freeing the chunks' memory) before the remote
+    backends: a put that runs after that stores nothing and does not touch the freed memory."""
+    engine = Lmc(manager.dir)
+    try:
+        keys = [engine.key(h) for h in fresh_hashes(2)]
+        objs = [engine.chunk(120 + i)[0] for i in range(2)]
+        engine.cpu.close()
+        engine.run(engine.connector.batched_put(keys, objs))
+        assert engine.connector.counters["put_after_close"] == 1
+        assert engine.remote.batched_contains(keys) == 0
+    finally:
+        engine.remote.close()
+        engine.loop.call_soon_threadsafe(engine.loop.stop)
+
+
 def test_list_names_the_stored_keys(lmc):
     keys = [lmc.key(h) for h in fresh_hashes(2)]
     lmc.put(keys, [lmc.chunk(60 + i)[0] for i in range(2)])
