@@ -74,7 +74,7 @@ public final class KvEvents implements AutoCloseable
         final EpochNanoClock epochClock)
     {
         final OneToOneRingBuffer ring = new OneToOneRingBuffer(new UnsafeBuffer(BufferUtil.allocateDirectAligned(
-            RING_BYTES + RingBufferDescriptor.TRAILER_LENGTH, RingBufferDescriptor.TRAILER_LENGTH)));
+            RING_BYTES + RingBufferDescriptor.TRAILER_LENGTH, org.agrona.BitUtil.CACHE_LINE_LENGTH)));
         this.proxy = new KvEventProxy(ring, namespaces, counters);
         this.publisher = new KvEventPublisher(ring, endpoint, replayEndpoint, topic, counters, nanoClock, epochClock);
         this.runner = new AgentRunner(idleStrategy, errorHandler, null, publisher);
