@@ -159,10 +159,11 @@ final class KvEventPublisher implements Agent
             send(nowNs, true);
             work++;
         }
+        final int pendingBefore = pendingCount;
         work += ring.read(recordHandler, MAX_EVENTS_PER_BATCH - pendingCount);
-        if (pendingCount > 0 && 0 == firstPendingNs)
+        if (0 == pendingBefore && pendingCount > 0)
         {
-            firstPendingNs = nowNs | 1;
+            firstPendingNs = nowNs;
         }
         if (MAX_EVENTS_PER_BATCH == pendingCount || (pendingCount > 0 && nowNs - firstPendingNs >= BATCH_WINDOW_NS))
         {
@@ -227,7 +228,6 @@ final class KvEventPublisher implements Agent
         }
         replayBatches.addLast(new ReplayBatch(sequence, sequenceBytes, payload));
         pendingCount = 0;
-        firstPendingNs = 0;
     }
 
     private int serveReplays()
