@@ -4,8 +4,8 @@ installed vllm.distributed.kv_events), against a real Manager process started wi
 
 Covers a publish (BlockStored, medium CPU, the hashes as given, tokens per block from the namespace), an eviction
 (BlockRemoved CPU), the move of evicted blocks to the SSD tier (BlockStored STORAGE), a replay after a gap (a late
-subscriber asks the ROUTER from sequence 0), a malformed replay request (refused, counted, the Manager keeps serving)
-and the counters.
+subscriber asks the ROUTER from sequence 0), a malformed replay request (refused, counted, the Manager keeps serving),
+the counters, and a block fetched from a peer Manager and admitted (two Managers on a real etcd).
 
 Run by scripts/test through the engines' venv: `$(scripts/engines --python) -m pytest clients/python/tests`."""
 
@@ -261,3 +261,57 @@ def test_counters(manager, subscriber):
     assert counters["KV events: residency records dropped (publisher ring full)"] == 0
     assert counters["KV events: batches the PUB socket did not take"] == 0
     assert counters["KV events: replay requests served"] >= 1
+
+
+# -- a block fetched from a peer Manager -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, zctx):
+    workdir = str(tmp_path_factory.mktemp("kv-events-peer"))
+    tag = f"kv-events-{os.getpid()}"
+    etcd = okv_procs.Etcd(tag)
+    managers: list[Manager] = []
+    try:
+        common = ["--etcd-endpoints", etcd.endpoints, "--cluster-name", tag, "--catalog-nodes", "a,b",
+                  "--pool-bytes", str(POOL), "--max-block-bytes", str(BLOCK_BYTES)]
+        a = Manager(okv_procs.shm_dir("kv-events-a"), os.path.join(workdir, "manager-a.log"), *common,
+                    "--node-id", "a")
+        managers.append(a)
+        port = free_port()
+        b = Manager(okv_procs.shm_dir("kv-events-b"), os.path.join(workdir, "manager-b.log"), *common,
+                    "--node-id", "b", "--peer-admission", "always", "--kv-events-endpoint", f"tcp://*:{port}",
+                    "--kv-events-topic", TOPIC)
+        managers.append(b)
+        yield a, b, port
+    finally:
+        for m in managers:
+            m.stop()
+            okv_procs.remove_tree(m.dir)
+        etcd.stop()
+
+
+def test_a_block_fetched_from_a_peer_and_admitted_is_block_stored_on_cpu(cluster, zctx):
+    a, b, port = cluster
+    sub = Subscriber(zctx, port)
+    try:
+        keys = hashes("peer", 4)
+        with Client(dir=a.dir, name="kv-events-source", data_region_bytes=4 << 20) as source:
+            source.put(NAMESPACE, keys, blocks(4, 7))
+        with Client(dir=b.dir, name="kv-events-requester", data_region_bytes=4 << 20) as requester:
+            def peer_answer():
+                answer = requester.lookup(NAMESPACE, keys, pin=True, peers=True)
+                if answer.prefix_len == len(keys) and set(answer.tiers[:len(keys)]) == {"PEER"}:
+                    return answer
+                if answer.lease is not None:
+                    requester.release(answer.lease)
+                return None
+            found = wait_until(peer_answer, WAIT_S, "B finds A's blocks as PEER")
+            read = requester.read_lease(found.lease, [i * BLOCK_BYTES for i in range(len(keys))])
+            assert read.restored == len(keys) and read.statuses == ["PEER"] * len(keys), read
+            assert bytes(requester.data_region[:BLOCK_BYTES]) == blocks(4, 7)[0]
+            events = sub.wait_for(lambda ev: set(keys) <= stored(ev, MEDIUM_CPU),
+                                  "B's BlockStored CPU for the admitted peer blocks")
+            assert requester.lookup(NAMESPACE, keys).tiers[:len(keys)] == ["DRAM"] * len(keys)
+        assert all(e.block_size == TOKENS for e in events if isinstance(e, BlockStored) and e.block_hashes[0] in keys)
+    finally:
+        sub.close()
