@@ -204,6 +204,24 @@ def test_eviction_is_block_removed_on_cpu_and_the_move_to_ssd_block_stored_on_st
     assert client.lookup(NAMESPACE, keys).tiers[0] == "SSD"
 
 
+def test_an_ssd_eviction_is_block_removed_on_storage_after_its_block_stored(subscriber, client):
+    # 64 MiB of SSD holds 1,024 blocks of 64 KiB: push more than that through DRAM onto SSD
+    more = iter(hashes("ssd-filler", 4096))
+
+    def ssd_evicted():
+        batch = [next(more) for _ in range(32)]
+        client.put(b"ssd-filler", batch, blocks(32, 8))
+        subscriber.poll()
+        return removed(subscriber.events(), MEDIUM_STORAGE)
+    gone = wait_until(ssd_evicted, 4 * WAIT_S, "a BlockRemoved STORAGE", interval_s=0)
+    events = subscriber.events()
+    for h in gone:
+        first_removed = next(i for i, e in enumerate(events)
+                             if isinstance(e, BlockRemoved) and e.medium == MEDIUM_STORAGE and h in e.block_hashes)
+        assert any(isinstance(e, BlockStored) and e.medium == MEDIUM_STORAGE and h in e.block_hashes
+                   for e in events[:first_removed]), "an SSD block is removed only after it was stored"
+
+
 def test_a_late_subscriber_recovers_the_gap_by_replay(manager, subscriber, client, zctx, ports):
     late = Subscriber(zctx, ports[0])
     try:
@@ -256,7 +274,10 @@ def test_counters(manager, subscriber):
         queued = c.get("KV events: residency records queued for the publisher", 0)
         # every queued record went out, plus the opening AllBlocksCleared
         return c if queued > 0 and c.get("KV events: events published", 0) == queued + 1 else None
-    counters = wait_until(drained, WAIT_S, "every queued record published")
+    try:
+        counters = wait_until(drained, WAIT_S, "every queued record published")
+    except TimeoutError:
+        raise AssertionError({k: v for k, v in manager.counters().items() if k.startswith("KV events")}) from None
     assert counters["KV events: batches published"] >= 2
     assert counters["KV events: residency records dropped (publisher ring full)"] == 0
     assert counters["KV events: batches the PUB socket did not take"] == 0
