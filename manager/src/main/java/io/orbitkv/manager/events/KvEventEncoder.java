@@ -1,5 +1,6 @@
 package io.orbitkv.manager.events;
 
+import io.orbitkv.index.BlockIndex;
 import org.agrona.DirectBuffer;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
@@ -35,7 +36,7 @@ final class KvEventEncoder
     static final int BLOCK_REMOVED_FIELDS = 3;
 
     private final MessageBufferPacker packer = MessagePack.newDefaultBufferPacker();
-    private final byte[] hash = new byte[io.orbitkv.index.BlockIndex.MAX_HASH_BYTES];
+    private final byte[] hash = new byte[BlockIndex.MAX_HASH_BYTES];
 
     /**
      * @param tsNs            wall-clock time of the batch, ns since the epoch.

@@ -3,11 +3,13 @@ package io.orbitkv.manager.events;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.status.SystemCounters;
+import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.RingBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
@@ -21,7 +23,7 @@ import java.util.Arrays;
 final class KvEventProxy
 {
     private static final int TOKENS_UNRESOLVED = -1;
-    private static final byte[] BLOCK_FIELD = "block=".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final byte[] BLOCK_FIELD = "block=".getBytes(StandardCharsets.US_ASCII);
     private static final int MAX_BLOCK_TOKENS_DIGITS = 9;
 
     private final RingBuffer ring;
@@ -93,7 +95,7 @@ final class KvEventProxy
      * @param length their length.
      * @return tokens per block, or 0 when not declared or not a positive number.
      */
-    static int parseBlockTokens(final org.agrona.DirectBuffer name, final int length)
+    static int parseBlockTokens(final DirectBuffer name, final int length)
     {
         int fieldStart = 0;
         while (fieldStart < length)
@@ -112,7 +114,7 @@ final class KvEventProxy
         return 0;
     }
 
-    private static boolean startsWithBlockField(final org.agrona.DirectBuffer name, final int start, final int end)
+    private static boolean startsWithBlockField(final DirectBuffer name, final int start, final int end)
     {
         if (end - start <= BLOCK_FIELD.length)
         {
@@ -128,7 +130,7 @@ final class KvEventProxy
         return true;
     }
 
-    private static int parsePositive(final org.agrona.DirectBuffer name, final int start, final int end)
+    private static int parsePositive(final DirectBuffer name, final int start, final int end)
     {
         if (end - start > MAX_BLOCK_TOKENS_DIGITS)
         {

@@ -1,11 +1,12 @@
 package io.orbitkv.manager.events;
 
 import io.orbitkv.manager.status.SystemCounters;
+import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.EpochNanoClock;
 import org.agrona.concurrent.NanoClock;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.MessageHandler;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.RingBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.zeromq.SocketType;
@@ -198,7 +199,7 @@ final class KvEventPublisher implements Agent
         return boundReplayEndpoint;
     }
 
-    private void onRecord(final int op, final org.agrona.MutableDirectBuffer buffer, final int index, final int length)
+    private void onRecord(final int op, final MutableDirectBuffer buffer, final int index, final int length)
     {
         final int slot = pendingCount * KvEventRecord.SLOT_LENGTH;
         pending.putInt(slot + KvEventRecord.SLOT_OP_OFFSET, op);

@@ -3,14 +3,15 @@ package io.orbitkv.manager.events;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.status.SystemCounters;
+import org.agrona.BitUtil;
 import org.agrona.BufferUtil;
 import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
-import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.EpochNanoClock;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemEpochNanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -74,7 +75,7 @@ public final class KvEvents implements AutoCloseable
         final EpochNanoClock epochClock)
     {
         final OneToOneRingBuffer ring = new OneToOneRingBuffer(new UnsafeBuffer(BufferUtil.allocateDirectAligned(
-            RING_BYTES + RingBufferDescriptor.TRAILER_LENGTH, org.agrona.BitUtil.CACHE_LINE_LENGTH)));
+            RING_BYTES + RingBufferDescriptor.TRAILER_LENGTH, BitUtil.CACHE_LINE_LENGTH)));
         this.proxy = new KvEventProxy(ring, namespaces, counters);
         this.publisher = new KvEventPublisher(ring, endpoint, replayEndpoint, topic, counters, nanoClock, epochClock);
         this.runner = new AgentRunner(idleStrategy, errorHandler, null, publisher);
