@@ -113,7 +113,9 @@ class Manager:
         """Counter label -> value, from `scripts/orbitkv stat --once` (the CnC file, as an operator reads it)."""
         out = subprocess.run([ORBITKV, "stat", "--once", "--dir", self.dir], capture_output=True, text=True,
                              env=_env(), timeout=60).stdout
-        return {m.group(2).strip(): int(m.group(1)) for m in re.finditer(r"^\s*\d+:\s+(-?\d+) - (.+)$", out, re.M)}
+        # values are printed with thousands separators (%,d)
+        return {m.group(2).strip(): int(m.group(1).replace(",", ""))
+                for m in re.finditer(r"^\s*\d+:\s+(-?[\d,]+) - (.+)$", out, re.M)}
 
     def pins(self) -> tuple[int, int]:
         counters = self.counters()

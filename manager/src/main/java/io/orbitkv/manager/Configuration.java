@@ -366,6 +366,19 @@ public final class Configuration
     public static final String ERROR_LOG_BYTES_PROP_NAME = "orbitkv.manager.error.log.bytes";
     public static final int ERROR_LOG_BYTES_DEFAULT = 1 << 20;
 
+    /** ZMQ endpoint the KV events for routers go to (vLLM's wire format); unset = no events. */
+    public static final String KV_EVENTS_ENDPOINT_PROP_NAME = "orbitkv.manager.kv.events.endpoint";
+
+    /** ROUTER endpoint answering replay requests for recent KV-event batches; unset = no replay. */
+    public static final String KV_EVENTS_REPLAY_ENDPOINT_PROP_NAME = "orbitkv.manager.kv.events.replay.endpoint";
+
+    /** Topic frame of every KV-event message. */
+    public static final String KV_EVENTS_TOPIC_PROP_NAME = "orbitkv.manager.kv.events.topic";
+    public static final String KV_EVENTS_TOPIC_DEFAULT = "";
+
+    /** Longest topic accepted. */
+    public static final int MAX_KV_EVENTS_TOPIC_BYTES = 256;
+
     /** Directory of the SSD tier's files; unset = no SSD tier. */
     public static final String SSD_DIR_PROP_NAME = "orbitkv.manager.ssd.dir";
 
@@ -644,6 +657,27 @@ public final class Configuration
     public static int errorLogBytes()
     {
         return intSizeProperty(ERROR_LOG_BYTES_PROP_NAME, ERROR_LOG_BYTES_DEFAULT);
+    }
+
+    /**
+     * @return the KV events' PUB endpoint, or null (the default) for none.
+     */
+    public static String kvEventsEndpoint()
+    {
+        return System.getProperty(KV_EVENTS_ENDPOINT_PROP_NAME);
+    }
+
+    /**
+     * @return the KV events' replay ROUTER endpoint, or null (the default) for none.
+     */
+    public static String kvEventsReplayEndpoint()
+    {
+        return System.getProperty(KV_EVENTS_REPLAY_ENDPOINT_PROP_NAME);
+    }
+
+    public static String kvEventsTopic()
+    {
+        return System.getProperty(KV_EVENTS_TOPIC_PROP_NAME, KV_EVENTS_TOPIC_DEFAULT);
     }
 
     /**

@@ -13,6 +13,7 @@ import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.PoolToucher;
 import io.orbitkv.manager.store.SsdBackend;
+import io.orbitkv.manager.events.KvEvents;
 import io.orbitkv.manager.store.SsdTier;
 import io.orbitkv.manager.store.TieredStore;
 import io.orbitkv.codecs.EngineRingLimits;
@@ -67,6 +68,7 @@ public final class Manager implements AutoCloseable
     private long readyMs;
     private AgentRunner agentRunner;
     private MetricsServer metricsServer;
+    private KvEvents kvEvents;
     private SsdTier ssdTier;
     private MappedRegion stagingRegion;
     private MappedRegion exportStagingRegion;
@@ -189,13 +191,23 @@ public final class Manager implements AutoCloseable
             ctx.catalogInventoryBytes(),
             ctx.catalogJournalBytes(),
             systemCounters) : null;
+        BlockStore.ResidencyObserver dramObserver =
+            null == inventory ? BlockStore.NO_OP_OBSERVER : inventory.dramObserver();
+        BlockStore.ResidencyObserver ssdObserver =
+            null == inventory ? BlockStore.NO_OP_OBSERVER : inventory.ssdObserver();
+        if (null != ctx.kvEventsEndpoint())
+        {
+            // Started before the stores exist: AllBlocksCleared goes out ahead of the first residency record.
+            kvEvents = new KvEvents(ctx.kvEventsEndpoint(), ctx.kvEventsReplayEndpoint(), ctx.kvEventsTopic(),
+                namespaces, systemCounters, errorHandler);
+            dramObserver = kvEvents.dramObserver(dramObserver);
+            ssdObserver = kvEvents.ssdObserver(ssdObserver);
+        }
         if (null != ctx.ssdDir())
         {
-            ssdTier = openSsdTier(
-                null == inventory ? BlockStore.NO_OP_OBSERVER : inventory.ssdObserver(), errorHandler);
+            ssdTier = openSsdTier(ssdObserver, errorHandler);
         }
-        final TieredStore store = new TieredStore(ctx, poolRegion.segment(), ssdTier, systemCounters,
-            null == inventory ? BlockStore.NO_OP_OBSERVER : inventory.dramObserver());
+        final TieredStore store = new TieredStore(ctx, poolRegion.segment(), ssdTier, systemCounters, dramObserver);
 
         if (null != inventory)
         {
@@ -428,6 +440,16 @@ public final class Manager implements AutoCloseable
             (ctx.ssdPromote() ? ", promote on hit" : "") + ", staging " + ctx.ssdStagingBytes() + " bytes";
     }
 
+    /**
+     * The KV-event stream for routers, or null when {@code --kv-events-endpoint} is unset.
+     *
+     * @return the stream.
+     */
+    public KvEvents kvEvents()
+    {
+        return kvEvents;
+    }
+
     SsdTier ssdTier()
     {
         return ssdTier;
@@ -549,6 +571,8 @@ public final class Manager implements AutoCloseable
             doorbell.ring();
         }
         CloseHelper.close(agentRunner);
+        // After the agent: it is the ring's only writer, and what it queued still goes out.
+        CloseHelper.quietClose(kvEvents);
         CloseHelper.quietClose(agentSleep);
         // Before the pool is unmapped: the transport's own threads read from it and write into client regions.
         CloseHelper.quietClose(transport);

@@ -62,6 +62,9 @@ public final class ManagerContext
     private IdleStrategy idleStrategy;
     private ThreadFactory agentThreadFactory = Thread::new;
     private int metricsPort = Configuration.metricsPort();
+    private String kvEventsEndpoint = Configuration.kvEventsEndpoint();
+    private String kvEventsReplayEndpoint = Configuration.kvEventsReplayEndpoint();
+    private String kvEventsTopic = Configuration.kvEventsTopic();
     private int maxNamespaces = Configuration.maxNamespaces();
     private int countersValuesBytes = Configuration.countersValuesBytes();
     private int errorLogBytes = Configuration.errorLogBytes();
@@ -167,6 +170,15 @@ public final class ManagerContext
         check(idleSleepMaxNs >= Configuration.MIN_IDLE_SLEEP_MAX_NS && idleSleepMaxNs <= Configuration.MAX_IDLE_SLEEP_MAX_NS,
             "--idle-sleep-max must be in [1ms, 10s]: " + idleSleepMaxNs + "ns");
         check(metricsPort >= 0 && metricsPort <= 65535, "--metrics-port must be in [0, 65535]: " + metricsPort);
+        check(null == kvEventsEndpoint || isZmqEndpoint(kvEventsEndpoint),
+            "--kv-events-endpoint must be tcp://HOST:PORT, ipc://PATH or inproc://NAME: " + kvEventsEndpoint);
+        check(null == kvEventsReplayEndpoint || null != kvEventsEndpoint,
+            "--kv-events-replay-endpoint needs --kv-events-endpoint");
+        check(null == kvEventsReplayEndpoint || isZmqEndpoint(kvEventsReplayEndpoint),
+            "--kv-events-replay-endpoint must be tcp://HOST:PORT, ipc://PATH or inproc://NAME: " + kvEventsReplayEndpoint);
+        check(null != kvEventsTopic &&
+            kvEventsTopic.getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= Configuration.MAX_KV_EVENTS_TOPIC_BYTES,
+            "--kv-events-topic must be at most " + Configuration.MAX_KV_EVENTS_TOPIC_BYTES + " bytes");
         check(countersValuesBytes >= CountersReader.COUNTER_LENGTH * 64 &&
             countersValuesBytes % CountersReader.COUNTER_LENGTH == 0,
             "counters values bytes must be a multiple of " + CountersReader.COUNTER_LENGTH + " and hold 64 counters: " +
@@ -784,6 +796,65 @@ public final class ManagerContext
         return metricsPort;
     }
 
+    private static boolean isZmqEndpoint(final String endpoint)
+    {
+        final int colon = endpoint.lastIndexOf(':');
+        return endpoint.startsWith("tcp://") && colon > "tcp://".length() && colon < endpoint.length() - 1 ||
+            endpoint.startsWith("ipc://") && endpoint.length() > "ipc://".length() ||
+            endpoint.startsWith("inproc://") && endpoint.length() > "inproc://".length();
+    }
+
+    /**
+     * @return the KV events' PUB endpoint, or null when the Manager publishes none.
+     */
+    public String kvEventsEndpoint()
+    {
+        return kvEventsEndpoint;
+    }
+
+    /**
+     * Publish what the Manager holds as vLLM KV events (docs/engines.md, "KV events for routers"): a wildcard host
+     * ({@code tcp://*:5557}) binds, any other host connects (to a router that binds).
+     *
+     * @param kvEventsEndpoint ZMQ endpoint, or null for no events.
+     * @return this.
+     */
+    public ManagerContext kvEventsEndpoint(final String kvEventsEndpoint)
+    {
+        this.kvEventsEndpoint = kvEventsEndpoint;
+        return this;
+    }
+
+    public String kvEventsReplayEndpoint()
+    {
+        return kvEventsReplayEndpoint;
+    }
+
+    /**
+     * @param kvEventsReplayEndpoint ROUTER endpoint to bind for replay requests, or null.
+     * @return this.
+     */
+    public ManagerContext kvEventsReplayEndpoint(final String kvEventsReplayEndpoint)
+    {
+        this.kvEventsReplayEndpoint = kvEventsReplayEndpoint;
+        return this;
+    }
+
+    public String kvEventsTopic()
+    {
+        return kvEventsTopic;
+    }
+
+    /**
+     * @param kvEventsTopic topic frame of every KV-event message ("" by default, as vLLM's).
+     * @return this.
+     */
+    public ManagerContext kvEventsTopic(final String kvEventsTopic)
+    {
+        this.kvEventsTopic = kvEventsTopic;
+        return this;
+    }
+
     /**
      * Port of the Prometheus {@code /metrics} endpoint; 0 disables it.
      *
@@ -1296,6 +1367,9 @@ public final class ManagerContext
             ", peerAdmission=" + peerAdmission +
             ", peerAdmissionWindowNs=" + peerAdmissionWindowNs +
             ", metricsPort=" + metricsPort +
+            ", kvEventsEndpoint=" + kvEventsEndpoint +
+            ", kvEventsReplayEndpoint=" + kvEventsReplayEndpoint +
+            ", kvEventsTopic=" + kvEventsTopic +
             '}';
     }
 }

@@ -1,6 +1,7 @@
 package io.orbitkv.manager;
 
 import io.orbitkv.manager.catalog.CatalogCounter;
+import io.orbitkv.manager.events.KvEventCounter;
 import io.orbitkv.manager.membership.MembershipCounter;
 import io.orbitkv.manager.ring.RingCounter;
 import io.orbitkv.manager.status.CounterDescriptor;
@@ -34,6 +35,7 @@ public final class SystemCounterFamilies
             CatalogCounter.values(),
             TransferCounter.values(),
             MembershipCounter.values(),
+            KvEventCounter.values(),
             SystemCounterDescriptor.values(),
         };
     }

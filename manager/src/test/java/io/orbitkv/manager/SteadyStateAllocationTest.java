@@ -2,6 +2,7 @@ package io.orbitkv.manager;
 
 import io.orbitkv.codecs.RequestFlags;
 import io.orbitkv.manager.catalog.CatalogCounter;
+import io.orbitkv.manager.events.KvEventCounter;
 import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
 import static io.orbitkv.manager.ManagerTestSupport.agentThread;
@@ -31,6 +32,8 @@ class SteadyStateAllocationTest
     private static final int BLOCK = 16 * 1024;
     private static final int WINDOWS = 5;
     private static final int ROUNDS = 1000;
+    /** A loopback PUB socket on a port the system picks, with nobody subscribed. */
+    private static final String KV_EVENTS = "tcp://127.0.0.1:*";
 
     private final File dir = ManagerTestSupport.newDir();
     private Manager manager;
@@ -48,7 +51,8 @@ class SteadyStateAllocationTest
     @Test
     void shouldNotAllocateOnTheAgentThreadForPublishLookupAndRead()
     {
-        manager = Manager.launch(ManagerTestSupport.smallContext(dir).poolBytes(16L << 20));
+        // KV events on: every seal and eviction also goes through the event ring's observer on the agent thread.
+        manager = Manager.launch(ManagerTestSupport.smallContext(dir).poolBytes(16L << 20).kvEventsEndpoint(KV_EVENTS));
         final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
         assertTrue(threads.isThreadAllocatedMemorySupported());
         threads.setThreadAllocatedMemoryEnabled(true);
@@ -73,6 +77,8 @@ class SteadyStateAllocationTest
 
             assertEquals(0, manager.counter(SystemCounterDescriptor.ERRORS));
             assertTrue(manager.counter(StoreCounter.EVICTIONS) > 0, "the run churned the pool");
+            assertTrue(manager.counter(KvEventCounter.EVENTS_QUEUED) + manager.counter(KvEventCounter.EVENTS_DROPPED) >
+                (long)rounds * KEYS, "every seal and eviction reached the event ring");
             // Three requests of 64 keys per round. One object per request would be >= 16 B/request; the bound of
             // < 1 B/request leaves room only for one-off runtime bookkeeping (JIT transitions), not for a leak.
             final int requests = rounds * 3;
@@ -91,7 +97,8 @@ class SteadyStateAllocationTest
                 .ssdDir(ssdDir)
                 .ssdBytes(32L << 20)
                 .ssdStagingBytes(8L << 20)
-                .ssdQueueDepth(16));
+                .ssdQueueDepth(16)
+                .kvEventsEndpoint(KV_EVENTS));
             final com.sun.management.ThreadMXBean threads =
                 (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
             threads.setThreadAllocatedMemoryEnabled(true);
@@ -118,6 +125,7 @@ class SteadyStateAllocationTest
                 assertTrue(manager.counter(StoreCounter.SSD_READS) - readsBefore > rounds * KEYS / 2L,
                     "most old keys were served from SSD");
                 assertTrue(manager.counter(StoreCounter.SSD_EVICTIONS) > 0, "the run churned the SSD");
+                assertTrue(manager.counter(KvEventCounter.EVENTS_QUEUED) > 0, "SSD residences reached the event ring");
                 assertTrue(allocated < requests,
                     "agent thread allocated " + allocated + " bytes over " + requests + " requests");
             }

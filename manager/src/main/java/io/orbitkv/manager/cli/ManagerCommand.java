@@ -122,6 +122,13 @@ public final class ManagerCommand implements Callable<Integer>
         new Setting("--metrics-port", Configuration.METRICS_PORT_PROP_NAME,
             Integer.toString(Configuration.METRICS_PORT_DEFAULT), Configuration::metricsPort,
             (c, ctx, flag) -> ctx.metricsPort(Configuration.parseInt(flag, c.metricsPort))),
+        new Setting("--kv-events-endpoint", Configuration.KV_EVENTS_ENDPOINT_PROP_NAME, null,
+            Configuration::kvEventsEndpoint, (c, ctx, flag) -> ctx.kvEventsEndpoint(c.kvEventsEndpoint)),
+        new Setting("--kv-events-replay-endpoint", Configuration.KV_EVENTS_REPLAY_ENDPOINT_PROP_NAME, null,
+            Configuration::kvEventsReplayEndpoint,
+            (c, ctx, flag) -> ctx.kvEventsReplayEndpoint(c.kvEventsReplayEndpoint)),
+        new Setting("--kv-events-topic", Configuration.KV_EVENTS_TOPIC_PROP_NAME, Configuration.KV_EVENTS_TOPIC_DEFAULT,
+            Configuration::kvEventsTopic, (c, ctx, flag) -> ctx.kvEventsTopic(c.kvEventsTopic)),
         new Setting("--ssd-dir", Configuration.SSD_DIR_PROP_NAME, null, Configuration::ssdDir,
             (c, ctx, flag) -> ctx.ssdDir(c.ssdDir)),
         new Setting("--ssd-bytes", Configuration.SSD_BYTES_PROP_NAME,
@@ -311,6 +318,19 @@ public final class ManagerCommand implements Callable<Integer>
     @Option(names = "--metrics-port", description = "Serve Prometheus text at http://<host>:<port>/metrics; 0 = off " +
         "(default: ${DEFAULT-VALUE}).")
     String metricsPort;
+
+    @Option(names = "--kv-events-endpoint", description = "Publish what this Manager holds as vLLM KV events for " +
+        "routers (ZMQ PUB, vLLM's wire format): tcp://*:PORT binds, tcp://HOST:PORT connects to a router that binds; " +
+        "absent = off (default: ${sys:" + Configuration.KV_EVENTS_ENDPOINT_PROP_NAME + ":-none}).")
+    String kvEventsEndpoint;
+
+    @Option(names = "--kv-events-replay-endpoint", description = "ROUTER endpoint to bind for replay requests of " +
+        "recent KV-event batches; absent = no replay (default: ${sys:" +
+        Configuration.KV_EVENTS_REPLAY_ENDPOINT_PROP_NAME + ":-none}).")
+    String kvEventsReplayEndpoint;
+
+    @Option(names = "--kv-events-topic", description = "Topic frame of every KV-event message (default: '${DEFAULT-VALUE}').")
+    String kvEventsTopic;
 
     @Option(names = "--ssd-dir", description = "Directory of the SSD tier's file (a real disk, not tmpfs); absent = no " +
         "SSD tier. The file is truncated at start: no persistence promise (default: ${sys:" +
@@ -517,6 +537,11 @@ public final class ManagerCommand implements Callable<Integer>
         out.println("  ready " + manager.readyMs() + " ms after process start; pool pre-touch " +
             ctx.poolPretouch().flagValue() + poolTouchNote(ctx.poolPretouch()));
         out.println("  ssd: " + manager.ssdDescription());
+        if (null != manager.kvEvents())
+        {
+            out.println("  kv events: " + manager.kvEvents().endpoint() + (null == manager.kvEvents().replayEndpoint() ?
+                "" : ", replay " + manager.kvEvents().replayEndpoint()) + ", topic '" + ctx.kvEventsTopic() + "'");
+        }
         out.println("  counters: scripts/orbitkv stat --dir " + ctx.dir() + "   (--once for one snapshot)");
         if (manager.metricsPort() > 0)
         {
