@@ -4,6 +4,8 @@ import java.io.File;
 import java.nio.MappedByteBuffer;
 import java.util.concurrent.Callable;
 
+import io.orbitkv.codecs.engine.MessageHeaderEncoder;
+import io.orbitkv.codecs.engine.RingPingEncoder;
 import io.orbitkv.manager.Configuration;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.IdleStrategy;
@@ -26,6 +28,15 @@ public final class BenchRingEchoCommand implements Callable<Integer>
     static final int RING_LENGTH = RING_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH;
     static final int READY_OFFSET = 0;
     static final int HEADER_LENGTH = 4096;
+
+    /**
+     * Where a padded ping carries the length to answer with: the int right after the SBE header and RingPing's fixed
+     * block. A ping no longer than {@link #REPLY_LENGTH_END} is echoed whole.
+     */
+    static final int REPLY_LENGTH_OFFSET = MessageHeaderEncoder.ENCODED_LENGTH + RingPingEncoder.BLOCK_LENGTH;
+
+    /** End of the reply length in a padded ping. */
+    static final int REPLY_LENGTH_END = REPLY_LENGTH_OFFSET + Integer.BYTES;
     static final int FILE_LENGTH = HEADER_LENGTH + 2 * RING_LENGTH;
 
     @Option(names = "--file", required = true, description = "Ring file to create.")
@@ -48,7 +59,9 @@ public final class BenchRingEchoCommand implements Callable<Integer>
             header.putIntRelease(READY_OFFSET, 1);
             final org.agrona.concurrent.MessageHandler echo = (msgTypeId, buffer, index, length) ->
             {
-                while (!out.write(msgTypeId, buffer, index, length))
+                final int reply = length < REPLY_LENGTH_END ? length :
+                    Math.min(length, Math.max(REPLY_LENGTH_OFFSET, buffer.getInt(index + REPLY_LENGTH_OFFSET)));
+                while (!out.write(msgTypeId, buffer, index, reply))
                 {
                     Thread.onSpinWait();
                 }

@@ -13,7 +13,11 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
-/** Ping-pong over the anchor rings with the same SBE header + fixed block as a small engine request. */
+/**
+ * Ping-pong over the anchor rings with the same SBE header + fixed block as a small engine request, or padded to the
+ * size of a bigger one: the frame then carries, right after the fixed block, the length the responder answers with
+ * (e.g. a 64-key Lookup out and its answer back), see {@link BenchRingEchoCommand}.
+ */
 final class RingPinger
 {
     /** Longest round trip recorded; a slower one is recorded as this. */
@@ -22,7 +26,9 @@ final class RingPinger
     private final ManyToOneRingBuffer out;
     private final OneToOneRingBuffer in;
     private final IdleStrategy idle;
-    private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[128]);
+    private final UnsafeBuffer buffer;
+    private final int frameBytes;
+    private final int replyBytes;
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
     private final RingPingEncoder encoder = new RingPingEncoder();
@@ -33,9 +39,33 @@ final class RingPinger
 
     RingPinger(final ManyToOneRingBuffer out, final OneToOneRingBuffer in, final IdleStrategy idle)
     {
+        this(out, in, idle, 0, 0);
+    }
+
+    /**
+     * @param frameBytes bytes of each ping (0: the bare header and fixed block).
+     * @param replyBytes bytes of each answer (0: the ping echoed whole).
+     */
+    RingPinger(
+        final ManyToOneRingBuffer out,
+        final OneToOneRingBuffer in,
+        final IdleStrategy idle,
+        final int frameBytes,
+        final int replyBytes)
+    {
         this.out = out;
         this.in = in;
         this.idle = idle;
+        final int bare = MessageHeaderEncoder.ENCODED_LENGTH + RingPingEncoder.BLOCK_LENGTH;
+        this.frameBytes = Math.max(bare, frameBytes);
+        this.replyBytes = replyBytes;
+        if (replyBytes > 0 && (this.frameBytes < BenchRingEchoCommand.REPLY_LENGTH_END || replyBytes < bare))
+        {
+            throw new IllegalArgumentException("a ping with a reply length needs " +
+                BenchRingEchoCommand.REPLY_LENGTH_END + "+ bytes and a reply of " + bare + "+: " + frameBytes + ", " +
+                replyBytes);
+        }
+        this.buffer = new UnsafeBuffer(new byte[Math.max(128, this.frameBytes)]);
     }
 
     long ping()
@@ -43,8 +73,11 @@ final class RingPinger
         final long id = ++correlationId;
         final long start = System.nanoTime();
         encoder.wrapAndApplyHeader(buffer, 0, headerEncoder).clientId(1).correlationId(id).sendTimeNs(start);
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
-        while (!out.write(RingPingEncoder.TEMPLATE_ID, buffer, 0, length))
+        if (replyBytes > 0)
+        {
+            buffer.putInt(BenchRingEchoCommand.REPLY_LENGTH_OFFSET, replyBytes);
+        }
+        while (!out.write(RingPingEncoder.TEMPLATE_ID, buffer, 0, frameBytes))
         {
             Thread.onSpinWait();
         }
