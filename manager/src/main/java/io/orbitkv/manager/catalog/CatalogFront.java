@@ -48,6 +48,12 @@ final class CatalogFront implements CatalogRequester
      */
     public PendingLookup acquireLookup()
     {
+        // The ring agent runs before the catalog in a duty cycle, and an idle Manager sleeps until a request comes:
+        // a view the membership published while it slept is applied here, before the lookup picks its copies, so a
+        // copy that just joined is asked rather than the key called unavailable. Nothing happens when the view is
+        // the one applied already.
+        members.syncIncarnation();
+        members.syncView();
         if (!membership.remoteWorkEnabled(clock.nanoTime()) || !members.hasView())
         {
             discoverySkipped.incrementRelease();
