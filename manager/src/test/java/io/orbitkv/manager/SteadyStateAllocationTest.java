@@ -384,7 +384,14 @@ class SteadyStateAllocationTest
     {
         final RawRingClient client = new RawRingClient(manager.cncFile());
         client.attachOrFail("alloc-catalog-engine", 8L << 20);
-        runCatalogRounds(client, manager.context().placement(), host, 0, ROUNDS);
+        // Until the session to the host is up, a key no copy can be asked of yet is answered unavailable (FAILED),
+        // not absent: wait for the first MISS, then measure.
+        final io.orbitkv.codecs.ShardPlacement placement = manager.context().placement();
+        final byte[][] probe = {absentHash(placement, host, -7), absentHash(placement, host, -8)};
+        ManagerTestSupport.awaitTrue(() -> io.orbitkv.codecs.engine.KeyStatus.MISS ==
+            client.awaitReply(client.lookup(NS, RequestFlags.LOOKUP_PEERS, probe)).statuses().get(0),
+            () -> "a peers lookup reaches the copy on " + host);
+        runCatalogRounds(client, placement, host, 0, ROUNDS);
         return client;
     }
 
