@@ -124,14 +124,6 @@ final class MemberViewSync implements DiscoveryMembers
         return order.length;
     }
 
-    /**
-     * @return the placement state this catalog acts on.
-     */
-    PlacementState placement()
-    {
-        return placement;
-    }
-
     public MemberRecord memberByIncarnation(final long msb, final long lsb)
     {
         final MemberRecord record = membersByMsb.get(msb);

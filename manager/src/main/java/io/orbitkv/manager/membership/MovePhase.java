@@ -45,12 +45,4 @@ public enum MovePhase
     {
         return this == SWITCHED || this == RETIRED;
     }
-
-    /**
-     * @return the next phase, or null after {@link #RETIRED}.
-     */
-    public MovePhase next()
-    {
-        return this == RETIRED ? null : values()[ordinal() + 1];
-    }
 }

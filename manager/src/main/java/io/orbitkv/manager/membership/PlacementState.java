@@ -3,7 +3,6 @@ package io.orbitkv.manager.membership;
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.codecs.StateKeyShard;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
@@ -153,14 +152,6 @@ public final class PlacementState
     }
 
     /**
-     * @return the newest generation this state knows: the transition's target, or the installed one.
-     */
-    public long newestGeneration()
-    {
-        return null == transition ? generation : transition.toGeneration();
-    }
-
-    /**
      * @param shard shard in [0, 16).
      * @return the nodes holding a copy of the shard now (shared array: do not modify).
      */
@@ -235,18 +226,5 @@ public final class PlacementState
     {
         return "PlacementState{generation=" + generation + ", placement=" + placement +
             (null == transition ? ", stable" : ", transition=" + transition) + '}';
-    }
-
-    /**
-     * @return every shard's holders, for logs.
-     */
-    public String describeHolders()
-    {
-        final StringBuilder text = new StringBuilder();
-        for (int s = 0; s < holders.length; s++)
-        {
-            text.append(s).append('=').append(Arrays.toString(holders[s])).append(' ');
-        }
-        return text.toString().trim();
     }
 }

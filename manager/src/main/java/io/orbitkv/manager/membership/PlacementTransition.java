@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * A change from the installed placement generation to a target one, kept in etcd while it runs: the target placement
@@ -185,11 +186,11 @@ public record PlacementTransition(long fromGeneration, long toGeneration, ShardP
     }
 
     /**
-     * @return the moves as {@code shard:PHASE} pairs, for logs.
+     * @return each move's phase by shard.
      */
     public Map<Integer, MovePhase> phases()
     {
-        final Map<Integer, MovePhase> phases = new java.util.TreeMap<>();
+        final Map<Integer, MovePhase> phases = new TreeMap<>();
         for (final ShardMove move : moves)
         {
             if (null != move)
