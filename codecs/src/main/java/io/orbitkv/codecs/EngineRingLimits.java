@@ -26,6 +26,12 @@ public final class EngineRingLimits
     /** Largest block hash in bytes (design: chained block hash, up to 64 bytes). */
     public static final int MAX_HASH_LENGTH = 64;
 
+    /**
+     * Token ids one Publish block may carry as its lineage (4 bytes each on the wire). Blocks of engines run from 16
+     * to a few hundred tokens; a longer list is refused with {@code BATCH_TOO_LARGE}.
+     */
+    public static final int MAX_TOKENS_PER_BLOCK = 2048;
+
     /** Largest client name in bytes. */
     public static final int MAX_CLIENT_NAME_LENGTH = 128;
 

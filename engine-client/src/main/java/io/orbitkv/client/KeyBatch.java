@@ -5,6 +5,8 @@ import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.nio.ByteOrder;
+
 /**
  * A reusable, ordered chain of keys under one namespace: the argument of every Publish, Lookup and Read.
  * Sized once at construction; {@link #clear()} and refill it for each operation so the steady state allocates
@@ -28,6 +30,11 @@ public final class KeyBatch
     private final byte[] hashLengths;
     private final long[] offsets;
     private final int[] sizes;
+    private final int maxTokensPerKey;
+    private final UnsafeBuffer parents;
+    private final byte[] parentLengths;
+    private final UnsafeBuffer tokens;
+    private final int[] tokenCounts;
     private int namespaceLength;
     private int keyCount;
 
@@ -38,15 +45,39 @@ public final class KeyBatch
      */
     public KeyBatch(final int maxKeys)
     {
+        this(maxKeys, 0);
+    }
+
+    /**
+     * Create a batch able to hold up to {@code maxKeys} keys, each with a lineage of up to {@code maxTokensPerKey}
+     * token ids (see {@link #lineage(int, DirectBuffer, int, int, int[], int, int)}).
+     *
+     * @param maxKeys         capacity in keys, at least 1.
+     * @param maxTokensPerKey token ids a key's lineage may hold, 0..{@link EngineRingLimits#MAX_TOKENS_PER_BLOCK}; 0
+     *                        for a batch without lineage.
+     */
+    public KeyBatch(final int maxKeys, final int maxTokensPerKey)
+    {
         if (maxKeys < 1 || maxKeys > Integer.MAX_VALUE / HASH_STRIDE)
         {
             throw new IllegalArgumentException("maxKeys out of range: " + maxKeys);
         }
+        if (maxTokensPerKey < 0 || maxTokensPerKey > EngineRingLimits.MAX_TOKENS_PER_BLOCK ||
+            (long)maxKeys * maxTokensPerKey * Integer.BYTES > Integer.MAX_VALUE)
+        {
+            throw new IllegalArgumentException("maxTokensPerKey out of range: " + maxTokensPerKey);
+        }
         this.maxKeys = maxKeys;
+        this.maxTokensPerKey = maxTokensPerKey;
         hashes = new UnsafeBuffer(new byte[maxKeys * HASH_STRIDE]);
         hashLengths = new byte[maxKeys];
         offsets = new long[maxKeys];
         sizes = new int[maxKeys];
+        final boolean lineage = maxTokensPerKey > 0;
+        parents = new UnsafeBuffer(new byte[lineage ? maxKeys * HASH_STRIDE : 0]);
+        parentLengths = new byte[maxKeys];
+        tokens = new UnsafeBuffer(new byte[lineage ? maxKeys * maxTokensPerKey * Integer.BYTES : 0]);
+        tokenCounts = new int[maxKeys];
     }
 
     /**
@@ -189,6 +220,101 @@ public final class KeyBatch
         return this;
     }
 
+    /**
+     * Give a Publish key its lineage, which the Manager passes on in its KV events ({@code BlockStored}'s
+     * {@code parent_block_hash} and {@code token_ids}): the hash of the block before it in its chain and the tokens
+     * whose KV it holds. Replaces what the key had; a key added afresh has none.
+     *
+     * @param index        key index.
+     * @param parent       the parent hash, or null for none.
+     * @param parentOffset start in parent.
+     * @param parentLength 0..{@link EngineRingLimits#MAX_HASH_LENGTH} bytes.
+     * @param tokenIds     token ids, or null for none.
+     * @param tokenOffset  start in tokenIds.
+     * @param tokenCount   0..the batch's maxTokensPerKey.
+     * @return this.
+     */
+    public KeyBatch lineage(
+        final int index,
+        final DirectBuffer parent,
+        final int parentOffset,
+        final int parentLength,
+        final int[] tokenIds,
+        final int tokenOffset,
+        final int tokenCount)
+    {
+        checkIndex(index);
+        if (parentLength < 0 || parentLength > EngineRingLimits.MAX_HASH_LENGTH || (parentLength > 0 && null == parent))
+        {
+            throw new IllegalArgumentException(
+                "parent hash length must be 0.." + EngineRingLimits.MAX_HASH_LENGTH + " bytes: " + parentLength);
+        }
+        if (tokenCount < 0 || tokenCount > maxTokensPerKey || (tokenCount > 0 && null == tokenIds))
+        {
+            throw new IllegalArgumentException("token count must be 0.." + maxTokensPerKey + " (the batch's " +
+                "maxTokensPerKey): " + tokenCount);
+        }
+        if (maxTokensPerKey == 0)
+        {
+            throw new IllegalStateException("batch made without lineage: use KeyBatch(maxKeys, maxTokensPerKey)");
+        }
+        if (parentLength > 0)
+        {
+            parents.putBytes(index * HASH_STRIDE, parent, parentOffset, parentLength);
+        }
+        final int base = index * maxTokensPerKey * Integer.BYTES;
+        for (int i = 0; i < tokenCount; i++)
+        {
+            tokens.putInt(base + i * Integer.BYTES, tokenIds[tokenOffset + i], ByteOrder.LITTLE_ENDIAN);
+        }
+        parentLengths[index] = (byte)parentLength;
+        tokenCounts[index] = tokenCount;
+        return this;
+    }
+
+    /**
+     * @param index key index.
+     * @return bytes of the key's parent hash, 0 for none.
+     */
+    public int parentLength(final int index)
+    {
+        checkIndex(index);
+        return parentLengths[index];
+    }
+
+    /**
+     * @param index key index.
+     * @return token ids in the key's lineage.
+     */
+    public int tokenCount(final int index)
+    {
+        checkIndex(index);
+        return tokenCounts[index];
+    }
+
+    DirectBuffer parentBuffer()
+    {
+        return parents;
+    }
+
+    /** Where key {@code index}'s parent hash starts in {@link #parentBuffer()}; 0 when it has none. */
+    int parentOffset(final int index)
+    {
+        return 0 == parentLengths[index] ? 0 : index * HASH_STRIDE;
+    }
+
+    /** Token ids of all keys, little-endian int32, at {@link #tokenOffset(int)}. */
+    DirectBuffer tokenBuffer()
+    {
+        return tokens;
+    }
+
+    /** Where key {@code index}'s token ids start in {@link #tokenBuffer()}; 0 when it has none. */
+    int tokenOffset(final int index)
+    {
+        return 0 == tokenCounts[index] ? 0 : index * maxTokensPerKey * Integer.BYTES;
+    }
+
     public int maxKeys()
     {
         return maxKeys;
@@ -319,6 +445,8 @@ public final class KeyBatch
         hashLengths[index] = (byte)hashLength;
         offsets[index] = offset;
         sizes[index] = size;
+        parentLengths[index] = 0;
+        tokenCounts[index] = 0;
         keyCount = index + 1;
         return index;
     }

@@ -19,7 +19,8 @@ final class RequestEncoding
         PublishRequestEncoder.keyNamespaceHeaderLength();
     /** Bytes of one publish key besides its hash bytes. */
     private static final int PUBLISH_KEY_BYTES = PublishRequestEncoder.BlocksEncoder.sbeBlockLength() +
-        PublishRequestEncoder.BlocksEncoder.hashHeaderLength();
+        PublishRequestEncoder.BlocksEncoder.hashHeaderLength() + PublishRequestEncoder.BlocksEncoder.parentHashHeaderLength() +
+        PublishRequestEncoder.BlocksEncoder.tokenIdsHeaderLength();
     private static final int LOOKUP_FIXED_BYTES = MessageHeaderEncoder.ENCODED_LENGTH +
         LookupRequestEncoder.BLOCK_LENGTH + LookupRequestEncoder.KeysEncoder.sbeHeaderSize() +
         LookupRequestEncoder.keyNamespaceHeaderLength();
@@ -37,32 +38,39 @@ final class RequestEncoding
 
     static int publishChunkEnd(final KeyBatch batch, final int start, final int maxKeys, final int maxBytes)
     {
-        return chunkEnd(batch, start, maxKeys, maxBytes, PUBLISH_FIXED_BYTES, PUBLISH_KEY_BYTES);
+        return chunkEnd(batch, start, maxKeys, maxBytes, PUBLISH_FIXED_BYTES, PUBLISH_KEY_BYTES, true);
     }
 
     static int lookupChunkEnd(final KeyBatch batch, final int start, final int maxKeys, final int maxBytes)
     {
-        return chunkEnd(batch, start, maxKeys, maxBytes, LOOKUP_FIXED_BYTES, LOOKUP_KEY_BYTES);
+        return chunkEnd(batch, start, maxKeys, maxBytes, LOOKUP_FIXED_BYTES, LOOKUP_KEY_BYTES, false);
     }
 
     static int readChunkEnd(final KeyBatch batch, final int start, final int maxKeys, final int maxBytes)
     {
-        return chunkEnd(batch, start, maxKeys, maxBytes, READ_FIXED_BYTES, READ_KEY_BYTES);
+        return chunkEnd(batch, start, maxKeys, maxBytes, READ_FIXED_BYTES, READ_KEY_BYTES, false);
     }
 
     /**
      * End (exclusive) of the longest slice from {@code start} that fits both the key and the byte limit; a request
-     * takes {@code fixedBytes} plus the namespace, and each key {@code perKeyBytes} plus its hash.
+     * takes {@code fixedBytes} plus the namespace, and each key {@code perKeyBytes} plus its hash (and its lineage).
      */
     private static int chunkEnd(
-        final KeyBatch batch, final int start, final int maxKeys, final int maxBytes, final int fixedBytes, final int perKeyBytes)
+        final KeyBatch batch,
+        final int start,
+        final int maxKeys,
+        final int maxBytes,
+        final int fixedBytes,
+        final int perKeyBytes,
+        final boolean lineage)
     {
         final int limit = Math.min(batch.keyCount(), start + maxKeys);
         int bytes = fixedBytes + batch.namespaceLength();
         int end = start;
         while (end < limit)
         {
-            final int keyBytes = perKeyBytes + batch.hashLength(end);
+            final int keyBytes = perKeyBytes + batch.hashLength(end) +
+                (lineage ? batch.parentLength(end) + batch.tokenCount(end) * Integer.BYTES : 0);
             if (bytes + keyBytes > maxBytes)
             {
                 break;
@@ -94,10 +102,13 @@ final class RequestEncoding
         final DirectBuffer hashes = batch.hashBuffer();
         for (int i = start; i < end; i++)
         {
+            // Every entry writes both lineage fields, empty when the key has none: the decoder walks them all.
             blocks.next()
                 .offset(batch.offset(i))
                 .length(batch.size(i))
-                .putHash(hashes, batch.hashOffset(i), batch.hashLength(i));
+                .putHash(hashes, batch.hashOffset(i), batch.hashLength(i))
+                .putParentHash(batch.parentBuffer(), batch.parentOffset(i), batch.parentLength(i))
+                .putTokenIds(batch.tokenBuffer(), batch.tokenOffset(i), batch.tokenCount(i) * Integer.BYTES);
         }
         encoder.putKeyNamespace(batch.namespaceBuffer(), 0, batch.namespaceLength());
         return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();

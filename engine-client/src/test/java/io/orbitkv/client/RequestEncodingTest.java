@@ -14,6 +14,7 @@ import io.orbitkv.codecs.engine.PublishRequestDecoder;
 import io.orbitkv.codecs.engine.PublishRequestEncoder;
 import io.orbitkv.codecs.engine.ReadRequestDecoder;
 import io.orbitkv.codecs.engine.ReadRequestEncoder;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
@@ -42,7 +43,15 @@ class RequestEncodingTest
     @Test
     void shouldEncodePublishThatTheGeneratedDecoderReadsBack()
     {
-        final KeyBatch batch = batch(10, 32);
+        final KeyBatch batch = new KeyBatch(10, 4).namespace(NAMESPACE);
+        final byte[] keyHash = new byte[32];
+        for (int i = 0; i < 10; i++)
+        {
+            keyHash[0] = (byte)i;
+            batch.addKey(keyHash, 0, keyHash.length, i * 4096L, 1000 + i);
+        }
+        final byte[] parent = {9, 8, 7};
+        batch.lineage(5, new UnsafeBuffer(parent), 0, parent.length, new int[]{0, 11, -1, 300}, 1, 3);
         final int length = RequestEncoding.publish(
             new PublishRequestEncoder(), headerEncoder, buffer, 42L, 7L, batch, 3, 8);
 
@@ -62,6 +71,23 @@ class RequestEncodingTest
             assertEquals(1000 + i, blocks.length());
             assertEquals(32, blocks.getHash(hash, 0, hash.length));
             assertEquals((byte)i, hash[0]);
+            final byte[] parentHash = new byte[blocks.parentHashLength()];
+            blocks.getParentHash(parentHash, 0, parentHash.length);
+            final UnsafeBuffer tokens = new UnsafeBuffer(new byte[blocks.tokenIdsLength()]);
+            blocks.getTokenIds(tokens, 0, tokens.capacity());
+            if (5 == i)
+            {
+                assertArrayEquals(parent, parentHash);
+                assertEquals(12, tokens.capacity());
+                assertEquals(11, tokens.getInt(0, ByteOrder.LITTLE_ENDIAN));
+                assertEquals(-1, tokens.getInt(4, ByteOrder.LITTLE_ENDIAN));
+                assertEquals(300, tokens.getInt(8, ByteOrder.LITTLE_ENDIAN));
+            }
+            else
+            {
+                assertEquals(0, parentHash.length, "a key without lineage sends it empty");
+                assertEquals(0, tokens.capacity());
+            }
         }
         final byte[] ns = new byte[decoder.keyNamespaceLength()];
         decoder.getKeyNamespace(ns, 0, ns.length);
@@ -114,13 +140,13 @@ class RequestEncodingTest
     }
 
     @Test
-    void shouldEncodeReadAtVersionThreeWithThePeersFlag()
+    void shouldEncodeReadWithThePeersFlag()
     {
         final KeyBatch batch = batch(4, 16);
         final int length = RequestEncoding.read(
             new ReadRequestEncoder(), headerEncoder, buffer, 5L, 6L, batch, 0, 4, 0L, true);
         headerDecoder.wrap(buffer, 0);
-        assertEquals(3, headerDecoder.version());
+        assertEquals(ReadRequestEncoder.SCHEMA_VERSION, headerDecoder.version());
         assertEquals(ReadRequestEncoder.BLOCK_LENGTH, headerDecoder.blockLength());
         final ReadRequestDecoder decoder = new ReadRequestDecoder().wrapAndApplyHeader(buffer, 0, headerDecoder);
         assertTrue(decoder.flags().peers());

@@ -5,6 +5,7 @@ import io.orbitkv.manager.idle.Doorbell;
 import io.orbitkv.manager.idle.IdleInput;
 import io.orbitkv.manager.ring.EngineRing;
 import io.orbitkv.manager.ring.EngineRingAgent;
+import io.orbitkv.manager.ring.LineageListener;
 import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.manager.status.CncReader;
@@ -220,9 +221,8 @@ public final class Manager implements AutoCloseable
             membership = peerSide.membership;
             catalog = peerSide.catalog;
         }
-        final EngineRing ring = null == peerSide ?
-            new EngineRing(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog) :
-            new EngineRing(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog, peerSide.fetcher);
+        final EngineRing ring = new EngineRing(ctx, sections, store, namespaces, systemCounters, errorHandler, errorLog,
+            null == peerSide ? null : peerSide.fetcher, null == kvEvents ? LineageListener.NONE : kvEvents.lineage());
         final EngineRingAgent ringAgent = ring.newAgent();
         final IdleStrategy idleStrategy = newIdleStrategy(errorHandler);
 

@@ -7,8 +7,10 @@ import io.orbitkv.codecs.engine.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.PublishRequestEncoder;
 import io.orbitkv.codecs.engine.ReadRequestEncoder;
 import io.orbitkv.codecs.engine.ReleaseRequestEncoder;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * Engine request frames written by hand at offset 0 of a scratch buffer, header included, for tests that talk to
@@ -41,6 +43,8 @@ public final class RequestFrames
         return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
     }
 
+    private static final byte[] EMPTY = new byte[0];
+
     public static int publish(
         final MutableDirectBuffer frame,
         final MessageHeaderEncoder headerEncoder,
@@ -51,13 +55,62 @@ public final class RequestFrames
         final int[] lengths,
         final byte[][] hashes)
     {
+        return publish(frame, headerEncoder, clientId, correlationId, namespace, offsets, lengths, hashes, null, null);
+    }
+
+    /**
+     * A Publish whose blocks carry a lineage: {@code parents[i]} and {@code tokenIds[i]} (little-endian int32 bytes on
+     * the wire); a null array, or a null entry, sends that part empty.
+     */
+    public static int publish(
+        final MutableDirectBuffer frame,
+        final MessageHeaderEncoder headerEncoder,
+        final long clientId,
+        final long correlationId,
+        final String namespace,
+        final long[] offsets,
+        final int[] lengths,
+        final byte[][] hashes,
+        final byte[][] parents,
+        final int[][] tokenIds)
+    {
         final PublishRequestEncoder encoder = new PublishRequestEncoder();
         encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
         final PublishRequestEncoder.BlocksEncoder blocks = encoder.blocksCount(hashes.length);
         for (int i = 0; i < hashes.length; i++)
         {
-            blocks.next().offset(offsets[i]).length(lengths[i]).putHash(hashes[i], 0, hashes[i].length);
+            final byte[] parent = null == parents || null == parents[i] ? EMPTY : parents[i];
+            final int[] tokens = null == tokenIds || null == tokenIds[i] ? new int[0] : tokenIds[i];
+            final UnsafeBuffer tokenBytes = new UnsafeBuffer(new byte[tokens.length * Integer.BYTES]);
+            for (int t = 0; t < tokens.length; t++)
+            {
+                tokenBytes.putInt(t * Integer.BYTES, tokens[t], ByteOrder.LITTLE_ENDIAN);
+            }
+            blocks.next().offset(offsets[i]).length(lengths[i]).putHash(hashes[i], 0, hashes[i].length)
+                .putParentHash(parent, 0, parent.length).putTokenIds(tokenBytes, 0, tokenBytes.capacity());
         }
+        final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
+        encoder.putKeyNamespace(ns, 0, ns.length);
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+    }
+
+    /**
+     * A Publish as a sender of schema version 3 writes it: no lineage fields at all.
+     */
+    public static int publishVersion3(
+        final MutableDirectBuffer frame,
+        final MessageHeaderEncoder headerEncoder,
+        final long clientId,
+        final long correlationId,
+        final String namespace,
+        final long offset,
+        final int length,
+        final byte[] hash)
+    {
+        final PublishRequestEncoder encoder = new PublishRequestEncoder();
+        encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
+        headerEncoder.version(3);
+        encoder.blocksCount(1).next().offset(offset).length(length).putHash(hash, 0, hash.length);
         final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
         encoder.putKeyNamespace(ns, 0, ns.length);
         return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();

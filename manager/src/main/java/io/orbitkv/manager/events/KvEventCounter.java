@@ -16,7 +16,10 @@ public enum KvEventCounter implements FixedCounter
     EVENTS_SENT(243, "KV events: events published", false),
     REPLAY_REQUESTS_SERVED(244, "KV events: replay requests served", false),
     REPLAY_REQUESTS_REFUSED(245, "KV events: replay requests refused (malformed)", false),
-    SEND_FAILURES(246, "KV events: batches the PUB socket did not take", false);
+    SEND_FAILURES(246, "KV events: batches the PUB socket did not take", false),
+    LINEAGE_QUEUED(247, "KV events: block lineages (parent hash, token ids) queued for the publisher", false),
+    LINEAGE_DROPPED(248, "KV events: block lineages dropped (publisher ring full)", false),
+    LINEAGE_EVICTED(249, "KV events: block lineages the publisher forgot to stay within its memory bound", false);
 
     private final Spec spec;
 

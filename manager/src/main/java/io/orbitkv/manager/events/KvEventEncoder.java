@@ -21,8 +21,9 @@ import java.io.UncheckedIOException;
  * </ul>
  * Hashes go out as msgpack bin, the bytes the engine keyed the block with: vLLM's default
  * ({@code VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES} unset) also sends its sha256 block hashes as bytes.
- * {@code parent_block_hash} is nil and {@code token_ids} empty: the engine ring carries keys, not tokens or chains,
- * which is what vLLM's own offloading connector sends for its CPU tier too.
+ * {@code parent_block_hash} and {@code token_ids} are what the engine gave with the block's Publish, while
+ * {@link KvEventLineage} remembers it; otherwise nil and empty, which is what vLLM's own offloading connector sends for
+ * its CPU tier. {@code block_size} is the namespace's {@code block=N}, else the number of token ids, else 0.
  * <p>
  * Runs on the publisher's thread only; reuses one packer.
  */
@@ -34,9 +35,16 @@ final class KvEventEncoder
     static final String ALL_BLOCKS_CLEARED = "AllBlocksCleared";
     static final int BLOCK_STORED_FIELDS = 8;
     static final int BLOCK_REMOVED_FIELDS = 3;
+    private static final int[] NO_TOKENS = new int[0];
 
     private final MessageBufferPacker packer = MessagePack.newDefaultBufferPacker();
     private final byte[] hash = new byte[BlockIndex.MAX_HASH_BYTES];
+    private final KvEventLineage lineage;
+
+    KvEventEncoder(final KvEventLineage lineage)
+    {
+        this.lineage = lineage;
+    }
 
     /**
      * @param tsNs            wall-clock time of the batch, ns since the epoch.
@@ -75,12 +83,28 @@ final class KvEventEncoder
                     packer.packString(TYPE);
                     packer.packString(BLOCK_STORED);
                     packHashes(hashLength);
+                    final KvEventLineage.Lineage known = lineage.get(
+                        slots.getInt(body + KvEventRecord.NAMESPACE_ID_OFFSET), hash, hashLength);
                     packer.packString("parent_block_hash");
-                    packer.packNil();
+                    if (null == known || null == known.parent())
+                    {
+                        packer.packNil();
+                    }
+                    else
+                    {
+                        packer.packBinaryHeader(known.parent().length);
+                        packer.writePayload(known.parent());
+                    }
                     packer.packString("token_ids");
-                    packer.packArrayHeader(0);
+                    final int[] tokens = null == known ? NO_TOKENS : known.tokens();
+                    packer.packArrayHeader(tokens.length);
+                    for (final int token : tokens)
+                    {
+                        packer.packInt(token);
+                    }
+                    final int blockTokens = slots.getInt(body + KvEventRecord.BLOCK_TOKENS_OFFSET);
                     packer.packString("block_size");
-                    packer.packInt(slots.getInt(body + KvEventRecord.BLOCK_TOKENS_OFFSET));
+                    packer.packInt(blockTokens > 0 ? blockTokens : tokens.length);
                     packer.packString("lora_id");
                     packer.packNil();
                     packer.packString("medium");

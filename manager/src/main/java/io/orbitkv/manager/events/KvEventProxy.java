@@ -2,6 +2,7 @@ package io.orbitkv.manager.events;
 
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.ring.LineageListener;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
@@ -13,14 +14,14 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * Writes residency records into the ring the publisher drains. Runs on the Manager's agent thread inside the stores'
+ * Writes residency and lineage records into the ring the publisher drains. Runs on the Manager's agent thread inside the stores'
  * residency callbacks, so it claims ring space and writes the record in place: no allocation, no lock, and a full
  * ring drops the record and counts it rather than waiting for the publisher.
  * <p>
  * Tokens per block come from the namespace: the vLLM connector binds {@code block=N} into it. Namespaces are never
  * removed from the table, so each id's answer is worked out once and kept.
  */
-final class KvEventProxy
+final class KvEventProxy implements LineageListener
 {
     private static final int TOKENS_UNRESOLVED = -1;
     private static final byte[] BLOCK_FIELD = "block=".getBytes(StandardCharsets.US_ASCII);
@@ -32,6 +33,8 @@ final class KvEventProxy
     private final UnsafeBuffer namespaceView = new UnsafeBuffer(0, 0);
     private final AtomicCounter queued;
     private final AtomicCounter dropped;
+    private final AtomicCounter lineageQueued;
+    private final AtomicCounter lineageDropped;
 
     KvEventProxy(final RingBuffer ring, final NamespaceTable namespaces, final SystemCounters counters)
     {
@@ -41,6 +44,44 @@ final class KvEventProxy
         Arrays.fill(blockTokensByNamespace, TOKENS_UNRESOLVED);
         this.queued = counters.get(KvEventCounter.EVENTS_QUEUED);
         this.dropped = counters.get(KvEventCounter.EVENTS_DROPPED);
+        this.lineageQueued = counters.get(KvEventCounter.LINEAGE_QUEUED);
+        this.lineageDropped = counters.get(KvEventCounter.LINEAGE_DROPPED);
+    }
+
+    /**
+     * Queue a published block's lineage; the publisher attaches it to the block's {@code BlockStored} events.
+     */
+    public void onLineage(
+        final int namespaceId,
+        final DirectBuffer buffer,
+        final int hashOffset,
+        final int hashLength,
+        final int parentOffset,
+        final int parentLength,
+        final int tokenOffset,
+        final int tokenCount)
+    {
+        final int tokenBytes = tokenCount * Integer.BYTES;
+        final int length = KvEventRecord.LINEAGE_HASH_OFFSET + hashLength + parentLength + tokenBytes;
+        final int index = length > ring.maxMsgLength() ? -1 : ring.tryClaim(KvEventRecord.OP_LINEAGE, length);
+        if (index <= 0)
+        {
+            lineageDropped.incrementRelease();
+            return;
+        }
+        final MutableDirectBuffer out = ring.buffer();
+        out.putInt(index + KvEventRecord.LINEAGE_NAMESPACE_ID_OFFSET, namespaceId);
+        out.putByte(index + KvEventRecord.LINEAGE_HASH_LENGTH_OFFSET, (byte)hashLength);
+        out.putByte(index + KvEventRecord.LINEAGE_PARENT_LENGTH_OFFSET, (byte)parentLength);
+        out.putShort(index + KvEventRecord.LINEAGE_TOKEN_COUNT_OFFSET, (short)tokenCount);
+        int position = index + KvEventRecord.LINEAGE_HASH_OFFSET;
+        out.putBytes(position, buffer, hashOffset, hashLength);
+        position += hashLength;
+        out.putBytes(position, buffer, parentOffset, parentLength);
+        position += parentLength;
+        out.putBytes(position, buffer, tokenOffset, tokenBytes);
+        ring.commit(index);
+        lineageQueued.incrementRelease();
     }
 
     /**

@@ -17,9 +17,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 
 /**
- * Drains the residency ring, batches records by count ({@link #MAX_EVENTS_PER_BATCH}) and time
- * ({@link #BATCH_WINDOW_NS}), and publishes each batch the way vLLM's {@code ZmqEventPublisher} does: a ZMQ PUB
- * multipart {@code (topic, 8-byte big-endian sequence, msgpack payload)}, sequences from 0 up. The first batch is
+ * Drains the residency ring, remembers the lineage records ({@link KvEventLineage}), batches the residency records
+ * by count ({@link #MAX_EVENTS_PER_BATCH}) and time ({@link #BATCH_WINDOW_NS}), and publishes each batch the way
+ * vLLM's {@code ZmqEventPublisher} does: a ZMQ PUB multipart {@code (topic, 8-byte big-endian sequence, msgpack
+ * payload)}, sequences from 0 up. The first batch is
  * {@code AllBlocksCleared}: a consumer drops what it knew of this Manager. The last {@link #REPLAY_BATCHES} batches
  * are kept for the ROUTER replay socket: a request {@code (identity, "", 8-byte start sequence)} is answered with
  * every kept batch from that sequence on, {@code (identity, "", topic, sequence, payload)} each, and then the end
@@ -59,7 +60,8 @@ final class KvEventPublisher implements Agent
     private final ZMQ.Socket replay;
     private final String boundEndpoint;
     private final String boundReplayEndpoint;
-    private final KvEventEncoder encoder = new KvEventEncoder();
+    private final KvEventLineage lineage;
+    private final KvEventEncoder encoder;
     private final UnsafeBuffer pending = new UnsafeBuffer(new byte[MAX_EVENTS_PER_BATCH * KvEventRecord.SLOT_LENGTH]);
     private final ArrayDeque<ReplayBatch> replayBatches = new ArrayDeque<>(REPLAY_BATCHES);
     private final byte[][] requestFrames = new byte[MAX_REPLAY_REQUEST_FRAMES][];
@@ -102,6 +104,8 @@ final class KvEventPublisher implements Agent
         this.replaysServed = counters.get(KvEventCounter.REPLAY_REQUESTS_SERVED);
         this.replaysRefused = counters.get(KvEventCounter.REPLAY_REQUESTS_REFUSED);
         this.sendFailures = counters.get(KvEventCounter.SEND_FAILURES);
+        this.lineage = new KvEventLineage(counters.get(KvEventCounter.LINEAGE_EVICTED), KvEventLineage.MAX_BYTES);
+        this.encoder = new KvEventEncoder(lineage);
         this.zmq = new ZContext(1);
         try
         {
@@ -201,6 +205,12 @@ final class KvEventPublisher implements Agent
 
     private void onRecord(final int op, final MutableDirectBuffer buffer, final int index, final int length)
     {
+        if (KvEventRecord.OP_LINEAGE == op)
+        {
+            // Written when the Publish reserved the block, so ahead of the block's seal on this ring.
+            lineage.put(buffer, index);
+            return;
+        }
         final int slot = pendingCount * KvEventRecord.SLOT_LENGTH;
         pending.putInt(slot + KvEventRecord.SLOT_OP_OFFSET, op);
         pending.putBytes(slot + KvEventRecord.SLOT_BODY_OFFSET, buffer, index,

@@ -2,6 +2,7 @@ package io.orbitkv.manager.events;
 
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.ring.LineageListener;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.BitUtil;
 import org.agrona.BufferUtil;
@@ -27,8 +28,11 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  */
 public final class KvEvents implements AutoCloseable
 {
-    /** Bytes of the residency ring (about 12,000 records of 32-byte hashes); a full ring drops and counts. */
-    public static final int RING_BYTES = 1 << 20;
+    /**
+     * Bytes of the ring from the agent to the publisher (about 50,000 residency records of 32-byte hashes, or 12,000
+     * blocks published with the lineage of 16 tokens); a full ring drops and counts.
+     */
+    public static final int RING_BYTES = 1 << 22;
     /** Longest the publisher parks when idle: it never spins, and a batch waits at most this past its window. */
     public static final long PUBLISHER_MAX_PARK_NS = 20_000_000L;
     /** The vLLM medium of the DRAM pool. */
@@ -98,6 +102,14 @@ public final class KvEvents implements AutoCloseable
     public BlockStore.ResidencyObserver ssdObserver(final BlockStore.ResidencyObserver delegate)
     {
         return new KvEventObserver(delegate, proxy, KvEventRecord.MEDIUM_STORAGE);
+    }
+
+    /**
+     * @return where the engine ring hands the lineage of published blocks (parent hash, token ids).
+     */
+    public LineageListener lineage()
+    {
+        return proxy;
     }
 
     /**

@@ -51,7 +51,7 @@ public final class EngineRing
         final ErrorHandler errorHandler,
         final DistinctErrorLog errorLog)
     {
-        this(ctx, sections, store, namespaces, counters, errorHandler, errorLog, null);
+        this(ctx, sections, store, namespaces, counters, errorHandler, errorLog, null, LineageListener.NONE);
     }
 
     /**
@@ -64,6 +64,7 @@ public final class EngineRing
      * @param errorLog     where refusals are recorded once per reason.
      * @param peers        the peer side's front door (Lookups and Reads with the peers flag), or null in standalone
      *                     mode.
+     * @param lineage      where the lineage of published blocks goes ({@link LineageListener#NONE} to drop it).
      */
     public EngineRing(
         final ManagerContext ctx,
@@ -73,7 +74,8 @@ public final class EngineRing
         final SystemCounters counters,
         final ErrorHandler errorHandler,
         final DistinctErrorLog errorLog,
-        final PeerPort peers)
+        final PeerPort peers,
+        final LineageListener lineage)
     {
         this.ctx = ctx;
         this.sections = sections;
@@ -88,7 +90,7 @@ public final class EngineRing
         copies = new CopyScheduler(store, table, responseProxy, ctx.copyChunkBytes(), counters, peers);
         sessions = new ClientSessions(ctx, table, sections.slotTable(), store, copies, rejections, counters, peers);
         requests = new RingRequests(ctx, sessions, store, namespaces, copies, responseProxy, rejections, counters,
-            errorHandler, peers);
+            errorHandler, peers, lineage);
     }
 
     /**

@@ -38,6 +38,9 @@ final class RequestAdapter implements MessageHandler
     private final LookupRequestDecoder lookupDecoder = new LookupRequestDecoder();
     /** Schema version that added ReadRequest.flags. */
     static final int READ_FLAGS_VERSION = 3;
+    /** Schema version that added a Publish block's lineage: parent hash and token ids. */
+    static final int LINEAGE_VERSION = 4;
+    static final int TOKEN_IDS_LENGTH_HEADER = 2;
 
     private final ReadRequestDecoder readDecoder = new ReadRequestDecoder();
     private final ReleaseRequestDecoder releaseDecoder = new ReleaseRequestDecoder();
@@ -122,7 +125,8 @@ final class RequestAdapter implements MessageHandler
 
             case PublishRequestDecoder.TEMPLATE_ID:
                 if (checkRoot(PublishRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId) &&
-                    walkKeys(rootEnd, length, PublishRequestDecoder.BlocksDecoder.sbeBlockLength(), templateId))
+                    walkKeys(rootEnd, length, PublishRequestDecoder.BlocksDecoder.sbeBlockLength(), templateId,
+                        version >= LINEAGE_VERSION))
                 {
                     publishDecoder.wrap(frame, rootOffset, blockLength, version);
                     decodePublishKeys();
@@ -132,7 +136,7 @@ final class RequestAdapter implements MessageHandler
 
             case LookupRequestDecoder.TEMPLATE_ID:
                 if (checkRoot(LookupRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId) &&
-                    walkKeys(rootEnd, length, LookupRequestDecoder.KeysDecoder.sbeBlockLength(), templateId))
+                    walkKeys(rootEnd, length, LookupRequestDecoder.KeysDecoder.sbeBlockLength(), templateId, false))
                 {
                     lookupDecoder.wrap(frame, rootOffset, blockLength, version);
                     final long lookupClientId = lookupDecoder.clientId();
@@ -147,7 +151,7 @@ final class RequestAdapter implements MessageHandler
                 // Version 3 appended the flags to the root block: older senders' blocks end before them.
                 if (checkRoot(version < READ_FLAGS_VERSION ? ReadRequestDecoder.flagsEncodingOffset() :
                     ReadRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId) &&
-                    walkKeys(rootEnd, length, ReadRequestDecoder.KeysDecoder.sbeBlockLength(), templateId))
+                    walkKeys(rootEnd, length, ReadRequestDecoder.KeysDecoder.sbeBlockLength(), templateId, false))
                 {
                     readDecoder.wrap(frame, rootOffset, blockLength, version);
                     final long readClientId = readDecoder.clientId();
@@ -186,6 +190,14 @@ final class RequestAdapter implements MessageHandler
             final int hashLength = blocks.hashLength();
             keys.add(publishDecoder.limit() + HASH_LENGTH_HEADER, hashLength, offset, length);
             blocks.skipHash();
+            // Zero for a sender older than the lineage: the decoder knows the acting version.
+            final int parentLength = blocks.parentHashLength();
+            final int parentOffset = publishDecoder.limit() + HASH_LENGTH_HEADER;
+            blocks.skipParentHash();
+            final int tokenBytes = blocks.tokenIdsLength();
+            final int tokenOffset = publishDecoder.limit() + TOKEN_IDS_LENGTH_HEADER;
+            blocks.skipTokenIds();
+            keys.lineage(parentOffset, parentLength, tokenOffset, tokenBytes / Integer.BYTES);
         }
     }
 
@@ -257,12 +269,14 @@ final class RequestAdapter implements MessageHandler
     }
 
     /**
-     * Walk a keys group whose entries end in a one-byte-length hash, then the trailing namespace.
+     * Walk a keys group whose entries end in a one-byte-length hash (and, with lineage, a one-byte-length parent hash
+     * and two-byte-length token ids), then the trailing namespace.
      */
-    private boolean walkKeys(final int groupOffset, final int length, final int schemaEntryLength, final int templateId)
+    private boolean walkKeys(
+        final int groupOffset, final int length, final int schemaEntryLength, final int templateId, final boolean lineage)
     {
         walkFailure = null;
-        final int namespaceOffset = walkGroup(groupOffset, length, schemaEntryLength);
+        final int namespaceOffset = walkGroup(groupOffset, length, schemaEntryLength, lineage);
         if (null == walkFailure)
         {
             walkNamespace(namespaceOffset, length);
@@ -275,7 +289,7 @@ final class RequestAdapter implements MessageHandler
         return true;
     }
 
-    private int walkGroup(final int groupOffset, final int length, final int schemaEntryLength)
+    private int walkGroup(final int groupOffset, final int length, final int schemaEntryLength, final boolean lineage)
     {
         if (groupOffset + GROUP_HEADER > length)
         {
@@ -316,9 +330,60 @@ final class RequestAdapter implements MessageHandler
                 return -1;
             }
             position += HASH_LENGTH_HEADER + hashLength;
+            if (lineage)
+            {
+                position = walkLineage(position, length);
+                if (position < 0)
+                {
+                    return -1;
+                }
+            }
         }
         walkKeyCount = count;
         return position;
+    }
+
+    private int walkLineage(final int offset, final int length)
+    {
+        if (offset + HASH_LENGTH_HEADER > length)
+        {
+            walkFailure = Rejection.VAR_DATA_PAST_END;
+            return -1;
+        }
+        final int parentLength = frame.getByte(offset) & 0xFF;
+        if (offset + HASH_LENGTH_HEADER + parentLength > length)
+        {
+            walkFailure = Rejection.VAR_DATA_PAST_END;
+            return -1;
+        }
+        if (parentLength > EngineRingLimits.MAX_HASH_LENGTH)
+        {
+            walkFailure = Rejection.PARENT_HASH_LENGTH;
+            return -1;
+        }
+        final int tokensOffset = offset + HASH_LENGTH_HEADER + parentLength;
+        if (tokensOffset + TOKEN_IDS_LENGTH_HEADER > length)
+        {
+            walkFailure = Rejection.VAR_DATA_PAST_END;
+            return -1;
+        }
+        final int tokenBytes = frame.getShort(tokensOffset, ByteOrder.LITTLE_ENDIAN) & 0xFFFF;
+        if (tokensOffset + TOKEN_IDS_LENGTH_HEADER + tokenBytes > length)
+        {
+            walkFailure = Rejection.VAR_DATA_PAST_END;
+            return -1;
+        }
+        if (0 != tokenBytes % Integer.BYTES)
+        {
+            walkFailure = Rejection.TOKEN_IDS_LENGTH;
+            return -1;
+        }
+        if (tokenBytes > EngineRingLimits.MAX_TOKENS_PER_BLOCK * Integer.BYTES)
+        {
+            walkFailure = Rejection.TOO_MANY_TOKENS;
+            return -1;
+        }
+        return tokensOffset + TOKEN_IDS_LENGTH_HEADER + tokenBytes;
     }
 
     private void walkNamespace(final int offset, final int length)

@@ -56,6 +56,7 @@ final class RingRequests implements PeerListener
     private final int[] scratchLengths = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final KeyStatus[] scratchStatuses = new KeyStatus[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     private final PeerPort fetcher;
+    private final LineageListener lineage;
     private long nowNs;
 
     RingRequests(
@@ -68,9 +69,11 @@ final class RingRequests implements PeerListener
         final Rejections rejections,
         final SystemCounters counters,
         final ErrorHandler errorHandler,
-        final PeerPort fetcher)
+        final PeerPort fetcher,
+        final LineageListener lineage)
     {
         this.fetcher = fetcher;
+        this.lineage = lineage;
         this.sessions = sessions;
         this.store = store;
         this.namespaces = namespaces;
@@ -224,6 +227,11 @@ final class RingRequests implements PeerListener
             {
                 op.residences[i] = Residence.dram(entryId);
                 op.statuses[i] = KeyStatus.STORED;
+                if (keys.hasLineage(i))
+                {
+                    lineage.onLineage(namespaceId, buffer, keys.hashOffset(i), keys.hashLength(i), keys.parentOffset(i),
+                        keys.parentLength(i), keys.tokenOffset(i), keys.tokenCount(i));
+                }
             }
             else if (BlockStore.ALREADY_PRESENT == entryId)
             {

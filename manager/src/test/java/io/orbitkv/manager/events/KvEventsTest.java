@@ -71,9 +71,98 @@ class KvEventsTest
         slot(slots, 0, KvEventRecord.OP_STORED, KvEventRecord.MEDIUM_CPU, 16, new byte[]{1, 2});
         slot(slots, 1, KvEventRecord.OP_REMOVED, KvEventRecord.MEDIUM_STORAGE, 16, new byte[]{(byte)0xab});
 
-        final byte[] payload = new KvEventEncoder().encode(1_500_000_000L, true, slots, 2, 0);
+        final byte[] payload = new KvEventEncoder(lineage(KvEventLineage.MAX_BYTES)).encode(1_500_000_000L, true, slots, 2, 0);
 
         assertEquals(MSGSPEC_BATCH, BitUtil.toHex(payload));
+    }
+
+    /**
+     * msgspec's bytes for {@code KVEventBatch(ts=1.5, events=[BlockStored(block_hashes=[b"\x01\x02"],
+     * parent_block_hash=b"\x09", token_ids=[1, 300, 70000, 2147483647], block_size=4, lora_id=None, medium="CPU",
+     * lora_name=None)], data_parallel_rank=0)}, printed by vLLM 0.32's own classes in the engines' venv.
+     */
+    private static final String MSGSPEC_LINEAGE_BATCH =
+        "93cb3ff80000000000009188a474797065ab426c6f636b53746f726564ac626c6f636b5f68617368657391c4020102b1706172656e745f" +
+        "626c6f636b5f68617368c40109a9746f6b656e5f6964739401cd012cce00011170ce7fffffffaa626c6f636b5f73697a6504a76c6f72" +
+        "615f6964c0a66d656469756da3435055a96c6f72615f6e616d65c000";
+
+    @Test
+    void shouldEncodeTheLineageAPublishGaveByteForByteAsVllm()
+    {
+        final OneToOneRingBuffer ring = ring(1 << 16);
+        final KvEventProxy proxy = new KvEventProxy(ring, namespaces, counters);
+        final int[] tokens = {1, 300, 70000, Integer.MAX_VALUE};
+        offerLineage(proxy, 0, new byte[]{1, 2}, new byte[]{9}, tokens);
+        final KvEventLineage lineage = lineage(KvEventLineage.MAX_BYTES);
+        ring.read((op, buffer, index, length) -> lineage.put(buffer, index));
+        assertEquals(1, lineage.size());
+        assertEquals(1, counters.get(KvEventCounter.LINEAGE_QUEUED).get());
+
+        // The namespace declares no block=N here: block_size is the number of token ids.
+        final UnsafeBuffer slots = new UnsafeBuffer(new byte[KvEventRecord.SLOT_LENGTH]);
+        slot(slots, 0, KvEventRecord.OP_STORED, KvEventRecord.MEDIUM_CPU, 0, new byte[]{1, 2});
+        final byte[] payload = new KvEventEncoder(lineage).encode(1_500_000_000L, false, slots, 1, 0);
+
+        assertEquals(MSGSPEC_LINEAGE_BATCH, BitUtil.toHex(payload));
+    }
+
+    @Test
+    void shouldAttachLineageOnlyToTheBlockOfTheSameNamespaceAndHash()
+    {
+        final OneToOneRingBuffer ring = ring(1 << 16);
+        final KvEventProxy proxy = new KvEventProxy(ring, namespaces, counters);
+        offerLineage(proxy, 1, new byte[]{1, 2}, new byte[]{9}, new int[]{5, 6});
+        final KvEventLineage lineage = lineage(KvEventLineage.MAX_BYTES);
+        ring.read((op, buffer, index, length) -> lineage.put(buffer, index));
+
+        assertEquals(2, lineage.get(1, new byte[]{1, 2, 3}, 2).tokens().length, "only the first hashLength bytes count");
+        assertEquals(null, lineage.get(0, new byte[]{1, 2}, 2), "another namespace");
+        assertEquals(null, lineage.get(1, new byte[]{1, 2, 3}, 3), "a longer hash");
+        assertEquals(null, lineage.get(1, new byte[]{1}, 1), "a shorter hash");
+    }
+
+    @Test
+    void shouldForgetTheLeastRecentlyUsedLineageOverItsBoundAndCountIt()
+    {
+        final OneToOneRingBuffer ring = ring(1 << 20);
+        final KvEventProxy proxy = new KvEventProxy(ring, namespaces, counters);
+        final int[] tokens = new int[16];
+        final long entryBytes = KvEventLineage.ENTRY_OVERHEAD_BYTES + 1 + 16 * Integer.BYTES;
+        final KvEventLineage lineage = lineage(3 * entryBytes);
+        for (int i = 0; i < 3; i++)
+        {
+            offerLineage(proxy, 0, new byte[]{(byte)i}, new byte[]{1}, tokens);
+        }
+        ring.read((op, buffer, index, length) -> lineage.put(buffer, index));
+        assertEquals(3, lineage.size(), "exactly at the bound");
+        assertEquals(0, counters.get(KvEventCounter.LINEAGE_EVICTED).get());
+
+        lineage.get(0, new byte[]{0}, 1);
+        offerLineage(proxy, 0, new byte[]{3}, new byte[]{1}, tokens);
+        ring.read((op, buffer, index, length) -> lineage.put(buffer, index));
+
+        assertEquals(3, lineage.size());
+        assertEquals(1, counters.get(KvEventCounter.LINEAGE_EVICTED).get());
+        assertEquals(null, lineage.get(0, new byte[]{1}, 1), "the least recently used went");
+        assertTrue(null != lineage.get(0, new byte[]{0}, 1), "a block asked for lately stays");
+    }
+
+    @Test
+    void shouldDropAndCountALineageThatDoesNotFitTheRing()
+    {
+        final OneToOneRingBuffer ring = ring(1 << 14);
+        final KvEventProxy proxy = new KvEventProxy(ring, namespaces, counters);
+        final int lineages = 20;
+        for (int i = 0; i < lineages; i++)
+        {
+            offerLineage(proxy, 0, new byte[32], new byte[32], new int[256]);
+        }
+        final long queued = counters.get(KvEventCounter.LINEAGE_QUEUED).get();
+        assertTrue(counters.get(KvEventCounter.LINEAGE_DROPPED).get() > 0, "16 KiB cannot hold 20 lineages of 1 KiB");
+        assertEquals(lineages, queued + counters.get(KvEventCounter.LINEAGE_DROPPED).get());
+
+        offerLineage(proxy, 0, new byte[32], new byte[32], new int[ring.maxMsgLength()]);
+        assertEquals(queued, counters.get(KvEventCounter.LINEAGE_QUEUED).get(), "longer than a ring message");
     }
 
     @Test
@@ -244,6 +333,26 @@ class KvEventsTest
         final int entryId = store.reserve(namespaceId, hash, 0, 32, 1024);
         assertTrue(entryId >= 0, "reserved: " + entryId);
         store.seal(entryId);
+    }
+
+    private KvEventLineage lineage(final long maxBytes)
+    {
+        return new KvEventLineage(counters.get(KvEventCounter.LINEAGE_EVICTED), maxBytes);
+    }
+
+    /** The lineage the way the engine ring hands it over: parts of one request frame. */
+    private static void offerLineage(
+        final KvEventProxy proxy, final int namespaceId, final byte[] hash, final byte[] parent, final int[] tokens)
+    {
+        final UnsafeBuffer frame = new UnsafeBuffer(new byte[7 + hash.length + parent.length + 4 * tokens.length]);
+        frame.putBytes(7, hash);
+        frame.putBytes(7 + hash.length, parent);
+        final int tokenOffset = 7 + hash.length + parent.length;
+        for (int i = 0; i < tokens.length; i++)
+        {
+            frame.putInt(tokenOffset + 4 * i, tokens[i], java.nio.ByteOrder.LITTLE_ENDIAN);
+        }
+        proxy.onLineage(namespaceId, frame, 7, hash.length, 7 + hash.length, parent.length, tokenOffset, tokens.length);
     }
 
     private static OneToOneRingBuffer ring(final int bytes)

@@ -5,18 +5,24 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.RequestFlags;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.LookupRequestDecoder;
+import io.orbitkv.codecs.engine.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.PublishRequestDecoder;
+import io.orbitkv.codecs.engine.PublishRequestEncoder;
 import io.orbitkv.codecs.engine.ReadRequestDecoder;
 import io.orbitkv.codecs.engine.ReleaseRequestDecoder;
 import io.orbitkv.codecs.engine.StatusCode;
 import io.orbitkv.manager.store.StoreCounter;
 import java.io.File;
+import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
+import org.agrona.BitUtil;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -126,6 +132,93 @@ class EngineRingAgentTest
         assertTrue(engine.matches(6 * BLOCK_BYTES, BLOCK_BYTES, 12));
         fixture.housekeeping();
         assertEquals(0, fixture.counter(StoreCounter.PINS_ACTIVE), "a finished read holds no pin");
+    }
+
+    @Test
+    void shouldHandTheLineageOfEachStoredBlockToTheListenerAndNoneForAResidentOne()
+    {
+        engine.attachOrFail("engine-a", 1 << 20);
+        final byte[][] hashes = {RingAgentFixture.hash(1), RingAgentFixture.hash(2), RingAgentFixture.hash(3)};
+        final long[] offsets = {0, BLOCK_BYTES, 2 * BLOCK_BYTES};
+        final int[] lengths = {BLOCK_BYTES, BLOCK_BYTES, BLOCK_BYTES};
+        final long firstId = engine.sendPublish(NAMESPACE, new long[]{0}, new int[]{BLOCK_BYTES},
+            new byte[][]{hashes[0]});
+        fixture.doWork();
+        assertEquals(1, engine.takeReply(firstId).value());
+        assertTrue(fixture.lineages().isEmpty(), "a block published without lineage hands none on");
+
+        final int[] maxTokens = new int[EngineRingLimits.MAX_TOKENS_PER_BLOCK];
+        maxTokens[maxTokens.length - 1] = Integer.MAX_VALUE;
+        final long id = engine.sendPublish(NAMESPACE, offsets, lengths, hashes,
+            new byte[][]{new byte[]{7}, hashes[0], hashes[1]}, new int[][]{{1, 2}, maxTokens, null}, frame -> { });
+        fixture.doWork();
+        final RingAgentFixture.Reply reply = engine.takeReply(id);
+        assertArrayEquals(
+            new KeyStatus[]{KeyStatus.ALREADY_RESIDENT, KeyStatus.STORED, KeyStatus.STORED}, reply.statuses());
+
+        final int namespaceId = fixture.namespaceId(NAMESPACE);
+        assertEquals(2, fixture.lineages().size(), "the resident block's lineage is not handed on again");
+        assertEquals(namespaceId + " " + BitUtil.toHex(hashes[1]) + " " + BitUtil.toHex(hashes[0]) + " " +
+            Arrays.toString(maxTokens), fixture.lineages().get(0));
+        assertEquals(namespaceId + " " + BitUtil.toHex(hashes[2]) + " " + BitUtil.toHex(hashes[1]) + " []",
+            fixture.lineages().get(1), "a parent without tokens");
+    }
+
+    @Test
+    void shouldStillTakeAPublishFromASenderOfSchemaVersion3()
+    {
+        engine.attachOrFail("engine-a", 1 << 20);
+        engine.fill(0, BLOCK_BYTES, 3);
+        final long id = engine.sendPublishVersion3(NAMESPACE, 0, BLOCK_BYTES, RingAgentFixture.hash(9));
+        fixture.doWork();
+        final RingAgentFixture.Reply reply = engine.takeReply(id);
+        assertEquals(StatusCode.OK, reply.code());
+        assertArrayEquals(new KeyStatus[]{KeyStatus.STORED}, reply.statuses());
+        assertTrue(fixture.lineages().isEmpty());
+    }
+
+    @Test
+    void shouldRefuseABlockWithMoreTokenIdsThanTheLimitAndStoreNothing()
+    {
+        engine.attachOrFail("engine-a", 1 << 20);
+        final long id = engine.sendPublish(NAMESPACE, new long[]{0}, new int[]{BLOCK_BYTES},
+            new byte[][]{RingAgentFixture.hash(1)}, null, new int[][]{new int[EngineRingLimits.MAX_TOKENS_PER_BLOCK + 1]},
+            frame -> { });
+        fixture.doWork();
+        assertEquals(StatusCode.BATCH_TOO_LARGE, engine.takeReply(id).code());
+        assertEquals(1, fixture.counter(RingCounter.rejection(Rejection.TOO_MANY_TOKENS.code())));
+        assertEquals(0, fixture.counter(RingCounter.BLOCKS_PUBLISHED));
+        assertTrue(fixture.lineages().isEmpty());
+    }
+
+    @Test
+    void shouldRefuseTokenIdsThatAreNotWholeInt32sAndAParentHashOver64Bytes()
+    {
+        engine.attachOrFail("engine-a", 1 << 20);
+        final byte[] hash = new byte[8];
+        // Entry layout: header, root block, group header, entry block, then the hash's length byte and bytes.
+        final int parentLengthAt = MessageHeaderEncoder.ENCODED_LENGTH + PublishRequestEncoder.BLOCK_LENGTH + 4 +
+            PublishRequestEncoder.BlocksEncoder.sbeBlockLength() + 1 + hash.length;
+        final byte[] parent = new byte[EngineRingLimits.MAX_HASH_LENGTH];
+        final long oddId = engine.sendPublish(NAMESPACE, new long[]{0}, new int[]{BLOCK_BYTES}, new byte[][]{hash},
+            new byte[][]{parent}, new int[][]{{1, 2}},
+            frame -> frame.putShort(parentLengthAt + 1 + parent.length, (short)6, ByteOrder.LITTLE_ENDIAN));
+        fixture.doWork();
+        assertEquals(StatusCode.MALFORMED, engine.takeReply(oddId).code());
+        assertEquals(1, fixture.counter(RingCounter.rejection(Rejection.TOKEN_IDS_LENGTH.code())));
+
+        final long longId = engine.sendPublish(NAMESPACE, new long[]{0}, new int[]{BLOCK_BYTES}, new byte[][]{hash},
+            new byte[][]{parent}, new int[][]{{1, 2}},
+            frame -> frame.putByte(parentLengthAt, (byte)(EngineRingLimits.MAX_HASH_LENGTH + 1)));
+        fixture.doWork();
+        assertEquals(StatusCode.KEY_TOO_LARGE, engine.takeReply(longId).code());
+        assertEquals(0, fixture.counter(RingCounter.BLOCKS_PUBLISHED));
+
+        final long fineId = engine.sendPublish(NAMESPACE, new long[]{0}, new int[]{BLOCK_BYTES}, new byte[][]{hash},
+            new byte[][]{parent}, new int[][]{{1, 2}}, frame -> { });
+        fixture.doWork();
+        assertEquals(StatusCode.OK, engine.takeReply(fineId).code(), "a 64-byte parent is fine");
+        assertEquals(1, fixture.lineages().size());
     }
 
     @Test

@@ -35,8 +35,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.agrona.BitUtil;
 import org.agrona.BufferUtil;
 import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.CachedEpochClock;
 import org.agrona.concurrent.CachedNanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -71,6 +73,7 @@ final class RingAgentFixture implements AutoCloseable
     private final EngineRingAgent agent;
     private final TieredStore store;
     private final NamespaceTable namespaces;
+    private final List<String> lineages = new ArrayList<>();
     private MappedRegion stagingRegion;
     private boolean closed;
 
@@ -130,7 +133,8 @@ final class RingAgentFixture implements AutoCloseable
         final SsdTier ssd = null == ssdAdmission ? null : openSsdTier(pool);
         store = new TieredStore(ctx, pool, ssd, counters, BlockStore.NO_OP_OBSERVER);
         namespaces = new NamespaceTable(ctx.maxNamespaces());
-        agent = new EngineRing(ctx, sections, store, namespaces, counters, errors::add, errorLog).newAgent();
+        agent = new EngineRing(ctx, sections, store, namespaces, counters, errors::add, errorLog, null,
+            this::onLineage).newAgent();
         agent.onStart();
     }
 
@@ -154,6 +158,38 @@ final class RingAgentFixture implements AutoCloseable
             file.toPath(), ctx.ssdQueueDepth(), stagingRegion, "test");
         return new SsdTier(
             ctx, file.toPath(), backend, stagingRegion, pool, counters, BlockStore.NO_OP_OBSERVER, errors::add, System.err);
+    }
+
+    /**
+     * What the ring handed its lineage listener, one line per block:
+     * {@code namespaceId hash-hex parent-hex [tokens...]}.
+     */
+    List<String> lineages()
+    {
+        return lineages;
+    }
+
+    private void onLineage(
+        final int namespaceId,
+        final DirectBuffer buffer,
+        final int hashOffset,
+        final int hashLength,
+        final int parentOffset,
+        final int parentLength,
+        final int tokenOffset,
+        final int tokenCount)
+    {
+        final byte[] hash = new byte[hashLength];
+        buffer.getBytes(hashOffset, hash);
+        final byte[] parent = new byte[parentLength];
+        buffer.getBytes(parentOffset, parent);
+        final int[] tokens = new int[tokenCount];
+        for (int i = 0; i < tokenCount; i++)
+        {
+            tokens[i] = buffer.getInt(tokenOffset + i * Integer.BYTES, java.nio.ByteOrder.LITTLE_ENDIAN);
+        }
+        lineages.add(namespaceId + " " + BitUtil.toHex(hash) + " " + BitUtil.toHex(parent) + " " +
+            java.util.Arrays.toString(tokens));
     }
 
     EngineRingAgent agent()
@@ -380,6 +416,31 @@ final class RingAgentFixture implements AutoCloseable
         {
             final long correlationId = nextCorrelationId++;
             send(RequestFrames.publish(frame, headerEncoder, clientId, correlationId, namespace, offsets, lengths, hashes));
+            return correlationId;
+        }
+
+        long sendPublish(
+            final String namespace,
+            final long[] offsets,
+            final int[] lengths,
+            final byte[][] hashes,
+            final byte[][] parents,
+            final int[][] tokenIds,
+            final java.util.function.Consumer<MutableDirectBuffer> patch)
+        {
+            final long correlationId = nextCorrelationId++;
+            final int length = RequestFrames.publish(frame, headerEncoder, clientId, correlationId, namespace, offsets,
+                lengths, hashes, parents, tokenIds);
+            patch.accept(frame);
+            send(length);
+            return correlationId;
+        }
+
+        long sendPublishVersion3(final String namespace, final long offset, final int length, final byte[] hash)
+        {
+            final long correlationId = nextCorrelationId++;
+            send(RequestFrames.publishVersion3(frame, headerEncoder, clientId, correlationId, namespace, offset, length,
+                hash));
             return correlationId;
         }
 
