@@ -429,6 +429,24 @@ class Client:
                 key.length = length
         return keys
 
+    @staticmethod
+    def _lineage(count: int, parents: Sequence[bytes | None] | None,
+                 token_ids: Sequence[Sequence[int] | None] | None) -> ctypes.Array:
+        if parents is not None and len(parents) != count or token_ids is not None and len(token_ids) != count:
+            raise ValueError(f"{count} hashes but {len(parents or ())} parents and {len(token_ids or ())} token lists")
+        lineage = (_native.Lineage * max(count, 1))()
+        for i in range(count):
+            parent = parents[i] if parents is not None else None
+            if parent:
+                lineage[i].parent_hash = bytes(parent)
+                lineage[i].parent_hash_length = len(parent)
+            tokens = token_ids[i] if token_ids is not None else None
+            if tokens is not None and len(tokens):
+                array = (ctypes.c_int32 * len(tokens))(*tokens)
+                lineage[i].token_ids = array
+                lineage[i].token_count = len(tokens)
+        return lineage
+
     def _raise(self, status: int, result: _native.Result) -> None:
         if status > 0 and result.message_length:
             message = result.message[: result.message_length].decode("ascii", "replace")
@@ -472,11 +490,26 @@ class Client:
         hashes: Sequence[bytes],
         offsets: Sequence[int],
         lengths: Sequence[int],
+        parents: Sequence[bytes | None] | None = None,
+        token_ids: Sequence[Sequence[int] | None] | None = None,
     ) -> PublishResult:
-        """Store blocks placed in the data region: block i is [offsets[i], offsets[i] + lengths[i])."""
+        """Store blocks placed in the data region: block i is [offsets[i], offsets[i] + lengths[i]).
+
+        `parents[i]` (the hash of the block before block i in its chain) and `token_ids[i]` (the tokens whose KV it
+        holds) are block i's lineage, which the Manager passes on in its KV events; either may be None. A publish
+        with lineage takes at most `max_keys` blocks and one request's bytes (OrbitKVError status 6 otherwise)."""
         ns = self._namespace(namespace)
         keys = self._keys(hashes, offsets, lengths)
         count = len(hashes)
+        if parents is not None or token_ids is not None:
+            lineage = self._lineage(count, parents, token_ids)
+            with self._result_lock:
+                result = self._result
+                status = self._lib.okv_publish_lineage(self._live(), ns, len(ns), keys, lineage, count,
+                                                       self._result_ref)
+                if status != 0:
+                    self._raise(status, result)
+                return PublishResult(result.value, _statuses(result, result.key_count))
         with self._result_lock:
             if count > self.max_keys:
                 _, answers = self._chain(self._lib.okv_publish_chain, ns, keys, count)
@@ -776,12 +809,19 @@ class Client:
         return Ticket(ticket.value, "read", ns, tuple(hashes), False, keys)
 
     def submit_publish(self, namespace: bytes | str, hashes: Sequence[bytes], offsets: Sequence[int],
-                       lengths: Sequence[int]) -> Ticket:
-        """A publish as a ticket: the blocks' ranges must not be written until `wait`/`poll` completes it."""
+                       lengths: Sequence[int], parents: Sequence[bytes | None] | None = None,
+                       token_ids: Sequence[Sequence[int] | None] | None = None) -> Ticket:
+        """A publish as a ticket: the blocks' ranges must not be written until `wait`/`poll` completes it. `parents`
+        and `token_ids` as for `publish`."""
         ns = self._namespace(namespace)
         keys = self._keys(hashes, offsets, lengths)
         ticket = ctypes.c_int64()
-        status = self._lib.okv_submit_publish(self._live(), ns, len(ns), keys, len(hashes), ctypes.byref(ticket))
+        if parents is not None or token_ids is not None:
+            lineage = self._lineage(len(hashes), parents, token_ids)
+            status = self._lib.okv_submit_publish_lineage(self._live(), ns, len(ns), keys, lineage, len(hashes),
+                                                          ctypes.byref(ticket))
+        else:
+            status = self._lib.okv_submit_publish(self._live(), ns, len(ns), keys, len(hashes), ctypes.byref(ticket))
         if status != 0:
             self._raise(status, _native.Result())
         return Ticket(ticket.value, "publish", ns, tuple(hashes), False, keys)

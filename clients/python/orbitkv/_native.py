@@ -40,6 +40,15 @@ class Key(ctypes.Structure):
     ]
 
 
+class Lineage(ctypes.Structure):
+    _fields_ = [
+        ("parent_hash", ctypes.c_char_p),
+        ("parent_hash_length", ctypes.c_uint32),
+        ("token_ids", ctypes.POINTER(ctypes.c_int32)),
+        ("token_count", ctypes.c_uint32),
+    ]
+
+
 class Candidate(ctypes.Structure):
     _fields_ = [
         ("key_index", ctypes.c_int32),
@@ -149,6 +158,11 @@ def load() -> ctypes.CDLL:
     lib.okv_chain_requests.restype = ctypes.c_int32
     lib.okv_submit_publish.argtypes = [client, *keys, p(ctypes.c_int64)]
     lib.okv_submit_publish.restype = ctypes.c_int
+    lineage = [ctypes.c_char_p, ctypes.c_uint32, p(Key), p(Lineage), ctypes.c_uint32]
+    lib.okv_publish_lineage.argtypes = [client, *lineage, p(Result)]
+    lib.okv_publish_lineage.restype = ctypes.c_int
+    lib.okv_submit_publish_lineage.argtypes = [client, *lineage, p(ctypes.c_int64)]
+    lib.okv_submit_publish_lineage.restype = ctypes.c_int
     lib.okv_do_work.argtypes = [client]
     lib.okv_do_work.restype = ctypes.c_int
     return lib

@@ -2,7 +2,8 @@
 decoded with vLLM's own `KVEventBatch` / `BlockStored` / `BlockRemoved` / `AllBlocksCleared` (msgspec, from the
 installed vllm.distributed.kv_events), against a real Manager process started with --kv-events-*.
 
-Covers a publish (BlockStored, medium CPU, the hashes as given, tokens per block from the namespace), an eviction
+Covers a publish (BlockStored, medium CPU, the hashes as given, tokens per block from the namespace), a publish with
+the blocks' lineage (parent_block_hash and token_ids, kept for the same blocks' later STORAGE events), an eviction
 (BlockRemoved CPU), the move of evicted blocks to the SSD tier (BlockStored STORAGE), a replay after a gap (a late
 subscriber asks the ROUTER from sequence 0), a malformed replay request (refused, counted, the Manager keeps serving),
 the counters, and a block fetched from a peer Manager and admitted (two Managers on a real etcd).
@@ -26,7 +27,7 @@ pytest.importorskip("vllm")
 zmq = pytest.importorskip("zmq")
 msgspec = pytest.importorskip("msgspec")
 
-from orbitkv import Client  # noqa: E402
+from orbitkv import Client, OrbitKVError  # noqa: E402
 from vllm.distributed.kv_events import (  # noqa: E402
     AllBlocksCleared,
     BlockRemoved,
@@ -187,6 +188,54 @@ def test_publish_is_block_stored_on_cpu_with_the_hashes_as_given(subscriber, cli
     client.put(NAMESPACE, keys[:1], blocks(1, 1))
     subscriber.poll()
     assert [e for e in subscriber.events() if isinstance(e, BlockStored) and e.block_hashes == keys[:1]].__len__() == 1
+
+
+def test_the_lineage_a_publish_gives_is_in_block_stored_on_cpu_and_again_on_storage(subscriber, client):
+    keys = hashes("lineage", 3)
+    tokens = [list(range(100 * i, 100 * i + TOKENS)) for i in range(3)]
+    tokens[2][-1] = 2**31 - 1
+    parents = [b"\x07" * 32, keys[0], keys[1]]
+    region = client.data_region
+    for i, block in enumerate(blocks(3, 5)):
+        region[i * BLOCK_BYTES:(i + 1) * BLOCK_BYTES] = block
+    published = client.publish(NAMESPACE, keys, [i * BLOCK_BYTES for i in range(3)], [BLOCK_BYTES] * 3,
+                               parents=parents, token_ids=tokens)
+    assert published.stored == 3
+    events = subscriber.wait_for(lambda ev: set(keys) <= stored(ev, MEDIUM_CPU), "BlockStored CPU with lineage")
+    mine = {e.block_hashes[0]: e for e in events if isinstance(e, BlockStored) and e.medium == MEDIUM_CPU
+            and e.block_hashes[0] in set(keys)}
+    for i, key in enumerate(keys):
+        assert mine[key].parent_block_hash == parents[i]
+        assert mine[key].token_ids == tokens[i]
+        assert mine[key].block_size == TOKENS
+    # a parent alone, tokens alone
+    alone = hashes("lineage-alone", 2)
+    client.publish(NAMESPACE, alone, [0, BLOCK_BYTES], [BLOCK_BYTES] * 2, parents=[keys[2], None],
+                   token_ids=[None, [5] * TOKENS])
+    events = subscriber.wait_for(lambda ev: set(alone) <= stored(ev, MEDIUM_CPU), "BlockStored CPU of partial lineage")
+    got = {e.block_hashes[0]: e for e in events if isinstance(e, BlockStored) and e.block_hashes[0] in set(alone)}
+    assert (got[alone[0]].parent_block_hash, got[alone[0]].token_ids) == (keys[2], [])
+    assert (got[alone[1]].parent_block_hash, got[alone[1]].token_ids) == (None, [5] * TOKENS)
+    # the Manager remembers the lineage: the same blocks written to SSD later carry it too
+    filler = hashes("lineage-filler", 2 * POOL // BLOCK_BYTES)
+    for start in range(0, len(filler), 16):
+        client.put(b"filler", filler[start:start + 16], blocks(len(filler[start:start + 16]), 6))
+    events = subscriber.wait_for(lambda ev: set(keys) <= stored(ev, MEDIUM_STORAGE), "BlockStored STORAGE with lineage")
+    moved = {e.block_hashes[0]: e for e in events if isinstance(e, BlockStored) and e.medium == MEDIUM_STORAGE
+             and e.block_hashes[0] in set(keys)}
+    assert [moved[k].token_ids for k in keys] == tokens
+    assert [moved[k].parent_block_hash for k in keys] == parents
+
+
+def test_a_lineage_past_the_limit_is_refused_and_nothing_stored(client):
+    key = hashes("lineage-too-long", 1)
+    with pytest.raises(OrbitKVError) as refused:
+        client.publish(NAMESPACE, key, [0], [BLOCK_BYTES], token_ids=[[1] * 2049])
+    assert refused.value.code == 6
+    with pytest.raises(OrbitKVError) as refused:
+        client.publish(NAMESPACE, key, [0], [BLOCK_BYTES], parents=[b"p" * 65])
+    assert refused.value.code == 7
+    assert client.lookup(NAMESPACE, key).prefix_len == 0
 
 
 def test_eviction_is_block_removed_on_cpu_and_the_move_to_ssd_block_stored_on_storage(subscriber, client):

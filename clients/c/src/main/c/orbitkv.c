@@ -77,7 +77,7 @@
 /* Request bytes besides the namespace and the keys, and per key besides its hash: upper bounds for every request
  * type, used both to refuse a request and to split a chain (so every split request passes the check). */
 #define REQUEST_FIXED_BYTES 64
-#define REQUEST_KEY_BYTES 14
+#define REQUEST_KEY_BYTES 16
 #define DEFAULT_DATA_REGION_BYTES (64ULL * 1024 * 1024)
 #define DEFAULT_TIMEOUT_MS 10000
 /* How long a wait for the Manager yields before it sleeps: covers the wake-up of a Manager found asleep (tens of
@@ -859,7 +859,7 @@ static int await_locked(okv_client *client, pending *p, int64_t deadline_ns, int
 /* Encoding */
 
 static int check_keys(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
-    uint32_t key_count, int ranges)
+    uint32_t key_count, int ranges, const okv_lineage *lineage)
 {
     if (keys == NULL || (ns == NULL && ns_length > 0))
     {
@@ -889,6 +889,22 @@ static int check_keys(okv_client *client, const uint8_t *ns, uint32_t ns_length,
                 (unsigned long long)keys[i].offset, keys[i].length, (unsigned long long)client->data_region_bytes);
         }
         bytes += REQUEST_KEY_BYTES + keys[i].hash_length;
+        if (lineage != NULL)
+        {
+            if (lineage[i].parent_hash_length > OKV_MAX_HASH_LENGTH ||
+                (lineage[i].parent_hash_length > 0 && lineage[i].parent_hash == NULL))
+            {
+                return fail(client, OKV_S_KEY_TOO_LARGE, "key %u: parent hash of %u bytes, 0..%d allowed", i,
+                    lineage[i].parent_hash_length, OKV_MAX_HASH_LENGTH);
+            }
+            if (lineage[i].token_count > OKV_MAX_TOKENS_PER_BLOCK ||
+                (lineage[i].token_count > 0 && lineage[i].token_ids == NULL))
+            {
+                return fail(client, OKV_S_BATCH_TOO_LARGE, "key %u: %u token ids, 0..%d allowed", i,
+                    lineage[i].token_count, OKV_MAX_TOKENS_PER_BLOCK);
+            }
+            bytes += lineage[i].parent_hash_length + (int64_t)lineage[i].token_count * 4;
+        }
     }
     if (bytes > client->max_request_bytes)
     {
@@ -899,7 +915,7 @@ static int check_keys(okv_client *client, const uint8_t *ns, uint32_t ns_length,
 }
 
 static int32_t encode_publish(okv_client *client, int64_t correlation_id, const uint8_t *ns, uint32_t ns_length,
-    const okv_key *keys, uint32_t key_count)
+    const okv_key *keys, uint32_t key_count, const okv_lineage *lineage)
 {
     struct SBE(messageHeader) hdr;
     struct SBE(publishRequest) req;
@@ -924,6 +940,17 @@ static int32_t encode_publish(okv_client *client, int64_t correlation_id, const 
         SBE(publishRequest_blocks_set_offset)(&blocks, (int64_t)keys[i].offset);
         SBE(publishRequest_blocks_set_length)(&blocks, (int32_t)keys[i].length);
         if (!SBE(publishRequest_blocks_put_hash)(&blocks, (const char *)keys[i].hash, (uint8_t)keys[i].hash_length))
+        {
+            return -1;
+        }
+        /* Both lineage fields go into every entry, empty when the key has none: the Manager walks them all. */
+        const okv_lineage *l = lineage != NULL ? &lineage[i] : NULL;
+        const uint8_t parent_length = l != NULL ? (uint8_t)l->parent_hash_length : 0;
+        const uint16_t token_bytes = l != NULL ? (uint16_t)(l->token_count * 4) : 0;
+        if (!SBE(publishRequest_blocks_put_parentHash)(&blocks,
+            parent_length > 0 ? (const char *)l->parent_hash : "", parent_length) ||
+            !SBE(publishRequest_blocks_put_tokenIds)(&blocks,
+            token_bytes > 0 ? (const char *)l->token_ids : "", token_bytes))
         {
             return -1;
         }
@@ -1026,7 +1053,8 @@ static int32_t encode_read(okv_client *client, int64_t correlation_id, const uin
 
 /* Encode and send one request; on success *out is its pending answer. Caller holds the lock. */
 static int submit_locked(okv_client *client, int op, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
-    uint32_t key_count, int32_t key_base, int pin, int peers, int64_t lease_id, int is_ticket, pending **out)
+    uint32_t key_count, const okv_lineage *lineage, int32_t key_base, int pin, int peers, int64_t lease_id,
+    int is_ticket, pending **out)
 {
     if (!client->attached)
     {
@@ -1034,7 +1062,8 @@ static int submit_locked(okv_client *client, int op, const uint8_t *ns, uint32_t
     }
     if (op != OP_RELEASE)
     {
-        const int status = check_keys(client, ns, ns_length, keys, key_count, op != OP_LOOKUP);
+        const int status = check_keys(client, ns, ns_length, keys, key_count, op != OP_LOOKUP,
+            op == OP_PUBLISH ? lineage : NULL);
         if (status != OKV_OK)
         {
             return status;
@@ -1051,7 +1080,7 @@ static int submit_locked(okv_client *client, int op, const uint8_t *ns, uint32_t
     switch (op)
     {
         case OP_PUBLISH:
-            length = encode_publish(client, correlation_id, ns, ns_length, keys, key_count);
+            length = encode_publish(client, correlation_id, ns, ns_length, keys, key_count, lineage);
             template_id = SBE(publishRequest_sbe_template_id)();
             break;
         case OP_LOOKUP:
@@ -1098,7 +1127,7 @@ static int submit_locked(okv_client *client, int op, const uint8_t *ns, uint32_t
 }
 
 static int call_at(okv_client *client, int op, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
-    uint32_t key_count, int32_t key_base, int pin, int peers, int64_t lease_id, okv_result *result)
+    uint32_t key_count, const okv_lineage *lineage, int32_t key_base, int pin, int peers, int64_t lease_id, okv_result *result)
 {
     if (client == NULL)
     {
@@ -1106,7 +1135,8 @@ static int call_at(okv_client *client, int op, const uint8_t *ns, uint32_t ns_le
     }
     pthread_mutex_lock(&client->lock);
     pending *p = NULL;
-    int status = submit_locked(client, op, ns, ns_length, keys, key_count, key_base, pin, peers, lease_id, 0, &p);
+    int status = submit_locked(client, op, ns, ns_length, keys, key_count, lineage, key_base, pin, peers, lease_id, 0,
+        &p);
     if (status == OKV_OK)
     {
         const int64_t deadline = mono_ns() + client->response_timeout_ms * 1000000LL;
@@ -1123,13 +1153,23 @@ static int call_at(okv_client *client, int op, const uint8_t *ns, uint32_t ns_le
 static int call(okv_client *client, int op, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
     uint32_t key_count, int pin, int peers, int64_t lease_id, okv_result *result)
 {
-    return call_at(client, op, ns, ns_length, keys, key_count, 0, pin, peers, lease_id, result);
+    return call_at(client, op, ns, ns_length, keys, key_count, NULL, 0, pin, peers, lease_id, result);
 }
 
 int okv_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys, uint32_t key_count,
     okv_result *result)
 {
     return call(client, OP_PUBLISH, ns, ns_length, keys, key_count, 0, 0, 0, result);
+}
+
+int okv_publish_lineage(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    const okv_lineage *lineage, uint32_t key_count, okv_result *result)
+{
+    if (client == NULL)
+    {
+        return OKV_E_INVALID_ARGUMENT;
+    }
+    return call_at(client, OP_PUBLISH, ns, ns_length, keys, key_count, lineage, 0, 0, 0, 0, result);
 }
 
 int okv_lookup(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys, uint32_t key_count,
@@ -1249,7 +1289,7 @@ static int chain(okv_client *client, int op, const uint8_t *ns, uint32_t ns_leng
     for (uint32_t start = 0; status == OKV_OK && start < key_count; start += (uint32_t)client->max_keys)
     {
         const uint32_t n = key_count - start < (uint32_t)client->max_keys ? key_count - start : (uint32_t)client->max_keys;
-        status = check_keys(client, ns, ns_length, keys + start, n, op != OP_LOOKUP);
+        status = check_keys(client, ns, ns_length, keys + start, n, op != OP_LOOKUP, NULL);
         if (status == OKV_S_BATCH_TOO_LARGE)
         {
             status = OKV_OK; /* bytes over one request's limit: the split below takes care of that */
@@ -1272,7 +1312,7 @@ static int chain(okv_client *client, int op, const uint8_t *ns, uint32_t ns_leng
         const uint32_t end = chunk_end(client, ns_length, keys, start, key_count);
         const int64_t lease = op == OP_READ && request < lease_count ? lease_ids[request] : 0;
         okv_result *result = &results[request];
-        status = call_at(client, op, ns, ns_length, keys + start, end - start, (int32_t)start, pin, peers, lease,
+        status = call_at(client, op, ns, ns_length, keys + start, end - start, NULL, (int32_t)start, pin, peers, lease,
             result);
         request++;
         if (status != OKV_OK || (op != OP_PUBLISH && result->value < (int64_t)(end - start)))
@@ -1350,7 +1390,7 @@ int okv_read_chain(okv_client *client, const uint8_t *ns, uint32_t ns_length, co
 }
 
 static int submit_ticket(okv_client *client, int op, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
-    uint32_t key_count, int pin, int peers, int64_t lease_id, int64_t *ticket)
+    uint32_t key_count, const okv_lineage *lineage, int pin, int peers, int64_t lease_id, int64_t *ticket)
 {
     if (client == NULL || ticket == NULL)
     {
@@ -1358,7 +1398,8 @@ static int submit_ticket(okv_client *client, int op, const uint8_t *ns, uint32_t
     }
     pthread_mutex_lock(&client->lock);
     pending *p = NULL;
-    const int status = submit_locked(client, op, ns, ns_length, keys, key_count, 0, pin, peers, lease_id, 1, &p);
+    const int status = submit_locked(client, op, ns, ns_length, keys, key_count, lineage, 0, pin, peers, lease_id, 1,
+        &p);
     if (status == OKV_OK)
     {
         p->ticket = ++client->next_ticket;
@@ -1371,19 +1412,25 @@ static int submit_ticket(okv_client *client, int op, const uint8_t *ns, uint32_t
 int okv_submit_lookup(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
     uint32_t key_count, int pin, int peers, int64_t *ticket)
 {
-    return submit_ticket(client, OP_LOOKUP, ns, ns_length, keys, key_count, pin, peers, 0, ticket);
+    return submit_ticket(client, OP_LOOKUP, ns, ns_length, keys, key_count, NULL, pin, peers, 0, ticket);
 }
 
 int okv_submit_read(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
     uint32_t key_count, int64_t lease_id, int64_t *ticket)
 {
-    return submit_ticket(client, OP_READ, ns, ns_length, keys, key_count, 0, 0, lease_id, ticket);
+    return submit_ticket(client, OP_READ, ns, ns_length, keys, key_count, NULL, 0, 0, lease_id, ticket);
 }
 
 int okv_submit_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
     uint32_t key_count, int64_t *ticket)
 {
-    return submit_ticket(client, OP_PUBLISH, ns, ns_length, keys, key_count, 0, 0, 0, ticket);
+    return submit_ticket(client, OP_PUBLISH, ns, ns_length, keys, key_count, NULL, 0, 0, 0, ticket);
+}
+
+int okv_submit_publish_lineage(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    const okv_lineage *lineage, uint32_t key_count, int64_t *ticket)
+{
+    return submit_ticket(client, OP_PUBLISH, ns, ns_length, keys, key_count, lineage, 0, 0, 0, ticket);
 }
 
 static pending *find_ticket(okv_client *client, int64_t ticket)

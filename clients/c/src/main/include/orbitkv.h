@@ -26,6 +26,7 @@ extern "C" {
 #define OKV_MAX_KEYS 512
 #define OKV_MAX_NAMESPACE_LENGTH 256
 #define OKV_MAX_HASH_LENGTH 64
+#define OKV_MAX_TOKENS_PER_BLOCK 2048
 #define OKV_MAX_CLIENT_NAME_LENGTH 128
 #define OKV_MAX_MESSAGE_LENGTH 1024
 /* Asynchronous tickets one client may have outstanding. */
@@ -98,6 +99,17 @@ typedef struct okv_key
     uint64_t offset;              /* publish: source offset; read: destination offset */
 } okv_key;
 
+/* What an engine knows of a published block, passed on in the Manager's KV events (BlockStored's parent_block_hash
+ * and token_ids): the hash of the block before it in its chain and the tokens whose KV it holds. Either may be
+ * absent (length/count 0). */
+typedef struct okv_lineage
+{
+    const uint8_t *parent_hash;
+    uint32_t parent_hash_length;  /* 0..64 */
+    const int32_t *token_ids;
+    uint32_t token_count;         /* 0..OKV_MAX_TOKENS_PER_BLOCK */
+} okv_lineage;
+
 /* A copy of a PEER key on another Manager: a Lookup with the peers flag lists up to 4 per key as a hint; a pinned
  * Lookup with the peers flag and a Read with it list exactly one per PEER key (the source held, or fetched from). */
 typedef struct okv_candidate
@@ -164,6 +176,9 @@ int okv_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length,
     const okv_key *keys, uint32_t key_count, okv_result *result);
 int okv_lookup(okv_client *client, const uint8_t *ns, uint32_t ns_length,
     const okv_key *keys, uint32_t key_count, int pin, int peers, okv_result *result);
+/* okv_publish with one lineage per key (lineage[i] belongs to keys[i]); it counts towards the request's bytes. */
+int okv_publish_lineage(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    const okv_lineage *lineage, uint32_t key_count, okv_result *result);
 /* lease_id 0: a plain read; else a lease of a pinned lookup, released when the read completes. */
 int okv_read(okv_client *client, const uint8_t *ns, uint32_t ns_length,
     const okv_key *keys, uint32_t key_count, int64_t lease_id, okv_result *result);
@@ -207,6 +222,8 @@ int okv_submit_read(okv_client *client, const uint8_t *ns, uint32_t ns_length,
 /* A publish as a ticket: the blocks' ranges must not be written until the ticket completes. */
 int okv_submit_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length,
     const okv_key *keys, uint32_t key_count, int64_t *ticket);
+int okv_submit_publish_lineage(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    const okv_lineage *lineage, uint32_t key_count, int64_t *ticket);
 int okv_poll(okv_client *client, int64_t ticket, okv_result *result);
 int okv_wait(okv_client *client, int64_t ticket, int64_t timeout_ms, okv_result *result);
 
