@@ -15,6 +15,8 @@ MAX_CANDIDATES = 512
 MAX_OWNERS = 32
 MAX_NODE_ID_LENGTH = 64
 E_PENDING = -14
+S_BATCH_TOO_LARGE = 6
+S_KEY_TOO_LARGE = 7
 
 
 class Options(ctypes.Structure):

@@ -1,7 +1,8 @@
 """The KV-events gate: a real Manager with --kv-events-* and an SSD tier; a router's SUB socket decodes its stream with
 the installed vLLM's own `KVEventBatch`. Blocks are published, then pushed out of DRAM onto SSD; every block must be
 announced exactly as the Manager holds it (BlockStored CPU once per publish with the hash as given, BlockRemoved CPU
-and BlockStored STORAGE once per block moved), the sequence must have no gap, and a replay from sequence 0 must
+and BlockStored STORAGE once per block moved, every BlockStored with the parent hash and token ids the block was
+published with), the sequence must have no gap, and a replay from sequence 0 must
 return, batch for batch, what the subscriber received (after AllBlocksCleared). Exit 0 only if it passes.
 
     python events_gate.py [--json FILE]        (scripts/gate events runs it in the engines' venv)
@@ -66,6 +67,12 @@ def run(workdir: str) -> dict:
 
     try:
         keys = [hashlib.sha256(f"gate-{i}".encode()).digest() for i in range(BLOCKS)]
+
+        def parent(i: int) -> bytes | None:
+            return keys[i - 1] if i > 0 else None
+
+        def tokens(i: int) -> list[int]:
+            return list(range(i * TOKENS, (i + 1) * TOKENS))
         filler = [hashlib.sha256(f"gate-filler-{i}".encode()).digest() for i in range(2 * POOL // BLOCK_BYTES)]
         with Client(dir=manager.dir, name="events-gate", data_region_bytes=16 << 20) as client:
             # the subscription is live once a probe block's event arrives (ZMQ's slow joiner)
@@ -76,8 +83,15 @@ def run(workdir: str) -> dict:
                 poll()
                 return received
             wait_until(joined, WAIT_S, "the subscription", interval_s=0.1)
+            # published with their lineage, a chain of TOKENS token ids per block, as the vLLM connector sends it
+            region = client.data_region
             for start in range(0, BLOCKS, 16):
-                client.put(NAMESPACE, keys[start:start + 16], [bytes([i & 0xFF]) * BLOCK_BYTES for i in range(16)])
+                chunk = keys[start:start + 16]
+                for i in range(len(chunk)):
+                    region[i * BLOCK_BYTES:(i + 1) * BLOCK_BYTES] = bytes([i & 0xFF]) * BLOCK_BYTES
+                client.publish(NAMESPACE, chunk, [i * BLOCK_BYTES for i in range(len(chunk))],
+                               [BLOCK_BYTES] * len(chunk), parents=[parent(start + i) for i in range(len(chunk))],
+                               token_ids=[tokens(start + i) for i in range(len(chunk))])
             for start in range(0, len(filler), 16):
                 client.put(b"filler", filler[start:start + 16], [b"f" * BLOCK_BYTES] * 16)
             tiers = client.lookup(NAMESPACE, keys).tiers
@@ -104,6 +118,11 @@ def run(workdir: str) -> dict:
             if isinstance(e, BlockStored) and e.block_hashes[0] in set(keys) and e.block_size != TOKENS:
                 mismatches.append(f"BlockStored with block_size {e.block_size}, expected {TOKENS}")
                 break
+        for e in ev:
+            if isinstance(e, BlockStored) and e.block_hashes[0] in set(keys):
+                i = keys.index(e.block_hashes[0])
+                if e.token_ids != tokens(i) or e.parent_block_hash != parent(i):
+                    mismatches.append(f"block {i}: BlockStored {e.medium} without the lineage it was published with")
         if len(moved) < BLOCKS // 2:
             mismatches.append(f"only {len(moved)} of {BLOCKS} blocks moved to SSD")
         for k in moved:

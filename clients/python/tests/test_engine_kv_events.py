@@ -27,6 +27,7 @@ pytest.importorskip("vllm")
 zmq = pytest.importorskip("zmq")
 msgspec = pytest.importorskip("msgspec")
 
+from kv_subscriber import Subscriber  # noqa: E402
 from orbitkv import Client, OrbitKVError  # noqa: E402
 from vllm.distributed.kv_events import (  # noqa: E402
     AllBlocksCleared,
@@ -52,36 +53,6 @@ def hashes(tag: str, count: int) -> list[bytes]:
 
 def blocks(count: int, seed: int) -> list[bytes]:
     return [bytes([(seed + i) & 0xFF]) * BLOCK_BYTES for i in range(count)]
-
-
-class Subscriber:
-    """A router's SUB socket: every (sequence, batch) received, decoded with vLLM's types."""
-
-    def __init__(self, ctx: zmq.Context, port: int) -> None:
-        self.sock = ctx.socket(zmq.SUB)
-        self.sock.setsockopt_string(zmq.SUBSCRIBE, TOPIC)
-        self.sock.connect(f"tcp://127.0.0.1:{port}")
-        self.decoder = msgspec.msgpack.Decoder(type=KVEventBatch)
-        self.batches: list[tuple[int, KVEventBatch]] = []
-
-    def poll(self) -> None:
-        while self.sock.poll(50):
-            topic, seq, payload = self.sock.recv_multipart()
-            assert topic == TOPIC.encode()
-            self.batches.append((int.from_bytes(seq, "big"), self.decoder.decode(payload)))
-
-    def events(self) -> list:
-        return [event for _, batch in self.batches for event in batch.events]
-
-    def wait_for(self, predicate, what: str) -> list:  # noqa: ANN001
-        def check():
-            self.poll()
-            return predicate(self.events())
-        wait_until(check, WAIT_S, what, interval_s=0.05)
-        return self.events()
-
-    def close(self) -> None:
-        self.sock.close(linger=0)
 
 
 def stored(events: list, medium: str) -> set[bytes]:
@@ -144,7 +115,7 @@ def zctx():
 
 @pytest.fixture(scope="module")
 def subscriber(manager, zctx, ports):
-    sub = Subscriber(zctx, ports[0])
+    sub = Subscriber(zctx, ports[0], TOPIC)
     # ZMQ's slow joiner: publish a probe until the subscription is seen, so that nothing of the tests is lost
     with Client(dir=manager.dir, name="kv-events-probe", data_region_bytes=4 << 20) as client:
         probe = hashes("probe", 64)
@@ -272,7 +243,7 @@ def test_an_ssd_eviction_is_block_removed_on_storage_after_its_block_stored(subs
 
 
 def test_a_late_subscriber_recovers_the_gap_by_replay(manager, subscriber, client, zctx, ports):
-    late = Subscriber(zctx, ports[0])
+    late = Subscriber(zctx, ports[0], TOPIC)
     try:
         keys = hashes("gap", 3)
         probes = iter(hashes("late-probe", 300))
@@ -362,7 +333,7 @@ def cluster(tmp_path_factory, zctx):
 
 def test_a_block_fetched_from_a_peer_and_admitted_is_block_stored_on_cpu(cluster, zctx):
     a, b, port = cluster
-    sub = Subscriber(zctx, port)
+    sub = Subscriber(zctx, port, TOPIC)
     try:
         keys = hashes("peer", 4)
         with Client(dir=a.dir, name="kv-events-source", data_region_bytes=4 << 20) as source:

@@ -7,6 +7,7 @@ Run by scripts/test through the engines' venv: `$(scripts/engines --python) -m p
 from __future__ import annotations
 
 import os
+import time
 import types
 
 import pytest
@@ -27,6 +28,7 @@ BLOCK_BYTES = 2 * 4 * BLOCK * 2 * 64 * 2
 PROMPT = 700                      # 5 full blocks before the block holding the last token
 FULL = (PROMPT - 1) // BLOCK
 POOL = 16 << 20
+EVENTS_TOPIC = "vllm-connector-test"
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +37,14 @@ def workdir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def manager(workdir):
-    m = Manager(okv_procs.shm_dir("pytest"), os.path.join(workdir, "manager.log"), "--pool-bytes", str(POOL))
+def events_port():
+    return okv_procs.free_port()
+
+
+@pytest.fixture(scope="module")
+def manager(workdir, events_port):
+    m = Manager(okv_procs.shm_dir("pytest"), os.path.join(workdir, "manager.log"), "--pool-bytes", str(POOL),
+                "--kv-events-endpoint", f"tcp://*:{events_port}", "--kv-events-topic", EVENTS_TOPIC)
     yield m
     m.stop()
     okv_procs.remove_tree(m.dir)
@@ -212,6 +220,41 @@ def test_restores_its_own_blocks_once_vllm_dropped_them(engine, manager):
     assert warm["cached"] == FULL * BLOCK
     assert after["loaded_blocks"] - before.get("loaded_blocks", 0) == FULL
     assert_no_pins(manager)
+
+
+def test_saved_blocks_go_out_in_the_kv_events_with_their_tokens_and_parents(engine, manager, events_port):
+    zmq = pytest.importorskip("zmq")
+    from kv_subscriber import Subscriber
+    from vllm.distributed.kv_events import BlockStored
+
+    ctx = zmq.Context()
+    sub = Subscriber(ctx, events_port, EVENTS_TOPIC)
+    try:
+        # ZMQ's slow joiner: serve prompts until the subscriber sees a save, then judge a fresh prompt's saves
+        def seen():
+            run(engine, fresh())
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                sub.poll()
+                if any(isinstance(e, BlockStored) for e in sub.events()):
+                    return True
+            return False
+        wait_until(seen, 90, "the subscription to see a save", interval_s=0)
+        tokens = fresh()
+        run(engine, tokens)
+        expected = [tuple(tokens[j * BLOCK:(j + 1) * BLOCK]) for j in range(FULL)]
+
+        def saved(events):
+            by_tokens = {tuple(e.token_ids): e for e in events if isinstance(e, BlockStored) and e.token_ids}
+            return [by_tokens[t] for t in expected] if all(t in by_tokens for t in expected) else None
+        chain = saved(sub.wait_for(saved, "BlockStored of the saved blocks with their tokens"))
+    finally:
+        sub.close()
+        ctx.term()
+    assert chain[0].parent_block_hash is None, "a request's first block has no parent"
+    for j in range(1, FULL):
+        assert chain[j].parent_block_hash == chain[j - 1].block_hashes[0]
+    assert all(e.block_size == BLOCK and e.medium == "CPU" and len(e.block_hashes) == 1 for e in chain)
 
 
 def test_evicted_blocks_are_recomputed(engine, manager):

@@ -28,6 +28,7 @@ class Settings:
     region_blocks: int = 64
     peers: bool = True
     save: bool = True
+    lineage: bool = True
     load: bool = True
     save_timeout_ms: int = 500
     load_timeout_ms: int = 10_000
@@ -47,6 +48,7 @@ class Settings:
                 region_blocks=int(extra.get("region_blocks", 64)),
                 peers=_flag(extra.get("peers", True)),
                 save=_flag(extra.get("save", True)),
+                lineage=_flag(extra.get("lineage", True)),
                 load=_flag(extra.get("load", True)),
                 save_timeout_ms=int(extra.get("save_timeout_ms", 500)),
                 load_timeout_ms=int(extra.get("load_timeout_ms", 10_000)),

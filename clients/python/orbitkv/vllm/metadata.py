@@ -12,13 +12,17 @@ class BlockRun:
     """Blocks of one request: OrbitKV keys (vLLM's block hashes) and the vLLM block ids they are copied to or from.
 
     A load carries the lease of the scheduler's pinned lookup (one id per lookup request of the chain), which the
-    worker's Read takes over from the scheduler's client and the Manager releases when the Read completes.
+    worker's Read takes over from the scheduler's client and the Manager releases when the Read completes. A save
+    may carry the blocks' lineage for the Manager's KV events: the hash of the block before the first (None for a
+    request's first block) and the run's token ids, block_size per block.
     """
 
     req_id: str
     hashes: list[bytes]
     block_ids: list[int]
     lease_ids: tuple[int, ...] = ()
+    parent: bytes | None = None
+    token_ids: list[int] | None = None
 
 
 @dataclass

@@ -123,8 +123,11 @@ class OrbitKVScheduler:
                 if full <= start:
                     continue
                 block_ids = self._kv_cache_manager.get_block_ids(rid)[0]
-                meta.saves.append(BlockRun(rid, [bytes(h) for h in request.block_hashes[start:full]],
-                                           list(block_ids[start:full])))
+                run = BlockRun(rid, [bytes(h) for h in request.block_hashes[start:full]], list(block_ids[start:full]))
+                if self._settings.lineage:
+                    run.parent = bytes(request.block_hashes[start - 1]) if start > 0 else None
+                    run.token_ids = list(request.all_token_ids[start * bs:full * bs])
+                meta.saves.append(run)
                 self._save_from[rid] = full
         return meta
 

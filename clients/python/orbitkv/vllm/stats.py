@@ -15,6 +15,7 @@ COUNTERS = (
     "lookups", "hit_blocks", "hit_tokens", "tier_LOCAL", "tier_SSD", "tier_PEER", "tier_PEER_SSD",
     "loaded_blocks", "load_bytes", "load_seconds", "load_errors",
     "saved_blocks", "save_resident_blocks", "save_bytes", "save_seconds", "save_timeouts", "save_skipped_blocks",
+    "lineage_dropped_blocks",
     "leases_released", "manager_unavailable", "errors",
 )
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from .. import Client, OrbitKVError, Ticket
+from .. import Client, OrbitKVError, Ticket, _native
 from .config import Identity, Settings
 from .link import ManagerLink
 from .metadata import BlockRun, OrbitKVMetadata, OrbitKVWorkerMeta
@@ -175,9 +175,10 @@ class OrbitKVWorker:
                 return
             hashes = [h for run in meta.saves for h in run.hashes]
             block_ids = [b for run in meta.saves for b in run.block_ids]
+            lineage = _lineage(meta.saves, self._ident.block_size)
             for first in range(0, len(hashes), self._settings.region_blocks):
                 chunk = slice(first, first + self._settings.region_blocks)
-                if not self._save(client, hashes[chunk], block_ids[chunk], deadline):
+                if not self._save(client, hashes[chunk], block_ids[chunk], lineage and lineage[chunk], deadline):
                     self._stats.add("save_skipped_blocks", max(0, len(hashes) - first - self._settings.region_blocks))
                     return
         except OrbitKVError as error:
@@ -195,12 +196,14 @@ class OrbitKVWorker:
         self._save_ticket = None
         return True
 
-    def _save(self, client: Client, hashes: list[bytes], block_ids: list[int], deadline: float) -> bool:
+    def _save(self, client: Client, hashes: list[bytes], block_ids: list[int],
+              lineage: list[tuple[bytes | None, list[int] | None]] | None, deadline: float) -> bool:
         started = time.perf_counter()
         # blocks another engine (or an earlier request) published already are not copied again
         resident = client.lookup(self._ident.namespace, hashes).prefix_len
         self._stats.add("save_resident_blocks", resident)
         hashes, block_ids = hashes[resident:], block_ids[resident:]
+        lineage = lineage[resident:] if lineage else None
         if not hashes:
             return True
         count = len(hashes)
@@ -213,8 +216,19 @@ class OrbitKVWorker:
             if layer.block_dim:
                 source = source.movedim(layer.block_dim, 0)
             self._layer_view(blocks, layer).copy_(source)
-        ticket = client.submit_publish(self._ident.namespace, hashes, [(first + i) * size for i in range(count)],
-                                       [size] * count)
+        offsets, lengths = [(first + i) * size for i in range(count)], [size] * count
+        ticket = None
+        if lineage:
+            try:
+                ticket = client.submit_publish(self._ident.namespace, hashes, offsets, lengths,
+                                               parents=[p for p, _ in lineage], token_ids=[t for _, t in lineage])
+            except OrbitKVError as error:
+                if error.code not in (_native.S_BATCH_TOO_LARGE, _native.S_KEY_TOO_LARGE):
+                    raise
+                # the lineage does not fit one request: the blocks are published without it
+                self._stats.add("lineage_dropped_blocks", count)
+        if ticket is None:
+            ticket = client.submit_publish(self._ident.namespace, hashes, offsets, lengths)
         wait_ms = max(1, int((deadline - time.perf_counter()) * 1000))
         try:
             published = client.wait(ticket, timeout_ms=wait_ms)
@@ -247,3 +261,16 @@ class OrbitKVWorker:
     def shutdown(self) -> None:
         if self._link is not None:
             self._link.close()
+
+
+def _lineage(saves: list[BlockRun], block_size: int) -> list[tuple[bytes | None, list[int] | None]] | None:
+    """Per saved block, in the order of the saves' hashes: its parent hash and its token ids, for the KV events."""
+    if not any(run.token_ids is not None for run in saves):
+        return None
+    lineage: list[tuple[bytes | None, list[int] | None]] = []
+    for run in saves:
+        for j in range(len(run.hashes)):
+            parent = run.parent if j == 0 else run.hashes[j - 1]
+            tokens = run.token_ids[j * block_size:(j + 1) * block_size] if run.token_ids is not None else None
+            lineage.append((parent, tokens))
+    return lineage

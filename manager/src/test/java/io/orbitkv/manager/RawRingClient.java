@@ -241,6 +241,20 @@ final class RawRingClient implements AutoCloseable
         return correlationId;
     }
 
+    long publish(
+        final String namespace,
+        final long[] offsets,
+        final int[] lengths,
+        final byte[][] hashes,
+        final byte[][] parents,
+        final int[][] tokenIds)
+    {
+        final long correlationId = nextCorrelationId();
+        send(RequestFrames.publish(frame, headerEncoder, clientId, correlationId, namespace, offsets, lengths, hashes,
+            parents, tokenIds));
+        return correlationId;
+    }
+
     long lookup(final String namespace, final boolean pin, final byte[][] hashes)
     {
         return lookup(namespace, pin ? 1 : 0, hashes);

@@ -560,13 +560,18 @@ class SteadyStateAllocationTest
         final long[] dst = layout.dst();
         final int[] lengths = layout.lengths();
         final int[] capacities = lengths.clone();
+        // Every block carries a lineage, as the vLLM connector's do: the ring hands it to the KV events too.
+        final byte[][] parents = new byte[KEYS][];
+        final int[][] tokenIds = new int[KEYS][];
         for (int round = start; round < start + rounds; round++)
         {
             for (int i = 0; i < KEYS; i++)
             {
                 hashes[i] = RawRingClient.hash(round * KEYS + i);
+                parents[i] = 0 == i ? null : hashes[i - 1];
+                tokenIds[i] = LINEAGE_TOKENS;
             }
-            assertEquals(KEYS, client.awaitReply(client.publish(NS, offsets, lengths, hashes)).value());
+            assertEquals(KEYS, client.awaitReply(client.publish(NS, offsets, lengths, hashes, parents, tokenIds)).value());
             assertEquals(KEYS, client.awaitReply(client.lookup(NS, false, hashes)).value());
             assertEquals(KEYS, client.awaitReply(client.read(NS, 0, dst, capacities, hashes)).value());
         }
@@ -576,6 +581,8 @@ class SteadyStateAllocationTest
      * Where each of a round's {@link #KEYS} blocks sits in the engine's data region: published from the first 4 MB
      * (filled once with a pattern), read back into the next 4 MB.
      */
+    private static final int[] LINEAGE_TOKENS = new int[16];
+
     private record RoundLayout(long[] offsets, long[] dst, int[] lengths)
     {
         static RoundLayout filled(final RawRingClient client)

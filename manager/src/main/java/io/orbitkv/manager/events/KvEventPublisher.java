@@ -42,6 +42,13 @@ final class KvEventPublisher implements Agent
     static final int REPLAY_REQUEST_FRAMES = 3;
     /** Frames read from one request before it is refused as malformed. */
     static final int MAX_REPLAY_REQUEST_FRAMES = 8;
+    /** Frames of one replayed batch: identity, delimiter, topic, sequence, payload. */
+    static final int REPLAY_ANSWER_FRAMES = 5;
+    /**
+     * What the ROUTER socket queues before it drops: the answers to one cycle's requests, every kept batch and the end
+     * marker each, whether the socket counts messages or frames; past it a slow requester loses the tail of an answer.
+     */
+    static final int REPLAY_HIGH_WATER_MARK = MAX_REPLAY_REQUESTS_PER_CYCLE * (REPLAY_BATCHES + 1) * REPLAY_ANSWER_FRAMES;
     /** Messages the PUB socket queues for a slow subscriber before it drops (vLLM's default high-water mark). */
     static final int PUB_HIGH_WATER_MARK = 100_000;
     /** The replay answer's end marker, sequence -1. */
@@ -126,6 +133,7 @@ final class KvEventPublisher implements Agent
             {
                 replay = zmq.createSocket(SocketType.ROUTER);
                 replay.setLinger(0);
+                replay.setSndHWM(REPLAY_HIGH_WATER_MARK);
                 replay.bind(replayEndpoint);
                 boundReplayEndpoint = replay.getLastEndpoint();
             }

@@ -253,8 +253,7 @@ class KvEventsTest
 
         final ZContext zmq = new ZContext(1);
         closeables.add(zmq);
-        final ZMQ.Socket dealer = zmq.createSocket(SocketType.DEALER);
-        dealer.connect(publisher.boundReplayEndpoint());
+        final ZMQ.Socket dealer = connectedDealer(zmq, publisher.boundReplayEndpoint());
 
         // From 0: only the last REPLAY_BATCHES are kept, so the answer starts past the oldest ones.
         final List<Long> all = replay(publisher, dealer, 0);
@@ -280,6 +279,33 @@ class KvEventsTest
         assertEquals(List.of((long)batches - 1), replay(publisher, dealer, batches - 1), "still serving");
     }
 
+    /**
+     * A DEALER whose connection has finished its handshake. Under load a JeroMQ connect now and then never completes
+     * (seen here on a 2-core VM running other builds); a fresh socket does, so a stalled attempt is replaced.
+     */
+    private static ZMQ.Socket connectedDealer(final ZContext zmq, final String endpoint)
+    {
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        for (int attempt = 0; ; attempt++)
+        {
+            final ZMQ.Socket dealer = zmq.createSocket(SocketType.DEALER);
+            final ZMQ.Socket monitor = zmq.createSocket(SocketType.PAIR);
+            final String monitorEndpoint = "inproc://replay-dealer-" + attempt;
+            dealer.monitor(monitorEndpoint, ZMQ.EVENT_HANDSHAKE_PROTOCOL);
+            monitor.connect(monitorEndpoint);
+            monitor.setReceiveTimeOut(2_000);
+            dealer.connect(endpoint);
+            final ZMQ.Event handshake = ZMQ.Event.recv(monitor);
+            zmq.destroySocket(monitor);
+            if (null != handshake && ZMQ.EVENT_HANDSHAKE_PROTOCOL == handshake.getEvent())
+            {
+                return dealer;
+            }
+            zmq.destroySocket(dealer);
+            assertTrue(System.nanoTime() < deadline, "no replay connection after " + (attempt + 1) + " attempts");
+        }
+    }
+
     private List<Long> replay(final KvEventPublisher publisher, final ZMQ.Socket dealer, final long start)
     {
         dealer.sendMore(new byte[0]);
@@ -292,7 +318,9 @@ class KvEventsTest
             final byte[] empty = dealer.recv(ZMQ.DONTWAIT);
             if (null == empty)
             {
-                assertTrue(System.nanoTime() < deadline, "no end marker in time");
+                assertTrue(System.nanoTime() < deadline, "no end marker in time after " + sequences + ", served " +
+                    counters.get(KvEventCounter.REPLAY_REQUESTS_SERVED).get() + ", refused " +
+                    counters.get(KvEventCounter.REPLAY_REQUESTS_REFUSED).get());
                 Thread.onSpinWait();
                 continue;
             }
