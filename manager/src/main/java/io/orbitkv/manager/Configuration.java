@@ -385,6 +385,13 @@ public final class Configuration
     public static final String SSD_BYTES_PROP_NAME = "orbitkv.manager.ssd.bytes";
     public static final long SSD_BYTES_DEFAULT = 16L << 30;
 
+    /** Whether engines may map the pool and write the blocks of their saves into slots they reserved. */
+    public static final String ENGINE_POOL_ACCESS_PROP_NAME = "orbitkv.manager.engine.pool.access";
+    public static final EnginePoolAccess ENGINE_POOL_ACCESS_DEFAULT = EnginePoolAccess.NONE;
+
+    /** Pool slots one client may hold reserved (Prepared, not yet Committed) at a time. */
+    public static final int MAX_RESERVED_BLOCKS_PER_CLIENT = 1024;
+
     public static final String SSD_ADMISSION_PROP_NAME = "orbitkv.manager.ssd.admission";
     public static final SsdAdmission SSD_ADMISSION_DEFAULT = SsdAdmission.ON_EVICT;
 
@@ -422,6 +429,20 @@ public final class Configuration
         BUILTIN,
         /** Mooncake Transfer Engine through its C API, loaded from {@code --te-library}. */
         MOONCAKE
+    }
+
+    /**
+     * What engines may do with the Manager's pool memory.
+     */
+    public enum EnginePoolAccess
+    {
+        /** Nothing: blocks reach the pool only through Publish's copy (default). */
+        NONE,
+        /**
+         * The pool is a shared file the engines map read-write; Prepare reserves slots they write into, Commit seals
+         * them. An engine can then write anywhere in the pool: only for engines the operator trusts.
+         */
+        WRITE_RESERVED
     }
 
     /**
@@ -1017,6 +1038,22 @@ public final class Configuration
         {
             throw invalid(name, "an integer", value);
         }
+    }
+
+    public static EnginePoolAccess enginePoolAccess()
+    {
+        final String value = System.getProperty(ENGINE_POOL_ACCESS_PROP_NAME);
+        return null == value ? ENGINE_POOL_ACCESS_DEFAULT : parseEnginePoolAccess(ENGINE_POOL_ACCESS_PROP_NAME, value);
+    }
+
+    public static EnginePoolAccess parseEnginePoolAccess(final String name, final String value)
+    {
+        return switch (value.trim().toLowerCase(Locale.ROOT))
+        {
+            case "none" -> EnginePoolAccess.NONE;
+            case "write-reserved", "write_reserved" -> EnginePoolAccess.WRITE_RESERVED;
+            default -> throw invalid(name, "none or write-reserved", value);
+        };
     }
 
     public static SsdAdmission parseSsdAdmission(final String value)

@@ -173,8 +173,12 @@ public final class Manager implements AutoCloseable
         final ManagerErrorHandler errorHandler =
             new ManagerErrorHandler(errorLog, systemCounters.get(SystemCounterDescriptor.ERRORS), System.err);
 
-        // design: one off-heap pool, 2 MiB aligned, MADV_HUGEPAGE before first touch.
-        poolRegion = HugePageMemory.mapAnonymous(ctx.poolBytes(), true);
+        // design: one off-heap pool, 2 MiB aligned, MADV_HUGEPAGE before first touch. Engines that write their saves
+        // straight into the pool map it too, so then it is a shared file in the Manager's directory.
+        poolRegion = null == ctx.poolFile() ? HugePageMemory.mapAnonymous(ctx.poolBytes(), true) :
+            HugePageMemory.mapSharedFile(ctx.poolFile().getAbsolutePath(), ctx.poolBytes(), true);
+        CncFileDescriptor.poolAccess(header, null == ctx.poolFile() ? CncFileDescriptor.POOL_ACCESS_NONE :
+            CncFileDescriptor.POOL_ACCESS_WRITE_RESERVED);
         // Started before the rest of start-up so a background touch is already ahead when the first publish lands.
         poolToucher = new PoolToucher(
             poolRegion,
@@ -600,6 +604,11 @@ public final class Manager implements AutoCloseable
             cncBuffer = null;
         }
         CloseHelper.quietClose(doorbell);
+        if (null != ctx.poolFile())
+        {
+            // Engines still mapping it keep their pages; the name goes so that nothing new maps a dead pool.
+            IoUtil.deleteIfExists(ctx.poolFile());
+        }
         if (ownsDirectory)
         {
             IoUtil.deleteIfExists(ctx.cncFile());

@@ -73,6 +73,7 @@ public final class ManagerContext
     private File ssdDir = Configuration.ssdDir();
     private long ssdBytes = Configuration.ssdBytes();
     private Configuration.SsdAdmission ssdAdmission = Configuration.ssdAdmission();
+    private Configuration.EnginePoolAccess enginePoolAccess = Configuration.enginePoolAccess();
     private boolean ssdPromote = Configuration.ssdPromote();
     private int ssdQueueDepth = Configuration.ssdQueueDepth();
     private Configuration.SsdBackendChoice ssdBackend = Configuration.ssdBackend();
@@ -194,6 +195,7 @@ public final class ManagerContext
                 maxBlockBytes + ")");
             check(ssdQueueDepth >= 1 && ssdQueueDepth <= 4096, "--ssd-queue-depth must be in [1, 4096]: " + ssdQueueDepth);
             check(null != ssdAdmission, "--ssd-admission must be on-evict, on-publish or off");
+            check(null != enginePoolAccess, "--engine-pool-access must be none or write-reserved");
             check(null != ssdBackend, "--ssd-backend must be auto, io_uring or filechannel");
             check(null != ssdBackendSupplier, "an SSD backend supplier must be set");
             final long minStaging = BitUtil.align((long)maxBlockBytes, (int)Configuration.POOL_BYTES_ALIGNMENT);
@@ -532,6 +534,26 @@ public final class ManagerContext
     {
         this.ssdBytes = ssdBytes;
         return this;
+    }
+
+    public Configuration.EnginePoolAccess enginePoolAccess()
+    {
+        return enginePoolAccess;
+    }
+
+    public ManagerContext enginePoolAccess(final Configuration.EnginePoolAccess enginePoolAccess)
+    {
+        this.enginePoolAccess = enginePoolAccess;
+        return this;
+    }
+
+    /**
+     * @return the pool's shared file when engines may map it, else null.
+     */
+    public File poolFile()
+    {
+        return Configuration.EnginePoolAccess.WRITE_RESERVED == enginePoolAccess ?
+            new File(dir, io.orbitkv.codecs.cnc.CncFileDescriptor.POOL_FILE_NAME) : null;
     }
 
     public Configuration.SsdAdmission ssdAdmission()

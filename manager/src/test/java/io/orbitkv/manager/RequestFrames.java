@@ -1,9 +1,11 @@
 package io.orbitkv.manager;
 
 import io.orbitkv.codecs.engine.AttachRequestEncoder;
+import io.orbitkv.codecs.engine.CommitRequestEncoder;
 import io.orbitkv.codecs.engine.DetachRequestEncoder;
 import io.orbitkv.codecs.engine.LookupRequestEncoder;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
+import io.orbitkv.codecs.engine.PrepareRequestEncoder;
 import io.orbitkv.codecs.engine.PublishRequestEncoder;
 import io.orbitkv.codecs.engine.ReadRequestEncoder;
 import io.orbitkv.codecs.engine.ReleaseRequestEncoder;
@@ -111,6 +113,47 @@ public final class RequestFrames
         encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
         headerEncoder.version(3);
         encoder.blocksCount(1).next().offset(offset).length(length).putHash(hash, 0, hash.length);
+        final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
+        encoder.putKeyNamespace(ns, 0, ns.length);
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+    }
+
+    public static int prepare(
+        final MutableDirectBuffer frame,
+        final MessageHeaderEncoder headerEncoder,
+        final long clientId,
+        final long correlationId,
+        final String namespace,
+        final int[] lengths,
+        final byte[][] hashes)
+    {
+        final PrepareRequestEncoder encoder = new PrepareRequestEncoder();
+        encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
+        final PrepareRequestEncoder.BlocksEncoder blocks = encoder.blocksCount(hashes.length);
+        for (int i = 0; i < hashes.length; i++)
+        {
+            blocks.next().length(lengths[i]).putHash(hashes[i], 0, hashes[i].length);
+        }
+        final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
+        encoder.putKeyNamespace(ns, 0, ns.length);
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+    }
+
+    public static int commit(
+        final MutableDirectBuffer frame,
+        final MessageHeaderEncoder headerEncoder,
+        final long clientId,
+        final long correlationId,
+        final String namespace,
+        final byte[][] hashes)
+    {
+        final CommitRequestEncoder encoder = new CommitRequestEncoder();
+        encoder.wrapAndApplyHeader(frame, 0, headerEncoder).clientId(clientId).correlationId(correlationId);
+        final CommitRequestEncoder.KeysEncoder keys = encoder.keysCount(hashes.length);
+        for (final byte[] hash : hashes)
+        {
+            keys.next().putHash(hash, 0, hash.length);
+        }
         final byte[] ns = namespace.getBytes(StandardCharsets.US_ASCII);
         encoder.putKeyNamespace(ns, 0, ns.length);
         return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();

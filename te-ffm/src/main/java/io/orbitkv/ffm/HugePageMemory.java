@@ -1,6 +1,7 @@
 package io.orbitkv.ffm;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
@@ -106,6 +107,87 @@ public final class HugePageMemory
         }
 
         return new MappedRegion(address, length, hugePageAdvised, hugePageAdviceErrno);
+    }
+
+    /**
+     * Map a new shared file of at least {@code bytes} (rounded up to {@link #HUGE_PAGE_SIZE}) read-write at a
+     * 2 MiB-aligned address, so that other processes can map the same memory: the file is created (or truncated) with
+     * mode 0600 and sized sparse; its pages are allocated as they are touched. With {@code hugePages} the mapping is
+     * advised {@code MADV_HUGEPAGE}, which takes effect only where the kernel allows huge pages for shared memory
+     * ({@code /sys/kernel/mm/transparent_hugepage/shmem_enabled}); a refusal is recorded, not thrown.
+     *
+     * @param path      the file, on tmpfs for memory.
+     * @param bytes     wanted length, positive.
+     * @param hugePages whether to ask for transparent huge pages.
+     * @return the mapped region, to be closed by the caller (the file stays until the caller deletes it).
+     * @throws NativeCallException naming the failed call and the errno.
+     */
+    public static MappedRegion mapSharedFile(final String path, final long bytes, final boolean hugePages)
+    {
+        if (bytes <= 0 || bytes > Long.MAX_VALUE - 2 * HUGE_PAGE_SIZE)
+        {
+            throw new IllegalArgumentException("bytes must be in (0, " + (Long.MAX_VALUE - 2 * HUGE_PAGE_SIZE) +
+                "]: " + bytes);
+        }
+        final long length = alignUp(bytes, HUGE_PAGE_SIZE);
+        final CallState state = new CallState();
+        final int fd;
+        try (Arena arena = Arena.ofConfined())
+        {
+            fd = LibC.open(state, arena.allocateFrom(path),
+                LibC.O_RDWR | LibC.O_CREAT | LibC.O_TRUNC | LibC.O_CLOEXEC, 0600);
+        }
+        if (fd < 0)
+        {
+            throw new NativeCallException("open(" + path + ", O_RDWR|O_CREAT|O_TRUNC)", state.errno());
+        }
+        try
+        {
+            if (LibC.ftruncate(state, fd, length) != 0)
+            {
+                throw new NativeCallException("ftruncate(" + path + ", " + length + ")", state.errno());
+            }
+            // An aligned reservation first, then the file mapped over its aligned part.
+            final long reserveLength = length + HUGE_PAGE_SIZE;
+            final MemorySegment reserved = LibC.mmap(state, MemorySegment.NULL, reserveLength, LibC.PROT_NONE,
+                LibC.MAP_PRIVATE | LibC.MAP_ANONYMOUS | LibC.MAP_NORESERVE, -1, 0);
+            final long reservedAddress = reserved.address();
+            if (reservedAddress == LibC.MAP_FAILED)
+            {
+                throw new NativeCallException("mmap(length=" + reserveLength + ", PROT_NONE reservation)",
+                    state.errno());
+            }
+            final long address = alignUp(reservedAddress, HUGE_PAGE_SIZE);
+            final MemorySegment mapped = LibC.mmap(state, MemorySegment.ofAddress(address), length,
+                LibC.PROT_READ | LibC.PROT_WRITE, LibC.MAP_SHARED | LibC.MAP_FIXED, fd, 0);
+            if (mapped.address() == LibC.MAP_FAILED)
+            {
+                final int errno = state.errno();
+                LibC.munmap(state, reserved, reserveLength);
+                throw new NativeCallException("mmap(" + path + ", length=" + length + ", MAP_SHARED|MAP_FIXED)", errno);
+            }
+            final long headLength = address - reservedAddress;
+            unmapSlack(state, reservedAddress, reserveLength, reservedAddress, headLength);
+            unmapSlack(state, reservedAddress, reserveLength, address + length, reserveLength - headLength - length);
+            boolean hugePageAdvised = false;
+            int hugePageAdviceErrno = 0;
+            if (hugePages)
+            {
+                if (LibC.madvise(state, MemorySegment.ofAddress(address), length, LibC.MADV_HUGEPAGE) == 0)
+                {
+                    hugePageAdvised = true;
+                }
+                else
+                {
+                    hugePageAdviceErrno = state.errno();
+                }
+            }
+            return new MappedRegion(address, length, hugePageAdvised, hugePageAdviceErrno);
+        }
+        finally
+        {
+            LibC.close(state, fd);
+        }
     }
 
     /**

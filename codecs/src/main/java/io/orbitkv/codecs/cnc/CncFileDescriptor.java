@@ -31,6 +31,8 @@ import org.agrona.concurrent.status.CountersReader;
  *     | maxRequestBytes      int32  |
  *     | maxDataRegionBytes   int64  |
  *     | poolBytes            int64  |
+ *  96 | poolAccess           int32  | {@link #POOL_ACCESS_NONE} or {@link #POOL_ACCESS_WRITE_RESERVED}: engines then
+ *     |                             | map {@link #POOL_FILE_NAME} of the Manager's directory read-write
  *     | (zero up to offset 128)     |
  * 128 | agentState           int32  | {@link #AGENT_AWAKE}, {@link #AGENT_SLEEPING} or {@link #AGENT_RUNG}; a cache
  *     |                             | line of its own: engines read it after every request
@@ -95,7 +97,15 @@ public final class CncFileDescriptor
     public static final int MAX_REQUEST_BYTES_OFFSET = 76;
     public static final int MAX_DATA_REGION_BYTES_OFFSET = 80;
     public static final int POOL_BYTES_OFFSET = 88;
+    public static final int POOL_ACCESS_OFFSET = 96;
     public static final int AGENT_STATE_OFFSET = 128;
+
+    /** poolAccess: engines have no access to the pool (0, what a Manager that predates the field leaves). */
+    public static final int POOL_ACCESS_NONE = 0;
+    /** poolAccess: engines map the pool file read-write and write into the slots their Prepare reserved. */
+    public static final int POOL_ACCESS_WRITE_RESERVED = 1;
+    /** The pool's shared file in the Manager's directory, when engines may map it. */
+    public static final String POOL_FILE_NAME = "pool.dat";
 
     /** agentState: the Manager's agent is running duty cycles; engines do nothing more after a request. */
     public static final int AGENT_AWAKE = 0;
@@ -386,6 +396,26 @@ public final class CncFileDescriptor
         header.putLong(MAX_DATA_REGION_BYTES_OFFSET, maxDataRegionBytes);
         header.putLong(POOL_BYTES_OFFSET, poolBytes);
         header.putIntVolatile(AGENT_STATE_OFFSET, AGENT_AWAKE);
+    }
+
+    /**
+     * Say whether engines may map the pool; before {@link #signalReady(AtomicBuffer)}.
+     *
+     * @param header     the header buffer.
+     * @param poolAccess {@link #POOL_ACCESS_NONE} or {@link #POOL_ACCESS_WRITE_RESERVED}.
+     */
+    public static void poolAccess(final AtomicBuffer header, final int poolAccess)
+    {
+        header.putInt(POOL_ACCESS_OFFSET, poolAccess);
+    }
+
+    /**
+     * @param header the header buffer.
+     * @return {@link #POOL_ACCESS_NONE} or {@link #POOL_ACCESS_WRITE_RESERVED}.
+     */
+    public static int poolAccess(final DirectBuffer header)
+    {
+        return header.getInt(POOL_ACCESS_OFFSET);
     }
 
     public static void signalReady(final AtomicBuffer header)

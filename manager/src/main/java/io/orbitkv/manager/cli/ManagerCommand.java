@@ -134,6 +134,10 @@ public final class ManagerCommand implements Callable<Integer>
         new Setting("--ssd-bytes", Configuration.SSD_BYTES_PROP_NAME,
             Configuration.sizeText(Configuration.SSD_BYTES_DEFAULT), Configuration::ssdBytes,
             (c, ctx, flag) -> ctx.ssdBytes(Configuration.parseSize(flag, c.ssdBytes))),
+        new Setting("--engine-pool-access", Configuration.ENGINE_POOL_ACCESS_PROP_NAME,
+            Configuration.ENGINE_POOL_ACCESS_DEFAULT.name().toLowerCase(Locale.ROOT).replace('_', '-'),
+            Configuration::enginePoolAccess,
+            (c, ctx, flag) -> ctx.enginePoolAccess(Configuration.parseEnginePoolAccess(flag, c.enginePoolAccess))),
         new Setting("--ssd-admission", Configuration.SSD_ADMISSION_PROP_NAME,
             Configuration.SSD_ADMISSION_DEFAULT.name().toLowerCase(Locale.ROOT).replace('_', '-'),
             Configuration::ssdAdmission,
@@ -339,6 +343,11 @@ public final class ManagerCommand implements Callable<Integer>
 
     @Option(names = "--ssd-bytes", description = "SSD tier capacity, rounded down to 2m (default: ${DEFAULT-VALUE}).")
     String ssdBytes;
+
+    @Option(names = "--engine-pool-access", description = "none, or write-reserved: the pool is a shared file that " +
+        "engines map read-write and save into through Prepare/Commit, without a copy; an engine can then write anywhere " +
+        "in the pool, so only for trusted engines (default: ${DEFAULT-VALUE}).")
+    String enginePoolAccess;
 
     @Option(names = "--ssd-admission", description = "on-evict (a DRAM victim is written before its space is reused), " +
         "on-publish or off (default: ${DEFAULT-VALUE}).")

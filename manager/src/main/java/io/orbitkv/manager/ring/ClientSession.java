@@ -13,11 +13,14 @@ import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import org.agrona.DirectBuffer;
+import org.agrona.collections.Hashing;
+import org.agrona.collections.Int2IntHashMap;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
 /**
- * The Manager's side of one client slot: liveness, the data region, leases (pinned Lookup prefixes) and the queue
+ * The Manager's side of one client slot: liveness, the data region, leases (pinned Lookup prefixes), reserved pool
+ * slots (Prepared, not yet Committed) and the queue
  * of in-flight copy operations. Everything is preallocated at start for every slot; only the data region mapping is
  * made at attach (design: allocation is allowed at attach).
  */
@@ -60,6 +63,12 @@ final class ClientSession
     private int leaseCount;
     private int pinnedCount;
     private long nextLeaseId;
+
+    private final int[] reservedEntryIds = new int[Configuration.MAX_RESERVED_BLOCKS_PER_CLIENT];
+    private final long[] reservedDeadlinesNs = new long[Configuration.MAX_RESERVED_BLOCKS_PER_CLIENT];
+    private final Int2IntHashMap reservationByEntry =
+        new Int2IntHashMap(2 * Configuration.MAX_RESERVED_BLOCKS_PER_CLIENT, Hashing.DEFAULT_LOAD_FACTOR, -1);
+    private int reservedCount;
 
     private final CopyOperation[] operations = new CopyOperation[Configuration.MAX_IN_FLIGHT_PER_CLIENT];
     private int operationHead;
@@ -225,6 +234,95 @@ final class ClientSession
     boolean inRegion(final long offset, final long length)
     {
         return offset >= 0 && length > 0 && length <= regionBytes && offset <= regionBytes - length;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Reservations: pool slots a Prepare handed out, each until its Commit, its deadline or the client's end
+
+    int reservedCount()
+    {
+        return reservedCount;
+    }
+
+    boolean canReserve(final int blocks)
+    {
+        return reservedCount + blocks <= reservedEntryIds.length;
+    }
+
+    void addReservation(final int entryId, final long deadlineNs)
+    {
+        reservedEntryIds[reservedCount] = entryId;
+        reservedDeadlinesNs[reservedCount] = deadlineNs;
+        reservationByEntry.put(entryId, reservedCount);
+        reservedCount++;
+    }
+
+    /**
+     * Hand a reservation over to its Commit.
+     *
+     * @param entryId the pool entry.
+     * @return true when this client held it reserved (it no longer does), false when not.
+     */
+    boolean takeReservation(final int entryId)
+    {
+        final int index = reservationByEntry.remove(entryId);
+        if (index < 0)
+        {
+            return false;
+        }
+        removeReservationAt(index);
+        return true;
+    }
+
+    /**
+     * Abort the reservations whose deadline passed: their slots go back to the pool, never having been visible.
+     *
+     * @return how many.
+     */
+    int expireReservations(final TieredStore store, final long nowNs)
+    {
+        int expired = 0;
+        for (int i = reservedCount - 1; i >= 0; i--)
+        {
+            if (nowNs - reservedDeadlinesNs[i] > 0)
+            {
+                final int entryId = reservedEntryIds[i];
+                reservationByEntry.remove(entryId);
+                removeReservationAt(i);
+                store.abort(entryId);
+                expired++;
+            }
+        }
+        return expired;
+    }
+
+    /**
+     * The client goes: every slot it still holds reserved goes back to the pool.
+     *
+     * @return how many.
+     */
+    int abortAllReservations(final TieredStore store)
+    {
+        final int count = reservedCount;
+        for (int i = 0; i < count; i++)
+        {
+            store.abort(reservedEntryIds[i]);
+        }
+        reservationByEntry.clear();
+        reservedCount = 0;
+        return count;
+    }
+
+    private void removeReservationAt(final int index)
+    {
+        final int last = reservedCount - 1;
+        if (index != last)
+        {
+            reservedEntryIds[index] = reservedEntryIds[last];
+            reservedDeadlinesNs[index] = reservedDeadlinesNs[last];
+            reservationByEntry.put(reservedEntryIds[index], index);
+        }
+        reservedCount = last;
     }
 
     // ---------------------------------------------------------------------------------------------------------------

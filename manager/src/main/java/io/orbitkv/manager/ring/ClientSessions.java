@@ -36,6 +36,8 @@ final class ClientSessions
     private final long clientTimeoutMs;
     private final AtomicCounter clientsAttached;
     private final AtomicCounter clientTimeouts;
+    private final AtomicCounter reservationsExpired;
+    private final AtomicCounter reservationsAborted;
     private final AtomicCounter claimedSlotsReclaimed;
     private final PeerPort fetcher;
     private int attachedCount;
@@ -77,6 +79,8 @@ final class ClientSessions
         this.clientTimeoutMs = TimeUnit.NANOSECONDS.toMillis(ctx.clientTimeoutNs());
         clientsAttached = counters.get(RingCounter.CLIENTS_ATTACHED);
         clientTimeouts = counters.get(RingCounter.CLIENT_TIMEOUTS);
+        reservationsExpired = counters.get(RingCounter.RESERVATIONS_EXPIRED);
+        reservationsAborted = counters.get(RingCounter.RESERVATIONS_ABORTED);
         claimedSlotsReclaimed = counters.get(RingCounter.CLAIMED_SLOTS_RECLAIMED);
     }
 
@@ -258,6 +262,7 @@ final class ClientSessions
             releasePeerWork(session);
         }
         session.removeAllLeases(store);
+        reservationsAborted.getAndAddRelease(session.abortAllReservations(store));
         session.unmapRegion();
         if (ClientSession.ATTACHED == session.state)
         {
@@ -365,6 +370,12 @@ final class ClientSessions
             switch (session.state)
             {
                 case ClientSession.ATTACHED:
+                    if (session.reservedCount() > 0)
+                    {
+                        final int expired = session.expireReservations(store, nowNs);
+                        reservationsExpired.getAndAddRelease(expired);
+                        workCount += expired;
+                    }
                     if (nowNs - session.lastRequestNs > clientTimeoutNs)
                     {
                         clientTimeouts.incrementRelease();

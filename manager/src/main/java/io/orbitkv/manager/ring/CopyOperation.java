@@ -24,6 +24,8 @@ final class CopyOperation implements SsdReadListener
 {
     static final int PUBLISH = 1;
     static final int READ = 2;
+    /** Seal blocks an engine wrote into its reserved slots: sum each over the pool, then make it visible. */
+    static final int COMMIT = 3;
 
     /** SSD key: pinned, waiting for staging and a queue slot. */
     static final byte SSD_NEEDS_IO = 0;

@@ -26,6 +26,8 @@ final class CopyScheduler
     private final int copyChunkBytes;
     private final AtomicCounter blocksPublished;
     private final AtomicCounter bytesPublished;
+    private final AtomicCounter blocksCommitted;
+    private final AtomicCounter bytesCommitted;
     private final AtomicCounter blocksRead;
     private final AtomicCounter bytesRead;
     private final AtomicCounter operationsCancelled;
@@ -52,6 +54,8 @@ final class CopyScheduler
         this.copyChunkBytes = copyChunkBytes;
         blocksPublished = counters.get(RingCounter.BLOCKS_PUBLISHED);
         bytesPublished = counters.get(RingCounter.BYTES_PUBLISHED);
+        blocksCommitted = counters.get(RingCounter.BLOCKS_COMMITTED);
+        bytesCommitted = counters.get(RingCounter.BYTES_COMMITTED);
         blocksRead = counters.get(RingCounter.BLOCKS_READ);
         bytesRead = counters.get(RingCounter.BYTES_READ);
         operationsCancelled = counters.get(RingCounter.OPERATIONS_CANCELLED);
@@ -252,6 +256,11 @@ final class CopyScheduler
             {
                 store.copyIntoPool(region, regionOffset, poolOffset, bytes, op.crc);
             }
+            else if (CopyOperation.COMMIT == op.kind)
+            {
+                // The engine wrote the block into its slot; what is there now is what is sealed.
+                store.sumPool(poolOffset, bytes, op.crc);
+            }
             else
             {
                 MemorySegment.copy(store.pool(), poolOffset, region, regionOffset, bytes);
@@ -266,6 +275,12 @@ final class CopyScheduler
                     store.seal(entryId, (int)op.crc.getValue());
                     blocksPublished.incrementRelease();
                     bytesPublished.getAndAddRelease(length);
+                }
+                else if (CopyOperation.COMMIT == op.kind)
+                {
+                    store.seal(entryId, (int)op.crc.getValue());
+                    blocksCommitted.incrementRelease();
+                    bytesCommitted.getAndAddRelease(length);
                 }
                 else
                 {
@@ -457,7 +472,7 @@ final class CopyScheduler
             final long residence = op.residences[i];
             if (!Residence.isNone(residence))
             {
-                if (CopyOperation.PUBLISH == op.kind)
+                if (CopyOperation.PUBLISH == op.kind || CopyOperation.COMMIT == op.kind)
                 {
                     store.abort(Residence.entryId(residence));
                     op.residences[i] = Residence.NONE;

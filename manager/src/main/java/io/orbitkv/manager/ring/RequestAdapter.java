@@ -2,10 +2,12 @@ package io.orbitkv.manager.ring;
 
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.AttachRequestDecoder;
+import io.orbitkv.codecs.engine.CommitRequestDecoder;
 import io.orbitkv.codecs.engine.DetachRequestDecoder;
 import io.orbitkv.codecs.engine.HeartbeatRequestDecoder;
 import io.orbitkv.codecs.engine.LookupRequestDecoder;
 import io.orbitkv.codecs.engine.MessageHeaderDecoder;
+import io.orbitkv.codecs.engine.PrepareRequestDecoder;
 import io.orbitkv.codecs.engine.PublishRequestDecoder;
 import io.orbitkv.codecs.engine.ReadRequestDecoder;
 import io.orbitkv.codecs.engine.ReleaseRequestDecoder;
@@ -43,6 +45,8 @@ final class RequestAdapter implements MessageHandler
     static final int TOKEN_IDS_LENGTH_HEADER = 2;
 
     private final ReadRequestDecoder readDecoder = new ReadRequestDecoder();
+    private final PrepareRequestDecoder prepareDecoder = new PrepareRequestDecoder();
+    private final CommitRequestDecoder commitDecoder = new CommitRequestDecoder();
     private final ReleaseRequestDecoder releaseDecoder = new ReleaseRequestDecoder();
     private final RequestKeys keys = new RequestKeys();
     private final RingRequests handler;
@@ -172,6 +176,30 @@ final class RequestAdapter implements MessageHandler
                 }
                 break;
 
+            case PrepareRequestDecoder.TEMPLATE_ID:
+                if (checkRoot(PrepareRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId) &&
+                    walkKeys(rootEnd, length, PrepareRequestDecoder.BlocksDecoder.sbeBlockLength(), templateId, false))
+                {
+                    prepareDecoder.wrap(frame, rootOffset, blockLength, version);
+                    final long prepareClientId = prepareDecoder.clientId();
+                    final long prepareCorrelationId = prepareDecoder.correlationId();
+                    decodePrepareKeys();
+                    handler.onPrepare(prepareClientId, prepareCorrelationId, keys);
+                }
+                break;
+
+            case CommitRequestDecoder.TEMPLATE_ID:
+                if (checkRoot(CommitRequestDecoder.BLOCK_LENGTH, blockLength, rootEnd, length, templateId) &&
+                    walkKeys(rootEnd, length, CommitRequestDecoder.KeysDecoder.sbeBlockLength(), templateId, false))
+                {
+                    commitDecoder.wrap(frame, rootOffset, blockLength, version);
+                    final long commitClientId = commitDecoder.clientId();
+                    final long commitCorrelationId = commitDecoder.correlationId();
+                    decodeCommitKeys();
+                    handler.onCommit(commitClientId, commitCorrelationId, keys);
+                }
+                break;
+
             default:
                 handler.onBadFrame(Rejection.UNKNOWN_TEMPLATE, templateId, frame, length);
                 break;
@@ -198,6 +226,33 @@ final class RequestAdapter implements MessageHandler
             final int tokenOffset = publishDecoder.limit() + TOKEN_IDS_LENGTH_HEADER;
             blocks.skipTokenIds();
             keys.lineage(parentOffset, parentLength, tokenOffset, tokenBytes / Integer.BYTES);
+        }
+    }
+
+    private void decodePrepareKeys()
+    {
+        keys.reset(frame, walkVarOffset, walkVarLength);
+        final PrepareRequestDecoder.BlocksDecoder blocks = prepareDecoder.blocks();
+        for (int i = 0; i < walkKeyCount; i++)
+        {
+            blocks.next();
+            final int length = blocks.length();
+            final int hashLength = blocks.hashLength();
+            keys.add(prepareDecoder.limit() + HASH_LENGTH_HEADER, hashLength, 0L, length);
+            blocks.skipHash();
+        }
+    }
+
+    private void decodeCommitKeys()
+    {
+        keys.reset(frame, walkVarOffset, walkVarLength);
+        final CommitRequestDecoder.KeysDecoder group = commitDecoder.keys();
+        for (int i = 0; i < walkKeyCount; i++)
+        {
+            group.next();
+            final int hashLength = group.hashLength();
+            keys.add(commitDecoder.limit() + HASH_LENGTH_HEADER, hashLength, 0L, 0);
+            group.skipHash();
         }
     }
 

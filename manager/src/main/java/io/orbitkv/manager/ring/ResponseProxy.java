@@ -37,6 +37,9 @@ final class ResponseProxy
     /** The schema version of an answer with a FAILED row. */
     static final int FAILED_ANSWER_VERSION = 3;
 
+    /** The schema version of a Prepare's answer, the only one with the slots group. */
+    static final int SLOTS_ANSWER_VERSION = 4;
+
     private static final byte[] NO_MESSAGE = new byte[0];
 
     private final UnsafeBuffer buffer = new UnsafeBuffer(BufferUtil.allocateDirectAligned(
@@ -185,6 +188,42 @@ final class ResponseProxy
             responseEncoder.candidatesCount(0);
         }
         headerEncoder.version(version);
+        responseEncoder.putMessage(NO_MESSAGE, 0, 0);
+        return send(ring);
+    }
+
+    /**
+     * The answer to a Prepare (schema version 4): per key its status ({@code RESERVED}, {@code ALREADY_RESIDENT} or
+     * {@code NO_SPACE}) and block length, and in the slots group the pool offset of each reserved slot (-1 for the
+     * other keys).
+     *
+     * @return true if written.
+     */
+    boolean sendSlots(
+        final RingBuffer ring,
+        final long clientId,
+        final long correlationId,
+        final int requestTemplateId,
+        final long reserved,
+        final KeyStatus[] statuses,
+        final int[] lengths,
+        final long[] poolOffsets,
+        final int keyCount)
+    {
+        final ResponseEncoder.KeysEncoder keys =
+            encodeRoot(clientId, correlationId, requestTemplateId, StatusCode.OK, reserved, 0L).keysCount(keyCount);
+        for (int i = 0; i < keyCount; i++)
+        {
+            keys.next().status(statuses[i]).length(lengths[i]).reason(FailureReason.NONE);
+        }
+        responseEncoder.ownersCount(0);
+        responseEncoder.candidatesCount(0);
+        final ResponseEncoder.SlotsEncoder slots = responseEncoder.slotsCount(keyCount);
+        for (int i = 0; i < keyCount; i++)
+        {
+            slots.next().poolOffset(poolOffsets[i]);
+        }
+        headerEncoder.version(SLOTS_ANSWER_VERSION);
         responseEncoder.putMessage(NO_MESSAGE, 0, 0);
         return send(ring);
     }

@@ -51,7 +51,16 @@ public enum RingCounter implements FixedCounter
     OPERATIONS_CANCELLED(41, "Operations cancelled", false),
     DUTY_CYCLES(43, "Ring agent duty cycles", false),
     NAMESPACES(44, "Namespaces", true),
-    DATA_REGION_FAULTS(45, "Data region faults (client detached)", false);
+    DATA_REGION_FAULTS(45, "Data region faults (client detached)", false),
+    REQUESTS_PREPARE(260, "Requests: prepare", false),
+    REQUESTS_COMMIT(261, "Requests: commit", false),
+    BLOCKS_RESERVED(262, "Blocks reserved (prepare)", false),
+    BLOCKS_COMMITTED(263, "Blocks committed", false),
+    BYTES_COMMITTED(264, "Bytes committed", false),
+    RESERVATIONS_EXPIRED(265, "Reservations expired (not committed in time)", false),
+    RESERVATIONS_ABORTED(266, "Reservations aborted (client gone)", false),
+    COMMITS_NOT_RESERVED(267, "Commit keys without a reservation of the client", false),
+    REJECTED_NOT_ENABLED(268, "Rejected: not enabled", false);
 
     private static final RingCounter[] REJECTION_BY_STATUS = new RingCounter[32];
 
@@ -74,6 +83,7 @@ public enum RingCounter implements FixedCounter
         REJECTION_BY_STATUS[StatusCode.UNKNOWN_LEASE.value()] = REJECTED_UNKNOWN_LEASE;
         REJECTION_BY_STATUS[StatusCode.NAMESPACE_LIMIT.value()] = REJECTED_NAMESPACE_LIMIT;
         REJECTION_BY_STATUS[StatusCode.BUSY.value()] = REJECTED_BUSY;
+        REJECTION_BY_STATUS[StatusCode.NOT_ENABLED.value()] = REJECTED_NOT_ENABLED;
     }
 
     private final Spec spec;

@@ -7,6 +7,8 @@ import io.orbitkv.codecs.engine.DetachRequestDecoder;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.codecs.engine.LookupRequestDecoder;
 import io.orbitkv.codecs.engine.MessageHeaderDecoder;
+import io.orbitkv.codecs.engine.CommitRequestDecoder;
+import io.orbitkv.codecs.engine.PrepareRequestDecoder;
 import io.orbitkv.codecs.engine.PublishRequestDecoder;
 import io.orbitkv.codecs.engine.ReadRequestDecoder;
 import io.orbitkv.codecs.engine.ReleaseRequestDecoder;
@@ -42,6 +44,13 @@ final class RingRequests implements PeerListener
     private final ErrorHandler errorHandler;
     private final long maxDataRegionBytes;
     private final int maxBlockBytes;
+    private final boolean poolAccess;
+    private final long reservationTimeoutNs;
+    private final long[] scratchPoolOffsets = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    private final AtomicCounter requestsPrepare;
+    private final AtomicCounter requestsCommit;
+    private final AtomicCounter blocksReserved;
+    private final AtomicCounter commitsNotReserved;
     private final AtomicCounter requestsAttach;
     private final AtomicCounter requestsDetach;
     private final AtomicCounter requestsHeartbeat;
@@ -83,6 +92,13 @@ final class RingRequests implements PeerListener
         this.errorHandler = errorHandler;
         this.maxDataRegionBytes = ctx.maxDataRegionBytes();
         this.maxBlockBytes = ctx.maxBlockBytes();
+        this.poolAccess = null != ctx.poolFile();
+        // A reservation lives as long as a silent client would: past that, its engine is presumed gone.
+        this.reservationTimeoutNs = ctx.clientTimeoutNs();
+        requestsPrepare = counters.get(RingCounter.REQUESTS_PREPARE);
+        requestsCommit = counters.get(RingCounter.REQUESTS_COMMIT);
+        blocksReserved = counters.get(RingCounter.BLOCKS_RESERVED);
+        commitsNotReserved = counters.get(RingCounter.COMMITS_NOT_RESERVED);
         requestsAttach = counters.get(RingCounter.REQUESTS_ATTACH);
         requestsDetach = counters.get(RingCounter.REQUESTS_DETACH);
         requestsHeartbeat = counters.get(RingCounter.REQUESTS_HEARTBEAT);
@@ -248,6 +264,133 @@ final class RingRequests implements PeerListener
             }
         }
 
+        copies.start(session, op);
+    }
+
+    /**
+     * Reserve a pool slot for each block that is not resident yet; the engine writes the blocks into them through its
+     * mapping of the pool and then commits. A slot is never visible before its Commit sealed it.
+     */
+    void onPrepare(final long clientId, final long correlationId, final RequestKeys keys)
+    {
+        final ClientSession session = sessions.attachedSession(clientId, nowNs);
+        if (null == session)
+        {
+            return;
+        }
+        requestsPrepare.incrementRelease();
+        final int templateId = PrepareRequestDecoder.TEMPLATE_ID;
+        if (!poolAccess)
+        {
+            rejections.answer(session, clientId, correlationId, templateId, Rejection.NOT_ENABLED);
+            return;
+        }
+        final int keyCount = keys.count();
+        for (int i = 0; i < keyCount; i++)
+        {
+            final int length = keys.regionLength(i);
+            if (length < 1)
+            {
+                rejections.answer(session, clientId, correlationId, templateId, Rejection.BLOCK_LENGTH);
+                return;
+            }
+            if (length > maxBlockBytes)
+            {
+                rejections.answer(session, clientId, correlationId, templateId, Rejection.BLOCK_TOO_LARGE);
+                return;
+            }
+        }
+        if (!session.canReserve(keyCount))
+        {
+            rejections.answer(session, clientId, correlationId, templateId, Rejection.RESERVATION_LIMIT);
+            return;
+        }
+        final DirectBuffer buffer = keys.buffer();
+        final int namespaceId = namespaces.lookupOrRegister(buffer, keys.namespaceOffset(), keys.namespaceLength());
+        if (namespaceId < 0)
+        {
+            rejections.answer(session, clientId, correlationId, templateId, Rejection.NAMESPACE_LIMIT);
+            return;
+        }
+
+        final long deadlineNs = nowNs + reservationTimeoutNs;
+        int reserved = 0;
+        for (int i = 0; i < keyCount; i++)
+        {
+            final int length = keys.regionLength(i);
+            final int entryId = store.reserve(namespaceId, buffer, keys.hashOffset(i), keys.hashLength(i), length);
+            if (entryId >= 0)
+            {
+                session.addReservation(entryId, deadlineNs);
+                scratchStatuses[i] = KeyStatus.RESERVED;
+                scratchLengths[i] = length;
+                scratchPoolOffsets[i] = store.offset(entryId);
+                reserved++;
+            }
+            else
+            {
+                // Resident, or being stored by someone: the engine skips it, as an idempotent publish would.
+                scratchStatuses[i] = BlockStore.ALREADY_PRESENT == entryId ? KeyStatus.ALREADY_RESIDENT : KeyStatus.NO_SPACE;
+                scratchLengths[i] = 0;
+                scratchPoolOffsets[i] = -1;
+                if (BlockStore.ALREADY_PRESENT != entryId)
+                {
+                    blocksNoSpace.incrementRelease();
+                }
+            }
+        }
+        blocksReserved.getAndAddRelease(reserved);
+        responseProxy.sendSlots(session.responseRing, clientId, correlationId, templateId, reserved, scratchStatuses,
+            scratchLengths, scratchPoolOffsets, keyCount);
+    }
+
+    /**
+     * Seal the blocks this client wrote into the slots its Prepare reserved: each is summed over the pool as it is now
+     * (in copy-chunk steps across duty cycles, like a Publish's copy) and then made visible. A key the client holds no
+     * reservation for (never prepared, expired, or another client's) is answered {@code MISS}.
+     */
+    void onCommit(final long clientId, final long correlationId, final RequestKeys keys)
+    {
+        final ClientSession session = sessions.attachedSession(clientId, nowNs);
+        if (null == session)
+        {
+            return;
+        }
+        requestsCommit.incrementRelease();
+        final int templateId = CommitRequestDecoder.TEMPLATE_ID;
+        if (!poolAccess)
+        {
+            rejections.answer(session, clientId, correlationId, templateId, Rejection.NOT_ENABLED);
+            return;
+        }
+        if (session.operationQueueFull())
+        {
+            rejections.answer(session, clientId, correlationId, templateId, Rejection.TOO_MANY_IN_FLIGHT);
+            return;
+        }
+        final DirectBuffer buffer = keys.buffer();
+        final int namespaceId = namespaces.lookup(buffer, keys.namespaceOffset(), keys.namespaceLength());
+        final int keyCount = keys.count();
+        final CopyOperation op = session.nextFreeOperation();
+        op.reset(CopyOperation.COMMIT, templateId, correlationId, 0L, keyCount);
+        for (int i = 0; i < keyCount; i++)
+        {
+            final int entryId = namespaceId < 0 ? -1 :
+                store.dram().find(namespaceId, buffer, keys.hashOffset(i), keys.hashLength(i));
+            if (entryId >= 0 && session.takeReservation(entryId))
+            {
+                op.residences[i] = Residence.dram(entryId);
+                op.statuses[i] = KeyStatus.STORED;
+                op.lengths[i] = store.dram().length(entryId);
+            }
+            else
+            {
+                op.residences[i] = Residence.NONE;
+                op.statuses[i] = KeyStatus.MISS;
+                op.lengths[i] = 0;
+                commitsNotReserved.incrementRelease();
+            }
+        }
         copies.start(session, op);
     }
 

@@ -309,6 +309,19 @@ public final class TieredStore
     }
 
     /**
+     * Add a range of the pool to a block's running checksum: a block an engine wrote into its reserved slot, summed at
+     * its Commit.
+     *
+     * @param poolOffset first byte in the pool.
+     * @param length     bytes.
+     * @param crc        the block's running sum.
+     */
+    public void sumPool(final long poolOffset, final long length, final CRC32C crc)
+    {
+        poolChecksum.update(crc, poolOffset, length);
+    }
+
+    /**
      * The CRC32C of a range of the pool, e.g. a block a peer transfer landed there, to compare with the sum its
      * source sealed it with. On the ring agent's thread only.
      *

@@ -88,9 +88,22 @@ final class RingAgentFixture implements AutoCloseable
      */
     RingAgentFixture(final File dir, final long clientTimeoutNs, final Configuration.SsdAdmission ssdAdmission)
     {
+        this(dir, clientTimeoutNs, ssdAdmission, Configuration.EnginePoolAccess.NONE);
+    }
+
+    /**
+     * @param poolAccess what engines may do with the pool (the fixture's pool stays private memory: a test writes a
+     *                   reserved slot through {@link #store()}'s pool, as an engine would through its mapping).
+     */
+    RingAgentFixture(
+        final File dir,
+        final long clientTimeoutNs,
+        final Configuration.SsdAdmission ssdAdmission,
+        final Configuration.EnginePoolAccess poolAccess)
+    {
         nanoClock.update(START_NS);
         epochClock.update(START_MS);
-        final ManagerContext context = new ManagerContext();
+        final ManagerContext context = new ManagerContext().enginePoolAccess(poolAccess);
         if (null != ssdAdmission)
         {
             context.ssdDir(new File(dir, "ssd"))
@@ -304,7 +317,7 @@ final class RingAgentFixture implements AutoCloseable
     /** A decoded Response. */
     record Reply(
         long clientId, long correlationId, int requestTemplateId, StatusCode code, long value, long leaseId,
-        KeyStatus[] statuses, int[] lengths, String message, int peerEntries)
+        KeyStatus[] statuses, int[] lengths, String message, int peerEntries, long[] poolOffsets)
     {
     }
 
@@ -433,6 +446,20 @@ final class RingAgentFixture implements AutoCloseable
                 lengths, hashes, parents, tokenIds);
             patch.accept(frame);
             send(length);
+            return correlationId;
+        }
+
+        long sendPrepare(final String namespace, final int[] lengths, final byte[][] hashes)
+        {
+            final long correlationId = nextCorrelationId++;
+            send(RequestFrames.prepare(frame, headerEncoder, clientId, correlationId, namespace, lengths, hashes));
+            return correlationId;
+        }
+
+        long sendCommit(final String namespace, final byte[][] hashes)
+        {
+            final long correlationId = nextCorrelationId++;
+            send(RequestFrames.commit(frame, headerEncoder, clientId, correlationId, namespace, hashes));
             return correlationId;
         }
 
@@ -581,8 +608,14 @@ final class RingAgentFixture implements AutoCloseable
             {
                 candidates.next();
             }
+            final ResponseDecoder.SlotsDecoder slots = responseDecoder.slots();
+            final long[] poolOffsets = new long[slots.count()];
+            for (int i = 0; i < poolOffsets.length; i++)
+            {
+                poolOffsets[i] = slots.next().poolOffset();
+            }
             return new Reply(cid, correlationId, templateId, code, value, leaseId, statuses, lengths,
-                responseDecoder.message(), peerEntries);
+                responseDecoder.message(), peerEntries, poolOffsets);
         }
 
         public void close()
