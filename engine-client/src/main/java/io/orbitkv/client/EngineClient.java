@@ -54,6 +54,7 @@ public final class EngineClient implements AutoCloseable
     private MemorySegment dataRegion;
     private UnsafeBuffer dataBuffer;
     private String dataRegionPath;
+    private ManagerPool pool;
     private ClientHeartbeatAgent heartbeatAgent;
     private AgentRunner heartbeatRunner;
     private boolean closed;
@@ -103,6 +104,58 @@ public final class EngineClient implements AutoCloseable
         batch.checkRangesWithin(dataRegion.byteSize());
         result.reset(batch.keyCount());
         return requests.publish(batch, result);
+    }
+
+    /**
+     * Zero-copy save, first half: reserve a slot in the Manager's pool for each key not yet resident (each key's size
+     * is its block length; offsets are ignored). Write block {@code i} into {@link #pool()} at
+     * {@link OperationResult#poolOffset(int)}, then {@link #commit(KeyBatch, OperationResult)}: nothing is visible
+     * before. A key already resident (or being stored) is {@code ALREADY_RESIDENT} without a slot, so the engine skips
+     * it; {@code NO_SPACE} when the pool is full. A slot not committed within the client liveness timeout, or when
+     * this client goes, is reclaimed.
+     *
+     * @param batch  namespace, hashes and block lengths.
+     * @param result per-key {@code RESERVED}/{@code ALREADY_RESIDENT}/{@code NO_SPACE} with slot offsets; value =
+     *               slots reserved.
+     * @return result, for chaining.
+     * @throws IllegalStateException when the Manager gives engines no pool access.
+     */
+    public OperationResult prepare(final KeyBatch batch, final OperationResult result)
+    {
+        checkUsable();
+        checkPool();
+        batch.checkReadyToSend();
+        result.reset(batch.keyCount());
+        return requests.prepare(batch, result);
+    }
+
+    /**
+     * Zero-copy save, second half: seal the blocks written into the slots this client's Prepare reserved. The Manager
+     * sums each block as it lies in the pool and makes it visible. A key without a reservation of this client is
+     * answered {@code MISS}.
+     *
+     * @param batch  namespace and hashes.
+     * @param result per-key {@code STORED} or {@code MISS}; value = blocks sealed.
+     * @return result, for chaining.
+     */
+    public OperationResult commit(final KeyBatch batch, final OperationResult result)
+    {
+        checkUsable();
+        checkPool();
+        batch.checkReadyToSend();
+        result.reset(batch.keyCount());
+        return requests.commit(batch, result);
+    }
+
+    /**
+     * The Manager's pool, mapped read-write, where a Prepare's slots are; null when the Manager gives engines no pool
+     * access ({@code --engine-pool-access none}). Invalid after {@link #close()}.
+     *
+     * @return the mapped pool, or null.
+     */
+    public MemorySegment pool()
+    {
+        return null == pool ? null : pool.segment();
     }
 
     /**
@@ -422,6 +475,14 @@ public final class EngineClient implements AutoCloseable
         return requests != null && requests.isAttached();
     }
 
+    private void checkPool()
+    {
+        if (null == pool)
+        {
+            throw new IllegalStateException("the Manager gives engines no pool access (--engine-pool-access none)");
+        }
+    }
+
     private void checkUsable()
     {
         if (closed || !attached())
@@ -440,6 +501,10 @@ public final class EngineClient implements AutoCloseable
         requests = new ManagerRequests(cnc, ctx);
         dataRegionPath = requests.attach(pid, ctx.clientName(), ctx.dataRegionBytes());
         mapDataRegion();
+        if (cnc.poolWritable())
+        {
+            pool = ManagerPool.map(cnc.poolFile());
+        }
         heartbeatAgent = new ClientHeartbeatAgent(
             cnc.requestRing(), cnc.slotTable(), cnc.slotIndex(), requests.clientId(), heartbeatIntervalMs(), epochClock);
         if (ctx.heartbeatThread())
@@ -504,6 +569,8 @@ public final class EngineClient implements AutoCloseable
             dataArena.close();
             dataArena = null;
         }
+        CloseHelper.quietClose(pool);
+        pool = null;
         CloseHelper.quietClose(cnc);
     }
 

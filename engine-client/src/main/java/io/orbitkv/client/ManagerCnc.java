@@ -253,6 +253,22 @@ final class ManagerCnc implements AutoCloseable
         return managerTimeoutMs;
     }
 
+    /**
+     * @return whether the Manager lets engines map its pool ({@link CncFileDescriptor#POOL_ACCESS_WRITE_RESERVED}).
+     */
+    boolean poolWritable()
+    {
+        return CncFileDescriptor.POOL_ACCESS_WRITE_RESERVED == CncFileDescriptor.poolAccess(sections.header());
+    }
+
+    /**
+     * @return the pool's shared file in the Manager's directory.
+     */
+    Path poolFile()
+    {
+        return Path.of(dir, CncFileDescriptor.POOL_FILE_NAME);
+    }
+
     int maxKeysPerRequest()
     {
         return maxKeysPerRequest;

@@ -2,8 +2,10 @@ package io.orbitkv.client;
 
 import io.orbitkv.codecs.engine.AttachRequestEncoder;
 import io.orbitkv.codecs.engine.DetachRequestEncoder;
+import io.orbitkv.codecs.engine.CommitRequestEncoder;
 import io.orbitkv.codecs.engine.LookupRequestEncoder;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
+import io.orbitkv.codecs.engine.PrepareRequestEncoder;
 import io.orbitkv.codecs.engine.PublishRequestEncoder;
 import io.orbitkv.codecs.engine.ReadRequestEncoder;
 import io.orbitkv.codecs.engine.ReleaseRequestEncoder;
@@ -46,6 +48,8 @@ final class ManagerRequests
     private final LookupRequestEncoder lookupEncoder = new LookupRequestEncoder();
     private final ReadRequestEncoder readEncoder = new ReadRequestEncoder();
     private final ReleaseRequestEncoder releaseEncoder = new ReleaseRequestEncoder();
+    private final PrepareRequestEncoder prepareEncoder = new PrepareRequestEncoder();
+    private final CommitRequestEncoder commitEncoder = new CommitRequestEncoder();
     private final ResponseHandler responseHandler = new ResponseHandler();
     private long clientId;
     private boolean attached;
@@ -150,6 +154,48 @@ final class ManagerRequests
             final int length = RequestEncoding.publish(
                 publishEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end);
             sendAndAwait(PublishRequestEncoder.TEMPLATE_ID, length, correlationId, result, start, end - start);
+            if (!result.isOk())
+            {
+                break;
+            }
+            result.addValue(responseHandler.value);
+            start = end;
+        }
+        return result;
+    }
+
+    OperationResult prepare(final KeyBatch batch, final OperationResult result)
+    {
+        final int keyCount = batch.keyCount();
+        int start = 0;
+        while (start < keyCount)
+        {
+            final int end = RequestEncoding.prepareChunkEnd(batch, start, maxKeysPerRequest, maxRequestBytes);
+            final long correlationId = requestRing.nextCorrelationId();
+            final int length = RequestEncoding.prepare(
+                prepareEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end);
+            sendAndAwait(PrepareRequestEncoder.TEMPLATE_ID, length, correlationId, result, start, end - start);
+            if (!result.isOk())
+            {
+                break;
+            }
+            result.addValue(responseHandler.value);
+            start = end;
+        }
+        return result;
+    }
+
+    OperationResult commit(final KeyBatch batch, final OperationResult result)
+    {
+        final int keyCount = batch.keyCount();
+        int start = 0;
+        while (start < keyCount)
+        {
+            final int end = RequestEncoding.commitChunkEnd(batch, start, maxKeysPerRequest, maxRequestBytes);
+            final long correlationId = requestRing.nextCorrelationId();
+            final int length = RequestEncoding.commit(
+                commitEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end);
+            sendAndAwait(CommitRequestEncoder.TEMPLATE_ID, length, correlationId, result, start, end - start);
             if (!result.isOk())
             {
                 break;

@@ -39,6 +39,7 @@ public final class OperationResult
     private final KeyStatus[] statuses;
     private final int[] lengths;
     private final FailureReason[] reasons;
+    private final long[] poolOffsets;
     private final long[] leaseIds;
     private final byte[] messageBytes = new byte[EngineRingLimits.MAX_MESSAGE_LENGTH];
     private int messageLength;
@@ -65,6 +66,7 @@ public final class OperationResult
         statuses = new KeyStatus[maxKeys];
         lengths = new int[maxKeys];
         reasons = new FailureReason[maxKeys];
+        poolOffsets = new long[maxKeys];
         final int maxRequests = (maxKeys + EngineRingLimits.MAX_KEYS_PER_REQUEST - 1) / EngineRingLimits.MAX_KEYS_PER_REQUEST;
         leaseIds = new long[maxRequests];
 
@@ -95,6 +97,19 @@ public final class OperationResult
         return Math.min(
             maxRequests * EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP,
             Math.max(EngineRingLimits.MAX_PEER_OWNERS_PER_LOOKUP, maxKeys));
+    }
+
+    /**
+     * Where a Prepare reserved key {@code index}'s slot in the pool ({@link EngineClient#pool()}); the engine writes
+     * the block's {@link #length(int)} bytes there and then commits.
+     *
+     * @param index key index.
+     * @return the slot's offset in the pool, -1 for a key without one (not {@code RESERVED}).
+     */
+    public long poolOffset(final int index)
+    {
+        checkIndex(index);
+        return poolOffsets[index];
     }
 
     public int maxKeys()
@@ -363,6 +378,7 @@ public final class OperationResult
             statuses[i] = KeyStatus.NOT_ATTEMPTED;
             lengths[i] = 0;
             reasons[i] = FailureReason.NONE;
+            poolOffsets[i] = -1;
         }
         code = StatusCode.OK;
         value = 0;
@@ -378,6 +394,11 @@ public final class OperationResult
         statuses[index] = status;
         lengths[index] = length;
         reasons[index] = reason;
+    }
+
+    void poolOffset(final int index, final long poolOffset)
+    {
+        poolOffsets[index] = poolOffset;
     }
 
     void addValue(final long delta)

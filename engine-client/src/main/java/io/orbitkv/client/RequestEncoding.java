@@ -1,7 +1,9 @@
 package io.orbitkv.client;
 
+import io.orbitkv.codecs.engine.CommitRequestEncoder;
 import io.orbitkv.codecs.engine.LookupRequestEncoder;
 import io.orbitkv.codecs.engine.MessageHeaderEncoder;
+import io.orbitkv.codecs.engine.PrepareRequestEncoder;
 import io.orbitkv.codecs.engine.PublishRequestEncoder;
 import io.orbitkv.codecs.engine.ReadRequestEncoder;
 import org.agrona.DirectBuffer;
@@ -32,6 +34,17 @@ final class RequestEncoding
     private static final int READ_KEY_BYTES = ReadRequestEncoder.KeysEncoder.sbeBlockLength() +
         ReadRequestEncoder.KeysEncoder.hashHeaderLength();
 
+    private static final int PREPARE_FIXED_BYTES = MessageHeaderEncoder.ENCODED_LENGTH +
+        PrepareRequestEncoder.BLOCK_LENGTH + PrepareRequestEncoder.BlocksEncoder.sbeHeaderSize() +
+        PrepareRequestEncoder.keyNamespaceHeaderLength();
+    private static final int PREPARE_KEY_BYTES = PrepareRequestEncoder.BlocksEncoder.sbeBlockLength() +
+        PrepareRequestEncoder.BlocksEncoder.hashHeaderLength();
+    private static final int COMMIT_FIXED_BYTES = MessageHeaderEncoder.ENCODED_LENGTH +
+        CommitRequestEncoder.BLOCK_LENGTH + CommitRequestEncoder.KeysEncoder.sbeHeaderSize() +
+        CommitRequestEncoder.keyNamespaceHeaderLength();
+    private static final int COMMIT_KEY_BYTES = CommitRequestEncoder.KeysEncoder.sbeBlockLength() +
+        CommitRequestEncoder.KeysEncoder.hashHeaderLength();
+
     private RequestEncoding()
     {
     }
@@ -44,6 +57,16 @@ final class RequestEncoding
     static int lookupChunkEnd(final KeyBatch batch, final int start, final int maxKeys, final int maxBytes)
     {
         return chunkEnd(batch, start, maxKeys, maxBytes, LOOKUP_FIXED_BYTES, LOOKUP_KEY_BYTES, false);
+    }
+
+    static int prepareChunkEnd(final KeyBatch batch, final int start, final int maxKeys, final int maxBytes)
+    {
+        return chunkEnd(batch, start, maxKeys, maxBytes, PREPARE_FIXED_BYTES, PREPARE_KEY_BYTES, false);
+    }
+
+    static int commitChunkEnd(final KeyBatch batch, final int start, final int maxKeys, final int maxBytes)
+    {
+        return chunkEnd(batch, start, maxKeys, maxBytes, COMMIT_FIXED_BYTES, COMMIT_KEY_BYTES, false);
     }
 
     static int readChunkEnd(final KeyBatch batch, final int start, final int maxKeys, final int maxBytes)
@@ -109,6 +132,53 @@ final class RequestEncoding
                 .putHash(hashes, batch.hashOffset(i), batch.hashLength(i))
                 .putParentHash(batch.parentBuffer(), batch.parentOffset(i), batch.parentLength(i))
                 .putTokenIds(batch.tokenBuffer(), batch.tokenOffset(i), batch.tokenCount(i) * Integer.BYTES);
+        }
+        encoder.putKeyNamespace(batch.namespaceBuffer(), 0, batch.namespaceLength());
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+    }
+
+    /** A Prepare of keys {@code [start, end)}: each key's size is the length of the block to reserve a slot for. */
+    static int prepare(
+        final PrepareRequestEncoder encoder,
+        final MessageHeaderEncoder headerEncoder,
+        final MutableDirectBuffer buffer,
+        final long clientId,
+        final long correlationId,
+        final KeyBatch batch,
+        final int start,
+        final int end)
+    {
+        encoder.wrapAndApplyHeader(buffer, 0, headerEncoder)
+            .clientId(clientId)
+            .correlationId(correlationId);
+        final PrepareRequestEncoder.BlocksEncoder blocks = encoder.blocksCount(end - start);
+        final DirectBuffer hashes = batch.hashBuffer();
+        for (int i = start; i < end; i++)
+        {
+            blocks.next().length(batch.size(i)).putHash(hashes, batch.hashOffset(i), batch.hashLength(i));
+        }
+        encoder.putKeyNamespace(batch.namespaceBuffer(), 0, batch.namespaceLength());
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+    }
+
+    static int commit(
+        final CommitRequestEncoder encoder,
+        final MessageHeaderEncoder headerEncoder,
+        final MutableDirectBuffer buffer,
+        final long clientId,
+        final long correlationId,
+        final KeyBatch batch,
+        final int start,
+        final int end)
+    {
+        encoder.wrapAndApplyHeader(buffer, 0, headerEncoder)
+            .clientId(clientId)
+            .correlationId(correlationId);
+        final CommitRequestEncoder.KeysEncoder keys = encoder.keysCount(end - start);
+        final DirectBuffer hashes = batch.hashBuffer();
+        for (int i = start; i < end; i++)
+        {
+            keys.next().putHash(hashes, batch.hashOffset(i), batch.hashLength(i));
         }
         encoder.putKeyNamespace(batch.namespaceBuffer(), 0, batch.namespaceLength());
         return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();

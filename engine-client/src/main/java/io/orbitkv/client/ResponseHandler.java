@@ -75,6 +75,16 @@ final class ResponseHandler implements MessageHandler
             }
         }
         decodePeers();
+        final ResponseDecoder.SlotsDecoder slots = decoder.slots();
+        final int slotCount = slots.count();
+        for (int i = 0; i < slotCount; i++)
+        {
+            slots.next();
+            if (target != null && i < keyCount)
+            {
+                target.poolOffset(keyBase + i, slots.poolOffset());
+            }
+        }
         if (target != null && code != StatusCode.OK)
         {
             target.failed(code);

@@ -26,6 +26,19 @@ public final class ChildJvm
      */
     public static List<String> orbitkvCommand(final List<String> extraJvmArgs, final List<String> args)
     {
+        return javaCommand(extraJvmArgs, OrbitKvCli.class.getName(), args);
+    }
+
+    /**
+     * Command line that runs a main class of this class path (e.g. a test's engine) in a new JVM.
+     *
+     * @param extraJvmArgs JVM options for this child only; may be empty.
+     * @param mainClass    the class to run.
+     * @param args         its arguments.
+     * @return the command.
+     */
+    public static List<String> javaCommand(final List<String> extraJvmArgs, final String mainClass, final List<String> args)
+    {
         final List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         for (final String arg : ManagementFactory.getRuntimeMXBean().getInputArguments())
@@ -41,7 +54,7 @@ public final class ChildJvm
         command.addAll(extraJvmArgs);
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
-        command.add(OrbitKvCli.class.getName());
+        command.add(mainClass);
         command.addAll(args);
         return command;
     }
