@@ -45,11 +45,12 @@ __all__ = [
     "state_key_digest",
     "state_key_shard",
     "KEY_STATUS_NAMES",
+    "PrepareResult",
 ]
 
 KEY_STATUS_NAMES = (
     "MISS", "DRAM", "SSD", "STORED", "ALREADY_RESIDENT", "NO_SPACE", "DESTINATION_TOO_SMALL", "NOT_ATTEMPTED",
-    "PEER", "FAILED",
+    "PEER", "FAILED", "RESERVED",
 )
 
 # Slots of the data region `put` and `get` cycle blocks through: one block copied by Python while the Manager copies
@@ -194,6 +195,17 @@ class Lease:
 class PublishResult:
     stored: int
     statuses: list[str]
+
+
+@dataclass
+class PrepareResult:
+    """A Prepare's answer: per key its status (RESERVED, ALREADY_RESIDENT, NO_SPACE) and, for a RESERVED key, `slots[i]`:
+    a writable memoryview of exactly the block's bytes in the Manager's pool (numpy/torch can copy into it); None for
+    the others. Write every reserved slot, then `Client.commit`."""
+
+    reserved: int
+    statuses: list[str]
+    slots: list[memoryview | None]
 
 
 @dataclass(frozen=True)
@@ -354,6 +366,11 @@ class Client:
         self._region_array = (ctypes.c_ubyte * size).from_address(lib.okv_data_region(handle))
         self._region = memoryview(self._region_array).cast("B")
         self._region_address: int = ctypes.addressof(self._region_array)
+        pool_bytes = lib.okv_pool_bytes(handle)
+        self._pool: memoryview | None = None
+        if pool_bytes:
+            self._pool_array = (ctypes.c_ubyte * pool_bytes).from_address(lib.okv_pool(handle))
+            self._pool = memoryview(self._pool_array).cast("B")
         self.max_keys: int = lib.okv_max_keys_per_request(handle)
         self.client_id: int = lib.okv_client_id(handle)
 
@@ -377,6 +394,16 @@ class Client:
             if sys.getrefcount(self._region_array) > 2:  # our attribute and the call's argument
                 self._region = memoryview(self._region_array).cast("B")
                 raise OrbitKVError(-1, "data_region is still in use (a view or an array over it): drop it, then close()")
+            if self._pool is not None:
+                # As for the data region: a slot still exported or held keeps the pool mapped and the client attached.
+                try:
+                    self._pool.release()
+                except BufferError:
+                    raise OrbitKVError(-1, "a slot of the pool is still exported: drop it, then close()") from None
+                if sys.getrefcount(self._pool_array) > 2:
+                    self._pool = memoryview(self._pool_array).cast("B")
+                    raise OrbitKVError(-1, "a slot of the pool is still in use: drop it, then close()")
+                self._pool = None
             handle, self._handle = self._handle, None
             self._lib.okv_close(handle)
 
@@ -390,6 +417,46 @@ class Client:
     def data_region(self) -> memoryview:
         """Writable memoryview over the mapped data region (no copy); numpy/torch can wrap it."""
         return self._region
+
+    @property
+    def pool(self) -> memoryview | None:
+        """Writable memoryview over the Manager's whole pool when it lets engines save into it
+        (`--engine-pool-access write-reserved`), else None. Writing outside this client's reserved slots corrupts other
+        blocks; their checksums, taken at commit, keep that from spreading beyond this Manager's DRAM."""
+        return self._pool
+
+    def prepare(self, namespace: bytes | str, hashes: Sequence[bytes], lengths: Sequence[int]) -> PrepareResult:
+        """Zero-copy save, first half: reserve a pool slot of lengths[i] bytes for each block not resident yet. Copy
+        each block into its slot (`PrepareResult.slots`), then `commit`; nothing is visible before, and a slot not
+        committed within the client timeout, or when this client goes, is reclaimed. One request: at most `max_keys`
+        blocks. Needs a Manager with `--engine-pool-access write-reserved` (OrbitKVError 18 otherwise)."""
+        ns = self._namespace(namespace)
+        keys = self._keys(hashes, None, lengths)
+        count = len(hashes)
+        with self._result_lock:
+            result = self._result
+            status = self._lib.okv_prepare(self._live(), ns, len(ns), keys, count, self._result_ref)
+            if status != 0:
+                self._raise(status, result)
+            statuses = _statuses(result, result.key_count)
+            pool = self._pool
+            slots: list[memoryview | None] = []
+            for i, name in enumerate(statuses):
+                offset = result.pool_offset[i]
+                slots.append(pool[offset:offset + lengths[i]] if name == "RESERVED" and pool is not None else None)
+            return PrepareResult(result.value, statuses, slots)
+
+    def commit(self, namespace: bytes | str, hashes: Sequence[bytes]) -> PublishResult:
+        """Zero-copy save, second half: seal the blocks written into this client's reserved slots (STORED; MISS for a
+        key without a reservation of this client). `stored` counts the blocks now visible."""
+        ns = self._namespace(namespace)
+        keys = self._keys(hashes, None, None)
+        with self._result_lock:
+            result = self._result
+            status = self._lib.okv_commit(self._live(), ns, len(ns), keys, len(hashes), self._result_ref)
+            if status != 0:
+                self._raise(status, result)
+            return PublishResult(result.value, _statuses(result, result.key_count))
 
     @property
     def data_region_bytes(self) -> int:

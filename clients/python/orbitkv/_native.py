@@ -88,6 +88,7 @@ class Result(ctypes.Structure):
         ("dropped_candidates", ctypes.c_int32),
         ("candidates", Candidate * MAX_CANDIDATES),
         ("owners", Owner * MAX_OWNERS),
+        ("pool_offset", ctypes.c_int64 * MAX_KEYS),
     ]
 
 
@@ -127,6 +128,10 @@ def load() -> ctypes.CDLL:
     lib.okv_data_region_bytes.restype = ctypes.c_uint64
     lib.okv_client_id.argtypes = [client]
     lib.okv_client_id.restype = ctypes.c_int64
+    lib.okv_pool.argtypes = [client]
+    lib.okv_pool.restype = ctypes.c_void_p
+    lib.okv_pool_bytes.argtypes = [client]
+    lib.okv_pool_bytes.restype = ctypes.c_uint64
     lib.okv_max_keys_per_request.argtypes = [client]
     lib.okv_max_keys_per_request.restype = ctypes.c_int32
     keys = [ctypes.c_char_p, ctypes.c_uint32, p(Key), ctypes.c_uint32]
@@ -160,6 +165,10 @@ def load() -> ctypes.CDLL:
     lib.okv_chain_requests.restype = ctypes.c_int32
     lib.okv_submit_publish.argtypes = [client, *keys, p(ctypes.c_int64)]
     lib.okv_submit_publish.restype = ctypes.c_int
+    lib.okv_prepare.argtypes = [client, *keys, p(Result)]
+    lib.okv_prepare.restype = ctypes.c_int
+    lib.okv_commit.argtypes = [client, *keys, p(Result)]
+    lib.okv_commit.restype = ctypes.c_int
     lineage = [ctypes.c_char_p, ctypes.c_uint32, p(Key), p(Lineage), ctypes.c_uint32]
     lib.okv_publish_lineage.argtypes = [client, *lineage, p(Result)]
     lib.okv_publish_lineage.restype = ctypes.c_int

@@ -36,6 +36,26 @@ class ClientTest(unittest.TestCase):
         self.assertIsNone(found.lease)
         self.assertEqual(blocks, self.client.get("py-ns", hashes))
 
+    def test_zero_copy_save_writes_straight_into_pool_slots(self) -> None:
+        hashes = [chain_hash(131, i) for i in range(6)]
+        blocks = [chain_fill(h, 20_000 + i) for i, h in enumerate(hashes)]
+        self.assertIsNotNone(self.client.pool, "the test Manager lets engines map its pool")
+        prepared = self.client.prepare("py-zero-copy", hashes, [len(b) for b in blocks])
+        self.assertEqual(6, prepared.reserved)
+        self.assertEqual(["RESERVED"] * 6, prepared.statuses)
+        for slot, block in zip(prepared.slots, blocks):
+            self.assertEqual(len(block), len(slot))
+            slot[:] = block
+        self.assertEqual(0, self.client.lookup("py-zero-copy", hashes).prefix_len, "nothing visible before commit")
+        del slot
+        prepared.slots.clear()
+        committed = self.client.commit("py-zero-copy", hashes + [chain_hash(131, 99)])
+        self.assertEqual(6, committed.stored)
+        self.assertEqual(["STORED"] * 6 + ["MISS"], committed.statuses)
+        self.assertEqual(blocks, self.client.get("py-zero-copy", hashes))
+        again = self.client.prepare("py-zero-copy", hashes[:1], [len(blocks[0])])
+        self.assertEqual((0, ["ALREADY_RESIDENT"], [None]), (again.reserved, again.statuses, again.slots))
+
     def test_data_region_is_a_writable_view_without_copy(self) -> None:
         region = self.client.data_region
         self.assertFalse(region.readonly)

@@ -27,6 +27,8 @@
 #include "io_orbitkv_codecs_engine/lookupRequest.h"
 #include "io_orbitkv_codecs_engine/readRequest.h"
 #include "io_orbitkv_codecs_engine/releaseRequest.h"
+#include "io_orbitkv_codecs_engine/prepareRequest.h"
+#include "io_orbitkv_codecs_engine/commitRequest.h"
 #include "io_orbitkv_codecs_engine/response.h"
 
 #define SBE(x) io_orbitkv_codecs_engine_##x
@@ -47,6 +49,9 @@
 #define CNC_ERROR_LOG_LENGTH_OFFSET 68
 #define CNC_MAX_KEYS_PER_REQUEST_OFFSET 72
 #define CNC_MAX_REQUEST_BYTES_OFFSET 76
+#define CNC_POOL_BYTES_OFFSET 88
+#define CNC_POOL_ACCESS_OFFSET 96
+#define CNC_POOL_ACCESS_WRITE_RESERVED 1
 #define CNC_AGENT_STATE_OFFSET 128
 #define CNC_AGENT_SLEEPING 1
 #define CNC_AGENT_RUNG 2
@@ -125,6 +130,8 @@ struct okv_client
     int64_t wait_yield_ns;
     uint8_t *data_region;
     uint64_t data_region_bytes;
+    uint8_t *pool;
+    uint64_t pool_bytes;
     int attached;
     pthread_mutex_t lock;
     uint8_t send_buffer[MAX_REQUEST_BYTES];
@@ -431,6 +438,7 @@ const char *okv_strerror(int status)
         case 15: return "UNKNOWN_LEASE: lease not held by this client";
         case 16: return "NAMESPACE_LIMIT: the Manager tracks its maximum of namespaces";
         case 17: return "BUSY: too many requests in flight for this client";
+        case 18: return "NOT_ENABLED: the Manager runs without --engine-pool-access write-reserved";
         case OKV_E_INVALID_ARGUMENT: return "invalid argument";
         case OKV_E_NO_MANAGER: return "no ready Manager in the directory";
         case OKV_E_INCOMPATIBLE_LAYOUT: return "CnC file has a layout version this library does not understand";
@@ -489,6 +497,16 @@ void okv_hash_from_u64(uint64_t hash, uint8_t out[8])
     {
         out[i] = (uint8_t)(hash >> (8 * i));
     }
+}
+
+void *okv_pool(const okv_client *client)
+{
+    return client == NULL ? NULL : client->pool;
+}
+
+uint64_t okv_pool_bytes(const okv_client *client)
+{
+    return client == NULL ? 0 : client->pool_bytes;
 }
 
 void *okv_data_region(const okv_client *client)
@@ -630,6 +648,10 @@ static void on_response(okv_client *client, const uint8_t *msg, int32_t length)
     result->key_count = p->key_count < (int32_t)count ? p->key_count : (int32_t)count;
     /* groups of schema version 2 exist only in frames of that version or later (the generated C decoder does not
      * check sinceVersion for groups) */
+    for (int32_t i = 0; i < result->key_count; i++)
+    {
+        result->pool_offset[i] = -1;
+    }
     if (SBE(response_acting_version)(&response) >= 2)
     {
         struct SBE(response_owners) owners;
@@ -699,6 +721,31 @@ static void on_response(okv_client *client, const uint8_t *msg, int32_t length)
             candidate->length = SBE(response_candidates_length)(&candidates);
         }
         result->candidate_count = kept;
+    }
+    /* the slots group (a Prepare's answer) exists only in frames of version 4 or later */
+    if (SBE(response_acting_version)(&response) >= 4)
+    {
+        struct SBE(response_slots) slots;
+        if (!SBE(response_get_slots)(&response, &slots))
+        {
+            result->code = OKV_E_PROTOCOL;
+            p->done = 1;
+            return;
+        }
+        const uint64_t slot_count = SBE(response_slots_count)(&slots);
+        for (uint64_t i = 0; i < slot_count; i++)
+        {
+            if (!SBE(response_slots_next)(&slots))
+            {
+                result->code = OKV_E_PROTOCOL;
+                p->done = 1;
+                return;
+            }
+            if ((int32_t)i < result->key_count)
+            {
+                result->pool_offset[i] = SBE(response_slots_poolOffset)(&slots);
+            }
+        }
     }
     result->message_length = (uint16_t)SBE(response_get_message)(&response, result->message, OKV_MAX_MESSAGE_LENGTH);
     result->message[result->message_length] = '\0';
@@ -803,6 +850,7 @@ static void copy_result(okv_result *dst, const okv_result *src)
         size);
     copy_part(dst, src, offsetof(okv_result, candidates), (size_t)src->candidate_count * sizeof(okv_candidate), size);
     copy_part(dst, src, offsetof(okv_result, owners), (size_t)src->owner_count * sizeof(okv_owner), size);
+    copy_part(dst, src, offsetof(okv_result, pool_offset), rows * sizeof(int64_t), size);
     dst->size = size;
 }
 
@@ -962,6 +1010,74 @@ static int32_t encode_publish(okv_client *client, int64_t correlation_id, const 
     return (int32_t)(SBE(messageHeader_encoded_length)() + SBE(publishRequest_encoded_length)(&req));
 }
 
+static int32_t encode_prepare(okv_client *client, int64_t correlation_id, const uint8_t *ns, uint32_t ns_length,
+    const okv_key *keys, uint32_t key_count)
+{
+    struct SBE(messageHeader) hdr;
+    struct SBE(prepareRequest) req;
+    struct SBE(prepareRequest_blocks) blocks;
+    char *buf = (char *)client->send_buffer;
+    if (!SBE(prepareRequest_wrap_and_apply_header)(&req, buf, 0, sizeof(client->send_buffer), &hdr))
+    {
+        return -1;
+    }
+    SBE(prepareRequest_set_clientId)(&req, client->client_id);
+    SBE(prepareRequest_set_correlationId)(&req, correlation_id);
+    if (!SBE(prepareRequest_blocks_set_count)(&req, &blocks, (uint16_t)key_count))
+    {
+        return -1;
+    }
+    for (uint32_t i = 0; i < key_count; i++)
+    {
+        if (!SBE(prepareRequest_blocks_next)(&blocks))
+        {
+            return -1;
+        }
+        SBE(prepareRequest_blocks_set_length)(&blocks, (int32_t)keys[i].length);
+        if (!SBE(prepareRequest_blocks_put_hash)(&blocks, (const char *)keys[i].hash, (uint8_t)keys[i].hash_length))
+        {
+            return -1;
+        }
+    }
+    if (!SBE(prepareRequest_put_keyNamespace)(&req, (const char *)ns, (uint16_t)ns_length))
+    {
+        return -1;
+    }
+    return (int32_t)(SBE(messageHeader_encoded_length)() + SBE(prepareRequest_encoded_length)(&req));
+}
+
+static int32_t encode_commit(okv_client *client, int64_t correlation_id, const uint8_t *ns, uint32_t ns_length,
+    const okv_key *keys, uint32_t key_count)
+{
+    struct SBE(messageHeader) hdr;
+    struct SBE(commitRequest) req;
+    struct SBE(commitRequest_keys) group;
+    char *buf = (char *)client->send_buffer;
+    if (!SBE(commitRequest_wrap_and_apply_header)(&req, buf, 0, sizeof(client->send_buffer), &hdr))
+    {
+        return -1;
+    }
+    SBE(commitRequest_set_clientId)(&req, client->client_id);
+    SBE(commitRequest_set_correlationId)(&req, correlation_id);
+    if (!SBE(commitRequest_keys_set_count)(&req, &group, (uint16_t)key_count))
+    {
+        return -1;
+    }
+    for (uint32_t i = 0; i < key_count; i++)
+    {
+        if (!SBE(commitRequest_keys_next)(&group) ||
+            !SBE(commitRequest_keys_put_hash)(&group, (const char *)keys[i].hash, (uint8_t)keys[i].hash_length))
+        {
+            return -1;
+        }
+    }
+    if (!SBE(commitRequest_put_keyNamespace)(&req, (const char *)ns, (uint16_t)ns_length))
+    {
+        return -1;
+    }
+    return (int32_t)(SBE(messageHeader_encoded_length)() + SBE(commitRequest_encoded_length)(&req));
+}
+
 static int32_t encode_lookup(okv_client *client, int64_t correlation_id, const uint8_t *ns, uint32_t ns_length,
     const okv_key *keys, uint32_t key_count, int pin, int peers)
 {
@@ -1050,6 +1166,8 @@ static int32_t encode_read(okv_client *client, int64_t correlation_id, const uin
 #define OP_LOOKUP 2
 #define OP_READ 3
 #define OP_RELEASE 4
+#define OP_PREPARE 5
+#define OP_COMMIT 6
 
 /* Encode and send one request; on success *out is its pending answer. Caller holds the lock. */
 static int submit_locked(okv_client *client, int op, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
@@ -1062,7 +1180,7 @@ static int submit_locked(okv_client *client, int op, const uint8_t *ns, uint32_t
     }
     if (op != OP_RELEASE)
     {
-        const int status = check_keys(client, ns, ns_length, keys, key_count, op != OP_LOOKUP,
+        const int status = check_keys(client, ns, ns_length, keys, key_count, op == OP_PUBLISH || op == OP_READ,
             op == OP_PUBLISH ? lineage : NULL);
         if (status != OKV_OK)
         {
@@ -1086,6 +1204,14 @@ static int submit_locked(okv_client *client, int op, const uint8_t *ns, uint32_t
         case OP_LOOKUP:
             length = encode_lookup(client, correlation_id, ns, ns_length, keys, key_count, pin, peers);
             template_id = SBE(lookupRequest_sbe_template_id)();
+            break;
+        case OP_PREPARE:
+            length = encode_prepare(client, correlation_id, ns, ns_length, keys, key_count);
+            template_id = SBE(prepareRequest_sbe_template_id)();
+            break;
+        case OP_COMMIT:
+            length = encode_commit(client, correlation_id, ns, ns_length, keys, key_count);
+            template_id = SBE(commitRequest_sbe_template_id)();
             break;
         case OP_READ:
             length = encode_read(client, correlation_id, ns, ns_length, keys, key_count, lease_id);
@@ -1160,6 +1286,18 @@ int okv_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length, const
     okv_result *result)
 {
     return call(client, OP_PUBLISH, ns, ns_length, keys, key_count, 0, 0, 0, result);
+}
+
+int okv_prepare(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys, uint32_t key_count,
+    okv_result *result)
+{
+    return call(client, OP_PREPARE, ns, ns_length, keys, key_count, 0, 0, 0, result);
+}
+
+int okv_commit(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys, uint32_t key_count,
+    okv_result *result)
+{
+    return call(client, OP_COMMIT, ns, ns_length, keys, key_count, 0, 0, 0, result);
 }
 
 int okv_publish_lineage(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
@@ -1581,6 +1719,11 @@ static void unmap_all(okv_client *client)
         munmap(client->data_region, client->data_region_bytes);
         client->data_region = NULL;
     }
+    if (client->pool != NULL)
+    {
+        munmap(client->pool, client->pool_bytes);
+        client->pool = NULL;
+    }
     if (client->doorbell_fd >= 0)
     {
         close(client->doorbell_fd);
@@ -1591,6 +1734,33 @@ static void unmap_all(okv_client *client)
         munmap(client->cnc, client->cnc_length);
         client->cnc = NULL;
     }
+}
+
+/* The Manager's pool file, mapped read-write, for zero-copy saves (a Manager with --engine-pool-access
+ * write-reserved). */
+static int map_pool(okv_client *client, const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/pool.dat", dir);
+    const int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0)
+    {
+        if (fd >= 0)
+        {
+            close(fd);
+        }
+        return fail(client, OKV_E_SYSTEM, "cannot open the Manager's pool %s: %s", path, strerror(errno));
+    }
+    void *pool = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (pool == MAP_FAILED)
+    {
+        return fail(client, OKV_E_SYSTEM, "mmap the Manager's pool %s: %s", path, strerror(errno));
+    }
+    client->pool = pool;
+    client->pool_bytes = (uint64_t)st.st_size;
+    return OKV_OK;
 }
 
 static void free_claim(okv_client *client)
@@ -1847,6 +2017,10 @@ int okv_open(const okv_options *caller_options, okv_client **out)
             if (fd >= 0)
             {
                 close(fd);
+            }
+            if (status == OKV_OK && read_i32(client->cnc + CNC_POOL_ACCESS_OFFSET) == CNC_POOL_ACCESS_WRITE_RESERVED)
+            {
+                status = map_pool(client, dir);
             }
             client->attached = 1;
         }

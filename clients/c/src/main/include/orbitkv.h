@@ -58,6 +58,7 @@ extern "C" {
 #define OKV_S_KEY_TOO_LARGE 7
 #define OKV_S_OUT_OF_RANGE 8
 #define OKV_S_UNKNOWN_LEASE 15
+#define OKV_S_NOT_ENABLED 18
 
 /* Per-key statuses (KeyStatus of the schema). */
 #define OKV_KEY_MISS 0
@@ -70,6 +71,7 @@ extern "C" {
 #define OKV_KEY_NOT_ATTEMPTED 7
 #define OKV_KEY_PEER 8
 #define OKV_KEY_FAILED 9
+#define OKV_KEY_RESERVED 10
 
 typedef struct okv_client okv_client;
 
@@ -150,6 +152,8 @@ typedef struct okv_result
     int32_t dropped_candidates;   /* candidates naming a row or an owner the answer does not have, or over capacity */
     okv_candidate candidates[OKV_MAX_CANDIDATES];
     okv_owner owners[OKV_MAX_OWNERS];
+    /* appended with zero-copy saves: a Prepare's answer, the pool offset of each RESERVED key's slot (-1: none) */
+    int64_t pool_offset[OKV_MAX_KEYS];
 } okv_result;
 
 void okv_result_init(okv_result *result);
@@ -167,6 +171,10 @@ void *okv_data_region(const okv_client *client);
 uint64_t okv_data_region_bytes(const okv_client *client);
 int64_t okv_client_id(const okv_client *client);
 int32_t okv_max_keys_per_request(const okv_client *client);
+/* The Manager's pool mapped read-write (valid until okv_close) and its size, when the Manager runs with
+ * --engine-pool-access write-reserved; else NULL and 0. */
+void *okv_pool(const okv_client *client);
+uint64_t okv_pool_bytes(const okv_client *client);
 /* Text of the last library failure of this client (thread-local to the handle, best effort). */
 const char *okv_last_error(const okv_client *client);
 
@@ -176,6 +184,16 @@ int okv_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length,
     const okv_key *keys, uint32_t key_count, okv_result *result);
 int okv_lookup(okv_client *client, const uint8_t *ns, uint32_t ns_length,
     const okv_key *keys, uint32_t key_count, int pin, int peers, okv_result *result);
+/* Zero-copy saves (a Manager with --engine-pool-access write-reserved; else status OKV_S_NOT_ENABLED).
+ * okv_prepare reserves a pool slot for each key not resident yet (keys[i].length: the block's bytes; offsets are
+ * ignored): status OKV_KEY_RESERVED with result->pool_offset[i] (write the block at okv_pool() + that offset),
+ * OKV_KEY_ALREADY_RESIDENT (no slot: skip it) or OKV_KEY_NO_SPACE. okv_commit seals the blocks written into this
+ * client's slots (OKV_KEY_STORED; OKV_KEY_MISS without a reservation). A slot not committed within the client
+ * liveness timeout, or when the client goes, is reclaimed and never becomes visible. */
+int okv_prepare(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys, uint32_t key_count,
+    okv_result *result);
+int okv_commit(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys, uint32_t key_count,
+    okv_result *result);
 /* okv_publish with one lineage per key (lineage[i] belongs to keys[i]); it counts towards the request's bytes. */
 int okv_publish_lineage(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
     const okv_lineage *lineage, uint32_t key_count, okv_result *result);

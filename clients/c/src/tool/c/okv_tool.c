@@ -231,6 +231,45 @@ int main(int argc, char **argv)
         okv_close(client);
         return ok ? 0 : 1;
     }
+    if (strcmp(cmd, "zero-copy") == 0)
+    {
+        /* prepare, write each block straight into its pool slot, commit: what Java reads back is chain_fill's bytes */
+        if (argc < 7)
+        {
+            return 2;
+        }
+        const char *ns = argv[3];
+        const uint64_t seed = strtoull(argv[4], NULL, 10);
+        const uint32_t count = (uint32_t)strtoul(argv[5], NULL, 10);
+        const uint32_t bytes = (uint32_t)strtoul(argv[6], NULL, 10);
+        if (count < 1 || count > OKV_MAX_KEYS || open_client(dir, NULL, bytes, &client) != OKV_OK)
+        {
+            return count < 1 || count > OKV_MAX_KEYS ? 2 : 1;
+        }
+        uint8_t *pool = okv_pool(client);
+        chain_keys(seed, count, bytes, hashes, keys);
+        int status = okv_prepare(client, (const uint8_t *)ns, (uint32_t)strlen(ns), keys, count, &result);
+        const int64_t reserved = result.value;
+        int outside = 0;
+        for (uint32_t i = 0; status == OKV_OK && i < count; i++)
+        {
+            if (result.status[i] != OKV_KEY_RESERVED || pool == NULL || result.pool_offset[i] < 0 ||
+                (uint64_t)result.pool_offset[i] + bytes > okv_pool_bytes(client))
+            {
+                outside++;
+                continue;
+            }
+            chain_fill(hashes[i], pool + result.pool_offset[i], bytes);
+        }
+        if (status == OKV_OK)
+        {
+            status = okv_commit(client, (const uint8_t *)ns, (uint32_t)strlen(ns), keys, count, &result);
+        }
+        printf("op=zero-copy status=%d reserved=%lld committed=%lld unusable=%d\n", status, (long long)reserved,
+            (long long)result.value, outside);
+        okv_close(client);
+        return status == OKV_OK && outside == 0 && result.value == count ? 0 : 1;
+    }
     if (strcmp(cmd, "badargs") == 0)
     {
         if (open_client(dir, NULL, 4096, &client) != OKV_OK)

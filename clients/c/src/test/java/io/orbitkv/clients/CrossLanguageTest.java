@@ -53,7 +53,8 @@ final class CrossLanguageTest
     @BeforeAll
     static void startManager() throws IOException
     {
-        manager = ManagerProcess.start("--pool-bytes", "64m", "--client-timeout", "1s");
+        manager = ManagerProcess.start("--pool-bytes", "64m", "--client-timeout", "1s",
+            "--engine-pool-access", "write-reserved");
         java = EngineClient.connect(new EngineClient.Context()
             .dir(manager.dir())
             .clientName("java-driver")
@@ -87,6 +88,21 @@ final class CrossLanguageTest
         assertEquals(0, publish.exit, publish.output);
         assertTrue(publish.output.contains("stored=" + BLOCKS), publish.output);
         javaReadAndCheck(ns, 12);
+    }
+
+    @Test
+    void cSavesIntoThePoolWithoutACopyAndJavaRestoresIt() throws Exception
+    {
+        final String ns = "cross-c-zero-copy";
+        final Run save = run(List.of(TOOL, manager.dir(), "zero-copy", ns, "14", "" + BLOCKS, "" + BLOCK_BYTES));
+        assertEquals(0, save.exit, save.output);
+        assertTrue(save.output.contains("reserved=" + BLOCKS + " committed=" + BLOCKS + " unusable=0"), save.output);
+        javaReadAndCheck(ns, 14);
+
+        final Run again = run(List.of(TOOL, manager.dir(), "zero-copy", ns, "14", "" + BLOCKS, "" + BLOCK_BYTES));
+        assertEquals(1, again.exit, again.output);
+        assertTrue(again.output.contains("reserved=0 committed=0 unusable=" + BLOCKS), "resident keys get no slot: " +
+            again.output);
     }
 
     @Test
