@@ -391,6 +391,19 @@ public final class Configuration
     public static final String SSD_PROMOTE_PROP_NAME = "orbitkv.manager.ssd.promote";
     public static final boolean SSD_PROMOTE_DEFAULT = false;
 
+    /**
+     * Whether a Read of an SSD residence goes straight into the client's data region when the destination allows
+     * O_DIRECT ({@link #SSD_DIRECT_READ_ALIGNMENT}); off, every SSD read goes through staging and a copy.
+     */
+    public static final String SSD_DIRECT_READS_PROP_NAME = "orbitkv.manager.ssd.direct.reads";
+    public static final boolean SSD_DIRECT_READS_DEFAULT = true;
+
+    /**
+     * A Read's destination address and the block's length must both be multiples of this for the SSD read to land
+     * in the client's data region directly (O_DIRECT's granule); any other destination is read through staging.
+     */
+    public static final int SSD_DIRECT_READ_ALIGNMENT = 4096;
+
     public static final String SSD_QUEUE_DEPTH_PROP_NAME = "orbitkv.manager.ssd.queue.depth";
     public static final int SSD_QUEUE_DEPTH_DEFAULT = 64;
 
@@ -703,6 +716,11 @@ public final class Configuration
     public static boolean ssdPromote()
     {
         return booleanProperty(SSD_PROMOTE_PROP_NAME, SSD_PROMOTE_DEFAULT);
+    }
+
+    public static boolean ssdDirectReads()
+    {
+        return booleanProperty(SSD_DIRECT_READS_PROP_NAME, SSD_DIRECT_READS_DEFAULT);
     }
 
     public static int ssdQueueDepth()

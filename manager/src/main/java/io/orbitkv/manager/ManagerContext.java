@@ -74,6 +74,7 @@ public final class ManagerContext
     private long ssdBytes = Configuration.ssdBytes();
     private Configuration.SsdAdmission ssdAdmission = Configuration.ssdAdmission();
     private boolean ssdPromote = Configuration.ssdPromote();
+    private boolean ssdDirectReads = Configuration.ssdDirectReads();
     private int ssdQueueDepth = Configuration.ssdQueueDepth();
     private Configuration.SsdBackendChoice ssdBackend = Configuration.ssdBackend();
     private SsdBackendSupplier ssdBackendSupplier = SsdBackendSupplier.DEFAULT;
@@ -553,6 +554,17 @@ public final class ManagerContext
     public ManagerContext ssdPromote(final boolean ssdPromote)
     {
         this.ssdPromote = ssdPromote;
+        return this;
+    }
+
+    public boolean ssdDirectReads()
+    {
+        return ssdDirectReads;
+    }
+
+    public ManagerContext ssdDirectReads(final boolean ssdDirectReads)
+    {
+        this.ssdDirectReads = ssdDirectReads;
         return this;
     }
 

@@ -529,6 +529,7 @@ final class RingRequests implements PeerListener
             if (Residence.isSsd(residence))
             {
                 op.ssdPhases[i] = CopyOperation.SSD_NEEDS_IO;
+                op.direct[i] = false;
                 op.ssdKeys++;
             }
         }
