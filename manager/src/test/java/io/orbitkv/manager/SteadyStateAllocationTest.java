@@ -124,6 +124,8 @@ class SteadyStateAllocationTest
                 assertEquals(0, manager.counter(SystemCounterDescriptor.ERRORS));
                 assertTrue(manager.counter(StoreCounter.SSD_READS) - readsBefore > rounds * KEYS / 2L,
                     "most old keys were served from SSD");
+                assertEquals(manager.counter(StoreCounter.SSD_READS), manager.counter(StoreCounter.SSD_DIRECT_READS),
+                    "aligned destinations: every SSD read went straight into the data region");
                 assertTrue(manager.counter(StoreCounter.SSD_EVICTIONS) > 0, "the run churned the SSD");
                 assertTrue(manager.counter(KvEventCounter.EVENTS_QUEUED) > 0, "SSD residences reached the event ring");
                 assertTrue(allocated < requests,

@@ -90,6 +90,20 @@ final class ManagerCommandConfigurationTest
     }
 
     @Test
+    void shouldTurnSsdDirectReadsOffOnlyWhenAsked()
+    {
+        final ManagerCommand byDefault = new ManagerCommand();
+        new CommandLine(byDefault).parseArgs();
+        assertTrue(byDefault.context().ssdDirectReads(), "on by default");
+        final ManagerCommand off = new ManagerCommand();
+        new CommandLine(off).parseArgs("--no-ssd-direct-reads");
+        assertFalse(off.context().ssdDirectReads());
+        final ManagerCommand on = new ManagerCommand();
+        new CommandLine(on).parseArgs("--ssd-direct-reads");
+        assertTrue(on.context().ssdDirectReads());
+    }
+
+    @Test
     void shouldShowDefaultsThatAreTheContextsOwn() throws Exception
     {
         // Every flag given its shown default must leave the context exactly as the context starts without flags.
