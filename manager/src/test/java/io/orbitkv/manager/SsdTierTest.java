@@ -459,6 +459,40 @@ class SsdTierTest
     }
 
     @Test
+    void shouldAnswerFailedIoAndKeepTheResidenceWhenAClientShrankItsRegionUnderADirectRead() throws IOException
+    {
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.IO_URING));
+        try (RawRingClient saboteur = new RawRingClient(manager.cncFile());
+            RawRingClient other = new RawRingClient(manager.cncFile()))
+        {
+            saboteur.attachOrFail("engine-saboteur", 48L * MB);
+            other.attachOrFail("engine-other", 48L * MB);
+            publish(saboteur, 0, 16);
+            awaitCounter(manager, StoreCounter.SSD_ADMISSIONS, 8);
+            awaitCounter(manager, StoreCounter.SSD_QUEUE_DEPTH, 0);
+
+            // The engine owns its side of the mapping and can shrink the file: the kernel cannot fault in the
+            // destination's pages, so the direct read fails with EFAULT. The device is fine.
+            try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(saboteur.regionPath(), "rw"))
+            {
+                file.setLength(16L * MB);
+            }
+            final RawRingClient.Reply read = saboteur.awaitReply(saboteur.read(
+                NS, 0, new long[]{16L * MB}, new int[]{MB}, hashes(0, 1)));
+            assertEquals(List.of(KeyStatus.FAILED), read.statuses(), read::toString);
+            assertEquals(List.of(FailureReason.IO), read.reasons());
+            assertEquals(1, manager.counter(StoreCounter.SSD_DIRECT_READ_FAULTS));
+            assertEquals(0, manager.counter(StoreCounter.SSD_IO_ERRORS), "not counted as a device error");
+            awaitCounter(manager, StoreCounter.PINS_ACTIVE, 0);
+
+            final RawRingClient.Reply kept = other.awaitReply(other.read(
+                NS, 0, new long[]{16L * MB}, new int[]{MB}, hashes(0, 1)));
+            assertEquals(List.of(KeyStatus.SSD), kept.statuses(), "the residence was kept: " + kept);
+            assertTrue(other.matches(16L * MB, MB, 1000));
+        }
+    }
+
+    @Test
     void shouldReadEveryBlockThroughStagingWhenDirectReadsAreOff()
     {
         manager = Manager.launch(context(Configuration.SsdBackendChoice.IO_URING).ssdDirectReads(false));
