@@ -114,9 +114,11 @@ public final class BenchSsdCommand implements Callable<Integer>
         final File stagedManagerDir = new File(regionsParent, "orbitkv-bench-ssd-staged-" + pid);
         final File e2eSsdDir = new File(dir, "e2e");
         final File stagedSsdDir = new File(dir, "e2e-staged");
-        try (Manager manager = Manager.launch(e2eContext(managerDir, e2eSsdDir).ssdDirectReads(true));
+        try (Manager manager = Manager.launch(e2eContext(managerDir, e2eSsdDir)
+                .ssdDirectReads(Configuration.SsdDirectReads.ON));
             EngineClient client = e2eClient(managerDir);
-            Manager stagedManager = Manager.launch(e2eContext(stagedManagerDir, stagedSsdDir).ssdDirectReads(false));
+            Manager stagedManager = Manager.launch(e2eContext(stagedManagerDir, stagedSsdDir)
+                .ssdDirectReads(Configuration.SsdDirectReads.OFF));
             EngineClient stagedClient = e2eClient(stagedManagerDir))
         {
             final E2e endToEnd = new E2e(manager, client, e2eBlocks);

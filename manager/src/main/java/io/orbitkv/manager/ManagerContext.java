@@ -74,7 +74,7 @@ public final class ManagerContext
     private long ssdBytes = Configuration.ssdBytes();
     private Configuration.SsdAdmission ssdAdmission = Configuration.ssdAdmission();
     private boolean ssdPromote = Configuration.ssdPromote();
-    private boolean ssdDirectReads = Configuration.ssdDirectReads();
+    private Configuration.SsdDirectReads ssdDirectReads = Configuration.ssdDirectReads();
     private int ssdQueueDepth = Configuration.ssdQueueDepth();
     private Configuration.SsdBackendChoice ssdBackend = Configuration.ssdBackend();
     private SsdBackendSupplier ssdBackendSupplier = SsdBackendSupplier.DEFAULT;
@@ -557,12 +557,12 @@ public final class ManagerContext
         return this;
     }
 
-    public boolean ssdDirectReads()
+    public Configuration.SsdDirectReads ssdDirectReads()
     {
         return ssdDirectReads;
     }
 
-    public ManagerContext ssdDirectReads(final boolean ssdDirectReads)
+    public ManagerContext ssdDirectReads(final Configuration.SsdDirectReads ssdDirectReads)
     {
         this.ssdDirectReads = ssdDirectReads;
         return this;

@@ -2,6 +2,7 @@ package io.orbitkv.manager;
 
 import io.orbitkv.manager.ring.RingCounter;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.store.DataRegionPages;
 import io.orbitkv.manager.store.FailingSsdBackends;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
@@ -83,6 +84,7 @@ class SsdTierTest
             .ssdBytes(64L * MB)
             .ssdStagingBytes(8L * MB)
             .ssdQueueDepth(16)
+            .ssdDirectReads(Configuration.SsdDirectReads.ON)
             .ssdBackend(backend);
     }
 
@@ -493,9 +495,29 @@ class SsdTierTest
     }
 
     @Test
+    void shouldReadDirectInAutoModeExactlyWhenTheDataRegionsAreOnHugePages()
+    {
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.IO_URING)
+            .ssdDirectReads(Configuration.SsdDirectReads.AUTO));
+        final DataRegionPages.Verdict pages = DataRegionPages.of(new File(dir, "clients").toPath());
+        assertTrue(manager.ssdDescription().contains("direct reads auto: " + (pages.huge() ? "on" : "off")),
+            manager::ssdDescription);
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine", 48L * MB);
+            publish(client, 0, 16);
+            awaitCounter(manager, StoreCounter.SSD_ADMISSIONS, 8);
+            final RawRingClient.Reply read = readAll(client, 0, 2);
+            assertEquals(2, read.value(), read::toString);
+            assertTrue(client.matches(16L * MB, MB, 1000) && client.matches(17L * MB, MB, 1001));
+            assertEquals(pages.huge() ? 2 : 0, manager.counter(StoreCounter.SSD_DIRECT_READS), pages::reason);
+        }
+    }
+
+    @Test
     void shouldReadEveryBlockThroughStagingWhenDirectReadsAreOff()
     {
-        manager = Manager.launch(context(Configuration.SsdBackendChoice.IO_URING).ssdDirectReads(false));
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.IO_URING).ssdDirectReads(Configuration.SsdDirectReads.OFF));
         try (RawRingClient client = new RawRingClient(manager.cncFile()))
         {
             client.attachOrFail("engine", 48L * MB);

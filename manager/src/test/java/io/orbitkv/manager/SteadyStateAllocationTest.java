@@ -98,6 +98,7 @@ class SteadyStateAllocationTest
                 .ssdBytes(32L << 20)
                 .ssdStagingBytes(8L << 20)
                 .ssdQueueDepth(16)
+                .ssdDirectReads(Configuration.SsdDirectReads.ON)
                 .kvEventsEndpoint(KV_EVENTS));
             final com.sun.management.ThreadMXBean threads =
                 (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();

@@ -57,6 +57,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private final Configuration.SsdAdmission admission;
     private final boolean promote;
     private final boolean directReadsWanted;
+    private final String directReadsReason;
     private boolean directReads;
     private final ErrorHandler errorHandler;
     private final PrintStream log;
@@ -133,7 +134,24 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         this.promote = ctx.ssdPromote();
         // A promoted block is copied from where it was read and verified; staging is out of the client's reach,
         // its data region is not. So promotion keeps every read in staging.
-        this.directReadsWanted = ctx.ssdDirectReads() && !promote;
+        final Configuration.SsdDirectReads directMode = ctx.ssdDirectReads();
+        if (promote || Configuration.SsdDirectReads.OFF == directMode)
+        {
+            this.directReadsWanted = false;
+            this.directReadsReason = promote ? "off (--ssd-promote reads through staging)" : "off";
+        }
+        else if (Configuration.SsdDirectReads.ON == directMode)
+        {
+            this.directReadsWanted = true;
+            this.directReadsReason = "on";
+        }
+        else
+        {
+            final DataRegionPages.Verdict pages = DataRegionPages.of(ctx.clientsDir().toPath());
+            this.directReadsWanted = pages.huge();
+            this.directReadsReason = "auto: " + (pages.huge() ? "on, data regions on 2 MiB pages (" :
+                "off, data regions on 4 KiB pages (") + pages.reason() + ")";
+        }
         this.directReads = directReadsWanted && backend.readsIntoAnyAddress();
         this.errorHandler = errorHandler;
         this.log = log;
@@ -594,6 +612,14 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     boolean readsDirect()
     {
         return directReads;
+    }
+
+    /**
+     * @return whether and why SSD reads go straight into data regions, for the start banner.
+     */
+    public String directReadsDescription()
+    {
+        return directReadsWanted && !directReads ? "off (the backend reads through staging only)" : directReadsReason;
     }
 
     /**
