@@ -39,7 +39,7 @@ import picocli.CommandLine.Option;
  *   <li>4 KiB random read IOPS at queue depth 32 (goal >= 0.9x fio);</li>
  *   <li>end-to-end Read of SSD-resident 2 MiB blocks through the engine ring (a Manager in this process, this
  *       process as the engine), as a ratio to fio's sequential read: once with SSD reads straight into the engine's
- *       data region (the default) and once with {@code --no-ssd-direct-reads} (through staging and a copy), by two
+ *       data region ({@code --ssd-direct-reads=on}) and once with {@code =off} (through staging and a copy), by two
  *       Managers measured in turn in each round.</li>
  * </ul>
  */
@@ -189,7 +189,7 @@ public final class BenchSsdCommand implements Callable<Integer>
             stagedEndToEnd.verify();
             if (0 != stagedManager.counter(StoreCounter.SSD_DIRECT_READS))
             {
-                throw new IllegalStateException("the Manager with --no-ssd-direct-reads read into the region");
+                throw new IllegalStateException("the Manager with --ssd-direct-reads=off read into the region");
             }
         }
         finally

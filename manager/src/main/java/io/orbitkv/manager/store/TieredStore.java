@@ -390,7 +390,7 @@ public final class TieredStore
 
     /**
      * @return whether SSD reads may go straight into a reader's memory ({@link #submitSsdReadInto}); false without an
-     * SSD tier, with {@code --no-ssd-direct-reads}, with promotion or on the FileChannel backend.
+     * SSD tier, with direct reads off (or auto on 4 KiB pages), with promotion or on the FileChannel backend.
      */
     public boolean readsSsdDirect()
     {
