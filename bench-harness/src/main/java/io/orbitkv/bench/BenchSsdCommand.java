@@ -38,7 +38,9 @@ import picocli.CommandLine.Option;
  *   <li>2 MiB sequential write and read (goal >= 0.9x fio);</li>
  *   <li>4 KiB random read IOPS at queue depth 32 (goal >= 0.9x fio);</li>
  *   <li>end-to-end Read of SSD-resident 2 MiB blocks through the engine ring (a Manager in this process, this
- *       process as the engine), as a ratio to fio's sequential read.</li>
+ *       process as the engine), as a ratio to fio's sequential read: once with SSD reads straight into the engine's
+ *       data region ({@code --ssd-direct-reads=on}) and once with {@code =off} (through staging and a copy), by two
+ *       Managers measured in turn in each round.</li>
  * </ul>
  */
 @Command(name = "ssd", mixinStandardHelpOptions = true,
@@ -73,6 +75,14 @@ public final class BenchSsdCommand implements Callable<Integer>
         description = "Also run fio with --fixedbufs as a second anchor (${DEFAULT-VALUE}).")
     private boolean fixedBufsAnchor;
 
+    @Option(names = "--e2e-passes", defaultValue = "1", description = "Reads of the whole SSD-resident chain per " +
+        "end-to-end measurement; more passes, longer samples on a noisy box (${DEFAULT-VALUE}).")
+    private int e2ePasses;
+
+    @Option(names = "--regions-parent", defaultValue = "/dev/shm", description = "Directory under which the " +
+        "end-to-end Managers keep their files, so the engine data regions live on its filesystem (${DEFAULT-VALUE}).")
+    private File regionsParent;
+
     @Option(names = "--json", description = "Also write the results as JSON to this file.")
     private File jsonFile;
 
@@ -96,27 +106,25 @@ public final class BenchSsdCommand implements Callable<Integer>
         final double[][] fioFixed = new double[3][rounds];
         final double[][] ours = new double[3][rounds];
         final double[] e2e = new double[rounds];
+        final double[] e2eStaged = new double[rounds];
         String ourDescription = "";
 
-        final File managerDir = new File("/dev/shm/orbitkv-bench-ssd-" + ProcessHandle.current().pid());
+        final long pid = ProcessHandle.current().pid();
+        final File managerDir = new File(regionsParent, "orbitkv-bench-ssd-" + pid);
+        final File stagedManagerDir = new File(regionsParent, "orbitkv-bench-ssd-staged-" + pid);
         final File e2eSsdDir = new File(dir, "e2e");
-        try (Manager manager = Manager.launch(new ManagerContext()
-                .dir(managerDir)
-                .poolBytes(64L << 20)
-                .maxBlockBytes(BIG_BLOCK)
-                .ssdDir(e2eSsdDir)
-                .ssdBytes(((long)e2eBlocks * BIG_BLOCK) + (64L << 20))
-                .ssdStagingBytes(256L << 20)
-                .ssdQueueDepth(queueDepth)
-                .ssdBackend(Configuration.SsdBackendChoice.IO_URING));
-            EngineClient client = EngineClient.connect(new EngineClient.Context()
-                .dir(managerDir.getPath())
-                .clientName("bench-ssd")
-                .dataRegionBytes(32L * BIG_BLOCK)))
+        final File stagedSsdDir = new File(dir, "e2e-staged");
+        try (Manager manager = Manager.launch(e2eContext(managerDir, e2eSsdDir)
+                .ssdDirectReads(Configuration.SsdDirectReads.ON));
+            EngineClient client = e2eClient(managerDir);
+            Manager stagedManager = Manager.launch(e2eContext(stagedManagerDir, stagedSsdDir)
+                .ssdDirectReads(Configuration.SsdDirectReads.OFF));
+            EngineClient stagedClient = e2eClient(stagedManagerDir))
         {
             final E2e endToEnd = new E2e(manager, client, e2eBlocks);
-            out.printf(Locale.ROOT, "  e2e: %d of %d blocks SSD-resident only; Manager ssd %s%n",
-                endToEnd.ssdOnly, e2eBlocks, manager.ssdDescription());
+            final E2e stagedEndToEnd = new E2e(stagedManager, stagedClient, e2eBlocks);
+            out.printf(Locale.ROOT, "  e2e: %d of %d blocks SSD-resident only; Manager ssd %s; data regions under %s%n",
+                endToEnd.ssdOnly, e2eBlocks, manager.ssdDescription(), regionsParent);
             out.flush();
 
             for (int round = 0; round < rounds; round++)
@@ -152,7 +160,17 @@ public final class BenchSsdCommand implements Callable<Integer>
                     fioFixed[2][round] =
                         fio(file, "randread", SMALL_BLOCK, true, true).path("read").path("iops").asDouble();
                 }
-                e2e[round] = endToEnd.readSsdResident();
+                // The two Managers take turns going first.
+                if (0 == round % 2)
+                {
+                    e2e[round] = endToEnd.readSsdResident(e2ePasses);
+                    e2eStaged[round] = stagedEndToEnd.readSsdResident(e2ePasses);
+                }
+                else
+                {
+                    e2eStaged[round] = stagedEndToEnd.readSsdResident(e2ePasses);
+                    e2e[round] = endToEnd.readSsdResident(e2ePasses);
+                }
                 if (fixedBufsAnchor)
                 {
                     out.printf(Locale.ROOT, "  round %d fio --fixedbufs: seq write %.0f MiB/s, seq read %.0f MiB/s, " +
@@ -161,18 +179,26 @@ public final class BenchSsdCommand implements Callable<Integer>
                 }
                 out.printf(Locale.ROOT,
                     "  round %d: seq write %.0f / %.0f MiB/s, seq read %.0f / %.0f MiB/s, rand read %.0f / %.0f IOPS, " +
-                    "e2e read %.0f MiB/s (fio / ours)%n",
+                    "e2e read %.0f MiB/s (fio / ours), e2e read through staging %.0f MiB/s (direct reads %d)%n",
                     round + 1, fio[0][round] / (1 << 20), ours[0][round] / (1 << 20), fio[1][round] / (1 << 20),
-                    ours[1][round] / (1 << 20), fio[2][round], ours[2][round], e2e[round] / (1 << 20));
+                    ours[1][round] / (1 << 20), fio[2][round], ours[2][round], e2e[round] / (1 << 20),
+                    e2eStaged[round] / (1 << 20), manager.counter(StoreCounter.SSD_DIRECT_READS));
                 out.flush();
             }
             endToEnd.verify();
+            stagedEndToEnd.verify();
+            if (0 != stagedManager.counter(StoreCounter.SSD_DIRECT_READS))
+            {
+                throw new IllegalStateException("the Manager with --ssd-direct-reads=off read into the region");
+            }
         }
         finally
         {
             Files.deleteIfExists(file);
             org.agrona.IoUtil.delete(managerDir, true);
             org.agrona.IoUtil.delete(e2eSsdDir, true);
+            org.agrona.IoUtil.delete(stagedManagerDir, true);
+            org.agrona.IoUtil.delete(stagedSsdDir, true);
         }
 
         out.printf(Locale.ROOT, "%nours: %s; fio: %s%n", ourDescription,
@@ -186,6 +212,8 @@ public final class BenchSsdCommand implements Callable<Integer>
         row(out, "fio", "4 KiB random read qd " + queueDepth, median(fio[2]), median(ours[2]), "IOPS", ">= 0.9x");
         row(out, "fio", "e2e Read of SSD-resident 2 MiB blocks (vs fio seq read)", median(fio[1]) / (1 << 20),
             median(e2e) / (1 << 20), "MiB/s", "report");
+        row(out, "fio", "e2e Read of SSD-resident 2 MiB blocks through staging (vs fio seq read)",
+            median(fio[1]) / (1 << 20), median(e2eStaged) / (1 << 20), "MiB/s", "report");
         if (fixedBufsAnchor)
         {
             out.println();
@@ -200,6 +228,8 @@ public final class BenchSsdCommand implements Callable<Integer>
                 "IOPS", "");
             row(out, "fioFixedbufs", "e2e Read of SSD-resident 2 MiB blocks", median(fioFixed[1]) / (1 << 20),
                 median(e2e) / (1 << 20), "MiB/s", "");
+            row(out, "fioFixedbufs", "e2e Read of SSD-resident 2 MiB blocks through staging",
+                median(fioFixed[1]) / (1 << 20), median(e2eStaged) / (1 << 20), "MiB/s", "");
         }
         out.flush();
         if (null != jsonFile)
@@ -214,6 +244,27 @@ public final class BenchSsdCommand implements Callable<Integer>
             out.println("results written to " + jsonFile);
         }
         return 0;
+    }
+
+    private ManagerContext e2eContext(final File managerDir, final File ssdDir)
+    {
+        return new ManagerContext()
+            .dir(managerDir)
+            .poolBytes(64L << 20)
+            .maxBlockBytes(BIG_BLOCK)
+            .ssdDir(ssdDir)
+            .ssdBytes(((long)e2eBlocks * BIG_BLOCK) + (64L << 20))
+            .ssdStagingBytes(256L << 20)
+            .ssdQueueDepth(queueDepth)
+            .ssdBackend(Configuration.SsdBackendChoice.IO_URING);
+    }
+
+    private static EngineClient e2eClient(final File managerDir)
+    {
+        return EngineClient.connect(new EngineClient.Context()
+            .dir(managerDir.getPath())
+            .clientName("bench-ssd")
+            .dataRegionBytes(32L * BIG_BLOCK));
     }
 
     private void row(final PrintWriter out, final String anchor, final String name, final double fio, final double ours,
@@ -327,9 +378,19 @@ public final class BenchSsdCommand implements Callable<Integer>
             }
         }
 
-        double readSsdResident()
+        double readSsdResident(final int passes)
         {
             final long startNs = System.nanoTime();
+            long bytes = 0;
+            for (int pass = 0; pass < passes; pass++)
+            {
+                bytes += readPass();
+            }
+            return bytes * 1e9 / (System.nanoTime() - startNs);
+        }
+
+        private long readPass()
+        {
             long bytes = 0;
             for (int next = 0; next + WINDOW <= ssdOnly; next += WINDOW)
             {
@@ -347,7 +408,7 @@ public final class BenchSsdCommand implements Callable<Integer>
                 }
                 bytes += (long)WINDOW * BIG_BLOCK;
             }
-            return bytes * 1e9 / (System.nanoTime() - startNs);
+            return bytes;
         }
 
         void verify()

@@ -398,6 +398,19 @@ public final class Configuration
     public static final String SSD_PROMOTE_PROP_NAME = "orbitkv.manager.ssd.promote";
     public static final boolean SSD_PROMOTE_DEFAULT = false;
 
+    /**
+     * Whether a Read of an SSD residence goes straight into the client's data region when the destination allows
+     * O_DIRECT ({@link #SSD_DIRECT_READ_ALIGNMENT}); off, every SSD read goes through staging and a copy.
+     */
+    public static final String SSD_DIRECT_READS_PROP_NAME = "orbitkv.manager.ssd.direct.reads";
+    public static final SsdDirectReads SSD_DIRECT_READS_DEFAULT = SsdDirectReads.AUTO;
+
+    /**
+     * A Read's destination address and the block's length must both be multiples of this for the SSD read to land
+     * in the client's data region directly (O_DIRECT's granule); any other destination is read through staging.
+     */
+    public static final int SSD_DIRECT_READ_ALIGNMENT = 4096;
+
     public static final String SSD_QUEUE_DEPTH_PROP_NAME = "orbitkv.manager.ssd.queue.depth";
     public static final int SSD_QUEUE_DEPTH_DEFAULT = 64;
 
@@ -455,6 +468,23 @@ public final class Configuration
         /** Every sealed publish is also written to SSD. */
         ON_PUBLISH,
         /** Nothing is written: the SSD tier only serves what is already there (i.e. nothing, after a restart). */
+        OFF
+    }
+
+    /**
+     * Whether SSD reads go straight into engines' data regions (where the destination allows O_DIRECT).
+     */
+    public enum SsdDirectReads
+    {
+        /**
+         * Direct when the data regions live on 2 MiB pages (their directory is on a tmpfs mounted
+         * {@code huge=always} or {@code huge=within_size}, or shmem THP is forced); through staging otherwise, where
+         * a direct read into 4 KiB pages is no faster than staging and a copy (default).
+         */
+        AUTO,
+        /** Always direct where the destination allows it. */
+        ON,
+        /** Always through staging and a copy. */
         OFF
     }
 
@@ -724,6 +754,12 @@ public final class Configuration
     public static boolean ssdPromote()
     {
         return booleanProperty(SSD_PROMOTE_PROP_NAME, SSD_PROMOTE_DEFAULT);
+    }
+
+    public static SsdDirectReads ssdDirectReads()
+    {
+        final String value = System.getProperty(SSD_DIRECT_READS_PROP_NAME);
+        return null == value ? SSD_DIRECT_READS_DEFAULT : parseSsdDirectReads(SSD_DIRECT_READS_PROP_NAME, value);
     }
 
     public static int ssdQueueDepth()
@@ -1069,6 +1105,17 @@ public final class Configuration
             case "on-publish", "on_publish" -> SsdAdmission.ON_PUBLISH;
             case "off" -> SsdAdmission.OFF;
             default -> throw invalid(name, "on-evict, on-publish or off", value);
+        };
+    }
+
+    public static SsdDirectReads parseSsdDirectReads(final String name, final String value)
+    {
+        return switch (value.trim().toLowerCase(Locale.ROOT))
+        {
+            case "auto" -> SsdDirectReads.AUTO;
+            case "on", "true" -> SsdDirectReads.ON;
+            case "off", "false" -> SsdDirectReads.OFF;
+            default -> throw invalid(name, "auto, on or off", value);
         };
     }
 

@@ -441,7 +441,8 @@ public final class Manager implements AutoCloseable
         }
         return ssdTier.description() + ", file " + ssdFile + ", " + ctx.ssdBytes() + " bytes, admission " +
             ctx.ssdAdmission().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-') +
-            (ctx.ssdPromote() ? ", promote on hit" : "") + ", staging " + ctx.ssdStagingBytes() + " bytes";
+            (ctx.ssdPromote() ? ", promote on hit" : "") + ", staging " + ctx.ssdStagingBytes() + " bytes, direct reads " +
+            ssdTier.directReadsDescription();
     }
 
     /**

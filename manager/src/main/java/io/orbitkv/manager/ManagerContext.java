@@ -75,6 +75,7 @@ public final class ManagerContext
     private Configuration.SsdAdmission ssdAdmission = Configuration.ssdAdmission();
     private Configuration.EnginePoolAccess enginePoolAccess = Configuration.enginePoolAccess();
     private boolean ssdPromote = Configuration.ssdPromote();
+    private Configuration.SsdDirectReads ssdDirectReads = Configuration.ssdDirectReads();
     private int ssdQueueDepth = Configuration.ssdQueueDepth();
     private Configuration.SsdBackendChoice ssdBackend = Configuration.ssdBackend();
     private SsdBackendSupplier ssdBackendSupplier = SsdBackendSupplier.DEFAULT;
@@ -575,6 +576,17 @@ public final class ManagerContext
     public ManagerContext ssdPromote(final boolean ssdPromote)
     {
         this.ssdPromote = ssdPromote;
+        return this;
+    }
+
+    public Configuration.SsdDirectReads ssdDirectReads()
+    {
+        return ssdDirectReads;
+    }
+
+    public ManagerContext ssdDirectReads(final Configuration.SsdDirectReads ssdDirectReads)
+    {
+        this.ssdDirectReads = ssdDirectReads;
         return this;
     }
 

@@ -2,6 +2,7 @@ package io.orbitkv.manager;
 
 import io.orbitkv.manager.ring.RingCounter;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
+import io.orbitkv.manager.store.DataRegionPages;
 import io.orbitkv.manager.store.FailingSsdBackends;
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
@@ -9,6 +10,7 @@ import io.orbitkv.codecs.engine.StatusCode;
 import io.orbitkv.manager.store.StoreCounter;
 import java.io.File;
 import java.io.IOException;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -82,6 +84,7 @@ class SsdTierTest
             .ssdBytes(64L * MB)
             .ssdStagingBytes(8L * MB)
             .ssdQueueDepth(16)
+            .ssdDirectReads(Configuration.SsdDirectReads.ON)
             .ssdBackend(backend);
     }
 
@@ -153,6 +156,9 @@ class SsdTierTest
                 assertTrue(client.matches((long)(16 + i) * MB, MB, 1000 + i), "block " + i + " byte-exact");
             }
             assertTrue(manager.counter(StoreCounter.SSD_READS) >= 8);
+            assertEquals(Configuration.SsdBackendChoice.IO_URING == backend ?
+                manager.counter(StoreCounter.SSD_READS) : 0, manager.counter(StoreCounter.SSD_DIRECT_READS),
+                "aligned destinations are read straight into the region on io_uring, through staging on FileChannel");
             assertEquals(0, manager.counter(StoreCounter.SSD_PROMOTIONS), "promotion is off by default");
 
             // A lease over a prefix spanning both tiers pins both residences and releases them.
@@ -343,6 +349,189 @@ class SsdTierTest
                 NS, 0, new long[]{16L * MB}, new int[]{MB}, hashes(2, 1)));
             assertEquals(List.of(KeyStatus.SSD), next.statuses(), "the Manager keeps serving the other residences");
             assertTrue(client.matches(16L * MB, MB, 1002));
+        }
+    }
+
+    @Test
+    void shouldAnswerFailedChecksumForACorruptBlockReadStraightIntoTheRegionAndAnswerOnlyOnceLaterReadsLanded()
+        throws IOException
+    {
+        internalErrorsExpected = true;
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.IO_URING));
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine", 48L * MB);
+            publish(client, 0, 16);
+            awaitCounter(manager, StoreCounter.SSD_ADMISSIONS, 8);
+            awaitCounter(manager, StoreCounter.SSD_QUEUE_DEPTH, 0);
+            final Path file = ssdFile();
+            final long extent = extentOf(file, 1000 + 1);
+            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE))
+            {
+                channel.write(ByteBuffer.wrap(new byte[]{1, 2, 3, 4, 5, 6, 7, 8}), extent + MB - 8);
+                channel.force(true);
+            }
+
+            final RawRingClient.Reply read = readAll(client, 0, 3);
+            assertEquals(StatusCode.OK, read.code(), read::toString);
+            assertEquals(List.of(KeyStatus.SSD, KeyStatus.FAILED, KeyStatus.NOT_ATTEMPTED), read.statuses(),
+                read::toString);
+            assertEquals(List.of(FailureReason.NONE, FailureReason.CHECKSUM, FailureReason.NONE), read.reasons());
+            assertEquals(1, read.value(), "only the block before the corrupt one was restored");
+            // The three reads were queued at once; the answer waited until the read behind the corrupt block had
+            // landed too, so the engine may reuse every destination as soon as it has the answer.
+            assertEquals(3, manager.counter(StoreCounter.SSD_DIRECT_READS), "all three read into the region");
+            assertTrue(client.matches(16L * MB, MB, 1000), "the intact block is byte-exact");
+            assertEquals(1, manager.counter(StoreCounter.CHECKSUM_SSD_MISMATCHES));
+            assertEquals(1, manager.counter(StoreCounter.CHECKSUM_BLOCKS_VERIFIED));
+            assertEquals(0, manager.ssdTier().stagingBytesInUse(), "a direct read holds no staging");
+            assertTrue(ManagerTestSupport.errorLog(manager).contains("SSD read checksum mismatch"),
+                ManagerTestSupport.errorLog(manager));
+            final RawRingClient.Reply lookup = client.awaitReply(client.lookup(NS, false, hashes(0, 3)));
+            assertEquals(List.of(KeyStatus.SSD, KeyStatus.MISS, KeyStatus.NOT_ATTEMPTED), lookup.statuses(),
+                "the corrupt residence is dropped");
+            awaitCounter(manager, StoreCounter.PINS_ACTIVE, 0);
+
+            final RawRingClient.Reply next = client.awaitReply(client.read(
+                NS, 0, new long[]{20L * MB}, new int[]{MB}, hashes(2, 1)));
+            assertEquals(List.of(KeyStatus.SSD), next.statuses(), "the Manager keeps serving the other residences");
+            assertTrue(client.matches(20L * MB, MB, 1002));
+        }
+    }
+
+    @Test
+    void shouldReadUnalignedDestinationsAndOddLengthsThroughStagingAndAlignedOnesStraightIntoTheRegion()
+    {
+        final int align = Configuration.SSD_DIRECT_READ_ALIGNMENT;
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.IO_URING));
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine", 48L * MB);
+            // Block 0 is one byte short of a multiple of the alignment, block 1 exactly a multiple; the rest fill the
+            // 8 MiB pool so that both are evicted to SSD.
+            final int[] lengths = {MB - align + 1, MB - align};
+            for (int i = 0; i < 2; i++)
+            {
+                client.fill((long)i * MB, lengths[i], 2000 + i);
+                final RawRingClient.Reply stored = client.awaitReply(
+                    client.publish(NS, new long[]{(long)i * MB}, new int[]{lengths[i]}, hashes(100 + i, 1)));
+                assertEquals(List.of(KeyStatus.STORED), stored.statuses(), stored::toString);
+            }
+            publish(client, 0, 12);
+            awaitCounter(manager, StoreCounter.SSD_QUEUE_DEPTH, 0);
+            final RawRingClient.Reply onSsd = client.awaitReply(client.lookup(NS, false, hashes(100, 2)));
+            assertEquals(List.of(KeyStatus.SSD, KeyStatus.SSD), onSsd.statuses(), onSsd::toString);
+
+            // Destinations at the edge of the alignment: one below, at, one above; the odd-length block always
+            // goes through staging.
+            final long base = 16L * MB;
+            final long[][] cases = {
+                {base + align - 1, 1, 0},
+                {base + align, 1, 1},
+                {base + align + 1, 1, 0},
+                {base + align, 0, 0},
+            };
+            for (final long[] c : cases)
+            {
+                final long dst = c[0];
+                final int block = (int)c[1];
+                final long directBefore = manager.counter(StoreCounter.SSD_DIRECT_READS);
+                final long readsBefore = manager.counter(StoreCounter.SSD_READS);
+                client.fill(dst - 1, lengths[block] + 2, 7);
+                final RawRingClient.Reply read = client.awaitReply(
+                    client.read(NS, 0, new long[]{dst}, new int[]{MB}, hashes(100 + block, 1)));
+                assertEquals(List.of(KeyStatus.SSD), read.statuses(), () -> "dst " + dst + ": " + read);
+                assertTrue(client.matches(dst, lengths[block], 2000 + block), "byte-exact at dst " + dst);
+                assertTrue(client.matches(dst - 1, 1, 7), "the byte before the destination is untouched");
+                assertEquals(filledByte(7, lengths[block] + 1), client.region().get(ValueLayout.JAVA_BYTE,
+                    dst + lengths[block]), "the byte after the block is untouched");
+                assertEquals(readsBefore + 1, manager.counter(StoreCounter.SSD_READS));
+                assertEquals(directBefore + c[2], manager.counter(StoreCounter.SSD_DIRECT_READS),
+                    () -> "dst " + dst + " block " + block + " direct " + c[2]);
+            }
+            awaitCounter(manager, StoreCounter.PINS_ACTIVE, 0);
+            assertEquals(0, manager.ssdTier().stagingBytesInUse(), "no staging leaked");
+        }
+    }
+
+    /** The byte {@link RawRingClient#fill} wrote with {@code seed} at {@code index} of its range. */
+    private static byte filledByte(final long seed, final int index)
+    {
+        return (byte)((seed * 31 + index * 7 + (index >>> 8)) & 0xFF);
+    }
+
+    @Test
+    void shouldAnswerFailedIoAndKeepTheResidenceWhenAClientShrankItsRegionUnderADirectRead() throws IOException
+    {
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.IO_URING));
+        try (RawRingClient saboteur = new RawRingClient(manager.cncFile());
+            RawRingClient other = new RawRingClient(manager.cncFile()))
+        {
+            saboteur.attachOrFail("engine-saboteur", 48L * MB);
+            other.attachOrFail("engine-other", 48L * MB);
+            publish(saboteur, 0, 16);
+            awaitCounter(manager, StoreCounter.SSD_ADMISSIONS, 8);
+            awaitCounter(manager, StoreCounter.SSD_QUEUE_DEPTH, 0);
+
+            // The engine owns its side of the mapping and can shrink the file: the kernel cannot fault in the
+            // destination's pages, so the direct read fails with EFAULT. The device is fine.
+            try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(saboteur.regionPath(), "rw"))
+            {
+                file.setLength(16L * MB);
+            }
+            final RawRingClient.Reply read = saboteur.awaitReply(saboteur.read(
+                NS, 0, new long[]{16L * MB}, new int[]{MB}, hashes(0, 1)));
+            assertEquals(List.of(KeyStatus.FAILED), read.statuses(), read::toString);
+            assertEquals(List.of(FailureReason.IO), read.reasons());
+            assertEquals(1, manager.counter(StoreCounter.SSD_DIRECT_READ_FAULTS));
+            assertEquals(0, manager.counter(StoreCounter.SSD_IO_ERRORS), "not counted as a device error");
+            awaitCounter(manager, StoreCounter.PINS_ACTIVE, 0);
+
+            final RawRingClient.Reply kept = other.awaitReply(other.read(
+                NS, 0, new long[]{16L * MB}, new int[]{MB}, hashes(0, 1)));
+            assertEquals(List.of(KeyStatus.SSD), kept.statuses(), "the residence was kept: " + kept);
+            assertTrue(other.matches(16L * MB, MB, 1000));
+        }
+    }
+
+    @Test
+    void shouldReadDirectInAutoModeExactlyWhenTheDataRegionsAreOnHugePages()
+    {
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.IO_URING)
+            .ssdDirectReads(Configuration.SsdDirectReads.AUTO));
+        final DataRegionPages.Verdict pages = DataRegionPages.of(new File(dir, "clients").toPath());
+        assertTrue(manager.ssdDescription().contains("direct reads auto: " + (pages.huge() ? "on" : "off")),
+            manager::ssdDescription);
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine", 48L * MB);
+            publish(client, 0, 16);
+            awaitCounter(manager, StoreCounter.SSD_ADMISSIONS, 8);
+            final RawRingClient.Reply read = readAll(client, 0, 2);
+            assertEquals(2, read.value(), read::toString);
+            assertTrue(client.matches(16L * MB, MB, 1000) && client.matches(17L * MB, MB, 1001));
+            assertEquals(pages.huge() ? 2 : 0, manager.counter(StoreCounter.SSD_DIRECT_READS), pages::reason);
+        }
+    }
+
+    @Test
+    void shouldReadEveryBlockThroughStagingWhenDirectReadsAreOff()
+    {
+        manager = Manager.launch(context(Configuration.SsdBackendChoice.IO_URING).ssdDirectReads(Configuration.SsdDirectReads.OFF));
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("engine", 48L * MB);
+            publish(client, 0, 16);
+            awaitCounter(manager, StoreCounter.SSD_ADMISSIONS, 8);
+            final RawRingClient.Reply read = readAll(client, 0, 8);
+            assertEquals(8, read.value(), read::toString);
+            for (int i = 0; i < 8; i++)
+            {
+                assertEquals(KeyStatus.SSD, read.statuses().get(i));
+                assertTrue(client.matches((long)(16 + i) * MB, MB, 1000 + i), "block " + i + " byte-exact");
+            }
+            assertEquals(8, manager.counter(StoreCounter.SSD_READS));
+            assertEquals(0, manager.counter(StoreCounter.SSD_DIRECT_READS));
         }
     }
 

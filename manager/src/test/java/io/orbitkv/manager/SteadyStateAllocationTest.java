@@ -98,6 +98,7 @@ class SteadyStateAllocationTest
                 .ssdBytes(32L << 20)
                 .ssdStagingBytes(8L << 20)
                 .ssdQueueDepth(16)
+                .ssdDirectReads(Configuration.SsdDirectReads.ON)
                 .kvEventsEndpoint(KV_EVENTS));
             final com.sun.management.ThreadMXBean threads =
                 (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
@@ -124,6 +125,8 @@ class SteadyStateAllocationTest
                 assertEquals(0, manager.counter(SystemCounterDescriptor.ERRORS));
                 assertTrue(manager.counter(StoreCounter.SSD_READS) - readsBefore > rounds * KEYS / 2L,
                     "most old keys were served from SSD");
+                assertEquals(manager.counter(StoreCounter.SSD_READS), manager.counter(StoreCounter.SSD_DIRECT_READS),
+                    "aligned destinations: every SSD read went straight into the data region");
                 assertTrue(manager.counter(StoreCounter.SSD_EVICTIONS) > 0, "the run churned the SSD");
                 assertTrue(manager.counter(KvEventCounter.EVENTS_QUEUED) > 0, "SSD residences reached the event ring");
                 assertTrue(allocated < requests,

@@ -145,6 +145,9 @@ public final class ManagerCommand implements Callable<Integer>
         new Setting("--ssd-promote", Configuration.SSD_PROMOTE_PROP_NAME,
             Boolean.toString(Configuration.SSD_PROMOTE_DEFAULT), Configuration::ssdPromote,
             (c, ctx, flag) -> ctx.ssdPromote(c.ssdPromote)),
+        new Setting("--ssd-direct-reads", Configuration.SSD_DIRECT_READS_PROP_NAME,
+            Configuration.SSD_DIRECT_READS_DEFAULT.name().toLowerCase(Locale.ROOT), Configuration::ssdDirectReads,
+            (c, ctx, flag) -> ctx.ssdDirectReads(Configuration.parseSsdDirectReads(flag, c.ssdDirectReads))),
         new Setting("--ssd-queue-depth", Configuration.SSD_QUEUE_DEPTH_PROP_NAME,
             Integer.toString(Configuration.SSD_QUEUE_DEPTH_DEFAULT), Configuration::ssdQueueDepth,
             (c, ctx, flag) -> ctx.ssdQueueDepth(Configuration.parseInt(flag, c.ssdQueueDepth))),
@@ -355,6 +358,12 @@ public final class ManagerCommand implements Callable<Integer>
 
     @Option(names = "--ssd-promote", description = "Copy an SSD hit back into DRAM on Read (default: ${DEFAULT-VALUE}).")
     boolean ssdPromote;
+
+    @Option(names = "--ssd-direct-reads", paramLabel = "MODE", description = "Read SSD blocks straight into the " +
+        "engine's data region when the destination is 4 KiB aligned and the block a 4 KiB multiple: auto (when the " +
+        "data regions are on 2 MiB pages: --dir on a tmpfs mounted huge=within_size or huge=always), on, or off " +
+        "(every block through staging and a copy) (default: ${DEFAULT-VALUE}).")
+    String ssdDirectReads;
 
     @Option(names = "--ssd-queue-depth", description = "Most SSD I/Os in flight (default: ${DEFAULT-VALUE}).")
     String ssdQueueDepth;

@@ -45,7 +45,7 @@ final class ClientSession
     private final byte[] name = new byte[EngineRingLimits.MAX_CLIENT_NAME_LENGTH];
     private int nameLength;
 
-    private Arena regionArena;
+    private RegionMapping regionMapping;
     private MemorySegment region;
     private long regionBytes;
     private File regionFile;
@@ -154,7 +154,7 @@ final class ClientSession
             }
             throw ex;
         }
-        regionArena = arena;
+        regionMapping = new RegionMapping(arena);
         regionChecksum = new BlockChecksum(region);
         regionBytes = bytes;
         regionFile = file;
@@ -162,14 +162,14 @@ final class ClientSession
     }
 
     /**
-     * Unmap and delete the data region, if any.
+     * Unmap (once no I/O still holds the mapping, see {@link #regionMapping()}) and delete the data region, if any.
      */
     void unmapRegion()
     {
-        if (null != regionArena)
+        if (null != regionMapping)
         {
-            regionArena.close();
-            regionArena = null;
+            regionMapping.close();
+            regionMapping = null;
             region = null;
             regionChecksum = null;
             regionBytes = 0;
@@ -199,19 +199,15 @@ final class ClientSession
     }
 
     /**
-     * Hand the data region's mapping to whoever must keep it until their transfers into it ended; the region is then
-     * no longer this session's (its file is still deleted by {@link #unmapRegion()}).
+     * The data region's mapping, for I/O that may outlive the session: such I/O takes a {@link RegionMapping#hold()}
+     * and closes it when done, and the region is unmapped by the last holder ({@link #unmapRegion()} closes the
+     * session's own).
      *
-     * @return the mapping to close, or null when none is mapped.
+     * @return the mapping, or null when none is mapped.
      */
-    Arena takeRegionMapping()
+    RegionMapping regionMapping()
     {
-        final Arena arena = regionArena;
-        regionArena = null;
-        region = null;
-        regionChecksum = null;
-        regionBytes = 0;
-        return arena;
+        return regionMapping;
     }
 
     long regionBytes()

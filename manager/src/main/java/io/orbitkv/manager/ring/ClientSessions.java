@@ -9,7 +9,6 @@ import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.TieredStore;
 import java.io.File;
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 import org.agrona.DirectBuffer;
@@ -273,7 +272,7 @@ final class ClientSessions
 
     /**
      * A departing client's peer work: its held sources are released, and reads still fetching into its data region
-     * keep the region mapped until the last of them ended (the mapping is handed over, shared between them).
+     * keep the region mapped until the last of them ended (each holds the mapping).
      */
     private void releasePeerWork(final ClientSession session)
     {
@@ -294,40 +293,17 @@ final class ClientSessions
             {
                 fetcher.unregisterDestination(region.address());
             }
-            final SharedMapping mapping = new SharedMapping(session.takeRegionMapping(), reads);
+            final RegionMapping mapping = session.regionMapping();
             for (int i = reads - 1; i >= 0; i--)
             {
                 final FetchHandle fetch = session.peerRead(i);
                 session.removePeerRead(fetch);
-                fetcher.clientGone(fetch, mapping);
+                fetcher.clientGone(fetch, null == mapping ? null : mapping.hold());
             }
         }
         else if (null != session.region())
         {
             fetcher.unregisterDestination(session.region().address());
-        }
-    }
-
-    /**
-     * A client's data region mapping shared by the peer reads that still write into it; closed by the last.
-     */
-    private static final class SharedMapping implements AutoCloseable
-    {
-        private final Arena arena;
-        private int holders;
-
-        SharedMapping(final Arena arena, final int holders)
-        {
-            this.arena = arena;
-            this.holders = holders;
-        }
-
-        public void close()
-        {
-            if (--holders == 0 && null != arena)
-            {
-                arena.close();
-            }
         }
     }
 

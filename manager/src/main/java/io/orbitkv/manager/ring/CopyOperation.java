@@ -31,7 +31,7 @@ final class CopyOperation implements SsdReadListener
     static final byte SSD_NEEDS_IO = 0;
     /** SSD key: read submitted. */
     static final byte SSD_IN_FLIGHT = 1;
-    /** SSD key: bytes are in staging, to be copied into the data region. */
+    /** SSD key: bytes are in staging, to be copied into the data region (or in the region, for a direct read). */
     static final byte SSD_STAGED = 2;
     /** SSD key: the read failed; the residence was dropped. */
     static final byte SSD_FAILED = 3;
@@ -45,6 +45,8 @@ final class CopyOperation implements SsdReadListener
     final byte[] ssdPhases = new byte[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final long[] stagingOffsets = new long[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final int[] commands = new int[EngineRingLimits.MAX_KEYS_PER_REQUEST];
+    /** Per SSD key: read straight into the data region (no staging), so only summed, never copied. */
+    final boolean[] direct = new boolean[EngineRingLimits.MAX_KEYS_PER_REQUEST];
     final CRC32C crc = new CRC32C();
 
     int kind;
@@ -58,6 +60,12 @@ final class CopyOperation implements SsdReadListener
     long completedCount;
     int ssdKeys;
     int nextSsdKey;
+    /**
+     * After a key failed: the first key behind it, whose direct reads may still be landing in the data region. The
+     * answer waits until none is in flight, so the engine never reuses a range the kernel still writes into. Equal
+     * to {@link #keyCount} otherwise.
+     */
+    int tailFrom;
     /** A Read's peer part, started once the local part ended (null when the read stays local). */
     FetchHandle peerFetch;
     /** The peer part is a lease's held fetch; {@link #peerKeys} of its keys are read. */
@@ -79,6 +87,7 @@ final class CopyOperation implements SsdReadListener
         this.completedCount = 0;
         this.ssdKeys = 0;
         this.nextSsdKey = 0;
+        this.tailFrom = keyCount;
         this.peerFetch = null;
         this.peerHeld = false;
         this.peerKeys = 0;

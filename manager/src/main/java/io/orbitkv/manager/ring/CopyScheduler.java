@@ -2,10 +2,12 @@ package io.orbitkv.manager.ring;
 
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
+import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.port.FetchHandle;
 import io.orbitkv.manager.port.PeerPort;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
+import io.orbitkv.manager.store.SsdReadListener;
 import io.orbitkv.manager.store.TieredStore;
 import java.lang.foreign.MemorySegment;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -14,6 +16,10 @@ import org.agrona.concurrent.status.AtomicCounter;
  * Copies the bytes of Publish and Read operations between client data regions and the store, at most
  * {@code --copy-chunk-bytes} per duty cycle so that one large request never stalls other clients' lookups.
  * Operations are FIFO per client and clients are served round robin.
+ *
+ * <p>SSD keys are read into staging and copied on, or, when the destination allows O_DIRECT
+ * ({@link Configuration#SSD_DIRECT_READ_ALIGNMENT}) and the store reads direct, straight into the data region; either
+ * way every key's bytes are summed and checked against the block's CRC32C before the key counts as restored.
  *
  * <p>A copy may fault (a client shrank its data region file under the mapping): the session copied last is then
  * known through {@link #copyingSession()}, so the agent can drop that client alone.
@@ -103,7 +109,7 @@ final class CopyScheduler
     {
         if (null != unqueuedOperation)
         {
-            cancel(unqueuedOperation);
+            cancel(copyingSession, unqueuedOperation);
             unqueuedOperation.clear();
             unqueuedOperation = null;
         }
@@ -169,7 +175,7 @@ final class CopyScheduler
     {
         while (session.hasOperations())
         {
-            cancel(session.headOperation());
+            cancel(session, session.headOperation());
             session.dequeue();
             queuedOperations--;
         }
@@ -185,7 +191,7 @@ final class CopyScheduler
         final MemorySegment region = session.region();
         if (op.ssdKeys > 0)
         {
-            submitSsdReads(op);
+            submitSsdReads(region, op);
         }
         while (op.nextKey < op.keyCount)
         {
@@ -207,7 +213,7 @@ final class CopyScheduler
                 if (CopyOperation.SSD_FAILED == phase)
                 {
                     failSsdKey(op, i, KeyStatus.FAILED, FailureReason.IO);
-                    return true;
+                    return tailLanded(op);
                 }
                 if (CopyOperation.SSD_STAGED != phase)
                 {
@@ -216,17 +222,32 @@ final class CopyScheduler
                 final int length = op.lengths[i];
                 if (op.verifiedInKey < length)
                 {
-                    // design: SSD bytes are verified against the block's checksum before any is copied on.
+                    // design: SSD bytes are verified against the block's checksum before any is copied on; a
+                    // direct read's bytes are already in the region and are verified there before the key counts.
                     final long verified = op.verifiedInKey;
                     final long bytes = Math.min(length - verified, copyBudget);
-                    store.checksumStaging(op.crc, op.stagingOffsets[i] + verified, bytes);
+                    if (op.direct[i])
+                    {
+                        session.regionChecksum().update(op.crc, op.regionOffsets[i] + verified, bytes);
+                    }
+                    else
+                    {
+                        store.checksumStaging(op.crc, op.stagingOffsets[i] + verified, bytes);
+                    }
                     copyBudget -= bytes;
                     op.verifiedInKey = verified + bytes;
                     if (op.verifiedInKey == length &&
                         !store.verifySsdRead(residence, op.stagingOffsets[i], length, (int)op.crc.getValue()))
                     {
                         failSsdKey(op, i, KeyStatus.FAILED, FailureReason.CHECKSUM);
-                        return true;
+                        return tailLanded(op);
+                    }
+                    if (op.verifiedInKey == length && op.direct[i])
+                    {
+                        store.finishSsdRead(residence, SsdReadListener.IN_DESTINATION, length);
+                        blocksRead.incrementRelease();
+                        bytesRead.getAndAddRelease(length);
+                        finishKey(op, i);
                     }
                     continue;
                 }
@@ -291,6 +312,30 @@ final class CopyScheduler
                 finishKey(op, i);
             }
         }
+        return tailLanded(op);
+    }
+
+    /**
+     * After a failed key, the direct reads behind it that were in flight still write into the data region: the
+     * operation is answered only once every one of them landed (then its pin is released), so the engine never
+     * reuses a destination the kernel is writing into.
+     *
+     * @return true when nothing behind a failure is in flight any more.
+     */
+    private boolean tailLanded(final CopyOperation op)
+    {
+        for (int i = op.tailFrom; i < op.keyCount; i++)
+        {
+            if (!Residence.isNone(op.residences[i]))
+            {
+                if (CopyOperation.SSD_IN_FLIGHT == op.ssdPhases[i])
+                {
+                    return false;
+                }
+                releaseReadKey(null, op, i);
+            }
+        }
+        op.tailFrom = op.keyCount;
         return true;
     }
 
@@ -305,10 +350,13 @@ final class CopyScheduler
     }
 
     /**
-     * Queue reads for the operation's SSD keys that have none yet, in key order, while staging and commands last.
+     * Queue reads for the operation's SSD keys that have none yet, in key order, while staging and commands last:
+     * straight into the data region when the store reads direct and the destination allows O_DIRECT, else into
+     * staging.
      */
-    private void submitSsdReads(final CopyOperation op)
+    private void submitSsdReads(final MemorySegment region, final CopyOperation op)
     {
+        final boolean readsDirect = store.readsSsdDirect();
         for (int i = Math.max(op.nextKey, op.nextSsdKey); i < op.keyCount; i++)
         {
             final long residence = op.residences[i];
@@ -316,16 +364,36 @@ final class CopyScheduler
             {
                 continue;
             }
-            final int command = store.submitSsdRead(residence, op.lengths[i], op, i);
+            final int length = op.lengths[i];
+            final long address = region.address() + op.regionOffsets[i];
+            final boolean direct = readsDirect && isDirectReadable(address, length);
+            final int command = direct ?
+                store.submitSsdReadInto(residence, length, address, op, i) :
+                store.submitSsdRead(residence, length, op, i);
             if (command < 0)
             {
                 op.nextSsdKey = i;
                 return;
             }
             op.commands[i] = command;
+            op.direct[i] = direct;
             op.ssdPhases[i] = CopyOperation.SSD_IN_FLIGHT;
         }
         op.nextSsdKey = op.keyCount;
+    }
+
+    /**
+     * Whether O_DIRECT can read a block of {@code length} bytes to {@code address}: both are multiples of
+     * {@link Configuration#SSD_DIRECT_READ_ALIGNMENT}. The length must be one too, because the read's length is
+     * rounded up to it and the bytes past the block would overwrite the engine's memory (and are not the block's).
+     *
+     * @param address absolute destination address.
+     * @param length  block length.
+     * @return true when the read may land in the destination directly.
+     */
+    static boolean isDirectReadable(final long address, final int length)
+    {
+        return 0 == ((address | length) & (Configuration.SSD_DIRECT_READ_ALIGNMENT - 1));
     }
 
     /**
@@ -342,14 +410,31 @@ final class CopyScheduler
         op.copiedInKey = 0;
         for (int i = key + 1; i < op.keyCount; i++)
         {
-            releaseReadKey(op, i);
+            if (!isDirectInFlight(op, i))
+            {
+                // A direct read still in flight keeps its pin until it landed (see tailLanded).
+                releaseReadKey(null, op, i);
+            }
             op.statuses[i] = KeyStatus.NOT_ATTEMPTED;
             op.lengths[i] = 0;
         }
+        op.tailFrom = key + 1;
         op.nextKey = op.keyCount;
     }
 
-    private void releaseReadKey(final CopyOperation op, final int key)
+    private static boolean isDirectInFlight(final CopyOperation op, final int key)
+    {
+        return Residence.isSsd(op.residences[key]) && CopyOperation.SSD_IN_FLIGHT == op.ssdPhases[key] &&
+            op.direct[key];
+    }
+
+    /**
+     * Release what a Read's key holds.
+     *
+     * @param session the client going away, whose region mapping a direct read in flight keeps until it landed; null
+     *                when the client stays (then no direct read of the key is in flight).
+     */
+    private void releaseReadKey(final ClientSession session, final CopyOperation op, final int key)
     {
         final long residence = op.residences[key];
         if (Residence.isNone(residence))
@@ -365,8 +450,17 @@ final class CopyScheduler
                     break;
 
                 case CopyOperation.SSD_IN_FLIGHT:
-                    // The kernel may still be writing into staging: the completion releases it.
-                    store.orphanSsdRead(op.commands[key]);
+                    if (op.direct[key])
+                    {
+                        // The kernel may still be writing into the client's region: its mapping stays until then.
+                        final RegionMapping mapping = session.regionMapping();
+                        store.orphanSsdRead(op.commands[key], null == mapping ? null : mapping.hold());
+                    }
+                    else
+                    {
+                        // The kernel may still be writing into staging: the completion releases it.
+                        store.orphanSsdRead(op.commands[key]);
+                    }
                     break;
 
                 case CopyOperation.SSD_STAGED:
@@ -460,14 +554,14 @@ final class CopyScheduler
         }
     }
 
-    private void cancel(final CopyOperation op)
+    private void cancel(final ClientSession session, final CopyOperation op)
     {
         if (null != op.peerFetch)
         {
             dropPeerPart(op, op.peerFetch);
             op.peerFetch = null;
         }
-        for (int i = op.nextKey; i < op.keyCount; i++)
+        for (int i = Math.min(op.nextKey, op.tailFrom); i < op.keyCount; i++)
         {
             final long residence = op.residences[i];
             if (!Residence.isNone(residence))
@@ -479,7 +573,7 @@ final class CopyScheduler
                 }
                 else
                 {
-                    releaseReadKey(op, i);
+                    releaseReadKey(session, op, i);
                 }
             }
         }

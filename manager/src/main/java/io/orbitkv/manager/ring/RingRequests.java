@@ -680,6 +680,7 @@ final class RingRequests implements PeerListener
             if (Residence.isSsd(residence))
             {
                 op.ssdPhases[i] = CopyOperation.SSD_NEEDS_IO;
+                op.direct[i] = false;
                 op.ssdKeys++;
             }
         }

@@ -54,6 +54,20 @@ public final class FileChannelSsdBackend implements SsdBackend
         return transfer(command, fileOffset, stagingOffset, length, false);
     }
 
+    /**
+     * Not supported: a channel reads into a ByteBuffer, and a view over each destination would be an allocation per
+     * read. Reads go through staging on this backend.
+     */
+    public boolean readInto(final int command, final long fileOffset, final long address, final int length)
+    {
+        throw new UnsupportedOperationException("the FileChannel backend reads through staging only");
+    }
+
+    public boolean readsIntoAnyAddress()
+    {
+        return false;
+    }
+
     public boolean write(final int command, final long fileOffset, final long stagingOffset, final int length)
     {
         return transfer(command, fileOffset, stagingOffset, length, true);

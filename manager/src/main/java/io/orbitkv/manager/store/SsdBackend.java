@@ -48,6 +48,23 @@ public interface SsdBackend extends AutoCloseable
     boolean read(int command, long fileOffset, long stagingOffset, int length);
 
     /**
+     * Read into memory outside staging (a client's data region), for backends that {@link #readsIntoAnyAddress()}.
+     *
+     * @param command    returned with the completion.
+     * @param fileOffset where to read from.
+     * @param address    where to read to: an absolute address, {@link Configuration#SSD_BLOCK_BYTES} aligned, whose
+     *                   mapping the caller keeps until the completion was handled.
+     * @param length     bytes.
+     * @return false when no room now.
+     */
+    boolean readInto(int command, long fileOffset, long address, int length);
+
+    /**
+     * @return whether {@link #readInto} is supported.
+     */
+    boolean readsIntoAnyAddress();
+
+    /**
      * @param command       returned with the completion.
      * @param fileOffset    where to write to.
      * @param stagingOffset where to write from.

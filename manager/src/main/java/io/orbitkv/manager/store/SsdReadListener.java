@@ -8,12 +8,19 @@ package io.orbitkv.manager.store;
 public interface SsdReadListener
 {
     /**
+     * The staging offset reported for a read submitted through {@link TieredStore#submitSsdReadInto}: the bytes are
+     * in the destination given at submission, and no staging is held.
+     */
+    long IN_DESTINATION = -1L;
+
+    /**
      * The read of one key completed.
      *
      * @param key           the key index given at submission.
-     * @param stagingOffset where the bytes are in {@link TieredStore#staging()} when {@code ok}; the caller then
+     * @param stagingOffset where the bytes are in {@link TieredStore#staging()} when {@code ok}, or
+     *                      {@link #IN_DESTINATION} for a read into the reader's own memory; the caller then
      *                      owns that staging until {@link TieredStore#finishSsdRead} or
-     *                      {@link TieredStore#releaseStagedRead}.
+     *                      {@link TieredStore#releaseStagedRead} (which also release the pin of a direct read).
      * @param ok            false when the read failed: staging and the pin are released already and the residence
      *                      is dropped.
      */

@@ -44,6 +44,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private static final byte CMD_FREE = 0;
     private static final byte CMD_WRITE = 1;
     private static final byte CMD_READ = 2;
+    private static final byte CMD_READ_DIRECT = 3;
     private static final int BLOCK = Configuration.SSD_BLOCK_BYTES;
     private static final long DRAIN_TIMEOUT_NS = 10_000_000_000L;
 
@@ -55,6 +56,9 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private final int queueDepth;
     private final Configuration.SsdAdmission admission;
     private final boolean promote;
+    private final boolean directReadsWanted;
+    private final String directReadsReason;
+    private boolean directReads;
     private final ErrorHandler errorHandler;
     private final PrintStream log;
     private final UnsafeBuffer admitHash = new UnsafeBuffer(new byte[BlockIndex.MAX_HASH_BYTES]);
@@ -63,6 +67,8 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private final byte[] cmdKind;
     private final int[] cmdEntry;
     private final long[] cmdStagingOffset;
+    private final long[] cmdAddress;
+    private final AutoCloseable[] cmdDestinationHold;
     private final long[] cmdFileOffset;
     private final int[] cmdIoLength;
     private final SsdReadListener[] cmdListener;
@@ -97,6 +103,8 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private final AtomicCounter checksumMismatches;
     private final AtomicCounter checksumBlocksVerified;
     private final AtomicCounter checksumBytesVerified;
+    private final AtomicCounter directReadCount;
+    private final AtomicCounter directReadFaults;
 
     private final MemorySegment pool;
     private final SsdBackendSupplier backendSupplier;
@@ -124,6 +132,27 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         this.queueDepth = ctx.ssdQueueDepth();
         this.admission = ctx.ssdAdmission();
         this.promote = ctx.ssdPromote();
+        // A promoted block is copied from where it was read and verified; staging is out of the client's reach,
+        // its data region is not. So promotion keeps every read in staging.
+        final Configuration.SsdDirectReads directMode = ctx.ssdDirectReads();
+        if (promote || Configuration.SsdDirectReads.OFF == directMode)
+        {
+            this.directReadsWanted = false;
+            this.directReadsReason = promote ? "off (--ssd-promote reads through staging)" : "off";
+        }
+        else if (Configuration.SsdDirectReads.ON == directMode)
+        {
+            this.directReadsWanted = true;
+            this.directReadsReason = "on";
+        }
+        else
+        {
+            final DataRegionPages.Verdict pages = DataRegionPages.of(ctx.clientsDir().toPath());
+            this.directReadsWanted = pages.huge();
+            this.directReadsReason = "auto: " + (pages.huge() ? "on, data regions on 2 MiB pages (" :
+                "off, data regions on 4 KiB pages (") + pages.reason() + ")";
+        }
+        this.directReads = directReadsWanted && backend.readsIntoAnyAddress();
         this.errorHandler = errorHandler;
         this.log = log;
         // Residences are reported to the observer (the catalog's inventory) when sealed, once their write completed,
@@ -139,6 +168,8 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         cmdKind = new byte[commandCapacity];
         cmdEntry = new int[commandCapacity];
         cmdStagingOffset = new long[commandCapacity];
+        cmdAddress = new long[commandCapacity];
+        cmdDestinationHold = new AutoCloseable[commandCapacity];
         cmdFileOffset = new long[commandCapacity];
         cmdIoLength = new int[commandCapacity];
         cmdListener = new SsdReadListener[commandCapacity];
@@ -172,6 +203,8 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         checksumMismatches = counters.get(StoreCounter.CHECKSUM_SSD_MISMATCHES);
         checksumBlocksVerified = counters.get(StoreCounter.CHECKSUM_BLOCKS_VERIFIED);
         checksumBytesVerified = counters.get(StoreCounter.CHECKSUM_BYTES_VERIFIED);
+        directReadCount = counters.get(StoreCounter.SSD_DIRECT_READS);
+        directReadFaults = counters.get(StoreCounter.SSD_DIRECT_READ_FAULTS);
         fallbackGauge.setRelease(SsdBackend.KIND_FILECHANNEL == backend.kind() ? 1 : 0);
         updateGauges();
     }
@@ -195,6 +228,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
             backend.start();
         }
         description = backend.description();
+        directReads = directReadsWanted && backend.readsIntoAnyAddress();
         backendGauge.setRelease(backend.kind());
         fallbackGauge.setRelease(SsdBackend.KIND_FILECHANNEL == backend.kind() ? 1 : 0);
         started = true;
@@ -234,9 +268,20 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         while (pendingTail != pendingHead)
         {
             final int cmd = pendingCommands[(int)pendingHead & mask];
-            final boolean queued = CMD_WRITE == cmdKind[cmd] ?
-                backend.write(cmd, cmdFileOffset[cmd], cmdStagingOffset[cmd], cmdIoLength[cmd]) :
-                backend.read(cmd, cmdFileOffset[cmd], cmdStagingOffset[cmd], cmdIoLength[cmd]);
+            final byte kind = cmdKind[cmd];
+            final boolean queued;
+            if (CMD_WRITE == kind)
+            {
+                queued = backend.write(cmd, cmdFileOffset[cmd], cmdStagingOffset[cmd], cmdIoLength[cmd]);
+            }
+            else if (CMD_READ == kind)
+            {
+                queued = backend.read(cmd, cmdFileOffset[cmd], cmdStagingOffset[cmd], cmdIoLength[cmd]);
+            }
+            else
+            {
+                queued = backend.readInto(cmd, cmdFileOffset[cmd], cmdAddress[cmd], cmdIoLength[cmd]);
+            }
             if (!queued)
             {
                 break;
@@ -274,6 +319,10 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
             }
             stagingAllocator.free(cmdStagingOffset[cmd]);
         }
+        else if (CMD_READ_DIRECT == cmdKind[cmd])
+        {
+            onDirectReadComplete(cmd, entry, result, ok);
+        }
         else
         {
             if (ok)
@@ -307,6 +356,64 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
             }
         }
         releaseCommand(cmd);
+    }
+
+    /**
+     * A read into a client's data region ended. The pages were the client's: EFAULT means its mapping refused them
+     * (the client shrank its region file), not that the device failed, so the residence is kept.
+     */
+    private void onDirectReadComplete(final int cmd, final int entry, final int result, final boolean ok)
+    {
+        final boolean destinationFault = -io.orbitkv.ffm.Errno.EFAULT == result;
+        if (ok)
+        {
+            reads.incrementRelease();
+            readBytes.getAndAddRelease(result);
+            directReadCount.incrementRelease();
+        }
+        else if (destinationFault)
+        {
+            directReadFaults.incrementRelease();
+        }
+        else
+        {
+            onIoError("read", cmd, result);
+        }
+        if (!ok || cmdOrphaned[cmd])
+        {
+            residences.unpin(entry);
+            if (!ok && !destinationFault)
+            {
+                // design: a residence whose I/O failed is dropped; a concurrent reader's pin keeps it until then.
+                residences.remove(entry);
+            }
+        }
+        if (cmdOrphaned[cmd])
+        {
+            // The reader went away while the kernel wrote into its region: only now may the mapping go.
+            closeDestinationHold(cmd);
+        }
+        else
+        {
+            cmdListener[cmd].onSsdReadComplete(cmdKey[cmd], SsdReadListener.IN_DESTINATION, ok);
+        }
+    }
+
+    private void closeDestinationHold(final int cmd)
+    {
+        final AutoCloseable hold = cmdDestinationHold[cmd];
+        cmdDestinationHold[cmd] = null;
+        if (null != hold)
+        {
+            try
+            {
+                hold.close();
+            }
+            catch (final Exception ex)
+            {
+                errorHandler.onError(ex);
+            }
+        }
     }
 
     private void onIoError(final String what, final int cmd, final int result)
@@ -498,6 +605,55 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         return cmd;
     }
 
+    /**
+     * @return whether {@link #submitReadInto} may be used: direct reads are on, promotion is off and the backend reads
+     * into any address.
+     */
+    boolean readsDirect()
+    {
+        return directReads;
+    }
+
+    /**
+     * @return whether and why SSD reads go straight into data regions, for the start banner.
+     */
+    public String directReadsDescription()
+    {
+        return directReadsWanted && !directReads ? "off (the backend reads through staging only)" : directReadsReason;
+    }
+
+    /**
+     * Queue the read of a pinned residence straight into memory outside staging (a client's data region), if a
+     * command is free. The listener is told {@link SsdReadListener#IN_DESTINATION} as the staging offset.
+     *
+     * @param entry    the pinned residence, whose length is a multiple of {@link Configuration#SSD_BLOCK_BYTES}.
+     * @param length   its block length.
+     * @param address  the destination, {@link Configuration#SSD_DIRECT_READ_ALIGNMENT} aligned; its mapping must
+     *                 stay until the completion (see {@link #orphanRead(int, AutoCloseable)}).
+     * @param listener told once the read completed.
+     * @param key      handed back to the listener.
+     * @return the command; or {@link #NO_COMMAND} to retry later.
+     */
+    int submitReadInto(
+        final int entry, final int length, final long address, final SsdReadListener listener, final int key)
+    {
+        if (0 == freeCommandCount)
+        {
+            return NO_COMMAND;
+        }
+        final int cmd = takeCommand();
+        cmdKind[cmd] = CMD_READ_DIRECT;
+        cmdEntry[cmd] = entry;
+        cmdStagingOffset[cmd] = SsdReadListener.IN_DESTINATION;
+        cmdAddress[cmd] = address;
+        cmdFileOffset[cmd] = residences.offset(entry);
+        cmdIoLength[cmd] = ioLength(length);
+        cmdListener[cmd] = listener;
+        cmdKey[cmd] = key;
+        enqueue(cmd);
+        return cmd;
+    }
+
     MemorySegment staging()
     {
         return staging;
@@ -519,7 +675,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         }
         checksumMismatches.incrementRelease();
         final long fileOffset = residences.offset(entry);
-        stagingAllocator.free(stagingOffset);
+        freeStaging(stagingOffset);
         residences.unpin(entry);
         // design: a residence whose bytes are corrupt is dropped; a concurrent reader's pin keeps it until then.
         residences.remove(entry);
@@ -534,11 +690,11 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
      */
     void finishRead(final BlockStore dram, final int entry, final long stagingOffset, final int length)
     {
-        if (promote)
+        if (promote && SsdReadListener.IN_DESTINATION != stagingOffset)
         {
             promote(dram, entry, stagingOffset, length);
         }
-        stagingAllocator.free(stagingOffset);
+        freeStaging(stagingOffset);
         residences.touch(entry);
         residences.unpin(entry);
     }
@@ -567,11 +723,21 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     }
 
     /**
+     * A reader gave up on a read still in flight into its own memory: the kernel may still be writing there, so the
+     * completion releases the pin and then closes {@code destinationHold} (which keeps the mapping alive until then).
+     */
+    void orphanRead(final int cmd, final AutoCloseable destinationHold)
+    {
+        cmdOrphaned[cmd] = true;
+        cmdDestinationHold[cmd] = destinationHold;
+    }
+
+    /**
      * A reader gave up on a staged read before copying it all.
      */
     void releaseStaged(final int entry, final long stagingOffset)
     {
-        stagingAllocator.free(stagingOffset);
+        freeStaging(stagingOffset);
         residences.unpin(entry);
     }
 
@@ -604,6 +770,14 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         return sizeClass < 0 ? SlabAllocator.NO_SPACE : stagingAllocator.allocate(sizeClass);
     }
 
+    private void freeStaging(final long stagingOffset)
+    {
+        if (SsdReadListener.IN_DESTINATION != stagingOffset)
+        {
+            stagingAllocator.free(stagingOffset);
+        }
+    }
+
     private static int ioLength(final int length)
     {
         return (length + BLOCK - 1) & -BLOCK;
@@ -619,6 +793,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         cmdKind[cmd] = CMD_FREE;
         cmdListener[cmd] = null;
         cmdOrphaned[cmd] = false;
+        cmdDestinationHold[cmd] = null;
         freeCommands[freeCommandCount++] = cmd;
     }
 

@@ -43,7 +43,9 @@ public enum StoreCounter implements FixedCounter
     CHECKSUM_BLOCKS_PUBLISHED(201, "Checksums: blocks checksummed at publish", false),
     CHECKSUM_BYTES_PUBLISHED(202, "Checksums: bytes checksummed at publish", false),
     CHECKSUM_BLOCKS_VERIFIED(203, "Checksums: blocks read back from SSD and verified", false),
-    CHECKSUM_BYTES_VERIFIED(204, "Checksums: bytes read back from SSD and verified", false);
+    CHECKSUM_BYTES_VERIFIED(204, "Checksums: bytes read back from SSD and verified", false),
+    SSD_DIRECT_READS(290, "SSD reads straight into an engine's data region (no staging copy)", false),
+    SSD_DIRECT_READ_FAULTS(291, "SSD direct reads refused by the destination mapping (EFAULT; residence kept)", false);
 
     /** {@link #POOL_TOUCH_STATE}: no touch has begun (also the state of mode off). */
     public static final int POOL_TOUCH_NOT_STARTED = 0;

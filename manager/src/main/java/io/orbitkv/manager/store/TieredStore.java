@@ -384,7 +384,8 @@ public final class TieredStore
     }
 
     // ---------------------------------------------------------------------------------------------------------------
-    // SSD reads: a pinned residence is read into staging, copied on by the reader, then released.
+    // SSD reads: a pinned residence is read into staging (then copied on by the reader) or straight into the
+    // reader's memory, verified by the reader, then released.
 
     public MemorySegment staging()
     {
@@ -398,6 +399,27 @@ public final class TieredStore
     public int submitSsdRead(final long residence, final int length, final SsdReadListener listener, final int key)
     {
         return ssd.submitRead(Residence.entryId(residence), length, listener, key);
+    }
+
+    /**
+     * @return whether SSD reads may go straight into a reader's memory ({@link #submitSsdReadInto}); false without an
+     * SSD tier, with direct reads off (or auto on 4 KiB pages), with promotion or on the FileChannel backend.
+     */
+    public boolean readsSsdDirect()
+    {
+        return null != ssd && ssd.readsDirect();
+    }
+
+    /**
+     * Read a pinned SSD residence straight into {@code address} (a client's data region), no staging.
+     *
+     * @return the command id, or a negative value when commands are exhausted (retry next duty cycle).
+     * @see SsdTier#submitReadInto(int, int, long, SsdReadListener, int)
+     */
+    public int submitSsdReadInto(
+        final long residence, final int length, final long address, final SsdReadListener listener, final int key)
+    {
+        return ssd.submitReadInto(Residence.entryId(residence), length, address, listener, key);
     }
 
     /**
@@ -419,9 +441,9 @@ public final class TieredStore
      * the device are not the block's), so the caller neither copies nor promotes anything.
      *
      * @param residence     the pinned SSD residence that was read.
-     * @param stagingOffset where its bytes are in staging.
+     * @param stagingOffset where its bytes are in staging, or {@link SsdReadListener#IN_DESTINATION}.
      * @param length        block length.
-     * @param crc32c        CRC32C of the staged bytes.
+     * @param crc32c        CRC32C of the bytes read.
      * @return true when the bytes are the block's; false when the read was released as corrupt.
      */
     public boolean verifySsdRead(final long residence, final long stagingOffset, final int length, final int crc32c)
@@ -437,6 +459,15 @@ public final class TieredStore
     public void orphanSsdRead(final int command)
     {
         ssd.orphanRead(command);
+    }
+
+    /**
+     * Give up on a read in flight into the reader's own memory; {@code destinationHold} is closed once the kernel is
+     * done with it.
+     */
+    public void orphanSsdRead(final int command, final AutoCloseable destinationHold)
+    {
+        ssd.orphanRead(command, destinationHold);
     }
 
     public void releaseStagedRead(final long residence, final long stagingOffset)

@@ -90,6 +90,23 @@ public final class UringSsdBackend implements SsdBackend, IoUring.CompletionHand
         return true;
     }
 
+    public boolean readInto(final int command, final long fileOffset, final long address, final int length)
+    {
+        final int sqe = ring.nextSqe();
+        if (IoUring.RING_FULL == sqe)
+        {
+            return false;
+        }
+        // Not a registered buffer: the kernel pins the destination's pages for this read only.
+        ring.prepRead(sqe, fd, address, length, fileOffset, command);
+        return true;
+    }
+
+    public boolean readsIntoAnyAddress()
+    {
+        return true;
+    }
+
     public boolean write(final int command, final long fileOffset, final long stagingOffset, final int length)
     {
         final int sqe = ring.nextSqe();

@@ -3,6 +3,7 @@ package io.orbitkv.manager.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.orbitkv.manager.Configuration;
@@ -87,6 +88,23 @@ final class ManagerCommandConfigurationTest
         {
             assertTrue(property.startsWith("orbitkv.manager."), property);
         }
+    }
+
+    @Test
+    void shouldChooseSsdDirectReadsAutomaticallyUnlessToldOnOrOff()
+    {
+        final ManagerCommand byDefault = new ManagerCommand();
+        new CommandLine(byDefault).parseArgs();
+        assertEquals(Configuration.SsdDirectReads.AUTO, byDefault.context().ssdDirectReads());
+        final ManagerCommand off = new ManagerCommand();
+        new CommandLine(off).parseArgs("--ssd-direct-reads=off");
+        assertEquals(Configuration.SsdDirectReads.OFF, off.context().ssdDirectReads());
+        final ManagerCommand on = new ManagerCommand();
+        new CommandLine(on).parseArgs("--ssd-direct-reads", "on");
+        assertEquals(Configuration.SsdDirectReads.ON, on.context().ssdDirectReads());
+        final IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+            () -> Configuration.parseSsdDirectReads("--ssd-direct-reads", "sometimes"));
+        assertTrue(bad.getMessage().contains("auto, on or off"), bad.getMessage());
     }
 
     @Test

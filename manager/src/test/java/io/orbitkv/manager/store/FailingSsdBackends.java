@@ -76,6 +76,17 @@ public final class FailingSsdBackends implements SsdBackendSupplier
             return FAILED == outcome || (NOT_OWED == outcome && delegate.read(command, fileOffset, stagingOffset, length));
         }
 
+        public boolean readInto(final int command, final long fileOffset, final long address, final int length)
+        {
+            final int outcome = failIfOwed(command);
+            return FAILED == outcome || (NOT_OWED == outcome && delegate.readInto(command, fileOffset, address, length));
+        }
+
+        public boolean readsIntoAnyAddress()
+        {
+            return delegate.readsIntoAnyAddress();
+        }
+
         public boolean write(final int command, final long fileOffset, final long stagingOffset, final int length)
         {
             final int outcome = failIfOwed(command);
