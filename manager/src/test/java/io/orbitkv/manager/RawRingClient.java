@@ -255,6 +255,20 @@ final class RawRingClient implements AutoCloseable
         return correlationId;
     }
 
+    long prepare(final String namespace, final int[] lengths, final byte[][] hashes)
+    {
+        final long correlationId = nextCorrelationId();
+        send(RequestFrames.prepare(frame, headerEncoder, clientId, correlationId, namespace, lengths, hashes));
+        return correlationId;
+    }
+
+    long commit(final String namespace, final byte[][] hashes)
+    {
+        final long correlationId = nextCorrelationId();
+        send(RequestFrames.commit(frame, headerEncoder, clientId, correlationId, namespace, hashes));
+        return correlationId;
+    }
+
     long lookup(final String namespace, final boolean pin, final byte[][] hashes)
     {
         return lookup(namespace, pin ? 1 : 0, hashes);
@@ -395,6 +409,10 @@ final class RawRingClient implements AutoCloseable
         for (final ResponseDecoder.CandidatesDecoder ignored : responseDecoder.candidates())
         {
             candidates++;
+        }
+        // a Prepare's answer (schema version 4) has its slots before the message
+        for (final ResponseDecoder.SlotsDecoder ignored : responseDecoder.slots())
+        {
         }
         final String message = responseDecoder.message();
         return new Reply(cid, correlationId, templateId, code, value, leaseId, statuses, lengths, message,

@@ -87,6 +87,46 @@ class SteadyStateAllocationTest
     }
 
     @Test
+    void shouldNotAllocateOnTheAgentThreadForZeroCopySaves()
+    {
+        manager = Manager.launch(ManagerTestSupport.smallContext(dir).poolBytes(16L << 20)
+            .enginePoolAccess(Configuration.EnginePoolAccess.WRITE_RESERVED));
+        final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+        threads.setThreadAllocatedMemoryEnabled(true);
+        try (RawRingClient client = new RawRingClient(manager.cncFile()))
+        {
+            client.attachOrFail("alloc-zero-copy-engine", 8L << 20);
+            final int[] lengths = new int[KEYS];
+            java.util.Arrays.fill(lengths, BLOCK);
+            final byte[][] hashes = new byte[KEYS][];
+            final java.util.function.IntConsumer rounds = start ->
+            {
+                for (int round = start; round < start + 500; round++)
+                {
+                    for (int i = 0; i < KEYS; i++)
+                    {
+                        hashes[i] = RawRingClient.hash(round * KEYS + i);
+                    }
+                    assertEquals(KEYS, client.awaitReply(client.prepare(NS, lengths, hashes)).value());
+                    assertEquals(KEYS, client.awaitReply(client.commit(NS, hashes)).value());
+                }
+            };
+            rounds.accept(0);
+            final Thread agent = agentThread(manager);
+            assertNotNull(agent);
+            final int[] next = {500};
+            final long allocated = quietestWindow(threads, agent, () ->
+            {
+                rounds.accept(next[0]);
+                next[0] += 500;
+            });
+            assertTrue(manager.counter(StoreCounter.EVICTIONS) > 0, "the run churned the pool");
+            final int requests = 500 * 2;
+            assertTrue(allocated < requests, "agent thread allocated " + allocated + " bytes over " + requests + " requests");
+        }
+    }
+
+    @Test
     void shouldNotAllocateOnTheAgentThreadWhileEvictingToSsdAndReadingFromSsd()
     {
         final File ssdDir = new File("target/ssd-alloc/" + dir.getName()).getAbsoluteFile();
