@@ -425,6 +425,15 @@ class Client:
         blocks; their checksums, taken at commit, keep that from spreading beyond this Manager's DRAM."""
         return self._pool
 
+    def populate_pool(self) -> None:
+        """Map every page of the pool into this process now, so that the first write into each slot takes no page
+        fault (about a microsecond per 4 KiB page once; worth it for an engine that saves for a long time)."""
+        if self._pool is None:
+            raise OrbitKVError(18, "the Manager gives engines no pool access")
+        status = self._lib.okv_pool_populate(self._live())
+        if status != 0:
+            self._raise(status, _native.Result())
+
     def prepare(self, namespace: bytes | str, hashes: Sequence[bytes], lengths: Sequence[int]) -> PrepareResult:
         """Zero-copy save, first half: reserve a pool slot of lengths[i] bytes for each block not resident yet. Copy
         each block into its slot (`PrepareResult.slots`), then `commit`; nothing is visible before, and a slot not

@@ -132,6 +132,8 @@ def load() -> ctypes.CDLL:
     lib.okv_pool.restype = ctypes.c_void_p
     lib.okv_pool_bytes.argtypes = [client]
     lib.okv_pool_bytes.restype = ctypes.c_uint64
+    lib.okv_pool_populate.argtypes = [client]
+    lib.okv_pool_populate.restype = ctypes.c_int
     lib.okv_max_keys_per_request.argtypes = [client]
     lib.okv_max_keys_per_request.restype = ctypes.c_int32
     keys = [ctypes.c_char_p, ctypes.c_uint32, p(Key), ctypes.c_uint32]

@@ -51,7 +51,8 @@ def putget(directory: str, block_bytes: int, reps: int, batch: int) -> dict[str,
     next to the same number of plain memoryview copies of the same bytes (into the region for put, out of it for
     get); batch figures are per block. A second anchor for put copies the batch's blocks into memory that is not in
     cache (a pre-faulted buffer of COLD_BYTES, each copy to the next place in it), as put's bytes land in the
-    Manager's pool rather than in the one hot slot the first anchor reuses."""
+    Manager's pool rather than in the one hot slot the first anchor reuses. With a Manager that lets engines map its
+    pool, the same batch is also saved without a copy (prepare, copy into the pool slots, commit), per block."""
     singles = [os.urandom(block_bytes) for _ in range(reps)]
     blocks = [os.urandom(block_bytes) for _ in range(batch)]
     anchor = orbitkv.PIPELINE_SLOTS * block_bytes  # past the slots put and get use
@@ -62,7 +63,10 @@ def putget(directory: str, block_bytes: int, reps: int, batch: int) -> dict[str,
     cold_view = memoryview(cold)
     cold_slots = len(cold) // block_bytes
     cold_next = 0
-    with orbitkv.Client(dir=directory, name=f"bench-py-{os.getpid()}", data_region_bytes=region_bytes) as client:
+    with orbitkv.Client(dir=directory, name=f"bench-py-{os.getpid()}", data_region_bytes=region_bytes) as client, \
+            orbitkv.Client(dir=directory, name=f"bench-py-warm-{os.getpid()}", data_region_bytes=4096) as warm:
+        if warm.pool is not None:
+            warm.populate_pool()
         region = client.data_region
         ns = f"bench-putget-{os.getpid()}"
         put, get, copy_in, copy_out = [], [], [], []
@@ -83,7 +87,7 @@ def putget(directory: str, block_bytes: int, reps: int, batch: int) -> dict[str,
             got = client.get(ns, [h])
             get.append(time.perf_counter_ns() - start)
             assert got == [block] and copied == block
-        bput, bget, bcopy_in, bcopy_out, bcopy_cold = [], [], [], [], []
+        bput, bget, bcopy_in, bcopy_out, bcopy_cold, bsave, bsave_populated = [], [], [], [], [], [], []
         copies: list[bytes] = []
         got = []
         for rep in range(max(1, reps // 4)):
@@ -113,13 +117,29 @@ def putget(directory: str, block_bytes: int, reps: int, batch: int) -> dict[str,
             got = client.get(ns, hashes)
             bget.append((time.perf_counter_ns() - start) / batch)
             assert got == blocks
+            if client.pool is not None:
+                # the zero-copy save of the same number of fresh blocks: prepare, copy into the slots, commit; by
+                # this client, whose mapping of the pool has never been touched where the slots are, and by one that
+                # mapped the whole pool in beforehand (populate_pool)
+                for saver, samples, tag in ((client, bsave, 1), (warm, bsave_populated, 2)):
+                    saved = [orbitkv.hash_from_int(((rep + 1) << 40) | (tag << 20) | j) for j in range(batch)]
+                    start = time.perf_counter_ns()
+                    prepared = saver.prepare(ns, saved, [block_bytes] * batch)
+                    for slot, block in zip(prepared.slots, blocks):
+                        slot[:] = block
+                    committed = saver.commit(ns, saved)
+                    samples.append((time.perf_counter_ns() - start) / batch)
+                    del slot, prepared  # views of the pool keep it mapped (and the client open)
+                    assert committed.stored == batch, committed
     med = statistics.median
     return {"block_bytes": block_bytes, "reps": reps, "batch": batch, "slots": orbitkv.PIPELINE_SLOTS,
             "put_median_ns": med(put), "get_median_ns": med(get),
             "copy_in_median_ns": med(copy_in), "copy_out_median_ns": med(copy_out),
             "batch_put_median_ns": med(bput), "batch_get_median_ns": med(bget),
             "batch_copy_in_median_ns": med(bcopy_in), "batch_copy_out_median_ns": med(bcopy_out),
-            "batch_copy_cold_median_ns": med(bcopy_cold)}
+            "batch_copy_cold_median_ns": med(bcopy_cold),
+            "batch_save_median_ns": med(bsave) if bsave else None,
+            "batch_save_populated_median_ns": med(bsave_populated) if bsave_populated else None}
 
 
 def main(argv: list[str]) -> int:

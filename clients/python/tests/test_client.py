@@ -40,6 +40,7 @@ class ClientTest(unittest.TestCase):
         hashes = [chain_hash(131, i) for i in range(6)]
         blocks = [chain_fill(h, 20_000 + i) for i, h in enumerate(hashes)]
         self.assertIsNotNone(self.client.pool, "the test Manager lets engines map its pool")
+        self.client.populate_pool()
         prepared = self.client.prepare("py-zero-copy", hashes, [len(b) for b in blocks])
         self.assertEqual(6, prepared.reserved)
         self.assertEqual(["RESERVED"] * 6, prepared.statuses)

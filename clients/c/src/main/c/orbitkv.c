@@ -509,6 +509,24 @@ uint64_t okv_pool_bytes(const okv_client *client)
     return client == NULL ? 0 : client->pool_bytes;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+int okv_pool_populate(okv_client *client)
+{
+    if (client == NULL || client->pool == NULL)
+    {
+        return OKV_E_INVALID_ARGUMENT;
+    }
+    /* page-table entries for the whole pool now, so that writes into slots later take no page faults */
+    if (madvise(client->pool, client->pool_bytes, MADV_POPULATE_WRITE) != 0)
+    {
+        return fail(client, OKV_E_SYSTEM, "madvise(MADV_POPULATE_WRITE) of the pool: %s", strerror(errno));
+    }
+    return OKV_OK;
+}
+
 void *okv_data_region(const okv_client *client)
 {
     return client == NULL ? NULL : client->data_region;
