@@ -467,6 +467,48 @@ class Client:
                 self._raise(status, result)
             return PublishResult(result.value, _statuses(result, result.key_count))
 
+    def submit_commit(self, namespace: bytes | str, hashes: Sequence[bytes]) -> Ticket:
+        """`commit` as a ticket (`wait`/`poll` answer a PublishResult): commit each block as soon as it is written, and
+        the Manager sums it while the next is being written."""
+        ns = self._namespace(namespace)
+        keys = self._keys(hashes, None, None)
+        ticket = ctypes.c_int64()
+        status = self._lib.okv_submit_commit(self._live(), ns, len(ns), keys, len(hashes), ctypes.byref(ticket))
+        if status != 0:
+            self._raise(status, _native.Result())
+        return Ticket(ticket.value, "commit", ns, tuple(hashes), False, keys)
+
+    def save(self, namespace: bytes | str, hashes: Sequence[bytes],
+             blocks: Sequence[bytes | bytearray | memoryview]) -> PublishResult:
+        """Zero-copy counterpart of `put`: prepare slots for the blocks not resident yet, copy each block into its slot
+        and commit it at once, so that the Manager sums one block while the next is copied. Returns once every block
+        is committed; `stored` counts them, ALREADY_RESIDENT blocks are skipped. Needs a Manager with
+        `--engine-pool-access write-reserved`. At most `max_keys` blocks."""
+        prepared = self.prepare(namespace, hashes, [len(b) for b in blocks])
+        statuses = list(prepared.statuses)
+        stored = 0
+        pending: list[tuple[int, Ticket]] = []
+        try:
+            for i, slot in enumerate(prepared.slots):
+                if slot is None:
+                    continue
+                slot[:] = blocks[i]
+                pending.append((i, self.submit_commit(namespace, [hashes[i]])))
+                prepared.slots[i] = None
+                if len(pending) >= PIPELINE_SLOTS:
+                    stored += self._finish_commit(pending.pop(0), statuses)
+            slot = None
+        finally:
+            while pending:
+                stored += self._finish_commit(pending.pop(0), statuses)
+        return PublishResult(stored, statuses)
+
+    def _finish_commit(self, entry: tuple[int, Ticket], statuses: list[str]) -> int:
+        index, ticket = entry
+        done = self.wait(ticket)
+        statuses[index] = done.statuses[0]
+        return done.stored
+
     @property
     def data_region_bytes(self) -> int:
         return len(self._region)
@@ -923,6 +965,6 @@ class Client:
         if ticket.kind == "lookup":
             return self._lookup_result(result, ticket.namespace, ticket.hashes, ticket.pin)
         count = result.key_count
-        if ticket.kind == "publish":
+        if ticket.kind in ("publish", "commit"):
             return PublishResult(result.value, _statuses(result, count))
         return ReadResult(result.value, _statuses(result, count), list(result.length[:count]))

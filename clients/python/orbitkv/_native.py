@@ -171,6 +171,8 @@ def load() -> ctypes.CDLL:
     lib.okv_prepare.restype = ctypes.c_int
     lib.okv_commit.argtypes = [client, *keys, p(Result)]
     lib.okv_commit.restype = ctypes.c_int
+    lib.okv_submit_commit.argtypes = [client, *keys, p(ctypes.c_int64)]
+    lib.okv_submit_commit.restype = ctypes.c_int
     lineage = [ctypes.c_char_p, ctypes.c_uint32, p(Key), p(Lineage), ctypes.c_uint32]
     lib.okv_publish_lineage.argtypes = [client, *lineage, p(Result)]
     lib.okv_publish_lineage.restype = ctypes.c_int

@@ -118,18 +118,15 @@ def putget(directory: str, block_bytes: int, reps: int, batch: int) -> dict[str,
             bget.append((time.perf_counter_ns() - start) / batch)
             assert got == blocks
             if client.pool is not None:
-                # the zero-copy save of the same number of fresh blocks: prepare, copy into the slots, commit; by
+                # the zero-copy save (Client.save: prepare, then copy into each slot and commit it at once) of the
+                # same number of fresh blocks; by
                 # this client, whose mapping of the pool has never been touched where the slots are, and by one that
                 # mapped the whole pool in beforehand (populate_pool)
                 for saver, samples, tag in ((client, bsave, 1), (warm, bsave_populated, 2)):
                     saved = [orbitkv.hash_from_int(((rep + 1) << 40) | (tag << 20) | j) for j in range(batch)]
                     start = time.perf_counter_ns()
-                    prepared = saver.prepare(ns, saved, [block_bytes] * batch)
-                    for slot, block in zip(prepared.slots, blocks):
-                        slot[:] = block
-                    committed = saver.commit(ns, saved)
+                    committed = saver.save(ns, saved, blocks)
                     samples.append((time.perf_counter_ns() - start) / batch)
-                    del slot, prepared  # views of the pool keep it mapped (and the client open)
                     assert committed.stored == batch, committed
     med = statistics.median
     return {"block_bytes": block_bytes, "reps": reps, "batch": batch, "slots": orbitkv.PIPELINE_SLOTS,

@@ -57,6 +57,15 @@ class ClientTest(unittest.TestCase):
         again = self.client.prepare("py-zero-copy", hashes[:1], [len(blocks[0])])
         self.assertEqual((0, ["ALREADY_RESIDENT"], [None]), (again.reserved, again.statuses, again.slots))
 
+    def test_save_commits_each_block_as_it_is_copied(self) -> None:
+        hashes = [chain_hash(141, i) for i in range(7)]
+        blocks = [chain_fill(h, 30_000 + 17 * i) for i, h in enumerate(hashes)]
+        self.client.put("py-save", hashes[:2], blocks[:2])
+        saved = self.client.save("py-save", hashes, blocks)
+        self.assertEqual(5, saved.stored)
+        self.assertEqual(["ALREADY_RESIDENT"] * 2 + ["STORED"] * 5, saved.statuses)
+        self.assertEqual(blocks, self.client.get("py-save", hashes))
+
     def test_data_region_is_a_writable_view_without_copy(self) -> None:
         region = self.client.data_region
         self.assertFalse(region.readonly)

@@ -1583,6 +1583,12 @@ int okv_submit_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length
     return submit_ticket(client, OP_PUBLISH, ns, ns_length, keys, key_count, NULL, 0, 0, 0, ticket);
 }
 
+int okv_submit_commit(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    uint32_t key_count, int64_t *ticket)
+{
+    return submit_ticket(client, OP_COMMIT, ns, ns_length, keys, key_count, NULL, 0, 0, 0, ticket);
+}
+
 int okv_submit_publish_lineage(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
     const okv_lineage *lineage, uint32_t key_count, int64_t *ticket)
 {

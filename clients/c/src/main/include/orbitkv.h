@@ -244,6 +244,10 @@ int okv_submit_read(okv_client *client, const uint8_t *ns, uint32_t ns_length,
 /* A publish as a ticket: the blocks' ranges must not be written until the ticket completes. */
 int okv_submit_publish(okv_client *client, const uint8_t *ns, uint32_t ns_length,
     const okv_key *keys, uint32_t key_count, int64_t *ticket);
+/* okv_commit as a ticket: commit each block as soon as it is written, so that the Manager sums it while the next is
+ * being written. */
+int okv_submit_commit(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
+    uint32_t key_count, int64_t *ticket);
 int okv_submit_publish_lineage(okv_client *client, const uint8_t *ns, uint32_t ns_length, const okv_key *keys,
     const okv_lineage *lineage, uint32_t key_count, int64_t *ticket);
 int okv_poll(okv_client *client, int64_t ticket, okv_result *result);
