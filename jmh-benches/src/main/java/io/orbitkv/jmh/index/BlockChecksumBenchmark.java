@@ -9,6 +9,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
+import io.orbitkv.index.BackgroundChecksum;
 import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.jmh.BenchMain;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -63,6 +64,10 @@ public class BlockChecksumBenchmark
         MemorySegment source;
         MemorySegment pool;
         BlockChecksum poolChecksum;
+        BlockChecksum sourceChecksum;
+        BackgroundChecksum background;
+        int backgroundSums;
+        final BackgroundChecksum.Handler onSum = (slot, crc32c) -> backgroundSums += crc32c;
         final CRC32C crc = new CRC32C();
         int slots;
         int cursor;
@@ -82,6 +87,8 @@ public class BlockChecksumBenchmark
             }
             pool.fill((byte)1);
             poolChecksum = new BlockChecksum(pool);
+            sourceChecksum = new BlockChecksum(source);
+            background = new BackgroundChecksum(pool);
             slots = (int)(REGION_BYTES / blockBytes);
         }
 
@@ -91,6 +98,7 @@ public class BlockChecksumBenchmark
         @TearDown(Level.Trial)
         public void tearDown()
         {
+            background.close();
             arena.close();
         }
 
@@ -152,6 +160,119 @@ public class BlockChecksumBenchmark
             state.poolChecksum.update(crc, offset + done, bytes);
         }
         return crc.getValue();
+    }
+
+    /**
+     * Copy and sum in 16 KiB pieces.
+     *
+     * @param state regions.
+     * @return the sum.
+     */
+    @Benchmark
+    public long copyAndCrc32cPer16KiB(final Regions state)
+    {
+        return copyAndSumInPieces(state, 16 * 1024);
+    }
+
+    /**
+     * Copy and sum in 32 KiB pieces.
+     *
+     * @param state regions.
+     * @return the sum.
+     */
+    @Benchmark
+    public long copyAndCrc32cPer32KiB(final Regions state)
+    {
+        return copyAndSumInPieces(state, 32 * 1024);
+    }
+
+    /**
+     * Copy and sum in 256 KiB pieces.
+     *
+     * @param state regions.
+     * @return the sum.
+     */
+    @Benchmark
+    public long copyAndCrc32cPer256KiB(final Regions state)
+    {
+        return copyAndSumInPieces(state, 256 * 1024);
+    }
+
+    /**
+     * Sum each piece of the source first (pulling it into cache), then copy it from cache: the same bytes summed,
+     * in the other order.
+     *
+     * @param state regions.
+     * @return the sum.
+     */
+    @Benchmark
+    public long crc32cSourceThenCopyPer32KiB(final Regions state)
+    {
+        final long offset = state.nextOffset();
+        final CRC32C crc = state.crc;
+        crc.reset();
+        for (long done = 0; done < state.blockBytes; done += 32 * 1024)
+        {
+            final long bytes = Math.min(32 * 1024, state.blockBytes - done);
+            state.sourceChecksum.update(crc, offset + done, bytes);
+            MemorySegment.copy(state.source, offset + done, state.pool, offset + done, bytes);
+        }
+        return crc.getValue();
+    }
+
+    /**
+     * The sum alone of a block already in cache (the same block every time, 256 KiB at most): the sum's own speed,
+     * with no memory traffic.
+     *
+     * @param state regions.
+     * @return the sum.
+     */
+    @Benchmark
+    public long crc32cHot(final Regions state)
+    {
+        final CRC32C crc = state.crc;
+        crc.reset();
+        state.poolChecksum.update(crc, 0, Math.min(state.blockBytes, 256 * 1024));
+        return crc.getValue();
+    }
+
+    private static long copyAndSumInPieces(final Regions state, final int pieceBytes)
+    {
+        final long offset = state.nextOffset();
+        final CRC32C crc = state.crc;
+        crc.reset();
+        for (long done = 0; done < state.blockBytes; done += pieceBytes)
+        {
+            final long bytes = Math.min(pieceBytes, state.blockBytes - done);
+            MemorySegment.copy(state.source, offset + done, state.pool, offset + done, bytes);
+            state.poolChecksum.update(crc, offset + done, bytes);
+        }
+        return crc.getValue();
+    }
+
+    /**
+     * Copy the block here and hand its sum to the {@link BackgroundChecksum} thread, so this thread goes on copying
+     * the next block while the last one is summed (waiting only when {@link BackgroundChecksum#SLOTS} sums are
+     * outstanding). Time per block is the copying thread's, in the steady state.
+     *
+     * @param state regions.
+     * @return the sums finished so far, xored.
+     */
+    @Benchmark
+    public int copyWithBackgroundCrc32c(final Regions state)
+    {
+        final long offset = state.nextOffset();
+        MemorySegment.copy(state.source, offset, state.pool, offset, state.blockBytes);
+        final BackgroundChecksum background = state.background;
+        while (background.submit(offset, state.blockBytes) < 0)
+        {
+            if (0 == background.drain(state.onSum))
+            {
+                Thread.onSpinWait();
+            }
+        }
+        background.drain(state.onSum);
+        return state.backgroundSums;
     }
 
     /**
