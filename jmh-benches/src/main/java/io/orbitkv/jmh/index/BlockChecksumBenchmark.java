@@ -7,9 +7,10 @@ import java.util.Collection;
 import java.util.Locale;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
 
-import io.orbitkv.index.BackgroundChecksum;
 import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.jmh.BenchMain;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -33,10 +34,12 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 /**
  * What the publish checksum costs: copying a block from off-heap memory into an off-heap pool (the anchor, what
- * Publish did before checksums), the same copy followed by a CRC32C over the bytes just landed (what Publish does
- * now), the copy and sum interleaved in 64 KiB pieces (a smaller copy chunk), the sum alone, and the sum through a
- * new buffer view per call (the allocating way the pool's {@link BlockChecksum} views avoid). Blocks rotate through
- * 64 MiB regions so that they come from memory, not from the cache the previous operation left warm.
+ * Publish did before checksums), the same copy followed by a CRC32C over the bytes just landed, the copy and sum
+ * interleaved in pieces of 16, 32 (what Publish does), 64 and 256 KiB, the source summed before each piece is copied,
+ * the copy with the sum handed to a second thread ({@link BackgroundSums}: the design that moves the sum off the
+ * agent, measured and not taken), the sum alone from memory and from cache, and the sum through a new buffer view per
+ * call (the allocating way the pool's {@link BlockChecksum} views avoid). Blocks rotate through 64 MiB regions so
+ * that they come from memory, not from the cache the previous operation left warm.
  * <p>
  * {@link #main} runs them in one JVM fork per block size and prints each one's time as a ratio to the copy.
  */
@@ -65,9 +68,7 @@ public class BlockChecksumBenchmark
         MemorySegment pool;
         BlockChecksum poolChecksum;
         BlockChecksum sourceChecksum;
-        BackgroundChecksum background;
-        int backgroundSums;
-        final BackgroundChecksum.Handler onSum = (slot, crc32c) -> backgroundSums += crc32c;
+        BackgroundSums background;
         final CRC32C crc = new CRC32C();
         int slots;
         int cursor;
@@ -88,7 +89,7 @@ public class BlockChecksumBenchmark
             pool.fill((byte)1);
             poolChecksum = new BlockChecksum(pool);
             sourceChecksum = new BlockChecksum(source);
-            background = new BackgroundChecksum(pool);
+            background = new BackgroundSums(pool);
             slots = (int)(REGION_BYTES / blockBytes);
         }
 
@@ -96,7 +97,7 @@ public class BlockChecksumBenchmark
          * Unmap.
          */
         @TearDown(Level.Trial)
-        public void tearDown()
+        public void tearDown() throws InterruptedException
         {
             background.close();
             arena.close();
@@ -251,9 +252,9 @@ public class BlockChecksumBenchmark
     }
 
     /**
-     * Copy the block here and hand its sum to the {@link BackgroundChecksum} thread, so this thread goes on copying
-     * the next block while the last one is summed (waiting only when {@link BackgroundChecksum#SLOTS} sums are
-     * outstanding). Time per block is the copying thread's, in the steady state.
+     * Copy the block here and hand its sum to a second thread, so this thread goes on copying the next block while
+     * the last one is summed (waiting only when {@link BackgroundSums#SLOTS} sums are outstanding). Time per block is
+     * the copying thread's, in the steady state.
      *
      * @param state regions.
      * @return the sums finished so far, xored.
@@ -263,16 +264,16 @@ public class BlockChecksumBenchmark
     {
         final long offset = state.nextOffset();
         MemorySegment.copy(state.source, offset, state.pool, offset, state.blockBytes);
-        final BackgroundChecksum background = state.background;
-        while (background.submit(offset, state.blockBytes) < 0)
+        final BackgroundSums background = state.background;
+        while (!background.submit(offset, state.blockBytes))
         {
-            if (0 == background.drain(state.onSum))
+            if (0 == background.drain())
             {
                 Thread.onSpinWait();
             }
         }
-        background.drain(state.onSum);
-        return state.backgroundSums;
+        background.drain();
+        return background.sums;
     }
 
     /**
@@ -351,6 +352,95 @@ public class BlockChecksumBenchmark
                 final double us = bench.getValue();
                 System.out.println(String.format(Locale.ROOT, "  block %7d B  %-22s %9.2f us/op  %6.2f GB/s  %5.2fx copy",
                     blockBytes, bench.getKey(), us, blockBytes / us / 1e3, us / copyUs));
+            }
+        }
+    }
+
+    /**
+     * Sums ranges of a region on a thread of its own: a ring of {@link #SLOTS} jobs from one submitter, summed in
+     * order, the thread parked while the ring is empty. Allocates nothing per job.
+     */
+    static final class BackgroundSums
+    {
+        static final int SLOTS = 16;
+
+        private final long[] offsets = new long[SLOTS];
+        private final long[] lengths = new long[SLOTS];
+        private final int[] results = new int[SLOTS];
+        private final AtomicLong submitted = new AtomicLong();
+        private final AtomicLong completed = new AtomicLong();
+        private final Thread thread;
+        private volatile boolean parking;
+        private volatile boolean running = true;
+        private long drained;
+        int sums;
+
+        BackgroundSums(final MemorySegment region)
+        {
+            thread = new Thread(() -> run(new BlockChecksum(region)), "jmh-background-crc32c");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        boolean submit(final long offset, final long length)
+        {
+            final long next = submitted.get();
+            if (next - drained == SLOTS)
+            {
+                return false;
+            }
+            final int slot = (int)(next % SLOTS);
+            offsets[slot] = offset;
+            lengths[slot] = length;
+            submitted.set(next + 1);
+            if (parking)
+            {
+                LockSupport.unpark(thread);
+            }
+            return true;
+        }
+
+        int drain()
+        {
+            final long done = completed.get();
+            int count = 0;
+            while (drained < done)
+            {
+                sums ^= results[(int)(drained % SLOTS)];
+                drained++;
+                count++;
+            }
+            return count;
+        }
+
+        void close() throws InterruptedException
+        {
+            running = false;
+            LockSupport.unpark(thread);
+            thread.join();
+        }
+
+        private void run(final BlockChecksum checksum)
+        {
+            final CRC32C crc = new CRC32C();
+            long next = 0;
+            while (running)
+            {
+                if (next < submitted.get())
+                {
+                    final int slot = (int)(next % SLOTS);
+                    crc.reset();
+                    checksum.update(crc, offsets[slot], lengths[slot]);
+                    results[slot] = (int)crc.getValue();
+                    completed.set(++next);
+                    continue;
+                }
+                parking = true;
+                if (next == submitted.get() && running)
+                {
+                    LockSupport.park(this);
+                }
+                parking = false;
             }
         }
     }

@@ -18,9 +18,7 @@ import java.util.zip.CRC32C;
  * DRAM reservation (publish) or a pin of either tier (read) until they are copied, or until the client goes away and
  * the operation is cancelled. An SSD key's bytes come through staging: its phase says how far its read got.
  * {@link #crc} is the running CRC32C of the key being copied: of the bytes landed in the pool (publish), or of the
- * staged bytes verified so far (SSD read, {@link #verifiedInKey}). A publish key whose sum the checksum thread takes
- * is past {@code nextKey} with no residence once copied: its PREPARING entry belongs to the sum's slot until
- * {@link #sumsPending} drops (see {@link CopyScheduler}).
+ * staged bytes verified so far (SSD read, {@link #verifiedInKey}).
  */
 final class CopyOperation implements SsdReadListener
 {
@@ -58,8 +56,6 @@ final class CopyOperation implements SsdReadListener
     long completedCount;
     int ssdKeys;
     int nextSsdKey;
-    /** Publish keys copied whose sums the checksum thread has not handed back yet. */
-    int sumsPending;
     /** A Read's peer part, started once the local part ended (null when the read stays local). */
     FetchHandle peerFetch;
     /** The peer part is a lease's held fetch; {@link #peerKeys} of its keys are read. */
@@ -81,7 +77,6 @@ final class CopyOperation implements SsdReadListener
         this.completedCount = 0;
         this.ssdKeys = 0;
         this.nextSsdKey = 0;
-        this.sumsPending = 0;
         this.peerFetch = null;
         this.peerHeld = false;
         this.peerKeys = 0;
@@ -92,7 +87,6 @@ final class CopyOperation implements SsdReadListener
         kind = 0;
         keyCount = 0;
         nextKey = 0;
-        sumsPending = 0;
         peerFetch = null;
         peerHeld = false;
     }

@@ -2,14 +2,12 @@ package io.orbitkv.manager.ring;
 
 import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.index.BackgroundChecksum;
 import io.orbitkv.manager.port.FetchHandle;
 import io.orbitkv.manager.port.PeerPort;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.Residence;
 import io.orbitkv.manager.store.TieredStore;
 import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
 import org.agrona.concurrent.status.AtomicCounter;
 
 /**
@@ -19,17 +17,9 @@ import org.agrona.concurrent.status.AtomicCounter;
  *
  * <p>A copy may fault (a client shrank its data region file under the mapping): the session copied last is then
  * known through {@link #copyingSession()}, so the agent can drop that client alone.
- *
- * <p>A publish key of at least {@link TieredStore#BACKGROUND_SUM_MIN_BYTES} is copied without being summed and then
- * handed to the store's checksum thread: the operation goes on copying its next key, and the key is sealed (or, its
- * operation cancelled meanwhile, aborted) when {@link #drainSums} takes its sum back. An operation is answered once
- * every key is copied and every sum is back. Which side owns such a key's PREPARING entry: its residence until the
- * sum's slot records it, the slot from then on (a copy fault between the two leaves the slot forgotten, not owning).
  */
 final class CopyScheduler
 {
-    private static final int NO_ENTRY = -1;
-
     private final TieredStore store;
     private final ClientSession[] sessions;
     private final ResponseProxy responseProxy;
@@ -41,10 +31,6 @@ final class CopyScheduler
     private final AtomicCounter operationsCancelled;
 
     private final PeerPort fetcher;
-    private final CopyOperation[] sumOperations = new CopyOperation[BackgroundChecksum.SLOTS];
-    private final int[] sumKeys = new int[BackgroundChecksum.SLOTS];
-    private final int[] sumEntries = new int[BackgroundChecksum.SLOTS];
-    private final BackgroundChecksum.Handler onSum = this::onSum;
     private ClientSession copyingSession;
     private CopyOperation unqueuedOperation;
     private long copyBudget;
@@ -69,7 +55,6 @@ final class CopyScheduler
         blocksRead = counters.get(RingCounter.BLOCKS_READ);
         bytesRead = counters.get(RingCounter.BYTES_READ);
         operationsCancelled = counters.get(RingCounter.OPERATIONS_CANCELLED);
-        Arrays.fill(sumEntries, NO_ENTRY);
     }
 
     /**
@@ -141,49 +126,6 @@ final class CopyScheduler
         unqueuedOperation = null;
         session.enqueue();
         queuedOperations++;
-    }
-
-    /**
-     * @return true while publish keys wait for the checksum thread's sums.
-     */
-    boolean hasSumsOutstanding()
-    {
-        return store.publishSumsOutstanding() > 0;
-    }
-
-    /**
-     * Seal the publish keys whose sums the checksum thread finished (an operation waiting for nothing else is then
-     * answered by {@link #copyQueued}).
-     *
-     * @return sums taken back.
-     */
-    int drainSums()
-    {
-        return store.drainPublishSums(onSum);
-    }
-
-    private void onSum(final int slot, final int crc32c)
-    {
-        final CopyOperation op = sumOperations[slot];
-        final int entryId = sumEntries[slot];
-        sumOperations[slot] = null;
-        sumEntries[slot] = NO_ENTRY;
-        if (NO_ENTRY == entryId)
-        {
-            // Forgotten: the entry went with its cancelled operation.
-            return;
-        }
-        if (null == op)
-        {
-            // Its operation was cancelled after the slot took the entry over.
-            store.abort(entryId);
-            return;
-        }
-        store.seal(entryId, crc32c);
-        blocksPublished.incrementRelease();
-        bytesPublished.getAndAddRelease(op.lengths[sumKeys[slot]]);
-        op.completedCount++;
-        op.sumsPending--;
     }
 
     /**
@@ -306,12 +248,7 @@ final class CopyScheduler
             final long bytes = Math.min(length - copied, copyBudget);
             final long poolOffset = store.offset(entryId) + copied;
             final long regionOffset = op.regionOffsets[i] + copied;
-            final boolean background = CopyOperation.PUBLISH == op.kind && TieredStore.sumsInBackground(length);
-            if (background)
-            {
-                store.copyIntoPoolUnsummed(region, regionOffset, poolOffset, bytes);
-            }
-            else if (CopyOperation.PUBLISH == op.kind)
+            if (CopyOperation.PUBLISH == op.kind)
             {
                 store.copyIntoPool(region, regionOffset, poolOffset, bytes, op.crc);
             }
@@ -324,15 +261,6 @@ final class CopyScheduler
 
             if (op.copiedInKey == length)
             {
-                if (background && handOverSum(op, i, entryId))
-                {
-                    continue;
-                }
-                if (background)
-                {
-                    // Every slot of the checksum thread is busy: sum the block here.
-                    store.sumPool(op.crc, store.offset(entryId), length);
-                }
                 if (CopyOperation.PUBLISH == op.kind)
                 {
                     store.seal(entryId, (int)op.crc.getValue());
@@ -348,28 +276,6 @@ final class CopyScheduler
                 finishKey(op, i);
             }
         }
-        return 0 == op.sumsPending;
-    }
-
-    /**
-     * Give a copied publish key's sum to the checksum thread; the key's entry is the slot's from then on.
-     *
-     * @return false when every slot is busy (nothing changed).
-     */
-    private boolean handOverSum(final CopyOperation op, final int key, final int entryId)
-    {
-        final int slot = store.submitPublishSum(entryId);
-        if (slot < 0)
-        {
-            return false;
-        }
-        sumOperations[slot] = op;
-        sumKeys[slot] = key;
-        sumEntries[slot] = entryId;
-        op.residences[key] = Residence.NONE;
-        op.sumsPending++;
-        op.copiedInKey = 0;
-        op.nextKey++;
         return true;
     }
 
@@ -541,19 +447,6 @@ final class CopyScheduler
 
     private void cancel(final CopyOperation op)
     {
-        for (int slot = 0; slot < BackgroundChecksum.SLOTS; slot++)
-        {
-            if (sumOperations[slot] == op)
-            {
-                sumOperations[slot] = null;
-                if (!Residence.isNone(op.residences[sumKeys[slot]]))
-                {
-                    // The residence still owns the entry (a fault came before the hand-over ended): aborted below.
-                    sumEntries[slot] = NO_ENTRY;
-                }
-            }
-        }
-        op.sumsPending = 0;
         if (null != op.peerFetch)
         {
             dropPeerPart(op, op.peerFetch);

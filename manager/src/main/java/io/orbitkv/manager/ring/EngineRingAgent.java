@@ -114,12 +114,6 @@ public final class EngineRingAgent implements Agent
         {
             workCount += fetcher.doWork(nowNs / 1_000_000L);
         }
-        if (copies.hasSumsOutstanding())
-        {
-            // Like SSD I/O below: while publish sums are out on the checksum thread the agent polls, never parks.
-            final int sums = copies.drainSums();
-            workCount += sums > 0 ? sums : 1;
-        }
         if (copies.hasQueued())
         {
             workCount += copyQueued();

@@ -42,8 +42,6 @@ public enum StoreCounter implements FixedCounter
     CHECKSUM_SSD_MISMATCHES(200, "Checksums: SSD reads whose bytes did not match the block's CRC32C (residence dropped)", false),
     CHECKSUM_BLOCKS_PUBLISHED(201, "Checksums: blocks checksummed at publish", false),
     CHECKSUM_BYTES_PUBLISHED(202, "Checksums: bytes checksummed at publish", false),
-    CHECKSUM_BACKGROUND_BLOCKS(253, "Checksums: publish blocks summed by the checksum thread", false),
-    CHECKSUM_BACKGROUND_FULL(254, "Checksums: publish blocks the agent summed (checksum thread had every slot busy)", false),
     CHECKSUM_BLOCKS_VERIFIED(203, "Checksums: blocks read back from SSD and verified", false),
     CHECKSUM_BYTES_VERIFIED(204, "Checksums: bytes read back from SSD and verified", false);
 

@@ -1,7 +1,6 @@
 package io.orbitkv.manager.store;
 
 import io.orbitkv.codecs.engine.KeyStatus;
-import io.orbitkv.index.BackgroundChecksum;
 import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.manager.ManagerContext;
@@ -23,11 +22,6 @@ import org.agrona.concurrent.status.AtomicCounter;
  * they landed in the pool at publish). An SSD residence keeps the checksum of the DRAM entry it was written from,
  * and bytes read back from SSD are verified against it before any of them is copied on or admitted to DRAM. Sums
  * over the pool and staging go through {@link BlockChecksum} views, so they allocate nothing.
- *
- * <p>A publish block of at least {@link #BACKGROUND_SUM_MIN_BYTES} is copied by the agent and summed by the
- * {@link BackgroundChecksum} thread ({@link #submitPublishSum}), so the agent copies the next block meanwhile; the
- * block stays PREPARING, invisible, until its sum is back and {@link #seal} runs. Smaller blocks, and any block while
- * that thread has {@link BackgroundChecksum#SLOTS} sums outstanding, are summed by the agent as they are copied.
  */
 public final class TieredStore
 {
@@ -37,18 +31,11 @@ public final class TieredStore
      */
     public static final int CHECKSUM_PIECE_BYTES = 64 * 1024;
 
-    /**
-     * Publish blocks of at least this many bytes are summed by the checksum thread, not by the agent: below it the
-     * hand-over (a wake-up of that thread and a later duty cycle to seal) costs more than the sum of a block in cache.
-     */
-    public static final int BACKGROUND_SUM_MIN_BYTES = 256 * 1024;
-
     private final BlockStore dram;
     private final MemorySegment pool;
     private final SsdTier ssd;
     private final BlockChecksum poolChecksum;
     private final BlockChecksum stagingChecksum;
-    private final BackgroundChecksum publishSums;
 
     private final AtomicCounter poolBytesUsed;
     private final AtomicCounter poolBytesFree;
@@ -58,8 +45,6 @@ public final class TieredStore
     private final AtomicCounter evictions;
     private final AtomicCounter checksumBlocksPublished;
     private final AtomicCounter checksumBytesPublished;
-    private final AtomicCounter checksumBackgroundBlocks;
-    private final AtomicCounter checksumBackgroundFull;
 
     /**
      * @param ctx      concluded context: pool and index sizes.
@@ -92,9 +77,6 @@ public final class TieredStore
         evictions = counters.get(StoreCounter.EVICTIONS);
         checksumBlocksPublished = counters.get(StoreCounter.CHECKSUM_BLOCKS_PUBLISHED);
         checksumBytesPublished = counters.get(StoreCounter.CHECKSUM_BYTES_PUBLISHED);
-        checksumBackgroundBlocks = counters.get(StoreCounter.CHECKSUM_BACKGROUND_BLOCKS);
-        checksumBackgroundFull = counters.get(StoreCounter.CHECKSUM_BACKGROUND_FULL);
-        publishSums = new BackgroundChecksum(pool);
         poolChecksum = new BlockChecksum(pool);
         stagingChecksum = null == ssd ? null : new BlockChecksum(ssd.staging());
     }
@@ -127,7 +109,6 @@ public final class TieredStore
 
     public void onClose()
     {
-        publishSums.close();
         if (null != ssd)
         {
             ssd.onClose();
@@ -325,81 +306,6 @@ public final class TieredStore
             MemorySegment.copy(src, srcOffset + done, pool, poolOffset + done, bytes);
             poolChecksum.update(crc, poolOffset + done, bytes);
         }
-    }
-
-    /**
-     * Copy bytes of a publish into the pool without summing them: the block's sum is taken by the checksum thread
-     * once it is all in ({@link #submitPublishSum}).
-     *
-     * @param src        the client's data region.
-     * @param srcOffset  first byte to copy.
-     * @param poolOffset where it goes in the pool.
-     * @param length     bytes to copy.
-     */
-    public void copyIntoPoolUnsummed(
-        final MemorySegment src, final long srcOffset, final long poolOffset, final long length)
-    {
-        MemorySegment.copy(src, srcOffset, pool, poolOffset, length);
-    }
-
-    /**
-     * @param length a publish block's length.
-     * @return true when its sum is for the checksum thread ({@link #BACKGROUND_SUM_MIN_BYTES}).
-     */
-    public static boolean sumsInBackground(final int length)
-    {
-        return length >= BACKGROUND_SUM_MIN_BYTES;
-    }
-
-    /**
-     * Hand a publish block, all of it in the pool, to the checksum thread. On the ring agent's thread only.
-     *
-     * @param dramEntryId the PREPARING entry it was copied into.
-     * @return the job's slot, handed back with the sum by {@link #drainPublishSums}; or -1 when the thread has
-     * {@link BackgroundChecksum#SLOTS} sums outstanding (counted): the caller sums it with {@link #sumPool}.
-     */
-    public int submitPublishSum(final int dramEntryId)
-    {
-        final int slot = publishSums.submit(dram.offset(dramEntryId), dram.length(dramEntryId));
-        if (slot < 0)
-        {
-            checksumBackgroundFull.incrementRelease();
-        }
-        else
-        {
-            checksumBackgroundBlocks.incrementRelease();
-        }
-        return slot;
-    }
-
-    /**
-     * Hand the sums the checksum thread finished to {@code handler}, in the order they were submitted.
-     *
-     * @return sums handed over.
-     */
-    public int drainPublishSums(final BackgroundChecksum.Handler handler)
-    {
-        return publishSums.drain(handler);
-    }
-
-    /**
-     * @return publish blocks handed to the checksum thread whose sums were not drained yet.
-     */
-    public int publishSumsOutstanding()
-    {
-        return publishSums.outstanding();
-    }
-
-    /**
-     * Add a range of the pool to a running sum, on the agent's thread.
-     *
-     * @param crc        the running sum.
-     * @param poolOffset first byte.
-     * @param length     bytes.
-     */
-    public void sumPool(final CRC32C crc, final long poolOffset, final long length)
-    {
-        poolChecksum.update(crc, poolOffset, length);
     }
 
     /**
