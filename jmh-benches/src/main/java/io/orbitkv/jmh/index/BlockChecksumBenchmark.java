@@ -1,8 +1,11 @@
 package io.orbitkv.jmh.index;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.util.Collection;
 import java.util.Locale;
 import java.util.TreeMap;
@@ -37,7 +40,8 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
  * Publish did before checksums), the same copy followed by a CRC32C over the bytes just landed, the copy and sum
  * interleaved in pieces of 16, 32 (what Publish does), 64 and 256 KiB, the source summed before each piece is copied,
  * the copy with the sum handed to a second thread ({@link BackgroundSums}: the design that moves the sum off the
- * agent, measured and not taken), the sum alone from memory and from cache, and the sum through a new buffer view per
+ * agent, measured and not taken), the copy through libc's {@code memcpy} with and without the sum, the sum alone from
+ * memory and from cache, and the sum through a new buffer view per
  * call (the allocating way the pool's {@link BlockChecksum} views avoid). Blocks rotate through 64 MiB regions so
  * that they come from memory, not from the cache the previous operation left warm.
  * <p>
@@ -52,6 +56,10 @@ public class BlockChecksumBenchmark
 {
     private static final long REGION_BYTES = 64L << 20;
     private static final int PIECE_BYTES = 64 * 1024;
+    private static final MethodHandle MEMCPY = Linker.nativeLinker().downcallHandle(
+        Linker.nativeLinker().defaultLookup().find("memcpy").orElseThrow(),
+        FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
+        Linker.Option.critical(false));
 
     /**
      * Source and pool regions, a block size and the slot the next operation uses.
@@ -158,6 +166,47 @@ public class BlockChecksumBenchmark
         {
             final long bytes = Math.min(PIECE_BYTES, state.blockBytes - done);
             MemorySegment.copy(state.source, offset + done, state.pool, offset + done, bytes);
+            state.poolChecksum.update(crc, offset + done, bytes);
+        }
+        return crc.getValue();
+    }
+
+    /**
+     * The copy through libc's {@code memcpy} (a critical downcall on raw addresses) instead of
+     * {@code MemorySegment.copy}.
+     *
+     * @param state regions.
+     * @return a byte of the copy.
+     * @throws Throwable if the downcall fails.
+     */
+    @Benchmark
+    public byte memcpy(final Regions state) throws Throwable
+    {
+        final long offset = state.nextOffset();
+        final long ignored = (long)MEMCPY.invokeExact(
+            state.pool.address() + offset, state.source.address() + offset, (long)state.blockBytes);
+        return state.pool.get(ValueLayout.JAVA_BYTE, offset);
+    }
+
+    /**
+     * Copy through libc's {@code memcpy} and sum, in 64 KiB pieces.
+     *
+     * @param state regions.
+     * @return the sum.
+     * @throws Throwable if the downcall fails.
+     */
+    @Benchmark
+    public long memcpyAndCrc32cPer64KiB(final Regions state) throws Throwable
+    {
+        final long offset = state.nextOffset();
+        final CRC32C crc = state.crc;
+        crc.reset();
+        final long pool = state.pool.address();
+        final long source = state.source.address();
+        for (long done = 0; done < state.blockBytes; done += PIECE_BYTES)
+        {
+            final long bytes = Math.min(PIECE_BYTES, state.blockBytes - done);
+            final long ignored = (long)MEMCPY.invokeExact(pool + offset + done, source + offset + done, bytes);
             state.poolChecksum.update(crc, offset + done, bytes);
         }
         return crc.getValue();
