@@ -104,28 +104,38 @@ final class RegisteredMemory
     }
 
     /**
-     * Buffer views over one registered range, {@link #WINDOW_BYTES} each (a buffer's capacity is an int), used by the
-     * I/O thread only once a read naming the range was handed to it.
+     * Buffer views over one registered range, 2^{@link #WINDOW_SHIFT} bytes each (a buffer's capacity is an int), used
+     * by the I/O thread only once a read naming the range was handed to it.
      */
     static final class ReadWindows
     {
         /** log2 of the bytes one view covers. */
         static final int WINDOW_SHIFT = 30;
-        /** Bytes one view covers. */
-        static final long WINDOW_BYTES = 1L << WINDOW_SHIFT;
 
         private final long base;
+        private final int windowShift;
         private final ByteBuffer[] views;
 
         ReadWindows(final long base, final long bytes)
         {
+            this(base, bytes, WINDOW_SHIFT);
+        }
+
+        /**
+         * @param windowShift log2 of the bytes of one view, at most {@link #WINDOW_SHIFT} (tests cross views with
+         *                    small ones).
+         */
+        ReadWindows(final long base, final long bytes, final int windowShift)
+        {
             this.base = base;
+            this.windowShift = windowShift;
+            final long windowBytes = 1L << windowShift;
             final MemorySegment range = MemorySegment.ofAddress(base).reinterpret(bytes);
-            views = new ByteBuffer[(int)((bytes + WINDOW_BYTES - 1) >>> WINDOW_SHIFT)];
+            views = new ByteBuffer[(int)((bytes + windowBytes - 1) >>> windowShift)];
             for (int i = 0; i < views.length; i++)
             {
-                final long start = (long)i << WINDOW_SHIFT;
-                views[i] = range.asSlice(start, Math.min(WINDOW_BYTES, bytes - start)).asByteBuffer();
+                final long start = (long)i << windowShift;
+                views[i] = range.asSlice(start, Math.min(windowBytes, bytes - start)).asByteBuffer();
             }
         }
 
@@ -138,8 +148,8 @@ final class RegisteredMemory
             long remaining = bytes;
             while (remaining > 0)
             {
-                final ByteBuffer view = views[(int)(position >>> WINDOW_SHIFT)];
-                final int start = (int)(position & (WINDOW_BYTES - 1));
+                final ByteBuffer view = views[(int)(position >>> windowShift)];
+                final int start = (int)(position & ((1L << windowShift) - 1));
                 final int n = (int)Math.min(remaining, view.capacity() - start);
                 view.limit(start + n).position(start);
                 crc.update(view);
