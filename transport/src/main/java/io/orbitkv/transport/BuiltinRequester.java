@@ -15,6 +15,11 @@ import io.orbitkv.ffm.LibC;
  * chunks that wait on their peer's pending list until a stream has room, the least loaded stream first; responses
  * come back in request order per stream and land at the read's local address. A generation per read slot makes the
  * chunks of an ended read stale: their bytes go to a scratch buffer and their responses change nothing.
+ *
+ * <p>Every piece of payload a {@code recv} lands is added to its chunk's CRC32C right away, while the bytes are still
+ * in this core's cache; a finished chunk's sum is shifted into its read's sum by the bytes that follow the chunk
+ * ({@link Crc32cCombine#shift}), so chunks may finish in any order over the streams. A read that completes OK carries
+ * the CRC32C of its bytes as they landed, and its owner need not read them again.
  */
 final class BuiltinRequester
 {
@@ -121,6 +126,7 @@ final class BuiltinRequester
         readLive[slot] = true;
         readBytesDone[slot] = 0;
         readBytesDispatched[slot] = 0;
+        owner.readCrc32c[slot] = 0;
         readPending[slot] = false;
         activePrev[slot] = activeTail;
         activeNext[slot] = -1;
@@ -380,14 +386,21 @@ final class BuiltinRequester
                 received = LibC.recv(state, stream.fd, target, live ? remaining : Math.min(remaining, SCRATCH_BYTES), 0);
                 if (received > 0)
                 {
+                    if (live)
+                    {
+                        owner.readWindows[read].update(stream.payloadCrc, target, received);
+                    }
                     stream.payloadReceived += (int)received;
                     if (stream.payloadReceived == stream.chunkLength[head])
                     {
                         final int length = stream.chunkLength[head];
+                        final int chunkEnd = stream.chunkOffset[head] + length;
                         stream.inPayload = false;
                         stream.pop();
                         if (live)
                         {
+                            owner.readCrc32c[read] ^= Crc32cCombine.shift(
+                                (int)stream.payloadCrc.getValue(), owner.readLength[read] - chunkEnd);
                             stats.add(BuiltinTransportStats.BYTES_RECEIVED, length);
                             readBytesDone[read] += length;
                             if (readBytesDone[read] == owner.readLength[read])
@@ -437,6 +450,7 @@ final class BuiltinRequester
         {
             stream.inPayload = true;
             stream.payloadReceived = 0;
+            stream.payloadCrc.reset();
             return true;
         }
         final int read = stream.chunkRead[head];

@@ -3,6 +3,7 @@ package io.orbitkv.transport;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.SocketChannel;
+import java.util.zip.CRC32C;
 
 /**
  * One connection of a requester to a peer: its requests not yet sent, and the chunks whose responses it awaits in
@@ -35,6 +36,8 @@ final class BuiltinStream
     int headerFilled;
     boolean inPayload;
     int payloadReceived;
+    /** The running sum of the payload of the chunk at the head, of the bytes received so far. */
+    final CRC32C payloadCrc = new CRC32C();
     int head;
     int count;
     long outstandingBytes;

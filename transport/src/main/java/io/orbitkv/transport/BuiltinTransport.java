@@ -84,6 +84,9 @@ public final class BuiltinTransport implements Transport
     final long[] readDeadlineNs;
     final int[] readLength;
     final int[] readPeer;
+    final RegisteredMemory.ReadWindows[] readWindows;
+    // Written by the I/O thread before a read's completion, read by the owner after taking it.
+    final int[] readCrc32c;
     private final long[] readRequestId;
     private final SlotPool freeReads;
     private final LongRing localCompletions;
@@ -133,6 +136,8 @@ public final class BuiltinTransport implements Transport
         readDeadlineNs = new long[maxReads];
         readLength = new int[maxReads];
         readPeer = new int[maxReads];
+        readWindows = new RegisteredMemory.ReadWindows[maxReads];
+        readCrc32c = new int[maxReads];
         readRequestId = new long[maxReads];
         freeReads = new SlotPool(maxReads);
         localCompletions = new LongRing(maxReads);
@@ -354,7 +359,8 @@ public final class BuiltinTransport implements Transport
             localCompletions.offer(BuiltinHandOver.completion(BuiltinHandOver.EVENT_READ, TransportStatus.CLOSED, slot, 0));
             return true;
         }
-        if (length <= 0 || !registered.contains(localAddress, length))
+        final RegisteredMemory.ReadWindows windows = length > 0 ? registered.windowsOf(localAddress, length) : null;
+        if (null == windows)
         {
             stats.increment(BuiltinTransportStats.READS_REFUSED_LOCALLY);
             localCompletions.offer(
@@ -368,6 +374,7 @@ public final class BuiltinTransport implements Transport
         readToken[slot] = token;
         readRemoteAddress[slot] = remoteAddress;
         readLocalAddress[slot] = localAddress;
+        readWindows[slot] = windows;
         readLength[slot] = length;
         readDeadlineNs[slot] = System.nanoTime() + context.readTimeoutNs();
         if (!handOver.offerRead(BuiltinHandOver.command(BuiltinHandOver.CMD_READ, 0, slot)))
@@ -466,9 +473,19 @@ public final class BuiltinTransport implements Transport
             final int status = BuiltinHandOver.completionStatus(event);
             final long bytes = BuiltinHandOver.completionBytes(event);
             final long requestId = readRequestId[slot];
+            final int crc32c = readCrc32c[slot];
+            readWindows[slot] = null;
             freeReads.release(slot);
             stats.increment(statusCounter(status));
-            listener.onReadComplete(requestId, status, bytes);
+            if (TransportStatus.OK == status)
+            {
+                // Summed by the I/O thread as the bytes landed.
+                listener.onReadComplete(requestId, status, bytes, crc32c);
+            }
+            else
+            {
+                listener.onReadComplete(requestId, status, bytes);
+            }
         }
         else
         {

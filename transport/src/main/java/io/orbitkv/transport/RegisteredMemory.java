@@ -1,14 +1,23 @@
 package io.orbitkv.transport;
 
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.zip.CRC32C;
+
 /**
  * The memory ranges a {@link BuiltinTransport} may read into or export from, on the owner's thread only. Ranges
  * never overlap, and there are at most {@link BuiltinTransport#MAX_REGISTERED_RANGES} of them, so a linear scan is
  * the whole index.
+ *
+ * <p>Each range comes with {@link ReadWindows}: buffer views of it, made once at registration, through which the
+ * I/O thread sums the bytes reads land there without allocating.
  */
 final class RegisteredMemory
 {
     private final long[] address = new long[BuiltinTransport.MAX_REGISTERED_RANGES];
     private final long[] length = new long[BuiltinTransport.MAX_REGISTERED_RANGES];
+    private final ReadWindows[] windows = new ReadWindows[BuiltinTransport.MAX_REGISTERED_RANGES];
     private final BuiltinTransportStats stats;
     private int count;
 
@@ -44,6 +53,7 @@ final class RegisteredMemory
         }
         address[count] = start;
         length[count] = bytes;
+        windows[count] = new ReadWindows(start, bytes);
         count++;
     }
 
@@ -56,6 +66,8 @@ final class RegisteredMemory
                 count--;
                 address[i] = address[count];
                 length[i] = length[count];
+                windows[i] = windows[count];
+                windows[count] = null;
                 return;
             }
         }
@@ -66,19 +78,84 @@ final class RegisteredMemory
      */
     boolean contains(final long start, final long bytes)
     {
+        return null != windowsOf(start, bytes);
+    }
+
+    /**
+     * @return the views of the registered range {@code [start, start + bytes)} lies inside, or null when none.
+     */
+    ReadWindows windowsOf(final long start, final long bytes)
+    {
         for (int i = 0; i < count; i++)
         {
             final long from = address[i];
             if (start >= from && start <= from + length[i] - bytes)
             {
-                return true;
+                return windows[i];
             }
         }
-        return false;
+        return null;
     }
 
     void clear()
     {
+        Arrays.fill(windows, 0, count, null);
         count = 0;
+    }
+
+    /**
+     * Buffer views over one registered range, 2^{@link #WINDOW_SHIFT} bytes each (a buffer's capacity is an int), used
+     * by the I/O thread only once a read naming the range was handed to it.
+     */
+    static final class ReadWindows
+    {
+        /** log2 of the bytes one view covers. */
+        static final int WINDOW_SHIFT = 30;
+
+        private final long base;
+        private final int windowShift;
+        private final ByteBuffer[] views;
+
+        ReadWindows(final long base, final long bytes)
+        {
+            this(base, bytes, WINDOW_SHIFT);
+        }
+
+        /**
+         * @param windowShift log2 of the bytes of one view, at most {@link #WINDOW_SHIFT} (tests cross views with
+         *                    small ones).
+         */
+        ReadWindows(final long base, final long bytes, final int windowShift)
+        {
+            this.base = base;
+            this.windowShift = windowShift;
+            final long windowBytes = 1L << windowShift;
+            final MemorySegment range = MemorySegment.ofAddress(base).reinterpret(bytes);
+            views = new ByteBuffer[(int)((bytes + windowBytes - 1) >>> windowShift)];
+            for (int i = 0; i < views.length; i++)
+            {
+                final long start = (long)i << windowShift;
+                views[i] = range.asSlice(start, Math.min(windowBytes, bytes - start)).asByteBuffer();
+            }
+        }
+
+        /**
+         * Add {@code [address, address + bytes)}, which lies inside the range, to a running sum.
+         */
+        void update(final CRC32C crc, final long address, final long bytes)
+        {
+            long position = address - base;
+            long remaining = bytes;
+            while (remaining > 0)
+            {
+                final ByteBuffer view = views[(int)(position >>> windowShift)];
+                final int start = (int)(position & ((1L << windowShift) - 1));
+                final int n = (int)Math.min(remaining, view.capacity() - start);
+                view.limit(start + n).position(start);
+                crc.update(view);
+                position += n;
+                remaining -= n;
+            }
+        }
     }
 }

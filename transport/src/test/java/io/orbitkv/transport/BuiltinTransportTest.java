@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.zip.CRC32C;
 
 import com.sun.management.ThreadMXBean;
 import org.junit.jupiter.api.AfterEach;
@@ -124,6 +125,7 @@ class BuiltinTransportTest
             final int length = 1 + (int)((i * 7919L * 64) % (stride - 64));
             assertEquals(TransportStatus.OK, recorder.status(1000 + i));
             assertEquals(-1, local.asSlice(offset, length).mismatch(pool.asSlice(offset, length)), "read " + i);
+            assertEquals(crc32c(local.asSlice(offset, length)), recorder.crcs.get(1000L + i), "sum of read " + i);
         }
         assertEquals(0, requester.readsInFlight());
         assertTrue(signals.get() > 0);
@@ -614,6 +616,14 @@ class BuiltinTransportTest
         assertEquals(TransportStatus.OK, read(requester, peer, SESSION, TOKEN, pool.address() + offset, length, requestId));
         assertEquals(length, recorder.bytes.get(requestId));
         assertEquals(-1, local.asSlice(offset, length).mismatch(pool.asSlice(offset, length)));
+        assertEquals(crc32c(local.asSlice(offset, length)), recorder.crcs.get(requestId), "the sum of the landed bytes");
+    }
+
+    private static int crc32c(final MemorySegment bytes)
+    {
+        final CRC32C crc = new CRC32C();
+        crc.update(bytes.asByteBuffer());
+        return (int)crc.getValue();
     }
 
     private int read(
@@ -715,6 +725,7 @@ class BuiltinTransportTest
     {
         final Map<Long, Integer> completed = new HashMap<>();
         final Map<Long, Long> bytes = new HashMap<>();
+        final Map<Long, Integer> crcs = new HashMap<>();
         final List<Long> revoked = new ArrayList<>();
 
         @Override
@@ -722,6 +733,13 @@ class BuiltinTransportTest
         {
             completed.put(requestId, status);
             this.bytes.put(requestId, bytes);
+        }
+
+        @Override
+        public void onReadComplete(final long requestId, final int status, final long bytes, final int crc32c)
+        {
+            crcs.put(requestId, crc32c);
+            onReadComplete(requestId, status, bytes);
         }
 
         @Override

@@ -12,7 +12,9 @@ import org.agrona.concurrent.status.AtomicCounter;
  * The reads of the requester's fetches: granted keys are read through the {@link Transport} straight into their
  * destinations (a local span is copied from the pool, one block per call), and every completion is checked: a failed
  * or short read, or a block whose CRC32C differs from the one its source sealed, stops the prefix at that key (design:
- * no retry of a payload failure). Single threaded (the agent that owns the fetches); allocation free.
+ * no retry of a payload failure). The block's CRC32C is the one the transport took as the bytes landed when it
+ * delivers one (the built-in transport sums on its I/O thread), else it is computed here over the destination.
+ * Single threaded (the agent that owns the fetches); allocation free.
  */
 final class FetchReads
 {
@@ -29,6 +31,7 @@ final class FetchReads
     private final AtomicCounter readFailures;
     private final AtomicCounter checksumMismatches;
     private final AtomicCounter localSpanKeys;
+    private final AtomicCounter checksumsFromTransport;
     private int inFlight;
 
     FetchReads(final Transport transport, final SystemCounters counters, final ErrorHandler errorHandler)
@@ -40,6 +43,7 @@ final class FetchReads
         readFailures = counters.get(TransferCounter.READ_FAILURES);
         checksumMismatches = counters.get(TransferCounter.CHECKSUM_MISMATCHES);
         localSpanKeys = counters.get(TransferCounter.LOCAL_SPAN_KEYS);
+        checksumsFromTransport = counters.get(TransferCounter.CHECKSUMS_FROM_TRANSPORT);
     }
 
     /**
@@ -132,9 +136,17 @@ final class FetchReads
     /**
      * A transport read completed: settle its key.
      *
+     * @param summed  the transport summed the bytes as they landed: {@code crc32c} is their CRC32C.
+     * @param crc32c  the transport's sum when {@code summed}.
      * @return the fetch the read belonged to, or null for a read nobody waits for (a fetch reused since).
      */
-    PeerFetch complete(final PeerFetch[] fetches, final long requestId, final int status, final long bytes)
+    PeerFetch complete(
+        final PeerFetch[] fetches,
+        final long requestId,
+        final int status,
+        final long bytes,
+        final boolean summed,
+        final int crc32c)
     {
         final int fetchIndex = (int)(requestId >>> 48);
         final int generation = (int)((requestId >>> 32) & 0xFFFF);
@@ -166,7 +178,7 @@ final class FetchReads
         {
             fetch.keyStates[k] = PeerFetch.KEY_DONE;
         }
-        else if (checksum(fetch, k, length) != fetch.keyCrcs[k])
+        else if ((summed ? crc32c : checksum(fetch, k, length)) != fetch.keyCrcs[k])
         {
             checksumMismatches.incrementRelease();
             errorHandler.onError(new IllegalStateException("peer block failed its CRC32C check: key " + k +
@@ -176,6 +188,10 @@ final class FetchReads
         else
         {
             fetch.keyStates[k] = PeerFetch.KEY_DONE;
+            if (summed)
+            {
+                checksumsFromTransport.incrementRelease();
+            }
             blocksFetched.incrementRelease();
             bytesFetched.getAndAddRelease(length);
         }

@@ -515,7 +515,16 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
 
     public void onReadComplete(final long requestId, final int status, final long bytes)
     {
-        final PeerFetch fetch = reads.complete(fetches, requestId, status, bytes);
+        final PeerFetch fetch = reads.complete(fetches, requestId, status, bytes, false, 0);
+        if (null != fetch)
+        {
+            finishIfDone(fetch);
+        }
+    }
+
+    public void onReadComplete(final long requestId, final int status, final long bytes, final int crc32c)
+    {
+        final PeerFetch fetch = reads.complete(fetches, requestId, status, bytes, true, crc32c);
         if (null != fetch)
         {
             finishIfDone(fetch);

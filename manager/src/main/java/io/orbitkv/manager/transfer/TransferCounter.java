@@ -71,7 +71,9 @@ public enum TransferCounter implements FixedCounter
     PREPARE_WAITS(208, "Transfer requester: authorizations asked again after a PENDING answer", false),
     BUDGET_WAITS(209, "Transfer requester: budget waits (asked again after a BACKPRESSURE answer)", false),
     UNANSWERED_SOURCE_SKIPS(210, "Transfer requester: candidates passed over (source left an authorization unanswered)", false),
-    LOCAL_SPAN_KEYS(212, "Transfer requester: keys of a fetch served from this Manager's DRAM (between peer spans)", false);
+    LOCAL_SPAN_KEYS(212, "Transfer requester: keys of a fetch served from this Manager's DRAM (between peer spans)", false),
+    CHECKSUMS_FROM_TRANSPORT(252, "Transfer requester: peer blocks checked against the sum the transport took as they landed",
+        false);
 
     private final Spec spec;
 

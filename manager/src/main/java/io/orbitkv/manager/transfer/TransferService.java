@@ -184,6 +184,14 @@ public final class TransferService implements TransferPart, TransferHandler, Tra
         }
     }
 
+    public void onReadComplete(final long requestId, final int status, final long bytes, final int crc32c)
+    {
+        if (null != requester)
+        {
+            requester.onReadComplete(requestId, status, bytes, crc32c);
+        }
+    }
+
     public void onRevoked(final long sessionId)
     {
         source.onRevoked(sessionId);

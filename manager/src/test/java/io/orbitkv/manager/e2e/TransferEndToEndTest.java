@@ -220,6 +220,7 @@ class TransferEndToEndTest
         assertEquals(0, mismatches(engineB, 0, 32));
         assertEquals(etcdBefore, etcdCalls(b), "a transfer called etcd");
         assertEquals(32, value(b, TransferCounter.BLOCKS_FETCHED));
+        assertEquals(32, value(b, TransferCounter.CHECKSUMS_FROM_TRANSPORT), "checked against the I/O thread's sums");
         awaitCounter(a, StoreCounter.PINS_ACTIVE, 0);
         assertEquals(0, value(b, StoreCounter.BLOCKS_RESIDENT), "admission off kept a block");
 
