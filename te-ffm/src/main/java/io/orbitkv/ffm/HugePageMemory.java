@@ -85,25 +85,14 @@ public final class HugePageMemory
         unmapSlack(state, reservedAddress, reserveLength, reservedAddress, headLength);
         unmapSlack(state, reservedAddress, reserveLength, address + length, tailLength);
 
-        boolean hugePageAdvised = false;
-        int hugePageAdviceErrno = 0;
-        if (hugePages)
+        final int hugePageAdviceErrno = hugePages ? adviseHugePages(state, address, length) : 0;
+        final boolean hugePageAdvised = hugePages && 0 == hugePageAdviceErrno;
+        if (hugePages && !hugePageAdvised && hugePageAdviceErrno != Errno.EINVAL)
         {
-            if (LibC.madvise(state, MemorySegment.ofAddress(address), length, LibC.MADV_HUGEPAGE) == 0)
-            {
-                hugePageAdvised = true;
-            }
-            else
-            {
-                hugePageAdviceErrno = state.errno();
-                if (hugePageAdviceErrno != Errno.EINVAL)
-                {
-                    LibC.munmap(state, MemorySegment.ofAddress(address), length);
-                    throw new NativeCallException(
-                        "madvise(address=0x" + Long.toHexString(address) + ", length=" + length + ", MADV_HUGEPAGE)",
-                        hugePageAdviceErrno);
-                }
-            }
+            LibC.munmap(state, MemorySegment.ofAddress(address), length);
+            throw new NativeCallException(
+                "madvise(address=0x" + Long.toHexString(address) + ", length=" + length + ", MADV_HUGEPAGE)",
+                hugePageAdviceErrno);
         }
 
         return new MappedRegion(address, length, hugePageAdvised, hugePageAdviceErrno);
@@ -169,20 +158,8 @@ public final class HugePageMemory
             final long headLength = address - reservedAddress;
             unmapSlack(state, reservedAddress, reserveLength, reservedAddress, headLength);
             unmapSlack(state, reservedAddress, reserveLength, address + length, reserveLength - headLength - length);
-            boolean hugePageAdvised = false;
-            int hugePageAdviceErrno = 0;
-            if (hugePages)
-            {
-                if (LibC.madvise(state, MemorySegment.ofAddress(address), length, LibC.MADV_HUGEPAGE) == 0)
-                {
-                    hugePageAdvised = true;
-                }
-                else
-                {
-                    hugePageAdviceErrno = state.errno();
-                }
-            }
-            return new MappedRegion(address, length, hugePageAdvised, hugePageAdviceErrno);
+            final int hugePageAdviceErrno = hugePages ? adviseHugePages(state, address, length) : 0;
+            return new MappedRegion(address, length, hugePages && 0 == hugePageAdviceErrno, hugePageAdviceErrno);
         }
         finally
         {
@@ -280,6 +257,14 @@ public final class HugePageMemory
     static long alignUp(final long value, final long alignment)
     {
         return (value + alignment - 1) & -alignment;
+    }
+
+    /**
+     * @return 0 when the range was advised {@code MADV_HUGEPAGE}, else the errno of the refusal.
+     */
+    private static int adviseHugePages(final CallState state, final long address, final long length)
+    {
+        return LibC.madvise(state, MemorySegment.ofAddress(address), length, LibC.MADV_HUGEPAGE) == 0 ? 0 : state.errno();
     }
 
     private static void unmapSlack(
