@@ -40,6 +40,31 @@ class HugePageMemoryTest
     }
 
     @Test
+    void shouldMapASharedFileThatAnotherMappingOfTheFileSees() throws Exception
+    {
+        final java.nio.file.Path file = java.nio.file.Files.createTempFile(
+            java.nio.file.Path.of("/dev/shm"), "orbitkv-shared-pool-test", ".dat");
+        try (MappedRegion region = HugePageMemory.mapSharedFile(file.toString(), 3 * MIB, true);
+            java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(file,
+                java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
+            java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined())
+        {
+            assertEquals(0, region.address() % HugePageMemory.HUGE_PAGE_SIZE, "2 MiB aligned");
+            assertEquals(4 * MIB, region.length(), "rounded up to 2 MiB");
+            assertEquals(4 * MIB, channel.size(), "the file is as long as the region");
+            final MemorySegment other = channel.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, 0, 4 * MIB, arena);
+            region.segment().set(ValueLayout.JAVA_LONG, 3 * MIB, 0x0123456789ABCDEFL);
+            assertEquals(0x0123456789ABCDEFL, other.get(ValueLayout.JAVA_LONG, 3 * MIB), "the other mapping sees it");
+            other.set(ValueLayout.JAVA_LONG, 8, 42L);
+            assertEquals(42L, region.segment().get(ValueLayout.JAVA_LONG, 8), "and the other way round");
+        }
+        finally
+        {
+            java.nio.file.Files.deleteIfExists(file);
+        }
+    }
+
+    @Test
     void shouldAlignRegionEvenWithoutHugePageAdvice()
     {
         try (MappedRegion region = HugePageMemory.mapAnonymous(5 * MIB, false))
