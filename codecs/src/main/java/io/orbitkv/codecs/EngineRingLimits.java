@@ -65,7 +65,7 @@ public final class EngineRingLimits
      * Largest encoded {@code Response} frame, header included: a row for each key of a full batch, every candidate
      * and owner an answer may carry (longest node ids) and the longest message. A response ring must be able to
      * take it as one message (Agrona allows a ring's capacity / 8). A Prepare's answer has the slots group (8 bytes
-     * a key) but neither owners nor candidates, so it is shorter; only the slots group's header is counted.
+     * a key) but neither owners nor candidates, so it is shorter; answers with candidates have no slots group.
      */
     public static final int MAX_RESPONSE_BYTES = MessageHeaderEncoder.ENCODED_LENGTH + ResponseEncoder.BLOCK_LENGTH +
         ResponseEncoder.KeysEncoder.sbeHeaderSize() + MAX_KEYS_PER_REQUEST * ResponseEncoder.KeysEncoder.sbeBlockLength() +
@@ -73,7 +73,7 @@ public final class EngineRingLimits
         (ResponseEncoder.OwnersEncoder.sbeBlockLength() + ResponseEncoder.OwnersEncoder.nodeIdHeaderLength() + MAX_NODE_ID_LENGTH) +
         ResponseEncoder.CandidatesEncoder.sbeHeaderSize() +
         MAX_CANDIDATES_PER_LOOKUP * ResponseEncoder.CandidatesEncoder.sbeBlockLength() +
-        ResponseEncoder.SlotsEncoder.sbeHeaderSize() + ResponseEncoder.messageHeaderLength() + MAX_MESSAGE_LENGTH;
+        ResponseEncoder.messageHeaderLength() + MAX_MESSAGE_LENGTH;
 
     private EngineRingLimits()
     {

@@ -188,6 +188,8 @@ final class FakeManager implements AutoCloseable
                     .code(StatusCode.OK)
                     .value(prefix)
                     .leaseId(lookupDecoder.flags().pin() ? 1000 + lookupKeyCounts.size() : 0);
+                // A Manager writes these answers at version 3 at most: no slots group.
+                headerEncoder.version(3);
                 final int peerEnd = lookupDecoder.flags().peers() ? Math.min(count, prefix + peerKeys) : prefix;
                 final ResponseEncoder.KeysEncoder keys = encoder.keysCount(count);
                 for (int i = 0; i < count; i++)
@@ -238,6 +240,8 @@ final class FakeManager implements AutoCloseable
                     .code(StatusCode.OK)
                     .value(peerEnd)
                     .leaseId(0);
+                // A Manager writes these answers at version 3 at most: no slots group.
+                headerEncoder.version(3);
                 final ResponseEncoder.KeysEncoder keys = encoder.keysCount(count);
                 for (int i = 0; i < count; i++)
                 {
@@ -295,6 +299,8 @@ final class FakeManager implements AutoCloseable
             .code(code)
             .value(value)
             .leaseId(leaseId);
+        // A Manager writes these answers at version 3 at most: no slots group.
+        headerEncoder.version(3);
         encoder.keysCount(0);
         encoder.ownersCount(0);
         encoder.candidatesCount(0);

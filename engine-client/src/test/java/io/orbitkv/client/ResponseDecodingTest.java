@@ -273,7 +273,10 @@ class ResponseDecodingTest
 
     private ResponseEncoder root(final int requestTemplateId, final long value)
     {
-        return encoder.wrapAndApplyHeader(buffer, 0, headerEncoder)
+        final ResponseEncoder root = encoder.wrapAndApplyHeader(buffer, 0, headerEncoder);
+        // Answers with peer groups are version 2 or 3 on the wire; only a Prepare's (version 4) has the slots group.
+        headerEncoder.version(3);
+        return root
             .clientId(1)
             .correlationId(CORRELATION_ID)
             .requestTemplateId(requestTemplateId)

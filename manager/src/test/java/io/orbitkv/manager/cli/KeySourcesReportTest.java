@@ -137,7 +137,10 @@ class KeySourcesReportTest
 
     private ResponseEncoder root(final long value)
     {
-        return encoder.wrapAndApplyHeader(frame, 0, headerEncoder)
+        final ResponseEncoder root = encoder.wrapAndApplyHeader(frame, 0, headerEncoder);
+        // A Read's answer is version 3 at most: no slots group.
+        headerEncoder.version(3);
+        return root
             .clientId(1)
             .correlationId(5)
             .requestTemplateId(ReadRequestEncoder.TEMPLATE_ID)

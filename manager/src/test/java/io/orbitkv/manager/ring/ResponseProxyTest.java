@@ -198,6 +198,25 @@ class ResponseProxyTest
 
         assertEquals(EngineRingLimits.MAX_RESPONSE_BYTES, length, "the computed worst case is what the codec writes");
         assertEquals(15_481, length, "as docs/engine-ring.md says");
+
+        // The largest Prepare answer: every key with a slot, no owners or candidates, the longest message.
+        final ResponseEncoder.KeysEncoder prepared = encoder.wrapAndApplyHeader(frame, 0, new MessageHeaderEncoder())
+            .clientId(1).correlationId(2).requestTemplateId(8).code(StatusCode.OK).value(0).leaseId(0)
+            .keysCount(EngineRingLimits.MAX_KEYS_PER_REQUEST);
+        for (int i = 0; i < EngineRingLimits.MAX_KEYS_PER_REQUEST; i++)
+        {
+            prepared.next().status(KeyStatus.RESERVED).length(1).reason(io.orbitkv.codecs.engine.FailureReason.NONE);
+        }
+        encoder.ownersCount(0);
+        encoder.candidatesCount(0);
+        final ResponseEncoder.SlotsEncoder slots = encoder.slotsCount(EngineRingLimits.MAX_KEYS_PER_REQUEST);
+        for (int i = 0; i < EngineRingLimits.MAX_KEYS_PER_REQUEST; i++)
+        {
+            slots.next().poolOffset(i);
+        }
+        encoder.putMessage(new byte[EngineRingLimits.MAX_MESSAGE_LENGTH], 0, EngineRingLimits.MAX_MESSAGE_LENGTH);
+        assertTrue(MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength() < EngineRingLimits.MAX_RESPONSE_BYTES,
+            "a Prepare's answer is shorter than the worst case");
         assertTrue(length <= ring.maxMsgLength(), length + " fits the default ring's " + ring.maxMsgLength());
         assertTrue(ring.write(ResponseEncoder.TEMPLATE_ID, frame, 0, length));
         final OneToOneRingBuffer smallest = ring(Configuration.MIN_RESPONSE_RING_BYTES);
