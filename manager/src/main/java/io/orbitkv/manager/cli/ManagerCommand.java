@@ -159,6 +159,16 @@ public final class ManagerCommand implements Callable<Integer>
             (c, ctx, flag) -> ctx.ssdStagingBytes(Configuration.parseSize(flag, c.ssdStagingBytes))),
         new Setting("--etcd-endpoints", Configuration.ETCD_ENDPOINTS_PROP_NAME, null, Configuration::etcdEndpoints,
             (c, ctx, flag) -> ctx.etcdEndpoints(c.etcdEndpoints)),
+        new Setting("--etcd-ca", Configuration.ETCD_CA_PROP_NAME, null, Configuration::etcdCa,
+            (c, ctx, flag) -> ctx.etcdCa(c.etcdTls.ca)),
+        new Setting("--etcd-cert", Configuration.ETCD_CERT_PROP_NAME, null, Configuration::etcdCert,
+            (c, ctx, flag) -> ctx.etcdCert(c.etcdTls.cert)),
+        new Setting("--etcd-key", Configuration.ETCD_KEY_PROP_NAME, null, Configuration::etcdKey,
+            (c, ctx, flag) -> ctx.etcdKey(c.etcdTls.key)),
+        new Setting("--etcd-user", Configuration.ETCD_USER_PROP_NAME, null, Configuration::etcdUser,
+            (c, ctx, flag) -> ctx.etcdUser(c.etcdTls.user)),
+        new Setting("--etcd-password-file", Configuration.ETCD_PASSWORD_FILE_PROP_NAME, null,
+            Configuration::etcdPasswordFile, (c, ctx, flag) -> ctx.etcdPasswordFile(c.etcdTls.passwordFile)),
         new Setting("--cluster-name", Configuration.CLUSTER_NAME_PROP_NAME, null, Configuration::clusterName,
             (c, ctx, flag) -> ctx.clusterName(c.clusterName)),
         new Setting("--node-id", Configuration.NODE_ID_PROP_NAME, null, Configuration::nodeId,
@@ -380,6 +390,9 @@ public final class ManagerCommand implements Callable<Integer>
         "Without it the Manager is standalone: no etcd, no jetcd threads (default: ${sys:" +
         Configuration.ETCD_ENDPOINTS_PROP_NAME + ":-none}).")
     String etcdEndpoints;
+
+    @picocli.CommandLine.Mixin
+    EtcdAuthOptions etcdTls = new EtcdAuthOptions();
 
     @Option(names = "--cluster-name", description = "Cluster to join; keys live under /orbitkv/v1/<cluster>/ " +
         "(default: ${sys:" + Configuration.CLUSTER_NAME_PROP_NAME + ":-none}).")

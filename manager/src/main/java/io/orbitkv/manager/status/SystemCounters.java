@@ -97,7 +97,16 @@ public final class SystemCounters implements AutoCloseable
      */
     public static SystemCounters inMemory(final CounterDescriptor[]... families)
     {
-        final int valuesLength = 256 * CountersReader.COUNTER_LENGTH;
+        int maxId = 0;
+        for (final CounterDescriptor[] family : families)
+        {
+            for (final CounterDescriptor descriptor : family)
+            {
+                maxId = Math.max(maxId, descriptor.fixedId());
+            }
+        }
+        // every id up to the highest is allocated (placeholders included); room for as many again besides
+        final int valuesLength = Integer.highestOneBit(Math.max(256, 2 * (maxId + 1)) * 2 - 1) * CountersReader.COUNTER_LENGTH;
         return new SystemCounters(new CountersManager(
             new UnsafeBuffer(BufferUtil.allocateDirectAligned(valuesLength * 4, 64)),
             new UnsafeBuffer(BufferUtil.allocateDirectAligned(valuesLength, 64))), families);
