@@ -69,4 +69,53 @@ public final class EtcdAuthOptions
         }
         return args;
     }
+
+    /**
+     * Check these options and make them the defaults of every ManagerContext this JVM builds (their
+     * {@code orbitkv.manager.etcd.*} properties), as tools that run Managers in-process and in child processes
+     * (the benches) need: child processes get them from {@link #argsFromProperties()}.
+     *
+     * @return the checked settings.
+     * @throws IllegalArgumentException naming the flag and what is wrong.
+     */
+    public EtcdSecurity exportAsProperties()
+    {
+        final EtcdSecurity security = security();
+        set(io.orbitkv.manager.Configuration.ETCD_CA_PROP_NAME, ca);
+        set(io.orbitkv.manager.Configuration.ETCD_CERT_PROP_NAME, cert);
+        set(io.orbitkv.manager.Configuration.ETCD_KEY_PROP_NAME, key);
+        set(io.orbitkv.manager.Configuration.ETCD_USER_PROP_NAME, user);
+        set(io.orbitkv.manager.Configuration.ETCD_PASSWORD_FILE_PROP_NAME, passwordFile);
+        return security;
+    }
+
+    private static void set(final String property, final String value)
+    {
+        if (null != value)
+        {
+            System.setProperty(property, value);
+        }
+    }
+
+    /**
+     * The etcd TLS and auth properties of this JVM as {@code orbitkv manager} arguments.
+     *
+     * @return the arguments, empty when none is set.
+     */
+    public static java.util.List<String> argsFromProperties()
+    {
+        return args(securityFromProperties());
+    }
+
+    /**
+     * The etcd TLS and auth properties of this JVM as settings.
+     *
+     * @return the settings.
+     */
+    public static EtcdSecurity securityFromProperties()
+    {
+        return EtcdSecurity.of(io.orbitkv.manager.Configuration.etcdCa(), io.orbitkv.manager.Configuration.etcdCert(),
+            io.orbitkv.manager.Configuration.etcdKey(), io.orbitkv.manager.Configuration.etcdUser(),
+            io.orbitkv.manager.Configuration.etcdPasswordFile());
+    }
 }
