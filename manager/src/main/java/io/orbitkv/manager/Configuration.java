@@ -197,6 +197,12 @@ public final class Configuration
     /** etcd client URLs, comma-separated; unset (the default) keeps the Manager standalone, with no jetcd threads. */
     public static final String ETCD_ENDPOINTS_PROP_NAME = "orbitkv.manager.etcd.endpoints";
 
+    /**
+     * Group engines of other users run in: the Manager's directory and shared files are widened to it (0750/0660,
+     * group set). Unset (the default): owner-only (0700/0600).
+     */
+    public static final String ENGINE_GROUP_PROP_NAME = "orbitkv.manager.engine.group";
+
     /** PEM CA certificate that signed etcd's server certificate; set, the etcd connection uses TLS (https://). */
     public static final String ETCD_CA_PROP_NAME = "orbitkv.manager.etcd.ca";
 
@@ -799,6 +805,11 @@ public final class Configuration
     public static String etcdEndpoints()
     {
         return System.getProperty(ETCD_ENDPOINTS_PROP_NAME);
+    }
+
+    public static String engineGroup()
+    {
+        return System.getProperty(ENGINE_GROUP_PROP_NAME);
     }
 
     public static String etcdCa()

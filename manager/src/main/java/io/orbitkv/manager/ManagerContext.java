@@ -81,6 +81,8 @@ public final class ManagerContext
     private SsdBackendSupplier ssdBackendSupplier = SsdBackendSupplier.DEFAULT;
     private long ssdStagingBytes = Configuration.ssdStagingBytes();
     private String etcdEndpoints = Configuration.etcdEndpoints();
+    private String engineGroup = Configuration.engineGroup();
+    private EngineFileAccess engineFileAccess;
     private String etcdCa = Configuration.etcdCa();
     private String etcdCert = Configuration.etcdCert();
     private String etcdKey = Configuration.etcdKey();
@@ -210,6 +212,8 @@ public final class ManagerContext
             check(ssdStagingBytes <= (1L << 30), "--ssd-staging-bytes must be at most 1g (one registered buffer): " +
                 ssdStagingBytes);
         }
+
+        engineFileAccess = EngineFileAccess.of(engineGroup);
 
         if (null != etcdEndpoints)
         {
@@ -978,6 +982,32 @@ public final class ManagerContext
     public String etcdEndpoints()
     {
         return etcdEndpoints;
+    }
+
+    /**
+     * Group engines of other users run in; null (the default) keeps the Manager's directory and shared files
+     * owner-only.
+     *
+     * @param engineGroup group name, or null.
+     * @return this for a fluent API.
+     */
+    public ManagerContext engineGroup(final String engineGroup)
+    {
+        this.engineGroup = engineGroup;
+        return this;
+    }
+
+    public String engineGroup()
+    {
+        return engineGroup;
+    }
+
+    /**
+     * @return modes (and group) of the directory and shared files, built by {@link #conclude()}.
+     */
+    public EngineFileAccess engineFileAccess()
+    {
+        return engineFileAccess;
     }
 
     /**

@@ -159,6 +159,8 @@ public final class ManagerCommand implements Callable<Integer>
             (c, ctx, flag) -> ctx.ssdStagingBytes(Configuration.parseSize(flag, c.ssdStagingBytes))),
         new Setting("--etcd-endpoints", Configuration.ETCD_ENDPOINTS_PROP_NAME, null, Configuration::etcdEndpoints,
             (c, ctx, flag) -> ctx.etcdEndpoints(c.etcdEndpoints)),
+        new Setting("--engine-group", Configuration.ENGINE_GROUP_PROP_NAME, null, Configuration::engineGroup,
+            (c, ctx, flag) -> ctx.engineGroup(c.engineGroup)),
         new Setting("--etcd-ca", Configuration.ETCD_CA_PROP_NAME, null, Configuration::etcdCa,
             (c, ctx, flag) -> ctx.etcdCa(c.etcdTls.ca)),
         new Setting("--etcd-cert", Configuration.ETCD_CERT_PROP_NAME, null, Configuration::etcdCert,
@@ -390,6 +392,11 @@ public final class ManagerCommand implements Callable<Integer>
         "Without it the Manager is standalone: no etcd, no jetcd threads (default: ${sys:" +
         Configuration.ETCD_ENDPOINTS_PROP_NAME + ":-none}).")
     String etcdEndpoints;
+
+    @Option(names = "--engine-group", description = "Group whose members' engines may attach: the Manager's directory " +
+        "and shared files become 0750/0660 with this group instead of owner-only 0700/0600 (default: ${sys:" +
+        Configuration.ENGINE_GROUP_PROP_NAME + ":-none}).")
+    String engineGroup;
 
     @picocli.CommandLine.Mixin
     EtcdAuthOptions etcdTls = new EtcdAuthOptions();
