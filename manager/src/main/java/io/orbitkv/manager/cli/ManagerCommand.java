@@ -564,7 +564,8 @@ public final class ManagerCommand implements Callable<Integer>
 
         out.println("OrbitKV Manager running (pid " + ProcessHandle.current().pid() + ", runtime " +
             manager.runtimeUuid() + ")");
-        out.println("  engines attach at: " + ctx.dir() + "  (CnC file " + manager.cncFile() + ")");
+        out.println("  engines attach at: " + ctx.dir() + "  (CnC file " + manager.cncFile() + "; access: " +
+            ctx.engineFileAccess() + ")");
         out.println("  pool: " + ctx.poolBytes() + " bytes, max block " + ctx.maxBlockBytes() + " bytes, " +
             ctx.maxClients() + " client slots, client timeout " + ctx.clientTimeoutNs() / 1_000_000 + " ms, idle " +
             ctx.idleStrategyName() +
