@@ -80,7 +80,7 @@ public record EtcdSecurity(Path ca, Path cert, Path key, String user, Path passw
         final Path caPath = null == ca ? null : readablePem("--etcd-ca", ca, "CERTIFICATE");
         final Path certPath = null == cert ? null : readablePem("--etcd-cert", cert, "CERTIFICATE");
         final Path keyPath = null == key ? null : checkKey(key);
-        if (null != user && (user.isEmpty() || user.isBlank()))
+        if (null != user && user.isBlank())
         {
             throw new IllegalArgumentException("--etcd-user must not be empty");
         }
