@@ -50,6 +50,9 @@ public final class BenchCliCommand implements Callable<Integer>
         "members too (without it, members is skipped).")
     private String etcdEndpoints;
 
+    @picocli.CommandLine.Mixin
+    io.orbitkv.manager.cli.EtcdAuthOptions etcdAuth = new io.orbitkv.manager.cli.EtcdAuthOptions();
+
     @Option(names = "--json", description = "Also write the results as JSON to this file.")
     private File jsonFile;
 
@@ -66,6 +69,7 @@ public final class BenchCliCommand implements Callable<Integer>
             System.err.println("orbitkv bench cli: --runs must be >= 1 and --warmup >= 0");
             return 2;
         }
+        final List<String> etcdAuthArgs = io.orbitkv.manager.cli.EtcdAuthOptions.args(etcdAuth.security());
         final String orbitkv = new File(root, "scripts/orbitkv").getPath();
         final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         final Path dir = Files.createTempDirectory(Path.of("/dev/shm"), "orbitkv-bench-cli-");
@@ -76,6 +80,7 @@ public final class BenchCliCommand implements Callable<Integer>
         {
             managerArgs.addAll(List.of("--etcd-endpoints", etcdEndpoints, "--cluster-name", cluster, "--node-id", "a",
                 "--catalog-nodes", "a"));
+            managerArgs.addAll(etcdAuthArgs);
         }
         final File log = dir.resolveSibling(dir.getFileName() + ".log").toFile();
         final Process manager = ChildJvm.startOrbitkv(log, List.of(), managerArgs);
@@ -90,8 +95,8 @@ public final class BenchCliCommand implements Callable<Integer>
             commands.put("stat --once", List.of(orbitkv, "stat", "--dir", dir.toString(), "--once"));
             if (null != etcdEndpoints)
             {
-                commands.put("members", List.of(orbitkv, "members", "--etcd-endpoints", etcdEndpoints,
-                    "--cluster-name", cluster));
+                commands.put("members", concat(List.of(orbitkv, "members", "--etcd-endpoints", etcdEndpoints,
+                    "--cluster-name", cluster), etcdAuthArgs));
             }
             commands.put("client lookup", concat(List.of(orbitkv, "client", "--dir", dir.toString(), "lookup"), CHAIN));
 

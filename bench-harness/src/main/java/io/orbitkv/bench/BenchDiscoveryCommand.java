@@ -26,6 +26,9 @@ public final class BenchDiscoveryCommand implements Callable<Integer>
     @Option(names = "--etcd-endpoints", required = true, description = "etcd client URLs.")
     String etcdEndpoints;
 
+    @picocli.CommandLine.Mixin
+    io.orbitkv.manager.cli.EtcdAuthOptions etcdAuth = new io.orbitkv.manager.cli.EtcdAuthOptions();
+
     @Option(names = "--queries", defaultValue = "1000", description = "Measured cold lookups (${DEFAULT-VALUE}).")
     int queries;
 
@@ -71,6 +74,8 @@ public final class BenchDiscoveryCommand implements Callable<Integer>
         }
         final String script = null != redisScript ? redisScript :
             (null != System.getenv("ORBITKV_ROOT") ? System.getenv("ORBITKV_ROOT") + "/scripts/redis" : "scripts/redis");
+        // The in-process Managers take TLS and auth from these properties' values.
+        etcdAuth.exportAsProperties();
         final Map<String, Object> results = new DiscoveryBench(
             etcdEndpoints, queries, warmupQueries, lagSamples, pauseUs, keys, managers, anchor, script, spec.commandLine().getOut()).run();
         if (null != jsonFile)

@@ -25,6 +25,9 @@ public final class BenchMembershipCommand implements Callable<Integer>
     @Option(names = "--etcd-endpoints", required = true, description = "etcd client URLs.")
     String etcdEndpoints;
 
+    @picocli.CommandLine.Mixin
+    io.orbitkv.manager.cli.EtcdAuthOptions etcdAuth = new io.orbitkv.manager.cli.EtcdAuthOptions();
+
     @Option(names = "--managers", description = "Managers joining together (default: ${DEFAULT-VALUE}).",
         defaultValue = "16")
     int managers;
@@ -43,7 +46,7 @@ public final class BenchMembershipCommand implements Callable<Integer>
     public Integer call() throws Exception
     {
         final Map<String, Object> results =
-            new MembershipBench(etcdEndpoints, spec.commandLine().getOut()).run(managers, rounds, steadySecs);
+            new MembershipBench(etcdEndpoints, etcdAuth.security(), spec.commandLine().getOut()).run(managers, rounds, steadySecs);
         if (null != jsonFile)
         {
             new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(jsonFile, results);

@@ -110,6 +110,9 @@ public final class BenchReplayCommand implements Callable<Integer>
     @Option(names = "--etcd-endpoints", description = "Use this etcd instead of starting one.")
     String etcdEndpoints;
 
+    @picocli.CommandLine.Mixin
+    io.orbitkv.manager.cli.EtcdAuthOptions etcdAuth = new io.orbitkv.manager.cli.EtcdAuthOptions();
+
     @Option(names = "--work-dir", description = "Where the Managers and logs go (default: a new directory under " +
         "/dev/shm, deleted after a run that succeeded).")
     Path workDir;
@@ -158,6 +161,11 @@ public final class BenchReplayCommand implements Callable<Integer>
 
     public Integer call() throws Exception
     {
+        if (null != etcdEndpoints)
+        {
+            // Managers this bench starts connect to the given etcd with these TLS and auth options.
+            etcdAuth.exportAsProperties();
+        }
         final List<ReplayBench.Failure> failures = new ArrayList<>();
         final ReplayRoute parsedRoute;
         final double[] window;

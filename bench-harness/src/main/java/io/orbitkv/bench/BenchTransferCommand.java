@@ -94,6 +94,9 @@ public final class BenchTransferCommand implements Callable<Integer>
     @Option(names = "--etcd-endpoints", description = "Use this etcd instead of starting one.")
     String etcdEndpoints;
 
+    @picocli.CommandLine.Mixin
+    io.orbitkv.manager.cli.EtcdAuthOptions etcdAuth = new io.orbitkv.manager.cli.EtcdAuthOptions();
+
     @Option(names = "--work-dir", description = "Where the Managers, logs and iperf3 outputs go (default: a new " +
         "directory under /dev/shm, deleted after a run that succeeded).")
     Path workDir;
@@ -106,6 +109,11 @@ public final class BenchTransferCommand implements Callable<Integer>
 
     public Integer call() throws Exception
     {
+        if (null != etcdEndpoints)
+        {
+            // Managers this bench starts connect to the given etcd with these TLS and auth options.
+            etcdAuth.exportAsProperties();
+        }
         if (blocks < 1 || blocks > MAX_BLOCKS || rounds < 1 || warmupRounds < 0 || blocksPerRead < 1 ||
             blocksPerRead > TransferBench.MAX_PEER_KEYS || restoreBlocks < 1 || restoreBlocks > TransferBench.MAX_PEER_KEYS ||
             restoreReps < 1 || iperfSecs < 1 || streams.isEmpty() || streams.stream().anyMatch((s) -> s < 1 || s > 16) ||

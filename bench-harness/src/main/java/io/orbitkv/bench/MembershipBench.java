@@ -32,10 +32,25 @@ final class MembershipBench
     private static final PrintStream QUIET = new PrintStream(OutputStream.nullOutputStream());
     private static final long POLL_NS = TimeUnit.MICROSECONDS.toNanos(200);
     private final String endpoints;
+    private final io.orbitkv.manager.membership.EtcdSecurity security;
     private final PrintWriter out;
 
     public MembershipBench(final String endpoints, final PrintWriter out)
     {
+        this(endpoints, io.orbitkv.manager.membership.EtcdSecurity.NONE, out);
+    }
+
+    /**
+     * A bench against an etcd with TLS and/or auth.
+     *
+     * @param endpoints etcd client URLs.
+     * @param security  TLS and auth of the etcd connection.
+     * @param out       where the report goes.
+     */
+    public MembershipBench(
+        final String endpoints, final io.orbitkv.manager.membership.EtcdSecurity security, final PrintWriter out)
+    {
+        this.security = security;
         this.endpoints = endpoints;
         this.out = out;
     }
@@ -50,7 +65,9 @@ final class MembershipBench
         final MembershipSettings settings = new MembershipSettings(endpoints, cluster, nodeId,
             io.orbitkv.manager.Configuration.MEMBERSHIP_TTL_SECS_DEFAULT, io.orbitkv.manager.Configuration.ETCD_DEADLINE_MS_DEFAULT,
             ShardPlacement.parse(catalog, io.orbitkv.manager.Configuration.CATALOG_REPLICAS_DEFAULT), "peer-" + nodeId,
-            "transfer-" + nodeId, UUID.randomUUID(), System.currentTimeMillis());
+            "transfer-" + nodeId, UUID.randomUUID(), System.currentTimeMillis(),
+            io.orbitkv.manager.Configuration.JOIN_TIMEOUT_MS_DEFAULT,
+            io.orbitkv.manager.membership.MembershipConfiguration.MAX_SHARD_MOVES_DEFAULT, security);
         return new Member(Membership.join(settings, counters, Throwable::printStackTrace, QUIET,
             SystemNanoClock.INSTANCE), counters);
     }

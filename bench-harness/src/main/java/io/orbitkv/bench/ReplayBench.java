@@ -432,6 +432,9 @@ final class ReplayBench
             "--peer-endpoint", "127.0.0.1:0",
             "--transfer-endpoint", "127.0.0.1:0",
             "--peer-admission", mode.admission());
+        final List<String> managerFlags = new java.util.ArrayList<>(flags);
+        // the bench's own etcd is plaintext; a given one may need TLS and auth (BenchReplayCommand sets the properties)
+        managerFlags.addAll(io.orbitkv.manager.cli.EtcdAuthOptions.argsFromProperties());
         final Path dir = o.workDir().resolve(mode.name() + "-" + capacity);
         java.nio.file.Files.createDirectories(dir);
         final List<BenchManager> managers = new ArrayList<>();
@@ -442,7 +445,7 @@ final class ReplayBench
             final long startNs = System.nanoTime();
             for (int h = 0; h < n; h++)
             {
-                managers.add(BenchManager.start(nodeId(h), dir, managerJvmArgs(), flags));
+                managers.add(BenchManager.start(nodeId(h), dir, managerJvmArgs(), managerFlags));
             }
             for (final BenchManager m : managers)
             {

@@ -211,7 +211,8 @@ final class ReplayFailures implements AutoCloseable
         throws InterruptedException
     {
         final Map<String, Long> before = placementCounters();
-        try (EtcdGateway gateway = new EtcdGateway(endpoints, ETCD_DEADLINE_MS, SystemCounterFamilies.inMemory()))
+        try (EtcdGateway gateway = new EtcdGateway(endpoints,
+            io.orbitkv.manager.cli.EtcdAuthOptions.securityFromProperties(), ETCD_DEADLINE_MS, SystemCounterFamilies.inMemory(), false))
         {
             final PlacementAdmin.SetResult set =
                 PlacementAdmin.setDesired(gateway, clusterName, ShardPlacement.parse(f.argument(), replicas));

@@ -64,6 +64,8 @@ final class TransferManager
             "--transport", settings.transport(),
             "--transfer-streams", Integer.toString(settings.streams()),
             "--peer-admission", "off"));
+        // a given etcd may need TLS and auth: BenchTransferCommand sets the properties only then
+        args.addAll(io.orbitkv.manager.cli.EtcdAuthOptions.argsFromProperties());
         if (null != settings.teLibrary())
         {
             args.add("--te-library");

@@ -197,6 +197,27 @@ public final class Configuration
     /** etcd client URLs, comma-separated; unset (the default) keeps the Manager standalone, with no jetcd threads. */
     public static final String ETCD_ENDPOINTS_PROP_NAME = "orbitkv.manager.etcd.endpoints";
 
+    /**
+     * Group engines of other users run in: the Manager's directory and shared files are widened to it (0750/0660,
+     * group set). Unset (the default): owner-only (0700/0600).
+     */
+    public static final String ENGINE_GROUP_PROP_NAME = "orbitkv.manager.engine.group";
+
+    /** PEM CA certificate that signed etcd's server certificate; set, the etcd connection uses TLS (https://). */
+    public static final String ETCD_CA_PROP_NAME = "orbitkv.manager.etcd.ca";
+
+    /** PEM client certificate presented to etcd (needs {@link #ETCD_CA_PROP_NAME} and {@link #ETCD_KEY_PROP_NAME}). */
+    public static final String ETCD_CERT_PROP_NAME = "orbitkv.manager.etcd.cert";
+
+    /** Unencrypted PKCS#8 PEM private key of {@link #ETCD_CERT_PROP_NAME}. */
+    public static final String ETCD_KEY_PROP_NAME = "orbitkv.manager.etcd.key";
+
+    /** etcd user to authenticate as (needs {@link #ETCD_PASSWORD_FILE_PROP_NAME}). */
+    public static final String ETCD_USER_PROP_NAME = "orbitkv.manager.etcd.user";
+
+    /** Owner-only file holding the etcd user's password. */
+    public static final String ETCD_PASSWORD_FILE_PROP_NAME = "orbitkv.manager.etcd.password.file";
+
     /** Cluster to join (an etcd key segment); required with etcd endpoints, no default. */
     public static final String CLUSTER_NAME_PROP_NAME = "orbitkv.manager.cluster.name";
 
@@ -784,6 +805,36 @@ public final class Configuration
     public static String etcdEndpoints()
     {
         return System.getProperty(ETCD_ENDPOINTS_PROP_NAME);
+    }
+
+    public static String engineGroup()
+    {
+        return System.getProperty(ENGINE_GROUP_PROP_NAME);
+    }
+
+    public static String etcdCa()
+    {
+        return System.getProperty(ETCD_CA_PROP_NAME);
+    }
+
+    public static String etcdCert()
+    {
+        return System.getProperty(ETCD_CERT_PROP_NAME);
+    }
+
+    public static String etcdKey()
+    {
+        return System.getProperty(ETCD_KEY_PROP_NAME);
+    }
+
+    public static String etcdUser()
+    {
+        return System.getProperty(ETCD_USER_PROP_NAME);
+    }
+
+    public static String etcdPasswordFile()
+    {
+        return System.getProperty(ETCD_PASSWORD_FILE_PROP_NAME);
     }
 
     public static String clusterName()

@@ -128,6 +128,9 @@ public final class Manager implements AutoCloseable
         {
             throw new IllegalStateException("cannot create Manager directory " + dir);
         }
+        // Before any shared file exists in it: another user cannot even look up a name in the directory.
+        final EngineFileAccess access = ctx.engineFileAccess();
+        access.directory(dir);
         final File cncFile = ctx.cncFile();
         refuseIfLiveManager(cncFile);
         ownsDirectory = true;
@@ -141,10 +144,12 @@ public final class Manager implements AutoCloseable
         {
             throw new IllegalStateException("cannot create client data region directory " + clientsDir);
         }
+        access.directory(clientsDir);
 
         final CncFileDescriptor.Lengths lengths = ctx.cncLengths();
         final long fileLength = CncFileDescriptor.fileLength(lengths);
         cncBuffer = IoUtil.mapNewFile(cncFile, fileLength, true);
+        access.file(cncFile);
         final long address = BufferUtil.address(cncBuffer);
         final long startTimeMs = ctx.epochClock().time();
         final org.agrona.concurrent.UnsafeBuffer header =
@@ -164,6 +169,7 @@ public final class Manager implements AutoCloseable
         sections = new CncFileDescriptor.Sections(address, fileLength);
         // Layout version 2 promises engines the doorbell once the version is written, whether or not the agent sleeps.
         doorbell = new Doorbell(ctx.doorbellFile());
+        access.file(ctx.doorbellFile());
 
         countersManager = new CountersManager(
             sections.countersMetadata(), sections.countersValues(), StandardCharsets.US_ASCII);
@@ -177,6 +183,10 @@ public final class Manager implements AutoCloseable
         // straight into the pool map it too, so then it is a shared file in the Manager's directory.
         poolRegion = null == ctx.poolFile() ? HugePageMemory.mapAnonymous(ctx.poolBytes(), true) :
             HugePageMemory.mapSharedFile(ctx.poolFile().getAbsolutePath(), ctx.poolBytes(), true);
+        if (null != ctx.poolFile())
+        {
+            access.file(ctx.poolFile());
+        }
         CncFileDescriptor.poolAccess(header, null == ctx.poolFile() ? CncFileDescriptor.POOL_ACCESS_NONE :
             CncFileDescriptor.POOL_ACCESS_WRITE_RESERVED);
         // Started before the rest of start-up so a background touch is already ahead when the first publish lands.

@@ -81,6 +81,14 @@ public final class ManagerContext
     private SsdBackendSupplier ssdBackendSupplier = SsdBackendSupplier.DEFAULT;
     private long ssdStagingBytes = Configuration.ssdStagingBytes();
     private String etcdEndpoints = Configuration.etcdEndpoints();
+    private String engineGroup = Configuration.engineGroup();
+    private EngineFileAccess engineFileAccess;
+    private String etcdCa = Configuration.etcdCa();
+    private String etcdCert = Configuration.etcdCert();
+    private String etcdKey = Configuration.etcdKey();
+    private String etcdUser = Configuration.etcdUser();
+    private String etcdPasswordFile = Configuration.etcdPasswordFile();
+    private io.orbitkv.manager.membership.EtcdSecurity etcdSecurity = io.orbitkv.manager.membership.EtcdSecurity.NONE;
     private String clusterName = Configuration.clusterName();
     private String nodeId = Configuration.nodeId();
     private int membershipTtlSecs = Configuration.membershipTtlSecs();
@@ -205,6 +213,8 @@ public final class ManagerContext
                 ssdStagingBytes);
         }
 
+        engineFileAccess = EngineFileAccess.of(engineGroup);
+
         if (null != etcdEndpoints)
         {
             concludeMembership();
@@ -235,11 +245,8 @@ public final class ManagerContext
     private void concludeMembership()
     {
         check(!etcdEndpoints.isBlank(), "--etcd-endpoints must list at least one http://host:port URL");
-        for (final String endpoint : etcdEndpoints.split(","))
-        {
-            check(endpoint.startsWith("http://"), "--etcd-endpoints takes http:// URLs (no TLS in this stage): '" +
-                endpoint + "'");
-        }
+        etcdSecurity = io.orbitkv.manager.membership.EtcdSecurity.of(etcdCa, etcdCert, etcdKey, etcdUser, etcdPasswordFile);
+        etcdSecurity.checkEndpoints(etcdEndpoints);
         check(null != clusterName, "--cluster-name is required with --etcd-endpoints");
         MembershipConfiguration.checkClusterName(clusterName);
         check(null != nodeId, "--node-id is required with --etcd-endpoints");
@@ -975,6 +982,100 @@ public final class ManagerContext
     public String etcdEndpoints()
     {
         return etcdEndpoints;
+    }
+
+    /**
+     * Group engines of other users run in; null (the default) keeps the Manager's directory and shared files
+     * owner-only.
+     *
+     * @param engineGroup group name, or null.
+     * @return this for a fluent API.
+     */
+    public ManagerContext engineGroup(final String engineGroup)
+    {
+        this.engineGroup = engineGroup;
+        return this;
+    }
+
+    public String engineGroup()
+    {
+        return engineGroup;
+    }
+
+    /**
+     * @return modes (and group) of the directory and shared files, built by {@link #conclude()}.
+     */
+    public EngineFileAccess engineFileAccess()
+    {
+        return engineFileAccess;
+    }
+
+    /**
+     * @return TLS and auth of the etcd connection, built and checked by {@link #conclude()}.
+     */
+    public io.orbitkv.manager.membership.EtcdSecurity etcdSecurity()
+    {
+        return etcdSecurity;
+    }
+
+    /**
+     * PEM CA certificate of etcd's server certificate; set, the etcd connection uses TLS.
+     *
+     * @param etcdCa file, or null.
+     * @return this for a fluent API.
+     */
+    public ManagerContext etcdCa(final String etcdCa)
+    {
+        this.etcdCa = etcdCa;
+        return this;
+    }
+
+    /**
+     * PEM client certificate presented to etcd.
+     *
+     * @param etcdCert file, or null.
+     * @return this for a fluent API.
+     */
+    public ManagerContext etcdCert(final String etcdCert)
+    {
+        this.etcdCert = etcdCert;
+        return this;
+    }
+
+    /**
+     * Unencrypted PKCS#8 PEM key of the client certificate.
+     *
+     * @param etcdKey file, or null.
+     * @return this for a fluent API.
+     */
+    public ManagerContext etcdKey(final String etcdKey)
+    {
+        this.etcdKey = etcdKey;
+        return this;
+    }
+
+    /**
+     * etcd user to authenticate as.
+     *
+     * @param etcdUser user, or null.
+     * @return this for a fluent API.
+     */
+    public ManagerContext etcdUser(final String etcdUser)
+    {
+        this.etcdUser = etcdUser;
+        return this;
+    }
+
+    /**
+     * Owner-only file holding the etcd user's password.
+     *
+     * @param etcdPasswordFile file, or null.
+     * @return this for a fluent API.
+     */
+    public ManagerContext etcdPasswordFile(final String etcdPasswordFile)
+    {
+        this.etcdPasswordFile = etcdPasswordFile;
+        return this;
     }
 
     /**

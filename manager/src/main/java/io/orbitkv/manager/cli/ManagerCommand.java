@@ -159,6 +159,18 @@ public final class ManagerCommand implements Callable<Integer>
             (c, ctx, flag) -> ctx.ssdStagingBytes(Configuration.parseSize(flag, c.ssdStagingBytes))),
         new Setting("--etcd-endpoints", Configuration.ETCD_ENDPOINTS_PROP_NAME, null, Configuration::etcdEndpoints,
             (c, ctx, flag) -> ctx.etcdEndpoints(c.etcdEndpoints)),
+        new Setting("--engine-group", Configuration.ENGINE_GROUP_PROP_NAME, null, Configuration::engineGroup,
+            (c, ctx, flag) -> ctx.engineGroup(c.engineGroup)),
+        new Setting("--etcd-ca", Configuration.ETCD_CA_PROP_NAME, null, Configuration::etcdCa,
+            (c, ctx, flag) -> ctx.etcdCa(c.etcdTls.ca)),
+        new Setting("--etcd-cert", Configuration.ETCD_CERT_PROP_NAME, null, Configuration::etcdCert,
+            (c, ctx, flag) -> ctx.etcdCert(c.etcdTls.cert)),
+        new Setting("--etcd-key", Configuration.ETCD_KEY_PROP_NAME, null, Configuration::etcdKey,
+            (c, ctx, flag) -> ctx.etcdKey(c.etcdTls.key)),
+        new Setting("--etcd-user", Configuration.ETCD_USER_PROP_NAME, null, Configuration::etcdUser,
+            (c, ctx, flag) -> ctx.etcdUser(c.etcdTls.user)),
+        new Setting("--etcd-password-file", Configuration.ETCD_PASSWORD_FILE_PROP_NAME, null,
+            Configuration::etcdPasswordFile, (c, ctx, flag) -> ctx.etcdPasswordFile(c.etcdTls.passwordFile)),
         new Setting("--cluster-name", Configuration.CLUSTER_NAME_PROP_NAME, null, Configuration::clusterName,
             (c, ctx, flag) -> ctx.clusterName(c.clusterName)),
         new Setting("--node-id", Configuration.NODE_ID_PROP_NAME, null, Configuration::nodeId,
@@ -381,6 +393,14 @@ public final class ManagerCommand implements Callable<Integer>
         Configuration.ETCD_ENDPOINTS_PROP_NAME + ":-none}).")
     String etcdEndpoints;
 
+    @Option(names = "--engine-group", description = "Group whose members' engines may attach: the Manager's directory " +
+        "and shared files become 0750/0660 with this group instead of owner-only 0700/0600 (default: ${sys:" +
+        Configuration.ENGINE_GROUP_PROP_NAME + ":-none}).")
+    String engineGroup;
+
+    @picocli.CommandLine.Mixin
+    EtcdAuthOptions etcdTls = new EtcdAuthOptions();
+
     @Option(names = "--cluster-name", description = "Cluster to join; keys live under /orbitkv/v1/<cluster>/ " +
         "(default: ${sys:" + Configuration.CLUSTER_NAME_PROP_NAME + ":-none}).")
     String clusterName;
@@ -544,7 +564,8 @@ public final class ManagerCommand implements Callable<Integer>
 
         out.println("OrbitKV Manager running (pid " + ProcessHandle.current().pid() + ", runtime " +
             manager.runtimeUuid() + ")");
-        out.println("  engines attach at: " + ctx.dir() + "  (CnC file " + manager.cncFile() + ")");
+        out.println("  engines attach at: " + ctx.dir() + "  (CnC file " + manager.cncFile() + "; access: " +
+            ctx.engineFileAccess() + ")");
         out.println("  pool: " + ctx.poolBytes() + " bytes, max block " + ctx.maxBlockBytes() + " bytes, " +
             ctx.maxClients() + " client slots, client timeout " + ctx.clientTimeoutNs() / 1_000_000 + " ms, idle " +
             ctx.idleStrategyName() +

@@ -2,7 +2,6 @@ package io.orbitkv.manager.cli;
 
 import io.orbitkv.codecs.ShardPlacement;
 import io.orbitkv.codecs.StateKeyShard;
-import io.orbitkv.manager.SystemCounterFamilies;
 import io.orbitkv.manager.membership.EtcdGateway;
 import io.orbitkv.manager.membership.MemberRecord;
 import io.orbitkv.manager.membership.MemberSnapshot;
@@ -48,7 +47,7 @@ public final class MembersCommand implements Callable<Integer>
             err.println("orbitkv members: " + ex.getMessage());
             return 2;
         }
-        try (EtcdGateway etcd = new EtcdGateway(connection.etcdEndpoints, connection.etcdDeadlineMs, SystemCounterFamilies.inMemory()))
+        try (EtcdGateway etcd = connection.open())
         {
             final MemberSnapshot snapshot = MemberSnapshot.read(etcd, connection.clusterName, null);
             out.println("cluster '" + connection.clusterName + "' at etcd revision " + snapshot.revision() + ": " +
@@ -95,7 +94,7 @@ public final class MembersCommand implements Callable<Integer>
         }
         catch (final RuntimeException ex)
         {
-            err.println("orbitkv members: " + ex.getMessage());
+            err.println("orbitkv members: " + connection.describe(ex));
             return 1;
         }
     }

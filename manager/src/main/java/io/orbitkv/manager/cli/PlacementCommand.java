@@ -1,7 +1,6 @@
 package io.orbitkv.manager.cli;
 
 import io.orbitkv.codecs.ShardPlacement;
-import io.orbitkv.manager.SystemCounterFamilies;
 import io.orbitkv.manager.membership.CoverageReport;
 import io.orbitkv.manager.membership.EtcdGateway;
 import io.orbitkv.manager.membership.MembershipConfiguration;
@@ -86,8 +85,7 @@ public final class PlacementCommand implements Runnable
                 err.println("orbitkv placement set: " + ex.getMessage());
                 return 2;
             }
-            try (EtcdGateway etcd = new EtcdGateway(connection.etcdEndpoints, connection.etcdDeadlineMs,
-                SystemCounterFamilies.inMemory()))
+            try (EtcdGateway etcd = connection.open())
             {
                 final PlacementAdmin.SetResult result = PlacementAdmin.setDesired(etcd, connection.clusterName, placement);
                 out.println(result.written() ?
@@ -99,7 +97,7 @@ public final class PlacementCommand implements Runnable
             }
             catch (final RuntimeException ex)
             {
-                err.println("orbitkv placement set: " + ex.getMessage());
+                err.println("orbitkv placement set: " + connection.describe(ex));
                 return 1;
             }
         }
@@ -143,8 +141,7 @@ public final class PlacementCommand implements Runnable
                 err.println("orbitkv placement status: " + ex.getMessage());
                 return 2;
             }
-            try (EtcdGateway etcd = new EtcdGateway(connection.etcdEndpoints, connection.etcdDeadlineMs,
-                SystemCounterFamilies.inMemory()))
+            try (EtcdGateway etcd = connection.open())
             {
                 final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(waitStableSecs);
                 PlacementAdmin.Status status = PlacementAdmin.status(etcd, connection.clusterName);
@@ -175,7 +172,7 @@ public final class PlacementCommand implements Runnable
             }
             catch (final RuntimeException ex)
             {
-                err.println("orbitkv placement status: " + ex.getMessage());
+                err.println("orbitkv placement status: " + connection.describe(ex));
                 return 1;
             }
         }

@@ -31,6 +31,8 @@ public final class EtcdGateway implements AutoCloseable
 {
     private final Client client;
     private final Client leaseClient;
+    private final String endpoints;
+    private final EtcdSecurity security;
     private final long deadlineMs;
     private final AtomicCounter gets;
     private final AtomicCounter txns;
@@ -66,8 +68,29 @@ public final class EtcdGateway implements AutoCloseable
     public EtcdGateway(
         final String endpoints, final long deadlineMs, final SystemCounters counters, final boolean dedicatedLeaseClient)
     {
-        this.client = newClient(endpoints, deadlineMs);
-        this.leaseClient = dedicatedLeaseClient ? newClient(endpoints, deadlineMs) : client;
+        this(endpoints, EtcdSecurity.NONE, deadlineMs, counters, dedicatedLeaseClient);
+    }
+
+    /**
+     * Connect with TLS and/or auth.
+     *
+     * @param endpoints            comma-separated etcd client URLs.
+     * @param security             TLS and auth settings ({@link EtcdSecurity#NONE} for plaintext without auth).
+     * @param deadlineMs           deadline of every call.
+     * @param counters             where the call counters live.
+     * @param dedicatedLeaseClient see {@link #EtcdGateway(String, long, SystemCounters, boolean)}.
+     */
+    public EtcdGateway(
+        final String endpoints,
+        final EtcdSecurity security,
+        final long deadlineMs,
+        final SystemCounters counters,
+        final boolean dedicatedLeaseClient)
+    {
+        this.endpoints = endpoints;
+        this.security = security;
+        this.client = newClient(endpoints, security, deadlineMs);
+        this.leaseClient = dedicatedLeaseClient ? newClient(endpoints, security, deadlineMs) : client;
         this.deadlineMs = deadlineMs;
         this.gets = counters.get(MembershipCounter.ETCD_CALLS_GET);
         this.txns = counters.get(MembershipCounter.ETCD_CALLS_TXN);
@@ -79,18 +102,44 @@ public final class EtcdGateway implements AutoCloseable
         this.timeouts = counters.get(MembershipCounter.ETCD_CALL_TIMEOUTS);
     }
 
-    private static Client newClient(final String endpoints, final long deadlineMs)
+    private static Client newClient(final String endpoints, final EtcdSecurity security, final long deadlineMs)
     {
         // round_robin sends each call to a connected member, so a killed member (e.g. the leader) is skipped at
         // once; gRPC's default pick_first stayed on the dead endpoint long enough to let a lease expire in a
         // leader-kill test. waitForReady(false) fails a call fast when no member is connected: the callers retry
         // under their own schedule instead of parking until the deadline.
-        return Client.builder()
+        final io.etcd.jetcd.ClientBuilder builder = Client.builder()
             .endpoints(endpoints.split(","))
             .loadBalancerPolicy("round_robin")
             .waitForReady(false)
-            .connectTimeout(Duration.ofMillis(deadlineMs))
-            .build();
+            .connectTimeout(Duration.ofMillis(deadlineMs));
+        security.apply(builder);
+        return builder.build();
+    }
+
+    /**
+     * Explain a failed call in operator's words when TLS or auth is why (see {@link EtcdSecurity#explain}).
+     *
+     * @param failure the failure.
+     * @param prefix  the key prefix the caller needs.
+     * @return the explanation, or null when TLS and auth are not the cause.
+     */
+    public String explainAccess(final Throwable failure, final String prefix)
+    {
+        return security.explain(failure, endpoints, prefix);
+    }
+
+    /**
+     * Describe a failed call: its TLS/auth explanation when it has one, else its message.
+     *
+     * @param failure the failure.
+     * @param prefix  the key prefix the caller needs.
+     * @return one line.
+     */
+    public String describe(final Throwable failure, final String prefix)
+    {
+        final String access = explainAccess(failure, prefix);
+        return null != access ? access : String.valueOf(failure.getMessage());
     }
 
     static ByteSequence bytes(final String s)

@@ -168,6 +168,19 @@ final class LeaseKeeper implements Agent
             }
             lastFailure = ex;
             joinRetries.increment();
+            if (JOINING == phase)
+            {
+                final String access = etcd.explainAccess(ex, MembershipConfiguration.clusterPrefix(settings.clusterName()));
+                if (null != access)
+                {
+                    // etcd answered (or its endpoint's handshake did): this client's TLS or auth is wrong.
+                    phase = DONE;
+                    membership.joinFailed(new Membership.EtcdAccessException("cannot join cluster '" +
+                        settings.clusterName() + "' as node '" + settings.nodeId() + "' through etcd at " +
+                        settings.etcdEndpoints() + ": " + access, ex));
+                    return 1;
+                }
+            }
             final long afterNs = clock.nanoTime();
             if (JOINING == phase && afterNs + retryDelayNs - joinDeadlineNs >= 0)
             {

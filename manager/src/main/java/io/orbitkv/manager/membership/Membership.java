@@ -87,7 +87,7 @@ public final class Membership implements AutoCloseable
         this.log = log;
         this.clock = clock;
         this.runtimeUuid = settings.runtimeUuid();
-        this.etcd = new EtcdGateway(settings.etcdEndpoints(), settings.etcdDeadlineMs(), counters, true);
+        this.etcd = new EtcdGateway(settings.etcdEndpoints(), settings.etcdSecurity(), settings.etcdDeadlineMs(), counters, true);
         this.registrar = new MemberRegistrar(settings, etcd, log, ownRuntimeUuids);
         final var wakeups = counters.get(MembershipCounter.WAKEUPS);
         this.leaseIdle = new DueTimeIdleStrategy(clock, wakeups);
@@ -630,6 +630,20 @@ public final class Membership implements AutoCloseable
         NodeIdInUseException(final String message)
         {
             super(message);
+        }
+    }
+
+    /**
+     * Joining gave up at once: etcd refused this client's TLS or auth (wrong CA, no client certificate, plaintext to
+     * a TLS endpoint, bad password, no permission on the cluster's prefix). Retrying cannot help.
+     */
+    public static final class EtcdAccessException extends IllegalStateException
+    {
+        private static final long serialVersionUID = 1L;
+
+        EtcdAccessException(final String message, final Throwable cause)
+        {
+            super(message, cause);
         }
     }
 

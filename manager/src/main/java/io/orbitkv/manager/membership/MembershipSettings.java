@@ -24,6 +24,7 @@ import java.util.UUID;
  * @param joinTimeoutMs     how long joining may keep retrying before the Manager gives up.
  * @param maxShardMoves     shard moves in flight at once while this Manager is the placement reconciler
  *                          ({@code --max-shard-moves}).
+ * @param etcdSecurity      TLS and auth of the etcd connection ({@link EtcdSecurity#NONE}: plaintext, no auth).
  */
 public record MembershipSettings(
     String etcdEndpoints,
@@ -37,11 +38,34 @@ public record MembershipSettings(
     UUID runtimeUuid,
     long startTimeMs,
     long joinTimeoutMs,
-    int maxShardMoves)
+    int maxShardMoves,
+    EtcdSecurity etcdSecurity)
 {
     public MembershipSettings
     {
         checkMaxShardMoves(maxShardMoves);
+        java.util.Objects.requireNonNull(etcdSecurity, "etcdSecurity");
+    }
+
+    /**
+     * Settings for a plaintext etcd without auth.
+     */
+    public MembershipSettings(
+        final String etcdEndpoints,
+        final String clusterName,
+        final String nodeId,
+        final int ttlSecs,
+        final long etcdDeadlineMs,
+        final ShardPlacement placement,
+        final String peerEndpoint,
+        final String transferEndpoint,
+        final UUID runtimeUuid,
+        final long startTimeMs,
+        final long joinTimeoutMs,
+        final int maxShardMoves)
+    {
+        this(etcdEndpoints, clusterName, nodeId, ttlSecs, etcdDeadlineMs, placement, peerEndpoint, transferEndpoint,
+            runtimeUuid, startTimeMs, joinTimeoutMs, maxShardMoves, EtcdSecurity.NONE);
     }
 
     /**

@@ -57,6 +57,8 @@ final class ClientSessions
         return table;
     }
 
+    private final io.orbitkv.manager.EngineFileAccess fileAccess;
+
     ClientSessions(
         final ManagerContext ctx,
         final ClientSession[] sessions,
@@ -68,6 +70,7 @@ final class ClientSessions
         final PeerPort fetcher)
     {
         this.fetcher = fetcher;
+        this.fileAccess = ctx.engineFileAccess();
         this.sessions = sessions;
         this.slotTable = slotTable;
         this.store = store;
@@ -170,7 +173,17 @@ final class ClientSessions
         slot.wrap(slotTable, session.slotIndex);
         final int generation = slot.generation() + 1;
         final long clientId = ((long)generation << 32) | session.slotIndex;
-        session.mapRegion(new File(clientsDir, session.slotIndex + "-" + generation + ".data"), dataRegionBytes);
+        final File regionFile = new File(clientsDir, session.slotIndex + "-" + generation + ".data");
+        session.mapRegion(regionFile, dataRegionBytes);
+        try
+        {
+            fileAccess.file(regionFile);
+        }
+        catch (final IllegalStateException ex)
+        {
+            session.unmapRegion();
+            throw new IOException(ex.getMessage(), ex);
+        }
         if (null != fetcher)
         {
             fetcher.registerDestination(session.region().address(), dataRegionBytes);

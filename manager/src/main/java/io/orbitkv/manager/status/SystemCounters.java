@@ -105,8 +105,10 @@ public final class SystemCounters implements AutoCloseable
                 maxId = Math.max(maxId, descriptor.fixedId());
             }
         }
-        // Ids are laid out in place: room for the highest one (and a power of two, as a CnC file would have).
-        final int valuesLength = org.agrona.BitUtil.findNextPositivePowerOfTwo(maxId + 1) * CountersReader.COUNTER_LENGTH;
+        // Every id up to the highest is laid out in place (placeholders included), with room for as many again for the
+        // counters parts allocate beside the fixed ones.
+        final int valuesLength =
+            org.agrona.BitUtil.findNextPositivePowerOfTwo(Math.max(256, 2 * (maxId + 1))) * CountersReader.COUNTER_LENGTH;
         return new SystemCounters(new CountersManager(
             new UnsafeBuffer(BufferUtil.allocateDirectAligned(valuesLength * 4, 64)),
             new UnsafeBuffer(BufferUtil.allocateDirectAligned(valuesLength, 64))), families);

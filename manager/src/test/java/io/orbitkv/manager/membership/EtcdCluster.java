@@ -32,6 +32,7 @@ public final class EtcdCluster implements AutoCloseable
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 
     private final Path root;
+    private final Path tlsDir;
     private final List<Member> members = new ArrayList<>();
     private final String token = "orbitkv-test-" + UUID.randomUUID();
 
@@ -43,10 +44,19 @@ public final class EtcdCluster implements AutoCloseable
         final int peerPort;
         final Path dataDir;
         final Path log;
+        final Path tlsDir;
+        int metricsPort;
         Process process;
 
         Member(final String name, final int clientPort, final int peerPort, final Path dataDir, final Path log)
         {
+            this(name, clientPort, peerPort, dataDir, log, null);
+        }
+
+        Member(final String name, final int clientPort, final int peerPort, final Path dataDir, final Path log,
+            final Path tlsDir)
+        {
+            this.tlsDir = tlsDir;
             this.name = name;
             this.clientPort = clientPort;
             this.peerPort = peerPort;
@@ -56,7 +66,13 @@ public final class EtcdCluster implements AutoCloseable
 
         String endpoint()
         {
-            return "http://127.0.0.1:" + clientPort;
+            return (null == tlsDir ? "http://" : "https://") + "127.0.0.1:" + clientPort;
+        }
+
+        /** Where /health answers in plaintext: the client URL, or with TLS a separate metrics URL. */
+        String healthBase()
+        {
+            return null == tlsDir ? endpoint() : "http://127.0.0.1:" + metricsPort;
         }
 
         String peerUrl()
@@ -72,7 +88,44 @@ public final class EtcdCluster implements AutoCloseable
 
     private EtcdCluster(final Path root)
     {
+        this(root, null);
+    }
+
+    private EtcdCluster(final Path root, final Path tlsDir)
+    {
         this.root = root;
+        this.tlsDir = tlsDir;
+    }
+
+    /**
+     * Start a one-member cluster whose client URL speaks TLS only and requires client certificates signed by the CA
+     * in {@code tlsDir} ({@code ca.pem}, {@code server.pem}, {@code server.key}, as {@code scripts/etcd certs}
+     * writes them); /health answers in plaintext on a separate metrics port.
+     *
+     * @param tlsDir the certificates.
+     * @return the running cluster.
+     */
+    public static EtcdCluster startTls(final Path tlsDir) throws IOException
+    {
+        requireEtcd();
+        IOException last = null;
+        for (int attempt = 0; attempt < 3; attempt++)
+        {
+            final Path shm = Paths.get("/dev/shm");
+            final EtcdCluster cluster = new EtcdCluster(
+                Files.createTempDirectory(Files.isDirectory(shm) ? shm : Paths.get("/tmp"), "orbitkv-etcd-tls-"), tlsDir);
+            try
+            {
+                cluster.launch(1);
+                return cluster;
+            }
+            catch (final IOException ex)
+            {
+                last = ex;
+                cluster.close();
+            }
+        }
+        throw last;
     }
 
     /**
@@ -157,8 +210,10 @@ public final class EtcdCluster implements AutoCloseable
         for (int i = 0; i < size; i++)
         {
             final String name = "m" + i;
-            members.add(new Member(name, freePort(), freePort(), root.resolve(name),
-                logs.resolve(root.getFileName() + "-" + name + ".log")));
+            final Member member = new Member(name, freePort(), freePort(), root.resolve(name),
+                logs.resolve(root.getFileName() + "-" + name + ".log"), tlsDir);
+            member.metricsPort = freePort();
+            members.add(member);
         }
         for (final Member member : members)
         {
@@ -182,7 +237,7 @@ public final class EtcdCluster implements AutoCloseable
 
     private void spawn(final Member member, final String state) throws IOException
     {
-        final List<String> command = List.of(
+        final List<String> command = new ArrayList<>(List.of(
             "etcd",
             "--name", member.name,
             "--data-dir", member.dataDir.toString(),
@@ -192,7 +247,16 @@ public final class EtcdCluster implements AutoCloseable
             "--initial-advertise-peer-urls", member.peerUrl(),
             "--initial-cluster", initialCluster(),
             "--initial-cluster-token", token,
-            "--initial-cluster-state", state);
+            "--initial-cluster-state", state));
+        if (null != member.tlsDir)
+        {
+            command.addAll(List.of(
+                "--cert-file", member.tlsDir.resolve("server.pem").toString(),
+                "--key-file", member.tlsDir.resolve("server.key").toString(),
+                "--trusted-ca-file", member.tlsDir.resolve("ca.pem").toString(),
+                "--client-cert-auth",
+                "--listen-metrics-urls", member.healthBase()));
+        }
         member.process = new ProcessBuilder(command)
             .redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.appendTo(member.log.toFile()))
@@ -244,7 +308,7 @@ public final class EtcdCluster implements AutoCloseable
         try
         {
             final HttpResponse<String> response = HTTP.send(
-                HttpRequest.newBuilder(URI.create(member.endpoint() + "/health")).timeout(Duration.ofSeconds(1)).build(),
+                HttpRequest.newBuilder(URI.create(member.healthBase() + "/health")).timeout(Duration.ofSeconds(1)).build(),
                 HttpResponse.BodyHandlers.ofString());
             return 200 == response.statusCode() && response.body().contains("\"true\"");
         }
