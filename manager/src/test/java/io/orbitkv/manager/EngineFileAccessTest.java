@@ -140,6 +140,33 @@ final class EngineFileAccessTest
      *
      * @return the exit and output, or null when this host cannot switch uid.
      */
+    /**
+     * The class path with every jar copied where another uid can read it: the local Maven repository is often under a
+     * home directory only its owner may enter (root's here).
+     */
+    private static String classPathForOthers(final String classPath) throws IOException
+    {
+        final java.nio.file.Path jars = java.nio.file.Files.createDirectories(
+            java.nio.file.Path.of("target", "other-uid-class-path").toAbsolutePath());
+        final List<String> entries = new ArrayList<>();
+        for (final String entry : classPath.split(File.pathSeparator))
+        {
+            final java.nio.file.Path path = java.nio.file.Path.of(entry);
+            if (entry.endsWith(".jar") && java.nio.file.Files.isRegularFile(path))
+            {
+                final java.nio.file.Path copy = jars.resolve(entries.size() + "-" + path.getFileName());
+                java.nio.file.Files.copy(path, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                copy.toFile().setReadable(true, false);
+                entries.add(copy.toString());
+            }
+            else
+            {
+                entries.add(entry);
+            }
+        }
+        return String.join(File.pathSeparator, entries);
+    }
+
     private static Run asOtherUid(final File dir) throws IOException, InterruptedException
     {
         if (!"root".equals(System.getProperty("user.name")) || !new File("/usr/bin/setpriv").canExecute())
@@ -148,9 +175,12 @@ final class EngineFileAccessTest
         }
         final List<String> command = new ArrayList<>(List.of("/usr/bin/setpriv", "--reuid=" + OTHER_UID,
             "--regid=" + OTHER_GROUP, "--clear-groups"));
-        command.addAll(ChildJvm.javaCommand(List.of("-Duser.home=/tmp"), OrbitKvCli.class.getName(),
-            List.of("client", "--dir", dir.getAbsolutePath(), "--attach-timeout-ms", "3000", "--client-name", "other",
-                "publish", "--blocks", "2", "--block-bytes", "4096")));
+        final List<String> java = new ArrayList<>(ChildJvm.javaCommand(List.of("-Duser.home=/tmp"),
+            OrbitKvCli.class.getName(), List.of("client", "--dir", dir.getAbsolutePath(), "--attach-timeout-ms", "3000",
+                "--client-name", "other", "publish", "--blocks", "2", "--block-bytes", "4096")));
+        final int classPath = java.indexOf("-cp") + 1;
+        java.set(classPath, classPathForOthers(java.get(classPath)));
+        command.addAll(java);
         final Process process = new ProcessBuilder(command).redirectErrorStream(true).directory(new File("/tmp")).start();
         final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!process.waitFor(60, TimeUnit.SECONDS))
