@@ -1,11 +1,12 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.manager.ring.EngineFileAccess;
 import io.orbitkv.manager.idle.AgentSleep;
 import io.orbitkv.manager.idle.Doorbell;
 import io.orbitkv.manager.idle.IdleInput;
 import io.orbitkv.manager.ring.EngineRing;
 import io.orbitkv.manager.ring.EngineRingAgent;
-import io.orbitkv.manager.ring.LineageListener;
+import io.orbitkv.manager.port.LineageListener;
 import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.transport.Transport;
 import io.orbitkv.manager.status.CncReader;

@@ -1,5 +1,6 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.manager.ring.EngineFileAccess;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.codecs.ShardPlacement;

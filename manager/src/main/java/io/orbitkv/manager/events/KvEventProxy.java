@@ -2,7 +2,7 @@ package io.orbitkv.manager.events;
 
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
-import io.orbitkv.manager.ring.LineageListener;
+import io.orbitkv.manager.port.LineageListener;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;

@@ -57,7 +57,7 @@ final class ClientSessions
         return table;
     }
 
-    private final io.orbitkv.manager.EngineFileAccess fileAccess;
+    private final EngineFileAccess fileAccess;
 
     ClientSessions(
         final ManagerContext ctx,

@@ -1,5 +1,6 @@
 package io.orbitkv.manager.ring;
 
+import io.orbitkv.manager.port.LineageListener;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.ManagerContext;

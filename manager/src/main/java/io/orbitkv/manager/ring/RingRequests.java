@@ -1,5 +1,6 @@
 package io.orbitkv.manager.ring;
 
+import io.orbitkv.manager.port.LineageListener;
 import io.orbitkv.codecs.RequestFlags;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.engine.AttachRequestDecoder;

@@ -1,4 +1,4 @@
-package io.orbitkv.manager.ring;
+package io.orbitkv.manager.port;
 
 import org.agrona.DirectBuffer;
 

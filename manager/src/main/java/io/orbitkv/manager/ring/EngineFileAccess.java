@@ -1,4 +1,4 @@
-package io.orbitkv.manager;
+package io.orbitkv.manager.ring;
 
 import java.io.File;
 import java.io.IOException;
