@@ -1837,6 +1837,12 @@ static int map_cnc(okv_client *client, const char *dir, int64_t deadline_ns)
                 problem = "shorter than its header";
             }
         }
+        else if (errno == EACCES)
+        {
+            /* a Manager is there but its files are not this user's: waiting would not change that */
+            return fail(client, OKV_E_SYSTEM, "permission denied on %s: the Manager's files are its user's only; run the "
+                "engine as that user, or start the Manager with --engine-group G and run the engine in group G", path);
+        }
         if (mono_ns() - deadline_ns > 0)
         {
             return fail(client, OKV_E_NO_MANAGER, "no Manager ready in %s: %s", dir, problem);

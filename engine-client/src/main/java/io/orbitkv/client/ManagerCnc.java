@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -121,6 +122,13 @@ final class ManagerCnc implements AutoCloseable
             catch (final NoSuchFileException ex)
             {
                 lastProblem = "no " + cncFile;
+            }
+            catch (final AccessDeniedException ex)
+            {
+                // A Manager is there but its files are not this user's: waiting would not change that.
+                throw new EngineClientException(EngineClientException.Reason.ATTACH_REJECTED, null,
+                    "permission denied on " + cncFile + ": the Manager's files are its user's only; run the engine " +
+                    "as that user, or start the Manager with --engine-group G and run the engine in group G", ex);
             }
             catch (final IOException ex)
             {
