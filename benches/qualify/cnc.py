@@ -44,8 +44,9 @@ class Snapshot:
         return self.counters.get(counter_id, default)
 
 
-def read(path):
-    """Snapshot of the CnC file at path, or None when it is missing or not ready (layout version not written)."""
+def read(path, ids=None):
+    """Snapshot of the CnC file at path, or None when it is missing or not ready (layout version not written).
+    With ids, only those counters are read (no labels, no error log): the sampler's cheap read."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -55,12 +56,12 @@ def read(path):
         if size < HEADER_LENGTH:
             return None
         with mmap.mmap(fd, size, prot=mmap.PROT_READ) as m:
-            return _parse(m, size)
+            return _parse(m, size, ids)
     finally:
         os.close(fd)
 
 
-def _parse(m, size):
+def _parse(m, size, ids):
     (version,) = struct.unpack_from("<i", m, 0)
     if version != LAYOUT_VERSION:
         return None
@@ -75,6 +76,12 @@ def _parse(m, size):
         return None
     counters = {}
     labels = {}
+    uuid = "%016x%016x" % (msb & 0xFFFFFFFFFFFFFFFF, lsb & 0xFFFFFFFFFFFFFFFF)
+    if ids is not None:
+        for cid in ids:
+            if struct.unpack_from("<i", m, meta + cid * METADATA_LENGTH)[0] == RECORD_ALLOCATED:
+                (counters[cid],) = struct.unpack_from("<q", m, values + cid * COUNTER_LENGTH)
+        return Snapshot(pid, uuid, start_ms, counters, labels, [])
     for cid in range(values_len // COUNTER_LENGTH):
         rec = meta + cid * METADATA_LENGTH
         (state,) = struct.unpack_from("<i", m, rec)
@@ -93,5 +100,4 @@ def _parse(m, size):
         text = bytes(m[errors_at + offset + ERROR_HEADER:errors_at + offset + length]).decode("utf-8", "replace")
         errors.append((count, first_ms, last_ms, text))
         offset += _align(length, ERROR_ALIGNMENT)
-    uuid = "%016x%016x" % (msb & 0xFFFFFFFFFFFFFFFF, lsb & 0xFFFFFFFFFFFFFFFF)
     return Snapshot(pid, uuid, start_ms, counters, labels, errors)

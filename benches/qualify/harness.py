@@ -252,9 +252,10 @@ class Manager:
         self.procs.append(self.proc)
         return self.proc
 
-    def snapshot(self):
-        """The CnC of the current process, or None before it is ready (a killed process's file names its pid)."""
-        snap = cnc.read(os.path.join(self.dir, "cnc.dat"))
+    def snapshot(self, ids=None):
+        """The CnC of the current process, or None before it is ready (a killed process's file names its pid).
+        With ids, only those counters (see cnc.read)."""
+        snap = cnc.read(os.path.join(self.dir, "cnc.dat"), ids)
         if snap is None or self.proc is None or snap.pid != self.proc.pid:
             return None
         return snap
@@ -360,7 +361,11 @@ class Engine:
             self.proc.popen.stdin.flush()
         except OSError:
             pass
-        self.proc.stop(10)
+        try:
+            self.proc.popen.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        self.proc.stop(5)
 
 
 class Traffic:
@@ -437,7 +442,7 @@ class Sampler:
         while not self.stop_flag.wait(SAMPLE_INTERVAL_S):
             now = time.monotonic()
             for m in self.managers:
-                snap = m.snapshot()
+                snap = m.snapshot(self.FIELDS)
                 if snap is None:
                     continue
                 row = (now, m.node, snap.pid, {f: snap.value(f, 0) for f in self.FIELDS})
