@@ -17,6 +17,8 @@ class Scenario:
     smoke = False
     fault_s = 0.0
     fenced = ()
+    # how long after the heal began an expected fence may show in the CnC: a frozen process shows it only on waking
+    fence_shown_within_s_of_heal = 1.0
     others_keep_registration = True
 
     def inject(self, ctx):
@@ -189,6 +191,7 @@ class PauseManager(Scenario):
         self.fault_s = fault_s
         self.smoke = smoke
         self.fenced = (node,) if fault_s > ctx_ttl_half() else ()
+        self.fence_shown_within_s_of_heal = 5.0
         self.title = "SIGSTOP Manager %s for %.0f s" % (node, fault_s)
 
     def inject(self, ctx):
