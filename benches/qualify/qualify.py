@@ -418,6 +418,8 @@ def run_scenario(ctx, sc):
         "hitAfter": rounded(hit_fraction(after)), "peerBefore": rounded(peer_fraction(before)),
         "peerDuring": rounded(peer_fraction(during)), "peerAfter": rounded(peer_fraction(after)),
         "faultS": round(t_heal_start - t_fault, 2), "healS": round(t_heal - t_heal_start, 2),
+        "hitDuringByHost": {m.node: rounded(hit_fraction([r for r in during if r[1] == m.index]))
+                            for m in ctx.managers},
     })
     recovery = None
     if hit_before:
