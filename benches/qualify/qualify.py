@@ -122,6 +122,9 @@ class Cluster:
         for m in self.managers:
             if m.proc:
                 m.proc.signal(signal.SIGCONT)  # a paused Manager must be able to stop
+                m.proc.signal(signal.SIGTERM)
+        for m in self.managers:
+            if m.proc:
                 m.proc.stop()
         for p in self.etcd.procs.values():
             p.stop(5)
@@ -537,5 +540,16 @@ def main():
     return 0 if passed else 1
 
 
+def interrupted(signum, _frame):
+    raise KeyboardInterrupt("signal %d" % signum)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    # explicit: a shell starts background jobs with SIGINT ignored, and scripts/qualify forwards both as SIGTERM
+    signal.signal(signal.SIGINT, interrupted)
+    signal.signal(signal.SIGTERM, interrupted)
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt as stop:
+        log("interrupted (%s): processes stopped" % stop)
+        sys.exit(130)
