@@ -9,6 +9,7 @@ heal, traffic again, then traffic stops and the checkers run. One row per scenar
 import argparse
 import json
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -128,6 +129,9 @@ class Cluster:
                 m.proc.stop()
         for p in self.etcd.procs.values():
             p.stop(5)
+        for member in self.etcd.members:
+            # etcd's data (64 MiB preallocated WAL per member) goes; the logs stay
+            shutil.rmtree(os.path.join(self.work, "etcd-" + member), ignore_errors=True)
 
 
 def read_trace(path, limit):
