@@ -145,57 +145,53 @@ final class ManagerRequests
 
     OperationResult publish(final KeyBatch batch, final OperationResult result)
     {
-        final int keyCount = batch.keyCount();
-        int start = 0;
-        while (start < keyCount)
-        {
-            final int end = RequestEncoding.publishChunkEnd(batch, start, maxKeysPerRequest, maxRequestBytes);
-            final long correlationId = requestRing.nextCorrelationId();
-            final int length = RequestEncoding.publish(
-                publishEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end);
-            sendAndAwait(PublishRequestEncoder.TEMPLATE_ID, length, correlationId, result, start, end - start);
-            if (!result.isOk())
-            {
-                break;
-            }
-            result.addValue(responseHandler.value);
-            start = end;
-        }
-        return result;
+        return sendStoreChunks(PublishRequestEncoder.TEMPLATE_ID, batch, result);
     }
 
     OperationResult prepare(final KeyBatch batch, final OperationResult result)
     {
-        final int keyCount = batch.keyCount();
-        int start = 0;
-        while (start < keyCount)
-        {
-            final int end = RequestEncoding.prepareChunkEnd(batch, start, maxKeysPerRequest, maxRequestBytes);
-            final long correlationId = requestRing.nextCorrelationId();
-            final int length = RequestEncoding.prepare(
-                prepareEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end);
-            sendAndAwait(PrepareRequestEncoder.TEMPLATE_ID, length, correlationId, result, start, end - start);
-            if (!result.isOk())
-            {
-                break;
-            }
-            result.addValue(responseHandler.value);
-            start = end;
-        }
-        return result;
+        return sendStoreChunks(PrepareRequestEncoder.TEMPLATE_ID, batch, result);
     }
 
     OperationResult commit(final KeyBatch batch, final OperationResult result)
+    {
+        return sendStoreChunks(CommitRequestEncoder.TEMPLATE_ID, batch, result);
+    }
+
+    /**
+     * Publish, Prepare or Commit the batch in as many requests as the limits need, each answered before the next is
+     * sent; stops at the first request that is not answered OK. The values of the answers add up in {@code result}.
+     */
+    private OperationResult sendStoreChunks(final int templateId, final KeyBatch batch, final OperationResult result)
     {
         final int keyCount = batch.keyCount();
         int start = 0;
         while (start < keyCount)
         {
-            final int end = RequestEncoding.commitChunkEnd(batch, start, maxKeysPerRequest, maxRequestBytes);
             final long correlationId = requestRing.nextCorrelationId();
-            final int length = RequestEncoding.commit(
-                commitEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end);
-            sendAndAwait(CommitRequestEncoder.TEMPLATE_ID, length, correlationId, result, start, end - start);
+            final int end;
+            final int length;
+            switch (templateId)
+            {
+                case PublishRequestEncoder.TEMPLATE_ID:
+                    end = RequestEncoding.publishChunkEnd(batch, start, maxKeysPerRequest, maxRequestBytes);
+                    length = RequestEncoding.publish(
+                        publishEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end);
+                    break;
+                case PrepareRequestEncoder.TEMPLATE_ID:
+                    end = RequestEncoding.prepareChunkEnd(batch, start, maxKeysPerRequest, maxRequestBytes);
+                    length = RequestEncoding.prepare(
+                        prepareEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end);
+                    break;
+                case CommitRequestEncoder.TEMPLATE_ID:
+                    end = RequestEncoding.commitChunkEnd(batch, start, maxKeysPerRequest, maxRequestBytes);
+                    length = RequestEncoding.commit(
+                        commitEncoder, headerEncoder, sendBuffer, clientId, correlationId, batch, start, end);
+                    break;
+                default:
+                    throw new IllegalArgumentException("not a store request: template " + templateId);
+            }
+            sendAndAwait(templateId, length, correlationId, result, start, end - start);
             if (!result.isOk())
             {
                 break;
