@@ -353,7 +353,8 @@ class Client:
         handle = ctypes.c_void_p()
         status = lib.okv_open(ctypes.byref(options), ctypes.byref(handle))
         if status != 0:
-            raise OrbitKVError(status, f"attach to {dir}: {_status_name(status)}")
+            detail = (lib.okv_open_error() or b"").decode("utf-8", "replace")
+            raise OrbitKVError(status, f"attach to {dir}: {_status_name(status)}" + (f": {detail}" if detail else ""))
         self._handle: ctypes.c_void_p | None = handle
         self._result = _native.Result()
         self._result_ref = ctypes.byref(self._result)

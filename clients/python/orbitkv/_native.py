@@ -120,6 +120,8 @@ def load() -> ctypes.CDLL:
     lib.okv_last_error.restype = ctypes.c_char_p
     lib.okv_open.argtypes = [p(Options), p(client)]
     lib.okv_open.restype = ctypes.c_int
+    lib.okv_open_error.argtypes = []
+    lib.okv_open_error.restype = ctypes.c_char_p
     lib.okv_close.argtypes = [client]
     lib.okv_close.restype = ctypes.c_int
     lib.okv_data_region.argtypes = [client]

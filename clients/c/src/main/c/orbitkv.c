@@ -473,6 +473,13 @@ static int fail(okv_client *client, int status, const char *fmt, ...)
     return status;
 }
 
+static _Thread_local char open_error[256];
+
+const char *okv_open_error(void)
+{
+    return open_error;
+}
+
 const char *okv_last_error(const okv_client *client)
 {
     return client == NULL ? "" : client->last_error;
@@ -1916,8 +1923,10 @@ static int wrap_sections(okv_client *client)
 
 int okv_open(const okv_options *caller_options, okv_client **out)
 {
+    open_error[0] = '\0';
     if (caller_options == NULL || out == NULL || caller_options->size < OPTIONS_V1_SIZE)
     {
+        snprintf(open_error, sizeof(open_error), "no options, no place for the client, or options older than version 1");
         return OKV_E_INVALID_ARGUMENT;
     }
     /* fields this library knows and the caller's struct lacks keep their defaults */
@@ -1938,18 +1947,23 @@ int okv_open(const okv_options *caller_options, okv_client **out)
     if (name_length < 1 || name_length > OKV_MAX_CLIENT_NAME_LENGTH || strlen(dir) > 3000 ||
         options->wait_yield_us < 0 || options->wait_yield_us > MAX_WAIT_YIELD_US)
     {
+        snprintf(open_error, sizeof(open_error), "client name of %zu bytes (1 to %d), directory path of %zu bytes "
+            "(at most 3000) or wait_yield_us %lld (0 to %d) out of range", name_length, OKV_MAX_CLIENT_NAME_LENGTH,
+            strlen(dir), (long long)options->wait_yield_us, MAX_WAIT_YIELD_US);
         return OKV_E_INVALID_ARGUMENT;
     }
     for (size_t i = 0; i < name_length; i++)
     {
         if ((unsigned char)name[i] > 127)
         {
+            snprintf(open_error, sizeof(open_error), "client name is not ASCII");
             return OKV_E_INVALID_ARGUMENT;
         }
     }
     okv_client *client = calloc(1, sizeof(okv_client));
     if (client == NULL)
     {
+        snprintf(open_error, sizeof(open_error), "out of memory for the client");
         return OKV_E_SYSTEM;
     }
     client->doorbell_fd = -1;
@@ -2082,6 +2096,7 @@ int okv_open(const okv_options *caller_options, okv_client **out)
     }
     if (status != OKV_OK)
     {
+        snprintf(open_error, sizeof(open_error), "%s", client->last_error);
         if (client->attached)
         {
             okv_close(client);

@@ -163,6 +163,9 @@ const char *okv_strerror(int status);
 
 /* Attach / detach. okv_open: the caller owns *client until okv_close. */
 int okv_open(const okv_options *options, okv_client **client);
+/* Text of this thread's last failed okv_open (why: no Manager, permission denied, incompatible layout...), or ""
+ * when it succeeded; valid until this thread's next okv_open. */
+const char *okv_open_error(void);
 /* Detach (when the Manager is alive), stop the heartbeat thread, unmap everything, free the handle. */
 int okv_close(okv_client *client);
 

@@ -114,7 +114,7 @@ static int open_client(const char *dir, const char *name, uint64_t region, okv_c
     const int status = okv_open(&options, client);
     if (status != OKV_OK)
     {
-        printf("error=open status=%d text=\"%s\"\n", status, okv_strerror(status));
+        printf("error=open status=%d text=\"%s\" detail=\"%s\"\n", status, okv_strerror(status), okv_open_error());
     }
     return status;
 }

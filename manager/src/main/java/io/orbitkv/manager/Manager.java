@@ -33,6 +33,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.MappedByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
 import java.util.UUID;
 import org.agrona.BufferUtil;
 import org.agrona.ErrorHandler;
@@ -149,8 +151,20 @@ public final class Manager implements AutoCloseable
 
         final CncFileDescriptor.Lengths lengths = ctx.cncLengths();
         final long fileLength = CncFileDescriptor.fileLength(lengths);
-        cncBuffer = IoUtil.mapNewFile(cncFile, fileLength, true);
-        access.file(cncFile);
+        // Made and given its mode under another name, then renamed: an engine never finds a cnc.dat it may not open
+        // yet (it would take that for a refusal), whatever the umask and however long the zero fill takes.
+        final File newCncFile = new File(cncFile.getParentFile(), cncFile.getName() + ".new");
+        IoUtil.deleteIfExists(newCncFile);
+        cncBuffer = IoUtil.mapNewFile(newCncFile, fileLength, true);
+        access.file(newCncFile);
+        try
+        {
+            Files.move(newCncFile.toPath(), cncFile.toPath(), StandardCopyOption.ATOMIC_MOVE);
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException("cannot rename " + newCncFile + " to " + cncFile, ex);
+        }
         final long address = BufferUtil.address(cncBuffer);
         final long startTimeMs = ctx.epochClock().time();
         final org.agrona.concurrent.UnsafeBuffer header =
