@@ -323,6 +323,7 @@ final class LeaseKeeper implements Agent
         else if (incarnation.validity().onAcknowledged(sentNs, response.getTTL(), ackNs))
         {
             acked.increment();
+            membership.validityExtended(incarnation, sentNs);
             keepaliveIntervalNs = intervalNs(response.getTTL());
             final long rttMs = TimeUnit.NANOSECONDS.toMillis(ackNs - sentNs);
             if (rttMs > rttMaxMs.get())
