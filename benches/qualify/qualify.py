@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 
+import authority
 import harness
 import scenarios
 from harness import log
@@ -395,6 +396,12 @@ def run_scenario(ctx, sc):
     check("error-logs", not internal, "; ".join(internal[:5]))
     figures["newErrors"] = len(internal)
     figures["expectedErrorEntries"] = expected[:10]
+
+    # no stale authority: the Managers' authority logs, ordered by the host's one CLOCK_MONOTONIC (time.monotonic's)
+    verdict = authority.check_dirs([m.dir for m in ctx.managers], int(t_start * 1e9))
+    check("no-stale-authority", not verdict["violations"], "; ".join(verdict["violations"][:5]))
+    figures["authority"] = verdict["figures"]
+    figures["fenceFromAuthorityLogS"] = {n: round(t / 1e9 - t_fault, 2) for n, t in verdict["firstFenceNs"].items()}
 
     # no process died that the scenario did not kill
     died = [p.describe() for p in ctx.processes() if not p.alive() and not p.killed_on_purpose

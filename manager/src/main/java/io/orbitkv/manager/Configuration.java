@@ -372,6 +372,13 @@ public final class Configuration
     /** Smallest inventory: a few thousand residences. */
     public static final long MIN_CATALOG_INVENTORY_BYTES = 1L << 20;
 
+    /**
+     * Bytes of the authority log ({@code authority.log} in the Manager's directory, clustered Managers only): its
+     * registrations, validity deadlines, fences, grants and accepted sessions, in rings that wrap.
+     */
+    public static final String AUTHORITY_LOG_BYTES_PROP_NAME = "orbitkv.manager.authority.log.bytes";
+    public static final long AUTHORITY_LOG_BYTES_DEFAULT = 4L << 20;
+
     /** Smallest catalog journal: one segment per shard. */
     public static final long MIN_CATALOG_JOURNAL_BYTES = 16L * io.orbitkv.catalog.OwnerJournal.DEFAULT_SEGMENT_BYTES;
 
@@ -993,6 +1000,11 @@ public final class Configuration
                 TRANSFER_TRANSPORT_SUPPLIER_PROP_NAME + ": no TransportSupplier with a public constructor: " + className,
                 ex);
         }
+    }
+
+    public static long authorityLogBytes()
+    {
+        return sizeProperty(AUTHORITY_LOG_BYTES_PROP_NAME, AUTHORITY_LOG_BYTES_DEFAULT);
     }
 
     public static long catalogJournalBytes()

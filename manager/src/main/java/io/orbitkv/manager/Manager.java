@@ -27,6 +27,7 @@ import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.manager.catalog.CatalogService;
 import io.orbitkv.manager.catalog.OwnerInventory;
+import io.orbitkv.manager.authority.AuthorityLog;
 import io.orbitkv.manager.membership.Membership;
 import java.io.File;
 import java.io.IOException;
@@ -79,6 +80,7 @@ public final class Manager implements AutoCloseable
     private int ssdFd = -1;
     private java.nio.file.Path ssdFile;
     private Membership membership;
+    private AuthorityLog authorityLog;
     private CatalogService catalog;
     private Transport transport;
     private PeerSide peerSide;
@@ -243,8 +245,12 @@ public final class Manager implements AutoCloseable
         {
             // The catalog shares the ring agent's thread: inventory transitions happen inside the stores that thread
             // owns, and the journal they append to is streamed from the same thread.
+            // Before membership starts: its first registration is the log's first record.
+            authorityLog = AuthorityLog.create(ctx.dir(), ctx.authorityLogBytes(), ctx.nodeId(), ctx.clusterName(),
+                runtimeUuid, pid, ctx.nanoClock(), ctx.epochClock(), systemCounters);
+            access.file(authorityLog.file());
             peerSide = new PeerSide(ctx, runtimeUuid, startTimeMs, store, ssdTier, poolRegion, namespaces, inventory,
-                systemCounters, countersManager, errorHandler);
+                systemCounters, countersManager, errorHandler, authorityLog);
             transport = peerSide.transport;
             exportStagingRegion = peerSide.exportStagingRegion;
             membership = peerSide.membership;
@@ -601,6 +607,8 @@ public final class Manager implements AutoCloseable
             doorbell.ring();
         }
         CloseHelper.close(agentRunner);
+        // After the agent and the membership, its writers; the file stays for readers.
+        CloseHelper.quietClose(authorityLog);
         // After the agent: it is the ring's only writer, and what it queued still goes out.
         CloseHelper.quietClose(kvEvents);
         CloseHelper.quietClose(agentSleep);

@@ -1,5 +1,6 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.manager.authority.AuthorityLog;
 import io.orbitkv.manager.ring.EngineFileAccess;
 import io.orbitkv.codecs.EngineRingLimits;
 import io.orbitkv.codecs.cnc.CncFileDescriptor;
@@ -94,6 +95,7 @@ public final class ManagerContext
     private String nodeId = Configuration.nodeId();
     private int membershipTtlSecs = Configuration.membershipTtlSecs();
     private long catalogJournalBytes = Configuration.catalogJournalBytes();
+    private long authorityLogBytes = Configuration.authorityLogBytes();
     private long catalogInventoryBytes = Configuration.catalogInventoryBytes();
     private long catalogCandidateBytes = Configuration.catalogCandidateBytes();
     private long etcdDeadlineMs = Configuration.etcdDeadlineMs();
@@ -252,6 +254,9 @@ public final class ManagerContext
         MembershipConfiguration.checkClusterName(clusterName);
         check(null != nodeId, "--node-id is required with --etcd-endpoints");
         ShardPlacement.checkNodeId(nodeId);
+        check(authorityLogBytes >= AuthorityLog.MIN_BYTES && authorityLogBytes <= AuthorityLog.MAX_BYTES,
+            "--authority-log-bytes must be between " + AuthorityLog.MIN_BYTES + " and " + AuthorityLog.MAX_BYTES + ": " +
+            authorityLogBytes);
         check(catalogJournalBytes >= Configuration.MIN_CATALOG_JOURNAL_BYTES && catalogJournalBytes <= Integer.MAX_VALUE,
             "--catalog-journal-bytes must be between " + Configuration.MIN_CATALOG_JOURNAL_BYTES + " (one 64 KiB segment per shard) " +
             "and 2 GiB: " + catalogJournalBytes);
@@ -1152,6 +1157,20 @@ public final class ManagerContext
     public ManagerContext catalogJournalBytes(final long catalogJournalBytes)
     {
         this.catalogJournalBytes = catalogJournalBytes;
+        return this;
+    }
+
+    /**
+     * @return bytes of the authority log (clustered Managers only).
+     */
+    public long authorityLogBytes()
+    {
+        return authorityLogBytes;
+    }
+
+    public ManagerContext authorityLogBytes(final long authorityLogBytes)
+    {
+        this.authorityLogBytes = authorityLogBytes;
         return this;
     }
 

@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import io.orbitkv.ffm.HugePageMemory;
 import io.orbitkv.ffm.MappedRegion;
 import io.orbitkv.index.NamespaceTable;
+import io.orbitkv.manager.authority.AuthorityLog;
 import io.orbitkv.manager.catalog.CatalogContext;
 import io.orbitkv.manager.catalog.CatalogService;
 import io.orbitkv.manager.catalog.OwnerInventory;
@@ -57,7 +58,8 @@ final class PeerSide
         final OwnerInventory inventory,
         final SystemCounters systemCounters,
         final CountersManager countersManager,
-        final ErrorHandler errorHandler)
+        final ErrorHandler errorHandler,
+        final AuthorityLog authority)
     {
         Transport openedTransport = null;
         MappedRegion stagingRegion = null;
@@ -102,7 +104,9 @@ final class PeerSide
                 systemCounters,
                 errorHandler,
                 ctx.membershipLog(),
-                ctx.nanoClock());
+                ctx.nanoClock(),
+                authority);
+            final MembershipMembers members = new MembershipMembers(startedMembership, authority);
             final CatalogContext catalogContext = new CatalogContext()
                 .nodeId(ctx.nodeId())
                 .placement(ctx.placement())
@@ -119,14 +123,14 @@ final class PeerSide
             fetcher = new PeerFetcher(
                 catalogContext.requester(), peerTransport.publisher(), openedTransport, store, namespaces,
                 new PeerAdmission(ctx.peerAdmission(), TimeUnit.NANOSECONDS.toMillis(ctx.peerAdmissionWindowNs())),
-                systemCounters, errorHandler);
+                systemCounters, errorHandler, members);
             transfers = new TransferService(
                 TransferSettings.of(ctx),
                 store,
                 namespaces,
                 openedTransport,
                 null == stagingRegion ? null : stagingRegion.segment(),
-                new MembershipMembers(startedMembership),
+                members,
                 peerTransport.publisher(),
                 fetcher,
                 TransportCounters.of(openedTransport, countersManager),

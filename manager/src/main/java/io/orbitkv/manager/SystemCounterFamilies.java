@@ -1,5 +1,6 @@
 package io.orbitkv.manager;
 
+import io.orbitkv.manager.authority.AuthorityCounter;
 import io.orbitkv.manager.catalog.CatalogCounter;
 import io.orbitkv.manager.events.KvEventCounter;
 import io.orbitkv.manager.membership.MembershipCounter;
@@ -36,6 +37,7 @@ public final class SystemCounterFamilies
             TransferCounter.values(),
             MembershipCounter.values(),
             KvEventCounter.values(),
+            AuthorityCounter.values(),
             SystemCounterDescriptor.values(),
         };
     }

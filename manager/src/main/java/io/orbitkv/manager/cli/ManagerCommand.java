@@ -219,6 +219,9 @@ public final class ManagerCommand implements Callable<Integer>
         new Setting("--catalog-journal-bytes", Configuration.CATALOG_JOURNAL_BYTES_PROP_NAME,
             Configuration.sizeText(Configuration.CATALOG_JOURNAL_BYTES_DEFAULT), Configuration::catalogJournalBytes,
             (c, ctx, flag) -> ctx.catalogJournalBytes(Configuration.parseSize(flag, c.catalogJournalBytes))),
+        new Setting("--authority-log-bytes", Configuration.AUTHORITY_LOG_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.AUTHORITY_LOG_BYTES_DEFAULT), Configuration::authorityLogBytes,
+            (c, ctx, flag) -> ctx.authorityLogBytes(Configuration.parseSize(flag, c.authorityLogBytes))),
         new Setting("--catalog-inventory-bytes", Configuration.CATALOG_INVENTORY_BYTES_PROP_NAME,
             Configuration.sizeText(Configuration.CATALOG_INVENTORY_BYTES_DEFAULT), Configuration::catalogInventoryBytes,
             (c, ctx, flag) -> ctx.catalogInventoryBytes(Configuration.parseSize(flag, c.catalogInventoryBytes))),
@@ -478,6 +481,10 @@ public final class ManagerCommand implements Callable<Integer>
     @Option(names = "--catalog-journal-bytes", description = "Owner journal budget of all 16 shards together; a catalog " +
         "host lagging past it is rebuilt by snapshot (default: ${DEFAULT-VALUE}).")
     String catalogJournalBytes;
+
+    @Option(names = "--authority-log-bytes", description = "Size of authority.log in the Manager's directory " +
+        "(registrations, validity, fences, grants, accepted sessions; wraps) (default: ${DEFAULT-VALUE}).")
+    String authorityLogBytes;
 
     @Option(names = "--catalog-inventory-bytes", description = "Ceiling of the owner inventory (all shards, about 144 " +
         "bytes per announced residence); sized from the index capacity up to it (default: ${DEFAULT-VALUE}).")

@@ -30,7 +30,11 @@ import org.agrona.concurrent.status.AtomicCounter;
 public final class EtcdGateway implements AutoCloseable
 {
     private final Client client;
-    private final Client leaseClient;
+    private final boolean dedicatedLeaseClient;
+    private volatile Client leaseClient;
+    private final Client[] retiredLeaseClients = new Client[MembershipConfiguration.MAX_OUTSTANDING_KEEPALIVES + 1];
+    private final int[] retiredGenerations = new int[retiredLeaseClients.length];
+    private int leaseGeneration;
     private final String endpoints;
     private final EtcdSecurity security;
     private final long deadlineMs;
@@ -42,6 +46,7 @@ public final class EtcdGateway implements AutoCloseable
     private final AtomicCounter watches;
     private final AtomicCounter failures;
     private final AtomicCounter timeouts;
+    private final AtomicCounter leaseRenewals;
 
     /**
      * Connect (lazily: jetcd opens channels on the first call).
@@ -90,6 +95,7 @@ public final class EtcdGateway implements AutoCloseable
         this.endpoints = endpoints;
         this.security = security;
         this.client = newClient(endpoints, security, deadlineMs);
+        this.dedicatedLeaseClient = dedicatedLeaseClient;
         this.leaseClient = dedicatedLeaseClient ? newClient(endpoints, security, deadlineMs) : client;
         this.deadlineMs = deadlineMs;
         this.gets = counters.get(MembershipCounter.ETCD_CALLS_GET);
@@ -100,6 +106,74 @@ public final class EtcdGateway implements AutoCloseable
         this.watches = counters.get(MembershipCounter.ETCD_CALLS_WATCH);
         this.failures = counters.get(MembershipCounter.ETCD_CALL_FAILURES);
         this.timeouts = counters.get(MembershipCounter.ETCD_CALL_TIMEOUTS);
+        this.leaseRenewals = counters.get(MembershipCounter.LEASE_CONNECTIONS_RENEWED);
+    }
+
+    /**
+     * Move lease calls to a new lease client, i.e. new connections, when the current ones may be stuck: a keepalive
+     * sent on a connection during a partition is retransmitted by TCP only after its backoff (up to seconds after the
+     * heal), and everything sent after it waits behind it, while a new connection's first packets go out at once. The
+     * previous client is retired, not closed: a keepalive in flight on it may still be answered (a slow etcd answers
+     * late on the connection it was asked on); {@link #closeRetiredLeaseClients} closes retired clients once nothing
+     * in flight uses them. Only with a dedicated lease client. Lease keeper thread.
+     *
+     * @return the new lease generation: calls made from now on belong to it.
+     */
+    int renewLeaseConnection()
+    {
+        if (!dedicatedLeaseClient)
+        {
+            return leaseGeneration;
+        }
+        final Client fresh = newClient(endpoints, security, deadlineMs);
+        int slot = -1;
+        for (int i = 0; i < retiredLeaseClients.length; i++)
+        {
+            if (null == retiredLeaseClients[i])
+            {
+                slot = i;
+                break;
+            }
+            if (-1 == slot || retiredGenerations[i] < retiredGenerations[slot])
+            {
+                slot = i;
+            }
+        }
+        if (null != retiredLeaseClients[slot])
+        {
+            // More retired clients than keepalives can be in flight: the oldest cannot be in use.
+            retiredLeaseClients[slot].close();
+        }
+        retiredLeaseClients[slot] = leaseClient;
+        retiredGenerations[slot] = leaseGeneration;
+        leaseClient = fresh;
+        leaseRenewals.increment();
+        return ++leaseGeneration;
+    }
+
+    /**
+     * Close the retired lease clients that no call in flight uses.
+     *
+     * @param inUse whether a call of that lease generation is still in flight.
+     */
+    void closeRetiredLeaseClients(final java.util.function.IntPredicate inUse)
+    {
+        for (int i = 0; i < retiredLeaseClients.length; i++)
+        {
+            if (null != retiredLeaseClients[i] && !inUse.test(retiredGenerations[i]))
+            {
+                retiredLeaseClients[i].close();
+                retiredLeaseClients[i] = null;
+            }
+        }
+    }
+
+    /**
+     * @return the lease generation calls made now belong to: how many times lease calls moved to a new client.
+     */
+    int leaseGeneration()
+    {
+        return leaseGeneration;
     }
 
     private static Client newClient(final String endpoints, final EtcdSecurity security, final long deadlineMs)
@@ -345,6 +419,13 @@ public final class EtcdGateway implements AutoCloseable
         if (leaseClient != client)
         {
             leaseClient.close();
+        }
+        for (final Client retired : retiredLeaseClients)
+        {
+            if (null != retired)
+            {
+                retired.close();
+            }
         }
         client.close();
     }

@@ -84,6 +84,14 @@ public final class Incarnation
         return registeredRevision;
     }
 
+    /**
+     * @return the local validity deadline (Manager's nano clock): remote work under this incarnation ends there.
+     */
+    public long validUntilNs()
+    {
+        return validity.validUntilNs();
+    }
+
     RegistrationValidity validity()
     {
         return validity;

@@ -15,7 +15,10 @@ import org.agrona.concurrent.status.AtomicCounter;
  *   doubling to 2 s) until the join timeout, after which the Manager gives up with the last error;</li>
  *   <li><b>keeping</b>: keepalives six times per acknowledged TTL, several in flight when replies are slow, each
  *   given up once the validity its send would grant has passed; local validity = the send time of the latest
- *   acknowledged keepalive + half the TTL, and a late reply cannot revive an expired incarnation;</li>
+ *   acknowledged keepalive + half the TTL, and a late reply cannot revive an expired incarnation; a keepalive
+ *   overdue (unanswered for {@link MembershipConfiguration#KEEPALIVE_OVERDUE_NS} with none acknowledged since) moves
+ *   the lease calls to fresh connections, again every {@link MembershipConfiguration#LEASE_RENEW_INTERVAL_NS} while
+ *   they stay overdue, each time with a keepalive sent at once;</li>
  *   <li><b>re-registering</b> after a lapse ({@link FenceCause#reRegisters()}): the old lease is revoked (best
  *   effort: the old incarnation stays dead either way), a new runtime UUID and lease are taken and registered with
  *   epoch + 1, retried with the same backoff for as long as it takes.</li>
@@ -43,10 +46,12 @@ final class LeaseKeeper implements Agent
     private final AtomicCounter marginMinMs;
     private final long joinDeadlineNs;
     private final long[] keepaliveSentNs = new long[MembershipConfiguration.MAX_OUTSTANDING_KEEPALIVES];
+    private final int[] keepaliveGeneration = new int[MembershipConfiguration.MAX_OUTSTANDING_KEEPALIVES];
     @SuppressWarnings("unchecked")
     private final CompletableFuture<LeaseKeepAliveResponse>[] keepalives =
         new CompletableFuture[MembershipConfiguration.MAX_OUTSTANDING_KEEPALIVES];
     private final Runnable signal;
+    private final java.util.function.IntPredicate inFlight = this::keepaliveInFlight;
 
     private int phase = JOINING;
     private long retryAtNs;
@@ -63,6 +68,8 @@ final class LeaseKeeper implements Agent
     private Incarnation current;
     private long nextKeepaliveNs;
     private long keepaliveIntervalNs;
+    private long lastAckNs;
+    private long renewedAtNs;
 
     LeaseKeeper(final Membership membership, final DueTimeIdleStrategy idle)
     {
@@ -80,6 +87,7 @@ final class LeaseKeeper implements Agent
         this.joinDeadlineNs = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.joinTimeoutMs());
         this.pendingUuid = settings.runtimeUuid();
         this.signal = idle::signal;
+        this.renewedAtNs = clock.nanoTime() - MembershipConfiguration.LEASE_RENEW_INTERVAL_NS;
         marginMinMs.setRelease(Long.MAX_VALUE);
     }
 
@@ -140,6 +148,8 @@ final class LeaseKeeper implements Agent
                 // The first keepalive is due one interval after the grant was sent, not after registration:
                 // registering on a loaded host may take a good part of the validity window.
                 nextKeepaliveNs = grantSentNs + keepaliveIntervalNs;
+                // Validity counts from the grant's send, as from an acknowledged keepalive's.
+                lastAckNs = grantSentNs;
             }
             final Incarnation registered =
                 registrar.register(incarnations + 1, pendingUuid, pendingLeaseId, pendingTtlSecs, pendingValidity);
@@ -168,6 +178,13 @@ final class LeaseKeeper implements Agent
             }
             lastFailure = ex;
             joinRetries.increment();
+            if (ex instanceof EtcdGateway.EtcdCallException call && call.outcomeUnknown())
+            {
+                // No answer within the deadline: the next round goes out on fresh connections.
+                etcd.renewLeaseConnection();
+                etcd.closeRetiredLeaseClients(inFlight);
+                renewedAtNs = clock.nanoTime();
+            }
             if (JOINING == phase)
             {
                 final String access = etcd.explainAccess(ex, MembershipConfiguration.clusterPrefix(settings.clusterName()));
@@ -228,8 +245,9 @@ final class LeaseKeeper implements Agent
         }
 
         int work = 0;
-        long dueNs = Math.min(nextKeepaliveNs, validity.validUntilNs());
+        long giveUpDueNs = Long.MAX_VALUE;
         boolean free = false;
+        long unansweredSinceNs = Long.MAX_VALUE;
         for (int i = 0; i < keepalives.length; i++)
         {
             final CompletableFuture<LeaseKeepAliveResponse> pending = keepalives[i];
@@ -262,19 +280,107 @@ final class LeaseKeeper implements Agent
             }
             else
             {
-                dueNs = Math.min(dueNs, sentNs + RegistrationValidity.halfTtlNs(incarnation.ttlSecs()));
+                giveUpDueNs = Math.min(giveUpDueNs, sentNs + RegistrationValidity.halfTtlNs(incarnation.ttlSecs()));
+                if (sentNs - lastAckNs > 0)
+                {
+                    // Sent after the last acknowledgement arrived: nothing has come back since.
+                    unansweredSinceNs = Math.min(unansweredSinceNs, sentNs);
+                }
             }
+        }
+
+        if (Long.MAX_VALUE != unansweredSinceNs && nowNs - overdueAtNs(unansweredSinceNs) >= 0)
+        {
+            free |= renewConnection(nowNs);
+            nextKeepaliveNs = nowNs;
+            work++;
         }
 
         if (free && nowNs - nextKeepaliveNs >= 0)
         {
             send(incarnation, nowNs);
+            unansweredSinceNs = Math.min(unansweredSinceNs, nowNs);
             nextKeepaliveNs = nowNs + keepaliveIntervalNs;
-            dueNs = Math.min(nextKeepaliveNs, validity.validUntilNs());
             work++;
         }
+        long dueNs = Math.min(Math.min(nextKeepaliveNs, validity.validUntilNs()), giveUpDueNs);
+        if (Long.MAX_VALUE != unansweredSinceNs)
+        {
+            dueNs = Math.min(dueNs, overdueAtNs(unansweredSinceNs));
+        }
+        // A retired lease client goes once nothing in flight uses it.
+        etcd.closeRetiredLeaseClients(inFlight);
         idle.dueAt(dueNs);
         return work;
+    }
+
+    /**
+     * When keepalives unanswered since {@code unansweredSinceNs} call for fresh connections: once the oldest is overdue,
+     * and no sooner than one renewal interval after the last renewal.
+     */
+    private long overdueAtNs(final long unansweredSinceNs)
+    {
+        return Math.max(unansweredSinceNs + MembershipConfiguration.KEEPALIVE_OVERDUE_NS,
+            renewedAtNs + MembershipConfiguration.LEASE_RENEW_INTERVAL_NS);
+    }
+
+    /**
+     * Lease calls move to fresh connections. With no slot free, the second oldest keepalive in flight is given up
+     * (counted as a failure) so one can go out at once on the new connection: the oldest, sent before the trouble,
+     * stays, as a slow etcd may still answer it; the newest are the best hopes after a heal.
+     *
+     * @return true when a slot is free.
+     */
+    private boolean renewConnection(final long nowNs)
+    {
+        etcd.renewLeaseConnection();
+        renewedAtNs = nowNs;
+        boolean free = false;
+        int oldest = -1;
+        int second = -1;
+        for (int i = 0; i < keepalives.length; i++)
+        {
+            if (null == keepalives[i])
+            {
+                free = true;
+            }
+            else if (-1 == oldest || keepaliveSentNs[i] - keepaliveSentNs[oldest] < 0)
+            {
+                second = oldest;
+                oldest = i;
+            }
+            else if (-1 == second || keepaliveSentNs[i] - keepaliveSentNs[second] < 0)
+            {
+                second = i;
+            }
+        }
+        if (!free && -1 != second)
+        {
+            giveUp(second);
+            free = true;
+        }
+        etcd.closeRetiredLeaseClients(inFlight);
+        return free;
+    }
+
+    private boolean keepaliveInFlight(final int generation)
+    {
+        for (int i = 0; i < keepalives.length; i++)
+        {
+            if (null != keepalives[i] && keepaliveGeneration[i] == generation)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void giveUp(final int i)
+    {
+        keepalives[i].cancel(true);
+        keepalives[i] = null;
+        etcd.countFailure(null);
+        failures.increment();
     }
 
     private void send(final Incarnation incarnation, final long nowNs)
@@ -286,6 +392,7 @@ final class LeaseKeeper implements Agent
                 final CompletableFuture<LeaseKeepAliveResponse> future = etcd.keepAliveAsync(incarnation.leaseId());
                 keepalives[i] = future;
                 keepaliveSentNs[i] = nowNs;
+                keepaliveGeneration[i] = etcd.leaseGeneration();
                 future.whenComplete((response, error) -> signal.run());
                 return;
             }
@@ -323,6 +430,8 @@ final class LeaseKeeper implements Agent
         else if (incarnation.validity().onAcknowledged(sentNs, response.getTTL(), ackNs))
         {
             acked.increment();
+            lastAckNs = ackNs;
+            membership.validityExtended(incarnation, sentNs);
             keepaliveIntervalNs = intervalNs(response.getTTL());
             final long rttMs = TimeUnit.NANOSECONDS.toMillis(ackNs - sentNs);
             if (rttMs > rttMaxMs.get())
@@ -355,6 +464,13 @@ final class LeaseKeeper implements Agent
         {
             phase = DONE;
             return 1;
+        }
+        if (FenceCause.REGISTRATION_EXPIRED == cause)
+        {
+            // No keepalive came back in time on these connections: register the next incarnation on fresh ones.
+            etcd.renewLeaseConnection();
+            etcd.closeRetiredLeaseClients(inFlight);
+            renewedAtNs = clock.nanoTime();
         }
         try
         {

@@ -1,5 +1,6 @@
 package io.orbitkv.manager.membership;
 
+import io.orbitkv.manager.authority.AuthorityLog;
 import io.orbitkv.manager.status.SystemCounters;
 import java.io.PrintStream;
 import java.util.Set;
@@ -53,6 +54,7 @@ public final class Membership implements AutoCloseable
     private final ErrorHandler errorHandler;
     private final PrintStream log;
     private final NanoClock clock;
+    private final AuthorityLog authority;
     private final DueTimeIdleStrategy leaseIdle;
     private final DueTimeIdleStrategy viewIdle;
     private final DueTimeIdleStrategy placementIdle;
@@ -79,9 +81,11 @@ public final class Membership implements AutoCloseable
         final SystemCounters counters,
         final ErrorHandler errorHandler,
         final PrintStream log,
-        final NanoClock clock)
+        final NanoClock clock,
+        final AuthorityLog authority)
     {
         this.settings = settings;
+        this.authority = authority;
         this.counters = counters;
         this.errorHandler = errorHandler;
         this.log = log;
@@ -114,7 +118,29 @@ public final class Membership implements AutoCloseable
         final PrintStream log,
         final NanoClock clock)
     {
-        return start(settings, counters, errorHandler, log, clock, null);
+        return start(settings, counters, errorHandler, log, clock, null, null);
+    }
+
+    /**
+     * Start joining a cluster in the background, recording registrations, validity and fences in an authority log.
+     *
+     * @param settings     what to join with.
+     * @param counters     the Manager's counters.
+     * @param errorHandler for unexpected agent errors.
+     * @param log          where state changes are reported.
+     * @param clock        monotonic clock.
+     * @param authority    where authority events are recorded, or null for nowhere.
+     * @return the membership, to await and close.
+     */
+    public static Membership start(
+        final MembershipSettings settings,
+        final SystemCounters counters,
+        final ErrorHandler errorHandler,
+        final PrintStream log,
+        final NanoClock clock,
+        final AuthorityLog authority)
+    {
+        return start(settings, counters, errorHandler, log, clock, null, authority);
     }
 
     static Membership start(
@@ -123,9 +149,10 @@ public final class Membership implements AutoCloseable
         final ErrorHandler errorHandler,
         final PrintStream log,
         final NanoClock clock,
-        final Runnable beforeWatchHook)
+        final Runnable beforeWatchHook,
+        final AuthorityLog authority)
     {
-        final Membership membership = new Membership(settings, counters, errorHandler, log, clock);
+        final Membership membership = new Membership(settings, counters, errorHandler, log, clock, authority);
         membership.beforeWatchHook = beforeWatchHook;
         try
         {
@@ -174,7 +201,7 @@ public final class Membership implements AutoCloseable
         final NanoClock clock,
         final Runnable beforeWatchHook)
     {
-        final Membership membership = start(settings, counters, errorHandler, log, clock, beforeWatchHook);
+        final Membership membership = start(settings, counters, errorHandler, log, clock, beforeWatchHook, null);
         try
         {
             membership.awaitJoined();
@@ -258,6 +285,12 @@ public final class Membership implements AutoCloseable
             counters.get(MembershipCounter.REREGISTRATIONS).increment();
         }
         setState(STATE_REGISTERED);
+        if (null != authority)
+        {
+            authority.registered(registered.number(), registered.epoch(), registered.runtimeUuid().getMostSignificantBits(),
+                registered.runtimeUuid().getLeastSignificantBits(), registered.leaseId(), registered.ttlSecs(),
+                registered.validUntilNs(), null == after ? 0 : after.code());
+        }
         log.println("orbitkv membership: registered node '" + settings.nodeId() + "' in cluster '" +
             settings.clusterName() + "' epoch " + registered.epoch() + " lease " +
             Long.toHexString(registered.leaseId()) + " TTL " + registered.ttlSecs() + " s runtime " +
@@ -293,6 +326,7 @@ public final class Membership implements AutoCloseable
         setState(STATE_FENCED);
         counters.get(MembershipCounter.FENCED).setRelease(cause.code());
         counters.get(MembershipCounter.REMOTE_WORK_ENABLED).setRelease(0);
+        recordFence(incarnation, cause);
         log.println("orbitkv membership: FENCED until restart: " + cause.description() + ": " + reason +
             ". New remote work is refused; local DRAM service continues; restart the Manager once resolved.");
         log.flush();
@@ -315,6 +349,7 @@ public final class Membership implements AutoCloseable
         setState(FenceCause.REGISTRATION_EXPIRED == cause ? STATE_EXPIRED : STATE_FENCED);
         counters.get(MembershipCounter.FENCED).setRelease(cause.code());
         counters.get(MembershipCounter.REMOTE_WORK_ENABLED).setRelease(0);
+        recordFence(fenced, cause);
         final String what = "(node '" + settings.nodeId() + "' " + fenced + "). New remote work is refused; local " +
             "DRAM service continues; ";
         if (cause.reRegisters())
@@ -332,6 +367,30 @@ public final class Membership implements AutoCloseable
         leaseIdle.signal();
         placementIdle.signal();
         return true;
+    }
+
+    private void recordFence(final Incarnation fenced, final FenceCause cause)
+    {
+        if (null != authority && null != fenced)
+        {
+            authority.fenced(fenced.number(), fenced.epoch(), fenced.runtimeUuid().getMostSignificantBits(),
+                fenced.runtimeUuid().getLeastSignificantBits(), cause.code(), fenced.validUntilNs());
+        }
+    }
+
+    /**
+     * An acknowledged keepalive extended the incarnation's validity (lease keeper thread): recorded, coalesced.
+     *
+     * @param extended the incarnation.
+     * @param sentNs   when the acknowledged keepalive was sent.
+     */
+    void validityExtended(final Incarnation extended, final long sentNs)
+    {
+        if (null != authority)
+        {
+            authority.validity(extended.number(), extended.epoch(), extended.runtimeUuid().getMostSignificantBits(),
+                extended.runtimeUuid().getLeastSignificantBits(), extended.validUntilNs(), sentNs);
+        }
     }
 
     private void setState(final int state)
@@ -388,12 +447,26 @@ public final class Membership implements AutoCloseable
      */
     public boolean remoteWorkEnabled(final long nowNs)
     {
+        return null != remoteWorkIncarnation(nowNs);
+    }
+
+    /**
+     * The incarnation remote work may start under, when it may: registered, locally valid, not fenced, view complete,
+     * membership not closing. Lock-free and etcd-free; any thread.
+     *
+     * @param nowNs now, from the Manager's nano clock.
+     * @return the current incarnation, or null when remote work is not allowed.
+     */
+    public Incarnation remoteWorkIncarnation(final long nowNs)
+    {
         final Incarnation current = incarnation;
-        return null != current &&
+        final boolean enabled = !closed &&
+            null != current &&
             STATE_REGISTERED == registrationState &&
             FenceCause.NONE == current.fenceCause() &&
             current.validity().isValid(nowNs) &&
             view.isComplete();
+        return enabled ? current : null;
     }
 
     /**
@@ -591,6 +664,13 @@ public final class Membership implements AutoCloseable
             return;
         }
         closed = true;
+        final Incarnation last = incarnation;
+        if (null != authority && null != last)
+        {
+            // After closed is set: a grant decided from here on would find remote work disabled.
+            authority.closing(last.number(), last.epoch(), last.runtimeUuid().getMostSignificantBits(),
+                last.runtimeUuid().getLeastSignificantBits(), last.validUntilNs());
+        }
         leaseIdle.shutdown();
         viewIdle.shutdown();
         placementIdle.shutdown();

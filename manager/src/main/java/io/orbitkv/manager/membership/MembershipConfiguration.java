@@ -58,6 +58,20 @@ public final class MembershipConfiguration
     /** Longest retry delay of a failed snapshot. */
     public static final long SNAPSHOT_RETRY_MAX_NS = TimeUnit.SECONDS.toNanos(1);
 
+    /**
+     * A keepalive unanswered this long, with no other acknowledged since it was sent, is overdue: its connection may be
+     * stuck (after a partition heals, TCP retransmits what was sent during it only after its backoff, seconds later),
+     * so the lease client is renewed (fresh connections) and a keepalive sent on it at once.
+     */
+    public static final long KEEPALIVE_OVERDUE_NS = TimeUnit.SECONDS.toNanos(1);
+
+    /**
+     * Least time between two renewals of the lease client while keepalives stay overdue: a fresh connection is tried
+     * this often, so one made after a partition healed answers within this of the heal (plus a round trip). Each
+     * renewal keeps the previous client open for one more interval, so a connection gets two intervals to answer.
+     */
+    public static final long LEASE_RENEW_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(250);
+
     /** Retry delay of a keepalive that failed at once (e.g. no connected member): sooner than the next regular one. */
     public static final long KEEPALIVE_RETRY_NS = TimeUnit.MILLISECONDS.toNanos(250);
 

@@ -47,6 +47,8 @@ public enum MembershipCounter implements FixedCounter
     KEEPALIVE_RTT_MAX_MS(145, "Membership: slowest keepalive round trip (ms)", true),
     VALIDITY_MARGIN_MIN_MS(146, "Membership: least validity left when a keepalive was acknowledged (ms)", true),
     WAKEUPS(147, "Membership: membership thread wake-ups (timer or event)", false),
+    LEASE_CONNECTIONS_RENEWED(326, "Membership: lease client renewed on fresh connections (keepalive overdue, " +
+        "registration round timed out, or registration lapsed)", false),
     SHARDS_DEGRADED(213, "Membership: shards with fewer live copies than asked (reduced failure coverage)", true),
     RECONCILER_ELECTIONS_WON(218, "Placement: reconciler elections won by this node", false),
     TRANSITIONS_PLANNED(219, "Placement: transitions planned (or installed at once when no shard moves)", false),

@@ -24,23 +24,31 @@ final class FetchReads
 
     private final Transport transport;
     private final ErrorHandler errorHandler;
+    private final AcceptedSessions acceptedSessions;
     private final UnsafeBuffer localSource = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer localDestination = new UnsafeBuffer(0, 0);
     private final AtomicCounter blocksFetched;
     private final AtomicCounter bytesFetched;
     private final AtomicCounter readFailures;
+    private final AtomicCounter readTimeouts;
     private final AtomicCounter checksumMismatches;
     private final AtomicCounter localSpanKeys;
     private final AtomicCounter checksumsFromTransport;
     private int inFlight;
 
-    FetchReads(final Transport transport, final SystemCounters counters, final ErrorHandler errorHandler)
+    FetchReads(
+        final Transport transport,
+        final SystemCounters counters,
+        final ErrorHandler errorHandler,
+        final AcceptedSessions acceptedSessions)
     {
         this.transport = transport;
         this.errorHandler = errorHandler;
+        this.acceptedSessions = acceptedSessions;
         blocksFetched = counters.get(TransferCounter.BLOCKS_FETCHED);
         bytesFetched = counters.get(TransferCounter.BYTES_FETCHED);
         readFailures = counters.get(TransferCounter.READ_FAILURES);
+        readTimeouts = counters.get(TransferCounter.READ_TIMEOUTS);
         checksumMismatches = counters.get(TransferCounter.CHECKSUM_MISMATCHES);
         localSpanKeys = counters.get(TransferCounter.LOCAL_SPAN_KEYS);
         checksumsFromTransport = counters.get(TransferCounter.CHECKSUMS_FROM_TRANSPORT);
@@ -167,7 +175,15 @@ final class FetchReads
         fetch.readsInFlight--;
         inFlight--;
         final int length = fetch.keyLengths[k];
-        if (TransportStatus.OK != status || bytes != length)
+        if (TransportStatus.TIMEOUT == status)
+        {
+            // A peer that does not answer in time (partition, paused or dying source): an expected outcome of the
+            // network, counted, not an internal error; the key fails and the prefix stops as for any failed read.
+            readFailures.incrementRelease();
+            readTimeouts.incrementRelease();
+            fail(fetch, k, FailureReason.TRANSFER);
+        }
+        else if (TransportStatus.OK != status || bytes != length)
         {
             readFailures.incrementRelease();
             errorHandler.onError(new IllegalStateException("peer read " + TransportStatus.name(status) + ": key " + k +
@@ -188,6 +204,12 @@ final class FetchReads
         else
         {
             fetch.keyStates[k] = PeerFetch.KEY_DONE;
+            if (!attempt.accepted)
+            {
+                attempt.accepted = true;
+                acceptedSessions.accepted(attempt.ownerMsb, attempt.ownerLsb, attempt.requesterSessionId,
+                    attempt.transferSessionId, k, length);
+            }
             if (summed)
             {
                 checksumsFromTransport.incrementRelease();

@@ -81,6 +81,7 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
      * @param admission    whether a verified peer block is kept in DRAM.
      * @param counters     the system counters.
      * @param errorHandler where failed reads and checksum mismatches are recorded.
+     * @param accepted     where each session whose bytes were accepted is recorded.
      */
     public PeerFetcher(
         final CatalogRequester catalog,
@@ -90,9 +91,11 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         final NamespaceTable namespaces,
         final PeerAdmission admission,
         final SystemCounters counters,
-        final ErrorHandler errorHandler)
+        final ErrorHandler errorHandler,
+        final AcceptedSessions accepted)
     {
-        this(catalog, new PublisherChannel(publisher), transport, store, namespaces, admission, counters, errorHandler);
+        this(catalog, new PublisherChannel(publisher), transport, store, namespaces, admission, counters, errorHandler,
+            accepted);
     }
 
     PeerFetcher(
@@ -105,10 +108,24 @@ public final class PeerFetcher implements PeerPort, LookupAnswerSink, TransportL
         final SystemCounters counters,
         final ErrorHandler errorHandler)
     {
+        this(catalog, channel, transport, store, namespaces, admission, counters, errorHandler, AcceptedSessions.NONE);
+    }
+
+    PeerFetcher(
+        final CatalogRequester catalog,
+        final RequestChannel channel,
+        final Transport transport,
+        final TieredStore store,
+        final NamespaceTable namespaces,
+        final PeerAdmission admission,
+        final SystemCounters counters,
+        final ErrorHandler errorHandler,
+        final AcceptedSessions accepted)
+    {
         final TransferProxy proxy = new TransferProxy(channel);
         final UnansweredSources unanswered = new UnansweredSources();
         this.catalog = catalog;
-        this.reads = new FetchReads(transport, counters, errorHandler);
+        this.reads = new FetchReads(transport, counters, errorHandler, accepted);
         this.answers = new FetchAnswers(catalog, store, namespaces, admission, counters);
         this.releases = new SourceReleases(catalog, proxy, store, counters);
         this.authorizations = new Authorizations(catalog, proxy,

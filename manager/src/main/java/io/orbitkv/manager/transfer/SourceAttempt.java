@@ -41,6 +41,8 @@ final class SourceAttempt
      * copied into the destinations, unpinned on release; no message is sent for it.
      */
     boolean local;
+    /** A block read under this session was accepted and recorded as such (once per session). */
+    boolean accepted;
 
     SourceAttempt(final int index)
     {
@@ -73,6 +75,7 @@ final class SourceAttempt
         this.notBeforeMs = notBeforeMs;
         client = null;
         local = false;
+        accepted = false;
     }
 
     /**
@@ -84,6 +87,7 @@ final class SourceAttempt
         this.requesterSessionId = requesterSessionId;
         correlationId = 0;
         client = null;
+        accepted = false;
         this.notBeforeMs = notBeforeMs;
         deadlineMs = notBeforeMs + TransferLimits.AUTHORIZE_TIMEOUT_MS;
     }

@@ -299,6 +299,8 @@ final class SourceAuthorizer
         hold.deadlineNs = nowNs + settings.sessionTtlNs();
         nextDeadlineNs = Math.min(nextDeadlineNs, hold.deadlineNs);
         holds.granted(hold);
+        members.granted(nowNs, hold.requesterMsb, hold.requesterLsb, requesterSessionId, hold.transferSessionId, valid,
+            hold.chargedBytes);
         grants.incrementRelease();
         grantedKeys.getAndAddRelease(valid);
         if (staged > 0)

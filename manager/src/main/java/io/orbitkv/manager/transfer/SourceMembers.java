@@ -24,4 +24,27 @@ public interface SourceMembers
      * requesters that left the view only then.
      */
     long viewVersion();
+
+    /**
+     * A grant was made, decided at {@code decidedNs} after {@link #grantsAllowed(long)} said yes for that time (agent
+     * thread; must not allocate). Recorded in the authority log by {@link MembershipMembers}.
+     *
+     * @param decidedNs          the time the registration was checked at.
+     * @param requesterMsb       requester incarnation's runtime UUID.
+     * @param requesterLsb       requester incarnation's runtime UUID.
+     * @param requesterSessionId the requester's session id.
+     * @param transferSessionId  the transfer session.
+     * @param keys               keys granted.
+     * @param bytes              bytes charged.
+     */
+    default void granted(
+        final long decidedNs,
+        final long requesterMsb,
+        final long requesterLsb,
+        final long requesterSessionId,
+        final long transferSessionId,
+        final int keys,
+        final long bytes)
+    {
+    }
 }

@@ -73,7 +73,8 @@ public enum TransferCounter implements FixedCounter
     UNANSWERED_SOURCE_SKIPS(210, "Transfer requester: candidates passed over (source left an authorization unanswered)", false),
     LOCAL_SPAN_KEYS(212, "Transfer requester: keys of a fetch served from this Manager's DRAM (between peer spans)", false),
     CHECKSUMS_FROM_TRANSPORT(252, "Transfer requester: peer blocks checked against the sum the transport took as they landed",
-        false);
+        false),
+    READ_TIMEOUTS(325, "Transfer requester: peer reads timed out (counted in the failed reads too; not an error)", false);
 
     private final Spec spec;
 

@@ -30,7 +30,10 @@ class FetchReadsTest
 
     private final SystemCounters counters = SystemCounterFamilies.inMemory();
     private final List<Throwable> errors = new ArrayList<>();
-    private final FetchReads reads = new FetchReads(null, counters, errors::add);
+    private final List<long[]> accepted = new ArrayList<>();
+    private final FetchReads reads = new FetchReads(null, counters, errors::add,
+        (sourceMsb, sourceLsb, requesterSessionId, transferSessionId, keyIndex, bytes) ->
+            accepted.add(new long[]{sourceMsb, sourceLsb, requesterSessionId, transferSessionId, keyIndex, bytes}));
     private final PeerFetch fetch = new PeerFetch(0);
     private final PeerFetch[] fetches = {fetch};
     private Arena arena;
@@ -115,6 +118,37 @@ class FetchReadsTest
         assertEquals(0, fetch.stopKey);
         assertEquals(1, counters.get(TransferCounter.CHECKSUM_MISMATCHES).get());
         assertEquals(0, counters.get(TransferCounter.CHECKSUMS_FROM_TRANSPORT).get());
+    }
+
+    @Test
+    void shouldCountATimedOutReadWithoutAnErrorEntryAndStopThePrefix()
+    {
+        reads.complete(fetches, requestId(0), TransportStatus.TIMEOUT, 0, false, 0);
+
+        assertEquals(PeerFetch.KEY_FAILED, fetch.keyStates[0]);
+        assertEquals(FailureReason.TRANSFER, fetch.keyReasons[0]);
+        assertEquals(0, fetch.stopKey);
+        assertEquals(1, counters.get(TransferCounter.READ_TIMEOUTS).get());
+        assertEquals(1, counters.get(TransferCounter.READ_FAILURES).get());
+        assertEquals(List.of(), errors, "a timeout is an outcome of the network, not an internal error");
+
+        reads.complete(fetches, requestId(1), TransportStatus.FAILED, 0, false, 0);
+        assertEquals(1, errors.size(), "other failures are still logged");
+        assertEquals(1, counters.get(TransferCounter.READ_TIMEOUTS).get());
+    }
+
+    @Test
+    void shouldRecordTheFirstAcceptedBlockOfASessionOnce()
+    {
+        final SourceAttempt attempt = fetch.attempt(0);
+        attempt.begin(11, 12, 0, 2, 77, 0);
+        attempt.transferSessionId = 99;
+
+        reads.complete(fetches, requestId(0), TransportStatus.OK, BLOCK, false, 0);
+        reads.complete(fetches, requestId(1), TransportStatus.OK, BLOCK, false, 0);
+
+        assertEquals(1, accepted.size());
+        assertEquals(List.of(11L, 12L, 77L, 99L, 0L, (long)BLOCK), java.util.Arrays.stream(accepted.get(0)).boxed().toList());
     }
 
     private long requestId(final int key)
