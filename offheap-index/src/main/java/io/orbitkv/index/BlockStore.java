@@ -117,6 +117,7 @@ public final class BlockStore
 
     private long sequence;
     private long accessClock;
+    private long restoreClock;
     private long payloadBytes;
     private int pinnedBlocks;
     private long evictions;
@@ -315,8 +316,8 @@ public final class BlockStore
         index.state(id, BlockIndex.STATE_READY);
         index.insertionSequence(id, insertionSequence);
         sequence = Math.max(sequence, insertionSequence);
-        index.accessStamp(id, ++accessClock);
-        linkMostRecent(id);
+        index.accessStamp(id, --restoreClock);
+        linkLeastRecent(id);
         observer.onResident(this, id);
         return id;
     }
@@ -716,6 +717,23 @@ public final class BlockStore
             index.lruNext(tail, entryId);
         }
         lruTail[sizeClass] = entryId;
+    }
+
+    private void linkLeastRecent(final int entryId)
+    {
+        final int sizeClass = index.sizeClass(entryId);
+        final int head = lruHead[sizeClass];
+        index.lruPrev(entryId, NULL_ID);
+        index.lruNext(entryId, head);
+        if (NULL_ID == head)
+        {
+            lruTail[sizeClass] = entryId;
+        }
+        else
+        {
+            index.lruPrev(head, entryId);
+        }
+        lruHead[sizeClass] = entryId;
     }
 
     private void unlink(final int entryId)

@@ -96,4 +96,25 @@ class RestoreAllocationTest
         assertEquals(42, store.insertionSequence(fresh));
         store.allocator().accountingCheck();
     }
+
+    @Test
+    void shouldEvictRestoredEntriesOldestFirstWhenRestoredNewestFirst()
+    {
+        final BlockStore store = new BlockStore(2L * SlabAllocator.PAGE_BYTES, MAX_BLOCK, 1 << 20, BlockStore.NO_OP_LISTENER);
+        final UnsafeBuffer hash = new UnsafeBuffer(new byte[32]);
+        final int perPage = SlabAllocator.PAGE_BYTES / 4096;
+        for (int i = 2 * perPage - 1; i >= 0; i--)
+        {
+            hash.putLong(0, i);
+            assertTrue(store.restore(0, hash, 0, 32, 4096L * i, 4096, i, 100 + i) >= 0);
+        }
+        assertEquals(100, store.insertionSequence(store.oldestEvictable()));
+        hash.putLong(0, -1);
+        final int fresh = store.reserve(0, hash, 0, 32, 4096);
+        assertTrue(fresh >= 0);
+        hash.putLong(0, 0);
+        assertEquals(BlockStore.NOT_FOUND, store.find(0, hash, 0, 32), "the oldest restored entry went first");
+        hash.putLong(0, 1);
+        assertTrue(store.find(0, hash, 0, 32) >= 0);
+    }
 }
