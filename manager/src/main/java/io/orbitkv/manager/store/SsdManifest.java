@@ -184,6 +184,37 @@ public final class SsdManifest
         return null;
     }
 
+    /**
+     * The layout a manifest's header names, for tools that read a tier offline.
+     *
+     * @param file a manifest.
+     * @return its layout, or null when the file has no valid header of this version.
+     * @throws IOException when the file cannot be read.
+     */
+    public static Layout headerLayout(final Path file) throws IOException
+    {
+        final byte[] bytes = new byte[HEADER_BYTES];
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ))
+        {
+            final ByteBuffer buffer = ByteBuffer.wrap(bytes);
+            while (buffer.hasRemaining() && channel.read(buffer) >= 0)
+            {
+                // Reads the header.
+            }
+            if (buffer.hasRemaining())
+            {
+                return null;
+            }
+        }
+        final UnsafeBuffer view = new UnsafeBuffer(bytes);
+        final Layout named = new Layout(
+            view.getLong(H_SSD_BYTES, ByteOrder.LITTLE_ENDIAN),
+            view.getInt(H_BLOCK_BYTES, ByteOrder.LITTLE_ENDIAN),
+            view.getInt(H_PAGE_BYTES, ByteOrder.LITTLE_ENDIAN),
+            view.getInt(H_MAX_BLOCK_BYTES, ByteOrder.LITTLE_ENDIAN));
+        return null == checkHeader(view, 0, HEADER_BYTES, named) ? named : null;
+    }
+
     static int crc32c(final DirectBuffer buffer, final int offset, final int length)
     {
         final byte[] bytes = new byte[length];
