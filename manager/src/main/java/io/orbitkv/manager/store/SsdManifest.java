@@ -225,6 +225,118 @@ public final class SsdManifest
     }
 
     /**
+     * Writes a manifest record by record, for tools and benchmarks that need one of a given size (the Manager's own
+     * appends go through its writer thread). Not synced until {@link #close()}.
+     */
+    public static final class Appender implements AutoCloseable
+    {
+        private final FileChannel channel;
+        private final ByteBuffer buffer = ByteBuffer.allocateDirect(READ_CHUNK_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        private final UnsafeBuffer view = new UnsafeBuffer(buffer);
+        private final BlockChecksum checksum = new BlockChecksum(MemorySegment.ofBuffer(buffer));
+        private final CRC32C crc = new CRC32C();
+        private long size;
+        private int position;
+
+        /**
+         * @param file   created or truncated.
+         * @param layout written into the header.
+         * @throws IOException when the file cannot be created.
+         */
+        public Appender(final Path file, final Layout layout) throws IOException
+        {
+            channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.WRITE);
+            writeHeader(view, 0, layout, System.currentTimeMillis());
+            position = HEADER_BYTES;
+        }
+
+        public void namespace(final int fileNamespaceId, final byte[] name) throws IOException
+        {
+            final int body = reserve();
+            view.putByte(body, TYPE_NAMESPACE);
+            view.putInt(body + NS_ID, fileNamespaceId, ByteOrder.LITTLE_ENDIAN);
+            view.putShort(body + NS_LENGTH, (short)name.length, ByteOrder.LITTLE_ENDIAN);
+            view.putBytes(body + NS_NAME, name);
+            seal(body, NS_NAME + name.length);
+        }
+
+        public void resident(
+            final int fileNamespaceId,
+            final DirectBuffer hash,
+            final int hashOffset,
+            final int hashLength,
+            final long fileOffset,
+            final int length,
+            final int crc32c,
+            final long insertionSequence) throws IOException
+        {
+            final int body = reserve();
+            view.putByte(body, TYPE_RESIDENT);
+            view.putInt(body + RES_NAMESPACE, fileNamespaceId, ByteOrder.LITTLE_ENDIAN);
+            view.putByte(body + RES_HASH_LENGTH, (byte)hashLength);
+            view.putInt(body + RES_LENGTH, length, ByteOrder.LITTLE_ENDIAN);
+            view.putInt(body + RES_CRC, crc32c, ByteOrder.LITTLE_ENDIAN);
+            view.putLong(body + RES_OFFSET, fileOffset, ByteOrder.LITTLE_ENDIAN);
+            view.putLong(body + RES_SEQUENCE, insertionSequence, ByteOrder.LITTLE_ENDIAN);
+            view.putBytes(body + RES_HASH, hash, hashOffset, hashLength);
+            seal(body, RES_HASH + hashLength);
+        }
+
+        public void removed(final long fileOffset, final long insertionSequence) throws IOException
+        {
+            final int body = reserve();
+            view.putByte(body, TYPE_REMOVED);
+            view.putLong(body + REM_OFFSET, fileOffset, ByteOrder.LITTLE_ENDIAN);
+            view.putLong(body + REM_SEQUENCE, insertionSequence, ByteOrder.LITTLE_ENDIAN);
+            seal(body, REM_BYTES);
+        }
+
+        private int reserve() throws IOException
+        {
+            if (position + FRAME_HEADER_BYTES + MAX_BODY_BYTES > buffer.capacity())
+            {
+                flush();
+            }
+            return position + FRAME_HEADER_BYTES;
+        }
+
+        private void seal(final int body, final int length)
+        {
+            crc.reset();
+            checksum.update(crc, body, length);
+            view.putInt(body - FRAME_HEADER_BYTES, length, ByteOrder.LITTLE_ENDIAN);
+            view.putInt(body - 4, (int)crc.getValue(), ByteOrder.LITTLE_ENDIAN);
+            position = body + length;
+        }
+
+        private void flush() throws IOException
+        {
+            buffer.clear().limit(position);
+            while (buffer.hasRemaining())
+            {
+                size += channel.write(buffer, size);
+            }
+            position = 0;
+        }
+
+        /**
+         * @return bytes written so far, buffered ones included.
+         */
+        public long size()
+        {
+            return size + position;
+        }
+
+        public void close() throws IOException
+        {
+            flush();
+            channel.force(false);
+            channel.close();
+        }
+    }
+
+    /**
      * Receives the records of a manifest in file order.
      */
     public interface Visitor

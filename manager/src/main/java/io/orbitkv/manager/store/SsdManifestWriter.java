@@ -60,6 +60,8 @@ final class SsdManifestWriter implements Runnable, AutoCloseable
 
     /** An idle writer (nothing queued, nothing unsynced) parks this long at most between looks at its queue. */
     private static final long IDLE_PARK_NS = TimeUnit.SECONDS.toNanos(1);
+    /** While records wait for their sync, the queue is written out at least this often. */
+    static final long DRAIN_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
     /** Bytes of framed records collected before one write system call. */
     private static final int WRITE_BUFFER_BYTES = 1 << 20;
     private static final int MESSAGES_PER_READ = 4096;
@@ -320,9 +322,10 @@ final class SsdManifestWriter implements Runnable, AutoCloseable
         VarHandle.fullFence();
         if (queue.size() == 0 && running)
         {
-            final long parkNs = timed ?
-                Math.max(1, firstUnsyncedNs + Configuration.SSD_MANIFEST_SYNC_BATCH_NS - System.nanoTime()) :
-                IDLE_PARK_NS;
+            // While records wait for their sync, what the agent queues is written every DRAIN_INTERVAL_NS: a
+            // written record survives the process (kill -9) even before it is synced.
+            final long parkNs = timed ? Math.max(1, Math.min(DRAIN_INTERVAL_NS,
+                firstUnsyncedNs + Configuration.SSD_MANIFEST_SYNC_BATCH_NS - System.nanoTime())) : IDLE_PARK_NS;
             LockSupport.parkNanos(parkNs);
         }
         state = STATE_RUNNING;

@@ -209,11 +209,12 @@ public final class SsdPersistence implements AutoCloseable
                 final long restored = outcome & 0xFFFF_FFFFL;
                 final long dropped = outcome >>> 32;
                 // Reading plus restoring; building the tier in between (staging, the ring) is start-up as before.
-                final long elapsedMs = (readNs + System.nanoTime() - restoreStartNs) / 1_000_000;
+                final long elapsedUs = (readNs + System.nanoTime() - restoreStartNs) / 1_000;
+                final long elapsedMs = elapsedUs / 1_000;
                 counters.get(StoreCounter.SSD_RECOVERY_RESIDENCES).setRelease(restored);
                 counters.get(StoreCounter.SSD_RECOVERY_BLOCK_BYTES).setRelease(tier.payloadBytes());
                 counters.get(StoreCounter.SSD_RECOVERY_DROPPED).setRelease(dropped);
-                counters.get(StoreCounter.SSD_RECOVERY_MS).setRelease(elapsedMs);
+                counters.get(StoreCounter.SSD_RECOVERY_US).setRelease(elapsedUs);
                 counters.get(StoreCounter.SSD_RECOVERY_STATE).setRelease(StoreCounter.SSD_RECOVERY_DONE);
                 log.println("orbitkv ssd: recovered " + restored + " residences (" + tier.payloadBytes() +
                     " bytes, verified on first read) from " + manifest + " (" + read.records() + " records, " +

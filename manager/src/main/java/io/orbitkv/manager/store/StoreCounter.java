@@ -61,7 +61,7 @@ public enum StoreCounter implements FixedCounter
     SSD_RECOVERY_BLOCK_BYTES(342, "SSD recovery: block bytes restored", true),
     SSD_RECOVERY_TORN(343, "SSD recovery: torn or corrupt manifest tail records ignored", true),
     SSD_RECOVERY_DROPPED(344, "SSD recovery: records dropped (out of layout, overlapping, unknown namespace, no room)", true),
-    SSD_RECOVERY_MS(345, "SSD recovery: time to read the manifest and rebuild the index (ms)", true),
+    SSD_RECOVERY_US(345, "SSD recovery: time to read the manifest and rebuild the index (us)", true),
     SSD_RECOVERY_CHECKSUM_DROPS(346, "SSD recovery: restored residences dropped on first read (checksum)", false),
     SSD_RECOVERY_VERIFIED(347, "SSD recovery: restored residences verified on first read", false);
 

@@ -143,6 +143,7 @@ class SsdPersistenceEndToEndTest
             long seen = admissionsBefore;
             while (seen < target && publisher.process().isAlive() && System.nanoTime() - deadlineNs < 0)
             {
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(200));
                 seen = processes.counter("SSD admissions (write completed)");
             }
             final long liveAtKill = processes.counter("SSD blocks resident");
@@ -169,7 +170,9 @@ class SsdPersistenceEndToEndTest
             totalLost += lost;
             System.out.println("kill -9 round " + round + " (seed " + seed + "): live at kill >= " + liveAtKill +
                 ", restored " + restored + ", dropped on read " + checksumDrops + ", lost " + lost);
-            assertTrue(lost <= 2L * 1024 + liveAtKill / 4, "round " + round + ": lost " + lost + " of " + liveAtKill);
+            // kill -9 loses what the writer had not yet written: at most a sync batch, whatever the policy's timer.
+            assertTrue(lost <= 2L * io.orbitkv.manager.Configuration.SSD_MANIFEST_SYNC_BATCH_RECORDS,
+                "round " + round + ": lost " + lost + " of " + liveAtKill);
         }
         System.out.println("kill -9: " + KILL_ROUNDS + " rounds, seed " + seed + ", lost " + totalLost + " in all");
     }
