@@ -548,21 +548,58 @@ public final class SsdManifest
      */
     public static final class Replay implements Visitor
     {
-        private final Long2LongHashMap slotByOffset = new Long2LongHashMap(-1);
+        /** Most residences a replay sizes its tables for up front; more grow them. */
+        public static final int MAX_EXPECTED = 1 << 24;
+
+        private final Long2LongHashMap slotByOffset;
         private byte[][] names = new byte[16][];
         private int namespaceCount;
-        private int[] namespace = new int[1024];
-        private int[] hashLength = new int[1024];
-        private byte[] hash = new byte[1024 * BlockIndex.MAX_HASH_BYTES];
-        private long[] offset = new long[1024];
-        private int[] length = new int[1024];
-        private int[] crc = new int[1024];
-        private long[] sequence = new long[1024];
+        private int[] namespace;
+        private int[] hashLength;
+        private byte[] hash;
+        private long[] offset;
+        private int[] length;
+        private int[] crc;
+        private long[] sequence;
         private int[] freeSlots = new int[1024];
         private int freeCount;
         private int slotCount;
         private long maxSequence;
         private long badNamespaces;
+
+        /**
+         * A replay sized for a small manifest.
+         */
+        public Replay()
+        {
+            this(1024);
+        }
+
+        /**
+         * @param expected residences expected (e.g. the manifest's size over a record's), so that replaying needs no
+         *                 rehash; at most {@link #MAX_EXPECTED} is used.
+         */
+        public Replay(final long expected)
+        {
+            final int capacity = (int)Math.max(1024, Math.min(expected, MAX_EXPECTED));
+            slotByOffset = new Long2LongHashMap(capacity * 2, 0.65f, -1);
+            namespace = new int[capacity];
+            hashLength = new int[capacity];
+            hash = new byte[capacity * BlockIndex.MAX_HASH_BYTES];
+            offset = new long[capacity];
+            length = new int[capacity];
+            crc = new int[capacity];
+            sequence = new long[capacity];
+        }
+
+        /**
+         * @param manifestBytes size of a manifest.
+         * @return residences it can hold at most (every record a residence with a 32-byte hash).
+         */
+        public static long expectedFor(final long manifestBytes)
+        {
+            return manifestBytes / (FRAME_HEADER_BYTES + RES_HASH + 32);
+        }
 
         public void onNamespace(final int fileNamespaceId, final DirectBuffer name, final int nameOffset, final int nameLength)
         {
@@ -592,11 +629,14 @@ public final class SsdManifest
             final long insertionSequence)
         {
             maxSequence = Math.max(maxSequence, insertionSequence);
-            int slot = (int)slotByOffset.get(fileOffset);
-            if (slot < 0)
+            int slot = takeSlot();
+            final int earlier = (int)slotByOffset.put(fileOffset, slot);
+            if (earlier >= 0)
             {
-                slot = takeSlot();
-                slotByOffset.put(fileOffset, slot);
+                // A residence replaces an earlier one at its extent: keep the earlier slot.
+                slotByOffset.put(fileOffset, earlier);
+                freeSlot(slot);
+                slot = earlier;
             }
             namespace[slot] = fileNamespaceId;
             hashLength[slot] = hashBytes;
@@ -614,12 +654,17 @@ public final class SsdManifest
             if (slot >= 0 && sequence[slot] == insertionSequence)
             {
                 slotByOffset.remove(fileOffset);
-                if (freeCount == freeSlots.length)
-                {
-                    freeSlots = java.util.Arrays.copyOf(freeSlots, freeCount * 2);
-                }
-                freeSlots[freeCount++] = slot;
+                freeSlot(slot);
             }
+        }
+
+        private void freeSlot(final int slot)
+        {
+            if (freeCount == freeSlots.length)
+            {
+                freeSlots = java.util.Arrays.copyOf(freeSlots, freeCount * 2);
+            }
+            freeSlots[freeCount++] = slot;
         }
 
         private int takeSlot()

@@ -100,7 +100,17 @@ public final class SsdPersistence implements AutoCloseable
         }
         stateCounter.setRelease(StoreCounter.SSD_RECOVERY_READING);
         startNs = System.nanoTime();
-        final SsdManifest.Replay candidate = new SsdManifest.Replay();
+        long manifestBytes = 0;
+        try
+        {
+            manifestBytes = Files.exists(manifest) ? Files.size(manifest) : 0;
+        }
+        catch (final IOException ex)
+        {
+            // Read below reports it.
+        }
+        final SsdManifest.Replay candidate = new SsdManifest.Replay(Math.min(
+            SsdManifest.Replay.expectedFor(manifestBytes), io.orbitkv.index.BlockIndex.capacityFor(ctx.indexBudgetBytes())));
         SsdManifest.ReadResult result;
         try
         {
