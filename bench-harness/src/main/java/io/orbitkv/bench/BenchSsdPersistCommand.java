@@ -107,6 +107,11 @@ public final class BenchSsdPersistCommand implements Callable<Integer>
         }
         final double[][] figures = new double[all.length][rounds];
         final long[][] syncs = new long[all.length][rounds];
+        // Warm-up, discarded: the first Manager of the process runs its code cold.
+        for (final String policy : all)
+        {
+            writeRun(policy, -1, new long[1]);
+        }
         for (int round = 0; round < rounds; round++)
         {
             for (int k = 0; k < all.length; k++)

@@ -478,7 +478,14 @@ class TransferEndToEndTest
         assertEquals(48, result.value(), "published");
         fill(engineA, 13_000, 64);
         engineA.publish(batch(13_000, 64), result);
-        engineA.lookup(prefix, false, false, result);
+        // The SSD writes of the evicted blocks complete after the publish answered.
+        final long written = System.nanoTime() + DEADLINE_NS;
+        do
+        {
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+            engineA.lookup(prefix, false, false, result);
+        }
+        while (result.count(KeyStatus.SSD) != 48 && System.nanoTime() - written < 0);
         assertEquals(48, result.count(KeyStatus.SSD), () -> describe(result));
         final java.util.UUID before = managers.get(0).runtimeUuid();
 
