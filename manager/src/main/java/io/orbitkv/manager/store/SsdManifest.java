@@ -561,6 +561,7 @@ public final class SsdManifest
         private int[] length;
         private int[] crc;
         private long[] sequence;
+        private boolean[] live;
         private int[] freeSlots = new int[1024];
         private int freeCount;
         private int slotCount;
@@ -590,6 +591,7 @@ public final class SsdManifest
             length = new int[capacity];
             crc = new int[capacity];
             sequence = new long[capacity];
+            live = new boolean[capacity];
         }
 
         /**
@@ -660,6 +662,7 @@ public final class SsdManifest
 
         private void freeSlot(final int slot)
         {
+            live[slot] = false;
             if (freeCount == freeSlots.length)
             {
                 freeSlots = java.util.Arrays.copyOf(freeSlots, freeCount * 2);
@@ -671,7 +674,9 @@ public final class SsdManifest
         {
             if (freeCount > 0)
             {
-                return freeSlots[--freeCount];
+                final int slot = freeSlots[--freeCount];
+                live[slot] = true;
+                return slot;
             }
             if (slotCount == offset.length)
             {
@@ -683,7 +688,9 @@ public final class SsdManifest
                 length = java.util.Arrays.copyOf(length, capacity);
                 crc = java.util.Arrays.copyOf(crc, capacity);
                 sequence = java.util.Arrays.copyOf(sequence, capacity);
+                live = java.util.Arrays.copyOf(live, capacity);
             }
+            live[slotCount] = true;
             return slotCount++;
         }
 
@@ -693,15 +700,25 @@ public final class SsdManifest
          */
         public int[] liveSlotsOldestFirst()
         {
-            final int live = slotByOffset.size();
-            final int[] slots = new int[live];
-            int i = 0;
-            final Long2LongHashMap.ValueIterator values = slotByOffset.values().iterator();
-            while (values.hasNext())
+            // Slots in the order they were first taken: the manifest's order, which is insertion order unless a
+            // checkpoint's snapshot or a reused slot intervened. Sorted only when it is not.
+            final int[] slots = new int[slotByOffset.size()];
+            int count = 0;
+            boolean ordered = true;
+            long previous = Long.MIN_VALUE;
+            for (int slot = 0; slot < slotCount; slot++)
             {
-                slots[i++] = (int)values.nextValue();
+                if (live[slot])
+                {
+                    slots[count++] = slot;
+                    ordered &= sequence[slot] > previous;
+                    previous = sequence[slot];
+                }
             }
-            sortBySequence(slots);
+            if (!ordered)
+            {
+                sortBySequence(slots);
+            }
             return slots;
         }
 
