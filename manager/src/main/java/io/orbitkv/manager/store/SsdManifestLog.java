@@ -30,7 +30,7 @@ final class SsdManifestLog implements BlockStore.ResidencyObserver
     static final int SCAN_PER_TICK = 8192;
     /** Bytes one residence takes in a checkpoint, for the checkpoint decision (a 32-byte hash). */
     static final int CHECKPOINT_RECORD_BYTES = SsdManifest.FRAME_HEADER_BYTES + SsdManifest.RES_HASH + 32;
-    /** Least time between the starts of two checkpoints asked for after lost records (a full disk). */
+    /** Least time between the starts of two checkpoints (one the disk refused is retried after this). */
     static final long RESYNC_RETRY_NS = TimeUnit.SECONDS.toNanos(1);
 
     private final SsdManifestWriter writer;
@@ -63,6 +63,7 @@ final class SsdManifestLog implements BlockStore.ResidencyObserver
         this.checkpointBytes = checkpointBytes;
         this.announced = new boolean[namespaces.maxNamespaces()];
         this.recordsLost = counters.get(StoreCounter.SSD_MANIFEST_RECORDS_LOST);
+        this.nextResyncNs = System.nanoTime();
     }
 
     /**
@@ -115,7 +116,8 @@ final class SsdManifestLog implements BlockStore.ResidencyObserver
         final long manifestBytes = writer.manifestBytes();
         final boolean outgrown = manifestBytes > checkpointBytes &&
             manifestBytes > (long)Configuration.SSD_MANIFEST_CHECKPOINT_GROWTH * store.blockCount() * CHECKPOINT_RECORD_BYTES;
-        if ((outgrown || (resyncPending && nowNs - nextResyncNs >= 0)) &&
+        // At most one start per RESYNC_RETRY_NS: a checkpoint the disk refuses is not retried in a loop.
+        if ((outgrown || resyncPending) && nowNs - nextResyncNs >= 0 &&
             queue.write(SsdManifestWriter.MSG_CHECKPOINT_BEGIN, queueBuffer, 0, 0))
         {
             resyncPending = false;
