@@ -80,7 +80,8 @@ public final class SsdCommand implements Runnable
                 return 2;
             }
             final long startNs = System.nanoTime();
-            final SsdManifest.Replay replay = new SsdManifest.Replay();
+            final SsdManifest.Replay replay = new SsdManifest.Replay(
+                SsdManifest.Replay.expectedFor(Files.size(manifest)), layout.ssdBytes());
             final SsdManifest.ReadResult read = SsdManifest.read(manifest, layout, replay);
             if (SsdManifest.READ_OK != read.status())
             {
@@ -127,6 +128,7 @@ public final class SsdCommand implements Runnable
                     }
                 }
             }
+            outside += replay.invalidOffsets();
             final double ms = (System.nanoTime() - startNs) / 1e6;
             out.println(String.format(Locale.ROOT,
                 "{\"command\":\"ssd verify\",\"manifest\":\"%s\",\"ssdBytes\":%d,\"maxBlockBytes\":%d," +

@@ -551,7 +551,14 @@ public final class SsdManifest
         /** Most residences a replay sizes its tables for up front; more grow them. */
         public static final int MAX_EXPECTED = 1 << 24;
 
+        /** Extents of a tier up to this many 4 KiB granules are mapped by a plain array, larger ones by a hash map. */
+        public static final long DIRECT_MAP_MAX_GRANULES = 1L << 24;
+        private static final int GRANULE_SHIFT = 12;
+
         private final Long2LongHashMap slotByOffset;
+        private final int[] slotByGranule;
+        private int liveCount;
+        private long invalidOffsets;
         private byte[][] names = new byte[16][];
         private int namespaceCount;
         private int[] namespace;
@@ -582,8 +589,31 @@ public final class SsdManifest
          */
         public Replay(final long expected)
         {
+            this(expected, 0);
+        }
+
+        /**
+         * @param expected residences expected, as for {@link #Replay(long)}.
+         * @param ssdBytes size of the SSD file whose extents the manifest names: up to
+         *                 {@link #DIRECT_MAP_MAX_GRANULES} 4 KiB granules, extents are mapped by a plain array (a record
+         *                 naming an offset that is not a granule inside the file is then ignored and counted,
+         *                 {@link #invalidOffsets()}); 0 for a hash map.
+         */
+        public Replay(final long expected, final long ssdBytes)
+        {
             final int capacity = (int)Math.max(1024, Math.min(expected, MAX_EXPECTED));
-            slotByOffset = new Long2LongHashMap(capacity * 2, 0.65f, -1);
+            final long granules = ssdBytes >>> GRANULE_SHIFT;
+            if (granules > 0 && granules <= DIRECT_MAP_MAX_GRANULES)
+            {
+                slotByGranule = new int[(int)granules];
+                java.util.Arrays.fill(slotByGranule, -1);
+                slotByOffset = null;
+            }
+            else
+            {
+                slotByGranule = null;
+                slotByOffset = new Long2LongHashMap(capacity * 2, 0.65f, -1);
+            }
             namespace = new int[capacity];
             hashLength = new int[capacity];
             hash = new byte[capacity * BlockIndex.MAX_HASH_BYTES];
@@ -631,14 +661,38 @@ public final class SsdManifest
             final long insertionSequence)
         {
             maxSequence = Math.max(maxSequence, insertionSequence);
-            int slot = takeSlot();
-            final int earlier = (int)slotByOffset.put(fileOffset, slot);
-            if (earlier >= 0)
+            int slot;
+            if (null != slotByGranule)
             {
-                // A residence replaces an earlier one at its extent: keep the earlier slot.
-                slotByOffset.put(fileOffset, earlier);
-                freeSlot(slot);
-                slot = earlier;
+                final int granule = granuleOf(fileOffset);
+                if (granule < 0)
+                {
+                    invalidOffsets++;
+                    return;
+                }
+                slot = slotByGranule[granule];
+                if (slot < 0)
+                {
+                    slot = takeSlot();
+                    slotByGranule[granule] = slot;
+                    liveCount++;
+                }
+            }
+            else
+            {
+                slot = takeSlot();
+                final int earlier = (int)slotByOffset.put(fileOffset, slot);
+                if (earlier >= 0)
+                {
+                    // A residence replaces an earlier one at its extent: keep the earlier slot.
+                    slotByOffset.put(fileOffset, earlier);
+                    freeSlot(slot);
+                    slot = earlier;
+                }
+                else
+                {
+                    liveCount++;
+                }
             }
             namespace[slot] = fileNamespaceId;
             hashLength[slot] = hashBytes;
@@ -652,12 +706,40 @@ public final class SsdManifest
         public void onRemoved(final long fileOffset, final long insertionSequence)
         {
             maxSequence = Math.max(maxSequence, insertionSequence);
+            if (null != slotByGranule)
+            {
+                final int granule = granuleOf(fileOffset);
+                final int slot = granule < 0 ? -1 : slotByGranule[granule];
+                if (slot >= 0 && sequence[slot] == insertionSequence)
+                {
+                    slotByGranule[granule] = -1;
+                    freeSlot(slot);
+                    liveCount--;
+                }
+                return;
+            }
             final int slot = (int)slotByOffset.get(fileOffset);
             if (slot >= 0 && sequence[slot] == insertionSequence)
             {
                 slotByOffset.remove(fileOffset);
                 freeSlot(slot);
+                liveCount--;
             }
+        }
+
+        private int granuleOf(final long fileOffset)
+        {
+            final long granule = fileOffset >>> GRANULE_SHIFT;
+            return fileOffset < 0 || (fileOffset & ((1 << GRANULE_SHIFT) - 1)) != 0 || granule >= slotByGranule.length ?
+                -1 : (int)granule;
+        }
+
+        /**
+         * @return records ignored because their extent is not a 4 KiB granule of the file (array mapping only).
+         */
+        public long invalidOffsets()
+        {
+            return invalidOffsets;
         }
 
         private void freeSlot(final int slot)
@@ -702,7 +784,7 @@ public final class SsdManifest
         {
             // Slots in the order they were first taken: the manifest's order, which is insertion order unless a
             // checkpoint's snapshot or a reused slot intervened. Sorted only when it is not.
-            final int[] slots = new int[slotByOffset.size()];
+            final int[] slots = new int[liveCount];
             int count = 0;
             boolean ordered = true;
             long previous = Long.MIN_VALUE;
@@ -754,7 +836,7 @@ public final class SsdManifest
 
         public int liveCount()
         {
-            return slotByOffset.size();
+            return liveCount;
         }
 
         public long maxSequence()

@@ -110,7 +110,8 @@ public final class SsdPersistence implements AutoCloseable
             // Read below reports it.
         }
         final SsdManifest.Replay candidate = new SsdManifest.Replay(Math.min(
-            SsdManifest.Replay.expectedFor(manifestBytes), io.orbitkv.index.BlockIndex.capacityFor(ctx.indexBudgetBytes())));
+            SsdManifest.Replay.expectedFor(manifestBytes), io.orbitkv.index.BlockIndex.capacityFor(ctx.indexBudgetBytes())),
+            ctx.ssdBytes());
         SsdManifest.ReadResult result;
         try
         {
@@ -217,7 +218,7 @@ public final class SsdPersistence implements AutoCloseable
                 final long restoreStartNs = System.nanoTime();
                 final long outcome = tier.restore(replay, namespaces, fileNamespaceOf);
                 final long restored = outcome & 0xFFFF_FFFFL;
-                final long dropped = outcome >>> 32;
+                final long dropped = (outcome >>> 32) + replay.invalidOffsets();
                 // Reading plus restoring; building the tier in between (staging, the ring) is start-up as before.
                 final long elapsedUs = (readNs + System.nanoTime() - restoreStartNs) / 1_000;
                 final long elapsedMs = elapsedUs / 1_000;

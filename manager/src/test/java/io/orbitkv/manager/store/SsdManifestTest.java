@@ -41,7 +41,33 @@ class SsdManifestTest
             appender.removed(16384, 99);
             appender.resident(0, hash(4), 0, 32, 0, 4096, 44, 4);
         }
-        final SsdManifest.Replay replay = new SsdManifest.Replay();
+        for (final SsdManifest.Replay replay : new SsdManifest.Replay[]{
+            new SsdManifest.Replay(), new SsdManifest.Replay(16, LAYOUT.ssdBytes())})
+        {
+            assertReplayed(file, replay);
+        }
+    }
+
+    @Test
+    void shouldIgnoreAndCountExtentsOutsideTheFileWithTheArrayMapping() throws IOException
+    {
+        final Path file = dir.resolve("m");
+        try (SsdManifest.Appender appender = new SsdManifest.Appender(file, LAYOUT))
+        {
+            appender.namespace(0, "a".getBytes(StandardCharsets.UTF_8));
+            appender.resident(0, hash(1), 0, 32, LAYOUT.ssdBytes(), 4096, 1, 1);
+            appender.resident(0, hash(2), 0, 32, 100, 4096, 2, 2);
+            appender.resident(0, hash(3), 0, 32, -4096, 4096, 3, 3);
+            appender.resident(0, hash(4), 0, 32, 4096, 4096, 4, 4);
+        }
+        final SsdManifest.Replay replay = new SsdManifest.Replay(16, LAYOUT.ssdBytes());
+        assertEquals(SsdManifest.READ_OK, SsdManifest.read(file, LAYOUT, replay).status());
+        assertEquals(3, replay.invalidOffsets());
+        assertEquals(1, replay.liveCount());
+    }
+
+    private static void assertReplayed(final Path file, final SsdManifest.Replay replay) throws IOException
+    {
         final SsdManifest.ReadResult read = SsdManifest.read(file, LAYOUT, replay);
         assertEquals(SsdManifest.READ_OK, read.status());
         assertEquals(7, read.records());
