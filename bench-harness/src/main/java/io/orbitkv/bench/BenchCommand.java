@@ -24,7 +24,8 @@ import picocli.CommandLine.Command;
         "  (scripts/orbitkv bench jmh [ARGS] runs the JMH micro-benchmarks)"
     },
     subcommands = {
-        BenchLocalCommand.class, BenchRingEchoCommand.class, BenchSsdCommand.class, BenchMembershipCommand.class,
+        BenchLocalCommand.class, BenchRingEchoCommand.class, BenchSsdCommand.class, BenchSsdPersistCommand.class,
+        BenchMembershipCommand.class,
         BenchCatalogCommand.class, BenchDiscoveryCommand.class, BenchCliCommand.class, BenchTransferCommand.class,
         BenchReplayCommand.class, BenchClientCommand.class
     })

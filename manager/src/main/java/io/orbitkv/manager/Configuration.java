@@ -461,6 +461,33 @@ public final class Configuration
     /** O_DIRECT granule: extents, I/O lengths and staging offsets are multiples of it. */
     public static final int SSD_BLOCK_BYTES = 4096;
 
+    /** Whether a start reads the SSD tier's manifest and keeps the residences it records (else the tier starts empty). */
+    public static final String SSD_RECOVER_PROP_NAME = "orbitkv.manager.ssd.recover";
+    public static final boolean SSD_RECOVER_DEFAULT = true;
+
+    /** When the SSD tier's manifest is made durable; {@code off} keeps no manifest (the tier is lost at every stop). */
+    public static final String SSD_MANIFEST_SYNC_PROP_NAME = "orbitkv.manager.ssd.manifest.sync";
+    public static final SsdManifestSync SSD_MANIFEST_SYNC_DEFAULT = SsdManifestSync.BATCH;
+
+    /** {@code batch}: the manifest is synced once this many records are unsynced ... */
+    public static final int SSD_MANIFEST_SYNC_BATCH_RECORDS = 1024;
+
+    /** ... or once its oldest unsynced record is this old, whichever comes first. */
+    public static final long SSD_MANIFEST_SYNC_BATCH_NS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    /**
+     * The manifest is rewritten from the live residences (a checkpoint) once it is larger than this and than
+     * {@link #SSD_MANIFEST_CHECKPOINT_GROWTH} times the size of a checkpoint of the live residences.
+     */
+    public static final String SSD_MANIFEST_CHECKPOINT_BYTES_PROP_NAME = "orbitkv.manager.ssd.manifest.checkpoint.bytes";
+    public static final long SSD_MANIFEST_CHECKPOINT_BYTES_DEFAULT = 64L << 20;
+
+    /** How much larger than a fresh checkpoint the manifest may grow before the next checkpoint. */
+    public static final int SSD_MANIFEST_CHECKPOINT_GROWTH = 4;
+
+    /** Bytes of the queue from the storage duty cycle to the manifest writer thread (a power of two). */
+    public static final int SSD_MANIFEST_QUEUE_BYTES = 16 << 20;
+
     /**
      * The transport that moves block bytes between Managers.
      */
@@ -496,6 +523,21 @@ public final class Configuration
         /** Every sealed publish is also written to SSD. */
         ON_PUBLISH,
         /** Nothing is written: the SSD tier only serves what is already there (i.e. nothing, after a restart). */
+        OFF
+    }
+
+    /**
+     * When records of the SSD tier's manifest are made durable (fdatasync of the SSD file, then of the manifest).
+     */
+    public enum SsdManifestSync
+    {
+        /** Every {@link #SSD_MANIFEST_SYNC_BATCH_RECORDS} records or {@link #SSD_MANIFEST_SYNC_BATCH_NS}, first wins. */
+        BATCH,
+        /** After every write of the records the writer found queued (group commit). */
+        ALWAYS,
+        /** Never by the Manager (the kernel writes back; a clean stop still syncs). */
+        NONE,
+        /** No manifest: the SSD file is truncated at start and deleted at stop. */
         OFF
     }
 
@@ -777,6 +819,22 @@ public final class Configuration
     {
         final String value = System.getProperty(SSD_ADMISSION_PROP_NAME);
         return null == value ? SSD_ADMISSION_DEFAULT : parseSsdAdmission(SSD_ADMISSION_PROP_NAME, value);
+    }
+
+    public static boolean ssdRecover()
+    {
+        return booleanProperty(SSD_RECOVER_PROP_NAME, SSD_RECOVER_DEFAULT);
+    }
+
+    public static SsdManifestSync ssdManifestSync()
+    {
+        final String value = System.getProperty(SSD_MANIFEST_SYNC_PROP_NAME);
+        return null == value ? SSD_MANIFEST_SYNC_DEFAULT : parseSsdManifestSync(SSD_MANIFEST_SYNC_PROP_NAME, value);
+    }
+
+    public static long ssdManifestCheckpointBytes()
+    {
+        return sizeProperty(SSD_MANIFEST_CHECKPOINT_BYTES_PROP_NAME, SSD_MANIFEST_CHECKPOINT_BYTES_DEFAULT);
     }
 
     public static boolean ssdPromote()
@@ -1168,6 +1226,28 @@ public final class Configuration
             case "on-publish", "on_publish" -> SsdAdmission.ON_PUBLISH;
             case "off" -> SsdAdmission.OFF;
             default -> throw invalid(name, "on-evict, on-publish or off", value);
+        };
+    }
+
+    public static SsdManifestSync parseSsdManifestSync(final String name, final String value)
+    {
+        return switch (value.trim().toLowerCase(Locale.ROOT))
+        {
+            case "batch" -> SsdManifestSync.BATCH;
+            case "always" -> SsdManifestSync.ALWAYS;
+            case "none" -> SsdManifestSync.NONE;
+            case "off" -> SsdManifestSync.OFF;
+            default -> throw invalid(name, "batch, always, none or off", value);
+        };
+    }
+
+    public static boolean parseOnOff(final String name, final String value)
+    {
+        return switch (value.trim().toLowerCase(Locale.ROOT))
+        {
+            case "on", "true" -> true;
+            case "off", "false" -> false;
+            default -> throw invalid(name, "on or off", value);
         };
     }
 

@@ -15,6 +15,7 @@ import io.orbitkv.manager.status.SystemCounterDescriptor;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.manager.store.PoolToucher;
 import io.orbitkv.manager.store.SsdBackend;
+import io.orbitkv.manager.store.SsdPersistence;
 import io.orbitkv.manager.events.KvEvents;
 import io.orbitkv.manager.store.SsdTier;
 import io.orbitkv.manager.store.TieredStore;
@@ -79,6 +80,7 @@ public final class Manager implements AutoCloseable
     private MappedRegion exportStagingRegion;
     private int ssdFd = -1;
     private java.nio.file.Path ssdFile;
+    private SsdPersistence ssdPersistence;
     private Membership membership;
     private AuthorityLog authorityLog;
     private CatalogService catalog;
@@ -237,7 +239,7 @@ public final class Manager implements AutoCloseable
         }
         if (null != ctx.ssdDir())
         {
-            ssdTier = openSsdTier(ssdObserver, errorHandler);
+            ssdTier = openSsdTier(ssdObserver, namespaces, errorHandler);
         }
         final TieredStore store = new TieredStore(ctx, poolRegion.segment(), ssdTier, systemCounters, dramObserver);
 
@@ -354,7 +356,9 @@ public final class Manager implements AutoCloseable
     }
 
     private SsdTier openSsdTier(
-        final BlockStore.ResidencyObserver residencyObserver, final ManagerErrorHandler errorHandler)
+        final BlockStore.ResidencyObserver residencyObserver,
+        final NamespaceTable namespaces,
+        final ManagerErrorHandler errorHandler)
     {
         final File ssdDir = ctx.ssdDir();
         if (!ssdDir.isDirectory() && !ssdDir.mkdirs())
@@ -375,14 +379,17 @@ public final class Manager implements AutoCloseable
         {
             // Only a warning is at stake.
         }
+        // Read the manifest before the file is opened: only a manifest of this layout keeps the file's contents.
+        ssdPersistence = SsdPersistence.open(ctx, ssdFile, systemCounters, System.err);
         final io.orbitkv.ffm.CallState state = new io.orbitkv.ffm.CallState();
         try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined())
         {
-            // design: no persistence promise yet, so the file is truncated at every start.
+            // Without a manifest to recover from, the file is truncated: what it held is not described anywhere.
             ssdFd = io.orbitkv.ffm.LibC.open(
                 state,
                 arena.allocateFrom(ssdFile.toString()),
-                io.orbitkv.ffm.LibC.O_RDWR | io.orbitkv.ffm.LibC.O_CREAT | io.orbitkv.ffm.LibC.O_TRUNC |
+                io.orbitkv.ffm.LibC.O_RDWR | io.orbitkv.ffm.LibC.O_CREAT |
+                (ssdPersistence.keepsFile() ? 0 : io.orbitkv.ffm.LibC.O_TRUNC) |
                 io.orbitkv.ffm.LibC.O_DIRECT | io.orbitkv.ffm.LibC.O_CLOEXEC,
                 0600);
         }
@@ -431,16 +438,8 @@ public final class Manager implements AutoCloseable
                     ssdFile, ctx.ssdQueueDepth(), stagingRegion, "io_uring unavailable: " + availability.reason());
             }
         }
-        return new SsdTier(
-            ctx,
-            ssdFile,
-            backend,
-            stagingRegion,
-            poolRegion.segment(),
-            systemCounters,
-            residencyObserver,
-            errorHandler,
-            System.err);
+        return ssdPersistence.newTier(backend, stagingRegion, poolRegion.segment(), residencyObserver, namespaces,
+            errorHandler);
     }
 
     private void awaitSsdStarted()
@@ -607,8 +606,13 @@ public final class Manager implements AutoCloseable
             doorbell.ring();
         }
         CloseHelper.close(agentRunner);
+<<<<<<< HEAD
         // After the agent and the membership, its writers; the file stays for readers.
         CloseHelper.quietClose(authorityLog);
+=======
+        // After the agent: its last completions queued their records; they are written and synced before the exit.
+        CloseHelper.quietClose(ssdPersistence);
+>>>>>>> persist
         // After the agent: it is the ring's only writer, and what it queued still goes out.
         CloseHelper.quietClose(kvEvents);
         CloseHelper.quietClose(agentSleep);
@@ -624,8 +628,11 @@ public final class Manager implements AutoCloseable
             ssdFd = -1;
             try
             {
-                // design: no persistence promise, so the space goes back at exit as it would be truncated at start.
-                java.nio.file.Files.deleteIfExists(ssdFile);
+                // Without a manifest nothing describes the file: its space goes back at exit.
+                if (null == ssdPersistence || !ssdPersistence.keepsFileAtStop())
+                {
+                    java.nio.file.Files.deleteIfExists(ssdFile);
+                }
             }
             catch (final IOException ex)
             {

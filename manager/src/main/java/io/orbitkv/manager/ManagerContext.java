@@ -82,6 +82,9 @@ public final class ManagerContext
     private Configuration.SsdBackendChoice ssdBackend = Configuration.ssdBackend();
     private SsdBackendSupplier ssdBackendSupplier = SsdBackendSupplier.DEFAULT;
     private long ssdStagingBytes = Configuration.ssdStagingBytes();
+    private boolean ssdRecover = Configuration.ssdRecover();
+    private Configuration.SsdManifestSync ssdManifestSync = Configuration.ssdManifestSync();
+    private long ssdManifestCheckpointBytes = Configuration.ssdManifestCheckpointBytes();
     private String etcdEndpoints = Configuration.etcdEndpoints();
     private String engineGroup = Configuration.engineGroup();
     private EngineFileAccess engineFileAccess;
@@ -210,6 +213,9 @@ public final class ManagerContext
             check(null != enginePoolAccess, "--engine-pool-access must be none or write-reserved");
             check(null != ssdBackend, "--ssd-backend must be auto, io_uring or filechannel");
             check(null != ssdBackendSupplier, "an SSD backend supplier must be set");
+            check(null != ssdManifestSync, "--ssd-manifest-sync must be batch, always, none or off");
+            check(ssdManifestCheckpointBytes >= (1L << 20), "--ssd-manifest-checkpoint-bytes must be at least 1m: " +
+                ssdManifestCheckpointBytes);
             final long minStaging = BitUtil.align((long)maxBlockBytes, (int)Configuration.POOL_BYTES_ALIGNMENT);
             ssdStagingBytes = BitUtil.align(Math.max(ssdStagingBytes, minStaging), (int)Configuration.POOL_BYTES_ALIGNMENT);
             check(ssdStagingBytes <= (1L << 30), "--ssd-staging-bytes must be at most 1g (one registered buffer): " +
@@ -611,6 +617,48 @@ public final class ManagerContext
     public ManagerContext ssdQueueDepth(final int ssdQueueDepth)
     {
         this.ssdQueueDepth = ssdQueueDepth;
+        return this;
+    }
+
+    /**
+     * @return whether a start reads the SSD manifest and keeps the residences it records.
+     */
+    public boolean ssdRecover()
+    {
+        return ssdRecover;
+    }
+
+    public ManagerContext ssdRecover(final boolean ssdRecover)
+    {
+        this.ssdRecover = ssdRecover;
+        return this;
+    }
+
+    /**
+     * @return when the SSD manifest is made durable, or {@link Configuration.SsdManifestSync#OFF} for no manifest.
+     */
+    public Configuration.SsdManifestSync ssdManifestSync()
+    {
+        return ssdManifestSync;
+    }
+
+    public ManagerContext ssdManifestSync(final Configuration.SsdManifestSync ssdManifestSync)
+    {
+        this.ssdManifestSync = ssdManifestSync;
+        return this;
+    }
+
+    /**
+     * @return size past which the SSD manifest is rewritten from the live residences.
+     */
+    public long ssdManifestCheckpointBytes()
+    {
+        return ssdManifestCheckpointBytes;
+    }
+
+    public ManagerContext ssdManifestCheckpointBytes(final long ssdManifestCheckpointBytes)
+    {
+        this.ssdManifestCheckpointBytes = ssdManifestCheckpointBytes;
         return this;
     }
 

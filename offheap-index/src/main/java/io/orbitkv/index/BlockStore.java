@@ -117,6 +117,7 @@ public final class BlockStore
 
     private long sequence;
     private long accessClock;
+    private long restoreClock;
     private long payloadBytes;
     private int pinnedBlocks;
     private long evictions;
@@ -263,6 +264,72 @@ public final class BlockStore
         payloadBytes += length;
 
         return id;
+    }
+
+    /**
+     * Put back a READY entry whose space and key were recorded, e.g. an SSD residence found in the tier's manifest
+     * after a restart: the extent at {@code offset} is claimed (it must be free and lie where the allocator could
+     * have put a block of this length), the entry is sealed with the recorded checksum and insertion sequence, goes
+     * to the MRU end and is reported to the observer like a seal. Later seals take sequences above every restored
+     * one. Never evicts.
+     *
+     * @param namespaceId       namespace of the key.
+     * @param hash              buffer holding the hash bytes.
+     * @param hashOffset        offset of the hash.
+     * @param hashLength        1..{@link BlockIndex#MAX_HASH_BYTES}.
+     * @param offset            where the block's space starts.
+     * @param length            block length in bytes.
+     * @param crc32c            the block's checksum.
+     * @param insertionSequence the sequence it was sealed with.
+     * @return the entry id, or {@link #ALREADY_PRESENT}, {@link #NO_SPACE} (the index is full or the extent is not
+     * free) or {@link #TOO_LARGE}.
+     */
+    public int restore(
+        final int namespaceId,
+        final DirectBuffer hash,
+        final int hashOffset,
+        final int hashLength,
+        final long offset,
+        final int length,
+        final int crc32c,
+        final long insertionSequence)
+    {
+        final int sizeClass = allocator.sizeClassOf(length);
+        if (sizeClass < 0)
+        {
+            return TOO_LARGE;
+        }
+        if (NOT_FOUND != index.find(namespaceId, hash, hashOffset, hashLength))
+        {
+            return ALREADY_PRESENT;
+        }
+        if (index.isFull() || !allocator.allocateAt(sizeClass, offset))
+        {
+            return NO_SPACE;
+        }
+        final int id = index.insert(namespaceId, hash, hashOffset, hashLength);
+        index.poolOffset(id, offset);
+        index.length(id, length);
+        index.sizeClass(id, sizeClass);
+        payloadBytes += length;
+        index.crc32c(id, crc32c);
+        index.state(id, BlockIndex.STATE_READY);
+        index.insertionSequence(id, insertionSequence);
+        sequence = Math.max(sequence, insertionSequence);
+        index.accessStamp(id, --restoreClock);
+        linkLeastRecent(id);
+        observer.onResident(this, id);
+        return id;
+    }
+
+    /**
+     * Make later seals take sequences above {@code insertionSequence}, e.g. one a removed residence had.
+     *
+     * @param insertionSequence a sequence used before.
+     */
+    public void sequenceAtLeast(final long insertionSequence)
+    {
+        sequence = Math.max(sequence, insertionSequence);
     }
 
     /**
@@ -650,6 +717,23 @@ public final class BlockStore
             index.lruNext(tail, entryId);
         }
         lruTail[sizeClass] = entryId;
+    }
+
+    private void linkLeastRecent(final int entryId)
+    {
+        final int sizeClass = index.sizeClass(entryId);
+        final int head = lruHead[sizeClass];
+        index.lruPrev(entryId, NULL_ID);
+        index.lruNext(entryId, head);
+        if (NULL_ID == head)
+        {
+            lruTail[sizeClass] = entryId;
+        }
+        else
+        {
+            index.lruPrev(head, entryId);
+        }
+        lruHead[sizeClass] = entryId;
     }
 
     private void unlink(final int entryId)

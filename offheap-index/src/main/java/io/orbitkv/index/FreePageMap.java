@@ -93,6 +93,31 @@ final class FreePageMap
     }
 
     /**
+     * Take given pages, e.g. to rebuild the allocation of a recovered tier.
+     *
+     * @param first    first page.
+     * @param runPages pages from {@code first}.
+     * @return false, taking nothing, when one of them is not free.
+     */
+    boolean takePages(final int first, final int runPages)
+    {
+        for (int i = 0; i < runPages; i++)
+        {
+            if (!isFree(first + i))
+            {
+                return false;
+            }
+        }
+        for (int i = 0; i < runPages; i++)
+        {
+            final int page = first + i;
+            bits[page >>> 6] &= ~(1L << page);
+        }
+        freePages -= runPages;
+        return true;
+    }
+
+    /**
      * Give a page back.
      *
      * @param page a page taken earlier.

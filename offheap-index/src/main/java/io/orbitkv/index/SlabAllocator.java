@@ -251,6 +251,72 @@ public final class SlabAllocator
     }
 
     /**
+     * Allocate the chunk of a class that starts at a given offset, e.g. to rebuild the allocation of a tier whose
+     * extents were recorded (the SSD tier after a restart). The chunk must lie where {@link #allocate(int)} could
+     * have put it: in a free page or a slab page of the same class at a chunk boundary, or, for a large class, at
+     * the start of a run of free pages.
+     *
+     * @param sizeClass a class from {@link #sizeClassOf(int)}.
+     * @param offset    where the chunk starts.
+     * @return true when claimed; false, changing nothing, when the offset is not a possible chunk of the class or
+     * any of its bytes is already allocated.
+     */
+    public boolean allocateAt(final int sizeClass, final long offset)
+    {
+        if (sizeClass < 0 || sizeClass >= classBytes.length || offset < 0 || offset >= poolBytes)
+        {
+            return false;
+        }
+        final int page = (int)(offset / PAGE_BYTES);
+        final int offsetInPage = (int)(offset - (long)page * PAGE_BYTES);
+        final int bytes = classBytes[sizeClass];
+        final int perPage = classChunksPerPage[sizeClass];
+        if (0 == perPage)
+        {
+            final int runPages = classPagesPerRun[sizeClass];
+            if (0 != offsetInPage || page + runPages > pageCount || !freePageMap.takePages(page, runPages))
+            {
+                return false;
+            }
+            for (int i = 0; i < runPages; i++)
+            {
+                pageClass[page + i] = PAGE_RUN_TAIL;
+            }
+            pageClass[page] = sizeClass;
+            allocatedBytes += bytes;
+            slackBytes += (long)runPages * PAGE_BYTES - bytes;
+            liveChunks++;
+            return true;
+        }
+        final int slot = offsetInPage / bytes;
+        if (offsetInPage % bytes != 0 || slot >= perPage)
+        {
+            return false;
+        }
+        if (PAGE_FREE == pageClass[page])
+        {
+            if (!freePageMap.takePages(page, 1))
+            {
+                return false;
+            }
+            startSlab(page, sizeClass);
+            chunkBits.claimSlot(page, slot);
+        }
+        else if (pageClass[page] != sizeClass || !chunkBits.claimSlot(page, slot))
+        {
+            return false;
+        }
+        if (--pageFreeChunks[page] == 0)
+        {
+            unlinkPartial(page, sizeClass);
+        }
+        allocatedBytes += bytes;
+        freeChunkBytes -= bytes;
+        liveChunks++;
+        return true;
+    }
+
+    /**
      * Return a chunk obtained from {@link #allocate(int)}. The class comes from the page metadata.
      *
      * @param offset offset returned by {@link #allocate(int)}.

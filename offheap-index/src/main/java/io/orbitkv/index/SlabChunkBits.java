@@ -61,6 +61,25 @@ final class SlabChunkBits
     }
 
     /**
+     * Claim one given chunk, e.g. to rebuild the allocation of a recovered tier.
+     *
+     * @param page a slab page.
+     * @param slot the chunk's slot in the page.
+     * @return false when the chunk was already allocated.
+     */
+    boolean claimSlot(final int page, final int slot)
+    {
+        final int word = page * WORDS_PER_PAGE + (slot >>> 6);
+        final long mask = 1L << slot;
+        if ((bits[word] & mask) != 0)
+        {
+            return false;
+        }
+        bits[word] |= mask;
+        return true;
+    }
+
+    /**
      * Clear a chunk's bit.
      *
      * @return false when the chunk was not allocated.

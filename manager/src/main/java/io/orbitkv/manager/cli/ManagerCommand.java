@@ -157,6 +157,15 @@ public final class ManagerCommand implements Callable<Integer>
         new Setting("--ssd-staging-bytes", Configuration.SSD_STAGING_BYTES_PROP_NAME,
             Configuration.sizeText(Configuration.SSD_STAGING_BYTES_DEFAULT), Configuration::ssdStagingBytes,
             (c, ctx, flag) -> ctx.ssdStagingBytes(Configuration.parseSize(flag, c.ssdStagingBytes))),
+        new Setting("--ssd-recover", Configuration.SSD_RECOVER_PROP_NAME, Configuration.SSD_RECOVER_DEFAULT ? "on" : "off",
+            Configuration::ssdRecover, (c, ctx, flag) -> ctx.ssdRecover(Configuration.parseOnOff(flag, c.ssdRecover))),
+        new Setting("--ssd-manifest-sync", Configuration.SSD_MANIFEST_SYNC_PROP_NAME,
+            Configuration.SSD_MANIFEST_SYNC_DEFAULT.name().toLowerCase(Locale.ROOT), Configuration::ssdManifestSync,
+            (c, ctx, flag) -> ctx.ssdManifestSync(Configuration.parseSsdManifestSync(flag, c.ssdManifestSync))),
+        new Setting("--ssd-manifest-checkpoint-bytes", Configuration.SSD_MANIFEST_CHECKPOINT_BYTES_PROP_NAME,
+            Configuration.sizeText(Configuration.SSD_MANIFEST_CHECKPOINT_BYTES_DEFAULT),
+            Configuration::ssdManifestCheckpointBytes,
+            (c, ctx, flag) -> ctx.ssdManifestCheckpointBytes(Configuration.parseSize(flag, c.ssdManifestCheckpointBytes))),
         new Setting("--etcd-endpoints", Configuration.ETCD_ENDPOINTS_PROP_NAME, null, Configuration::etcdEndpoints,
             (c, ctx, flag) -> ctx.etcdEndpoints(c.etcdEndpoints)),
         new Setting("--engine-group", Configuration.ENGINE_GROUP_PROP_NAME, null, Configuration::engineGroup,
@@ -355,7 +364,7 @@ public final class ManagerCommand implements Callable<Integer>
     String kvEventsTopic;
 
     @Option(names = "--ssd-dir", description = "Directory of the SSD tier's file (a real disk, not tmpfs); absent = no " +
-        "SSD tier. The file is truncated at start: no persistence promise (default: ${sys:" +
+        "SSD tier. Its manifest beside it lets a restart keep the tier (see --ssd-recover) (default: ${sys:" +
         Configuration.SSD_DIR_PROP_NAME + ":-none}).")
     File ssdDir;
 
@@ -390,6 +399,20 @@ public final class ManagerCommand implements Callable<Integer>
     @Option(names = "--ssd-staging-bytes", description = "Staging memory for SSD I/O, at least --max-block-bytes " +
         "(default: ${DEFAULT-VALUE}).")
     String ssdStagingBytes;
+
+    @Option(names = "--ssd-recover", paramLabel = "on|off", description = "At start, read the SSD tier's manifest " +
+        "and keep the residences it records (verified on first read); off: the tier starts empty " +
+        "(default: ${DEFAULT-VALUE}).")
+    String ssdRecover;
+
+    @Option(names = "--ssd-manifest-sync", paramLabel = "POLICY", description = "When the SSD manifest is made " +
+        "durable: batch (every 1024 records or 10 ms), always (after every write), none (by the kernel), or off " +
+        "(no manifest: the tier is lost at every stop) (default: ${DEFAULT-VALUE}).")
+    String ssdManifestSync;
+
+    @Option(names = "--ssd-manifest-checkpoint-bytes", paramLabel = "SIZE", description = "Rewrite the SSD manifest " +
+        "from the live residences once it is larger than this and 4x a fresh checkpoint (default: ${DEFAULT-VALUE}).")
+    String ssdManifestCheckpointBytes;
 
     @Option(names = "--etcd-endpoints", description = "Join a cluster through etcd (comma-separated http:// URLs). " +
         "Without it the Manager is standalone: no etcd, no jetcd threads (default: ${sys:" +

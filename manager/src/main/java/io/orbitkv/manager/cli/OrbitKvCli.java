@@ -30,6 +30,7 @@ public final class OrbitKvCli implements Runnable
         HarnessPointer.class,
         MembersCommand.class,
         PlacementCommand.class,
+        SsdCommand.class,
         AotTrainingCommand.class);
 
     /** Held so the setting is not garbage collected with the logger: grpc logs transport chatter at INFO. */

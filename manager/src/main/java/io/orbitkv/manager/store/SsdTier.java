@@ -5,6 +5,7 @@ import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.index.BlockIndex;
 import io.orbitkv.index.BlockStore;
+import io.orbitkv.index.NamespaceTable;
 import io.orbitkv.index.SlabAllocator;
 import io.orbitkv.ffm.MappedRegion;
 import java.io.PrintStream;
@@ -106,6 +107,14 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private final AtomicCounter directReadCount;
     private final AtomicCounter directReadFaults;
 
+    private final AtomicCounter recoveryChecksumDrops;
+    private final AtomicCounter recoveryVerified;
+    private final SsdManifestLog manifestLog;
+    private final boolean[] restoredUnverified;
+    private final long ssdBytes;
+    private final int maxBlockBytes;
+    private final UnsafeBuffer restoreHash = new UnsafeBuffer(new byte[BlockIndex.MAX_HASH_BYTES]);
+
     private final MemorySegment pool;
     private final SsdBackendSupplier backendSupplier;
     private SsdBackend backend;
@@ -123,6 +132,26 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         final ErrorHandler errorHandler,
         final PrintStream log)
     {
+        this(ctx, file, backend, stagingRegion, pool, counters, residencyObserver, null, errorHandler, log);
+    }
+
+    /**
+     * @param manifestLog records every residence sealed and gone in the tier's manifest (it passes each transition on
+     *                    to {@code residencyObserver}, which it wraps); null without a manifest.
+     */
+    SsdTier(
+        final ManagerContext ctx,
+        final Path file,
+        final SsdBackend backend,
+        final MappedRegion stagingRegion,
+        final MemorySegment pool,
+        final SystemCounters counters,
+        final BlockStore.ResidencyObserver residencyObserver,
+        final SsdManifestLog manifestLog,
+        final ErrorHandler errorHandler,
+        final PrintStream log)
+    {
+        this.manifestLog = manifestLog;
         this.file = file;
         this.backend = backend;
         this.backendSupplier = ctx.ssdBackendSupplier();
@@ -157,8 +186,11 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         this.log = log;
         // Residences are reported to the observer (the catalog's inventory) when sealed, once their write completed,
         // and when gone, on eviction or I/O error.
-        this.residences = new BlockStore(
-            ctx.ssdBytes(), ctx.maxBlockBytes(), ctx.indexBudgetBytes(), BlockStore.NO_OP_LISTENER, residencyObserver);
+        this.residences = new BlockStore(ctx.ssdBytes(), ctx.maxBlockBytes(), ctx.indexBudgetBytes(),
+            BlockStore.NO_OP_LISTENER, null == manifestLog ? residencyObserver : manifestLog);
+        this.ssdBytes = ctx.ssdBytes();
+        this.maxBlockBytes = ctx.maxBlockBytes();
+        this.restoredUnverified = new boolean[residences.indexCapacity()];
         this.stagingAllocator = new SlabAllocator(ctx.ssdStagingBytes(), ctx.maxBlockBytes());
         this.description = backend.description();
 
@@ -205,6 +237,8 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         checksumBytesVerified = counters.get(StoreCounter.CHECKSUM_BYTES_VERIFIED);
         directReadCount = counters.get(StoreCounter.SSD_DIRECT_READS);
         directReadFaults = counters.get(StoreCounter.SSD_DIRECT_READ_FAULTS);
+        recoveryChecksumDrops = counters.get(StoreCounter.SSD_RECOVERY_CHECKSUM_DROPS);
+        recoveryVerified = counters.get(StoreCounter.SSD_RECOVERY_VERIFIED);
         fallbackGauge.setRelease(SsdBackend.KIND_FILECHANNEL == backend.kind() ? 1 : 0);
         updateGauges();
     }
@@ -467,6 +501,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         }
         final long stagingOffset = admitStagingOffset;
         final int entry = admitEntry;
+        restoredUnverified[entry] = false;
         residences.crc32c(entry, dram.crc32c(dramEntryId));
         // design: the victim's bytes are copied out before its DRAM space is reused.
         MemorySegment.copy(pool, dram.offset(dramEntryId), staging, stagingOffset, length);
@@ -667,13 +702,24 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     boolean verifyRead(final int entry, final long stagingOffset, final int length, final int crc32c)
     {
         final int expected = residences.crc32c(entry);
+        final boolean restored = restoredUnverified[entry];
+        restoredUnverified[entry] = false;
         if (expected == crc32c)
         {
             checksumBlocksVerified.incrementRelease();
             checksumBytesVerified.getAndAddRelease(length);
+            if (restored)
+            {
+                recoveryVerified.incrementRelease();
+            }
             return true;
         }
         checksumMismatches.incrementRelease();
+        if (restored)
+        {
+            // design: a residence recovered from the manifest whose bytes fail their checksum is dropped, never served.
+            recoveryChecksumDrops.incrementRelease();
+        }
         final long fileOffset = residences.offset(entry);
         freeStaging(stagingOffset);
         residences.unpin(entry);
@@ -752,6 +798,83 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         blocksResident.setRelease(residences.blockCount());
         queueDepthGauge.setRelease(backend.inFlight() + (pendingTail - pendingHead));
         evictions.setRelease(residences.evictions());
+        if (null != manifestLog)
+        {
+            manifestLog.housekeeping(residences, System.nanoTime());
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Recovery, on the launching thread before the agent starts.
+
+    /**
+     * Put back the residences a manifest recorded, newest first (so a newer extent wins over an older one it
+     * overlaps, and the LRU order is the recorded one). Their bytes are not read here: each is verified against its
+     * checksum on its first read, and dropped if it fails. A residence is refused (counted by the caller as dropped)
+     * when its extent lies outside this tier's layout, overlaps a newer one, its namespace is not named in the
+     * manifest or cannot be registered, or the index is full.
+     *
+     * @param replay          the manifest replayed.
+     * @param namespaces      the Manager's namespace table, where the manifest's namespaces are registered.
+     * @param fileNamespaceOf filled: the manifest's namespace id of each Manager namespace id restored, else -1.
+     * @return residences restored in the low 32 bits, residences dropped in the high 32 bits.
+     */
+    long restore(final SsdManifest.Replay replay, final NamespaceTable namespaces, final int[] fileNamespaceOf)
+    {
+        final int[] managerNamespaceOf = new int[replay.namespaceCount()];
+        java.util.Arrays.fill(managerNamespaceOf, Integer.MIN_VALUE);
+        final int[] slots = replay.liveSlotsOldestFirst();
+        long restoredCount = 0;
+        long dropped = 0;
+        for (int i = slots.length - 1; i >= 0; i--)
+        {
+            final int slot = slots[i];
+            final int fileNamespace = replay.namespace(slot);
+            int namespaceId = -1;
+            if (fileNamespace >= 0 && fileNamespace < managerNamespaceOf.length)
+            {
+                namespaceId = managerNamespaceOf[fileNamespace];
+                if (Integer.MIN_VALUE == namespaceId)
+                {
+                    final byte[] name = replay.namespaceName(fileNamespace);
+                    namespaceId = null == name ? -1 : namespaces.lookupOrRegister(new UnsafeBuffer(name), 0, name.length);
+                    managerNamespaceOf[fileNamespace] = namespaceId;
+                    if (namespaceId >= 0 && namespaceId < fileNamespaceOf.length)
+                    {
+                        fileNamespaceOf[namespaceId] = fileNamespace;
+                    }
+                }
+            }
+            final long offset = replay.offset(slot);
+            final int length = replay.length(slot);
+            if (namespaceId < 0 || length < 1 || length > maxBlockBytes || offset < 0 || (offset & (BLOCK - 1)) != 0 ||
+                offset + ioLength(length) > ssdBytes)
+            {
+                dropped++;
+                continue;
+            }
+            replay.hash(slot, restoreHash, 0);
+            final int entry = residences.restore(namespaceId, restoreHash, 0, replay.hashLength(slot), offset, length,
+                replay.crc32c(slot), replay.sequence(slot));
+            if (entry < 0)
+            {
+                dropped++;
+                continue;
+            }
+            restoredUnverified[entry] = true;
+            restoredCount++;
+        }
+        residences.sequenceAtLeast(replay.maxSequence());
+        updateGauges();
+        return (dropped << 32) | restoredCount;
+    }
+
+    /**
+     * @return payload bytes of the residences in the tier.
+     */
+    long payloadBytes()
+    {
+        return residences.payloadBytes();
     }
 
     BlockStore residences()

@@ -45,7 +45,36 @@ public enum StoreCounter implements FixedCounter
     CHECKSUM_BLOCKS_VERIFIED(203, "Checksums: blocks read back from SSD and verified", false),
     CHECKSUM_BYTES_VERIFIED(204, "Checksums: bytes read back from SSD and verified", false),
     SSD_DIRECT_READS(290, "SSD reads straight into an engine's data region (no staging copy)", false),
-    SSD_DIRECT_READ_FAULTS(291, "SSD direct reads refused by the destination mapping (EFAULT; residence kept)", false);
+    SSD_DIRECT_READ_FAULTS(291, "SSD direct reads refused by the destination mapping (EFAULT; residence kept)", false),
+    SSD_MANIFEST_RECORDS(330, "SSD manifest: records written", false),
+    SSD_MANIFEST_BYTES(331, "SSD manifest: bytes written", false),
+    SSD_MANIFEST_SYNCS(332, "SSD manifest: syncs (fdatasync of the SSD file, then of the manifest)", false),
+    SSD_MANIFEST_WRITE_ERRORS(333, "SSD manifest: writes refused by the file system (e.g. disk full; records lost)", false),
+    SSD_MANIFEST_RECORDS_LOST(334, "SSD manifest: records lost (queue to the writer full, or a refused write)", false),
+    SSD_MANIFEST_CHECKPOINTS(335, "SSD manifest: checkpoints (rewritten from the live residences)", false),
+    SSD_MANIFEST_FILE_BYTES(336, "SSD manifest: file size", true),
+    SSD_MANIFEST_SYNC_MAX_US(337, "SSD manifest: longest sync (us)", true),
+    SSD_RECOVERY_STATE(338, "SSD recovery: 0 off, 1 reading, 2 done, 3 refused (tier started empty), 4 no manifest", true),
+    SSD_RECOVERY_RECORDS(339, "SSD recovery: manifest records read", true),
+    SSD_RECOVERY_BYTES(340, "SSD recovery: manifest bytes read", true),
+    SSD_RECOVERY_RESIDENCES(341, "SSD recovery: residences restored", true),
+    SSD_RECOVERY_BLOCK_BYTES(342, "SSD recovery: block bytes restored", true),
+    SSD_RECOVERY_TORN(343, "SSD recovery: torn or corrupt manifest tail records ignored", true),
+    SSD_RECOVERY_DROPPED(344, "SSD recovery: records dropped (out of layout, overlapping, unknown namespace, no room)", true),
+    SSD_RECOVERY_US(345, "SSD recovery: time to read the manifest and rebuild the index (us)", true),
+    SSD_RECOVERY_CHECKSUM_DROPS(346, "SSD recovery: restored residences dropped on first read (checksum)", false),
+    SSD_RECOVERY_VERIFIED(347, "SSD recovery: restored residences verified on first read", false);
+
+    /** {@link #SSD_RECOVERY_STATE}: no SSD tier, or {@code --ssd-recover off}. */
+    public static final int SSD_RECOVERY_OFF = 0;
+    /** {@link #SSD_RECOVERY_STATE}: reading the manifest. */
+    public static final int SSD_RECOVERY_READING = 1;
+    /** {@link #SSD_RECOVERY_STATE}: the index holds what the manifest recorded. */
+    public static final int SSD_RECOVERY_DONE = 2;
+    /** {@link #SSD_RECOVERY_STATE}: the manifest was refused (another layout); the tier started empty. */
+    public static final int SSD_RECOVERY_REFUSED = 3;
+    /** {@link #SSD_RECOVERY_STATE}: there was no manifest; the tier started empty. */
+    public static final int SSD_RECOVERY_NO_MANIFEST = 4;
 
     /** {@link #POOL_TOUCH_STATE}: no touch has begun (also the state of mode off). */
     public static final int POOL_TOUCH_NOT_STARTED = 0;

@@ -458,6 +458,76 @@ class TransferEndToEndTest
         assertTrue(statB.contains("transfers fetched: blocks 48 (" + 48L * BLOCK + " bytes)"), statB);
     }
 
+    @Test
+    @Timeout(240)
+    void shouldRestoreTheSsdBlocksARestartedSourceRecoveredAsPeerSsd() throws Exception
+    {
+        // A's pool holds 64 blocks and evicts to its SSD tier, whose manifest survives A's restart.
+        final Path ssdDir = Files.createDirectories(
+            Paths.get("target", "transfer-ssd-e2e", UUID.randomUUID().toString()).toAbsolutePath());
+        final String[] sourceArgs = {"--pool-bytes", "4m", "--ssd-dir", ssdDir.toString(), "--ssd-bytes", "64m",
+            "--ssd-staging-bytes", "4m", "--transfer-ssd-staging-bytes", "2m"};
+        startCluster(3, new String[0], sourceArgs, "--peer-admission", "off");
+        final OrbitKvProcesses b = managers.get(1);
+        EngineClient engineA = engine(0);
+        final EngineClient engineB = engine(1);
+        final OperationResult result = new OperationResult(512);
+        final KeyBatch prefix = batch(12_000, 48);
+        fill(engineA, 12_000, 48);
+        engineA.publish(prefix, result);
+        assertEquals(48, result.value(), "published");
+        fill(engineA, 13_000, 64);
+        engineA.publish(batch(13_000, 64), result);
+        // The SSD writes of the evicted blocks complete after the publish answered.
+        final long written = System.nanoTime() + DEADLINE_NS;
+        do
+        {
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+            engineA.lookup(prefix, false, false, result);
+        }
+        while (result.count(KeyStatus.SSD) != 48 && System.nanoTime() - written < 0);
+        assertEquals(48, result.count(KeyStatus.SSD), () -> describe(result));
+        final java.util.UUID before = managers.get(0).runtimeUuid();
+
+        // SIGTERM: A stops cleanly and comes back as a new incarnation on the same SSD directory, DRAM empty.
+        clients.remove(engineA);
+        CloseHelper.quietClose(engineA);
+        final Process oldA = managers.get(0).managerProcess();
+        oldA.destroy();
+        assertTrue(oldA.waitFor(60, TimeUnit.SECONDS));
+        managers.get(0).close();
+        managers.set(0, startManager(0, new String[0], sourceArgs));
+        final OrbitKvProcesses a = managers.get(0);
+        assertTrue(!before.equals(a.runtimeUuid()), "a new incarnation");
+        assertTrue(a.counter("SSD recovery: residences restored") >= 48, a::dump);
+        assertEquals(0, a.counter("Blocks resident"), "DRAM starts empty");
+        engineA = engine(0);
+        engineA.lookup(prefix, false, false, result);
+        assertEquals(48, result.count(KeyStatus.SSD), () -> describe(result));
+
+        // B learns A's recovered inventory through the catalog (no per-key etcd call) and restores it from A's SSD.
+        final long etcdBefore = etcdCalls(b);
+        final long deadline = System.nanoTime() + DEADLINE_NS;
+        while (true)
+        {
+            engineB.lookup(prefix, false, true, result);
+            if (result.count(KeyStatus.PEER) == 48 && onlySsdCandidates(result))
+            {
+                break;
+            }
+            assertTrue(System.nanoTime() - deadline < 0, () -> "SSD candidates: " + describe(result) + "\n" + a.dump());
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
+        wipe(engineB);
+        engineB.read(prefix, 0L, true, result);
+        assertEquals(StatusCode.OK, result.code(), result::message);
+        assertEquals(48, result.value(), () -> describe(result) + "\n" + a.dump());
+        assertEquals(48, result.count(KeyStatus.PEER));
+        assertEquals(0, mismatches(engineB, 12_000, 48));
+        assertTrue(value(a, TransferCounter.SOURCE_SSD_PREPARES) >= 48, a::dump);
+        assertTrue(etcdCalls(b) - etcdBefore < 48, "no etcd call per key");
+    }
+
     private static boolean onlySsdCandidates(final OperationResult result)
     {
         for (int i = 0; i < result.candidateCount(); i++)
