@@ -606,13 +606,10 @@ public final class Manager implements AutoCloseable
             doorbell.ring();
         }
         CloseHelper.close(agentRunner);
-<<<<<<< HEAD
         // After the agent and the membership, its writers; the file stays for readers.
         CloseHelper.quietClose(authorityLog);
-=======
         // After the agent: its last completions queued their records; they are written and synced before the exit.
         CloseHelper.quietClose(ssdPersistence);
->>>>>>> persist
         // After the agent: it is the ring's only writer, and what it queued still goes out.
         CloseHelper.quietClose(kvEvents);
         CloseHelper.quietClose(agentSleep);
