@@ -89,6 +89,8 @@ public final class ManagerContext
     private String etcdKey = Configuration.etcdKey();
     private String etcdUser = Configuration.etcdUser();
     private String etcdPasswordFile = Configuration.etcdPasswordFile();
+    private String clusterSecretFile = Configuration.clusterSecretFile();
+    private io.orbitkv.manager.peer.ClusterSecret clusterSecret;
     private io.orbitkv.manager.membership.EtcdSecurity etcdSecurity = io.orbitkv.manager.membership.EtcdSecurity.NONE;
     private String clusterName = Configuration.clusterName();
     private String nodeId = Configuration.nodeId();
@@ -248,6 +250,8 @@ public final class ManagerContext
         check(!etcdEndpoints.isBlank(), "--etcd-endpoints must list at least one http://host:port URL");
         etcdSecurity = io.orbitkv.manager.membership.EtcdSecurity.of(etcdCa, etcdCert, etcdKey, etcdUser, etcdPasswordFile);
         etcdSecurity.checkEndpoints(etcdEndpoints);
+        clusterSecret = null == clusterSecretFile ? null :
+            io.orbitkv.manager.peer.ClusterSecret.load(java.nio.file.Path.of(clusterSecretFile));
         check(null != clusterName, "--cluster-name is required with --etcd-endpoints");
         MembershipConfiguration.checkClusterName(clusterName);
         check(null != nodeId, "--node-id is required with --etcd-endpoints");
@@ -1065,6 +1069,32 @@ public final class ManagerContext
     {
         this.etcdUser = etcdUser;
         return this;
+    }
+
+    /**
+     * Owner-only file holding the cluster secret ({@code --cluster-secret-file}); read and checked when the context is
+     * concluded with etcd endpoints.
+     *
+     * @param clusterSecretFile file, or null for an unauthenticated peer channel.
+     * @return this for a fluent API.
+     */
+    public ManagerContext clusterSecretFile(final String clusterSecretFile)
+    {
+        this.clusterSecretFile = clusterSecretFile;
+        return this;
+    }
+
+    public String clusterSecretFile()
+    {
+        return clusterSecretFile;
+    }
+
+    /**
+     * @return the cluster secret's keys once concluded, or null when the peer channel is not authenticated.
+     */
+    public io.orbitkv.manager.peer.ClusterSecret clusterSecret()
+    {
+        return clusterSecret;
     }
 
     /**

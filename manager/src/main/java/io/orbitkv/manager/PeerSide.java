@@ -65,6 +65,11 @@ final class PeerSide
         Membership startedMembership = null;
         try
         {
+            ctx.membershipLog().println(null == ctx.clusterSecret() ?
+                "orbitkv manager: peer authentication is OFF (no --cluster-secret-file): peer frames carry no MAC " +
+                    "and transfer connections prove nothing" :
+                "orbitkv manager: peer authentication is on (secret " + ctx.clusterSecret().file() +
+                    "): peer frames carry HMAC-SHA256/128 trailers, transfer connections prove the secret");
             openedTransport = ctx.transferTransportSupplier().newTransport(ctx);
             openedTransport.registerMemory(poolRegion.segment().address(), poolRegion.segment().byteSize());
             if (null != ssdTier && ctx.transferSsdStagingBytes() > 0)
@@ -81,6 +86,8 @@ final class PeerSide
                 .incarnation(runtimeUuid.getMostSignificantBits(), runtimeUuid.getLeastSignificantBits())
                 .placementFingerprint(ctx.placement().routeFingerprint(1))
                 .countersManager(countersManager)
+                .systemCounters(systemCounters)
+                .frameMacKey(null == ctx.clusterSecret() ? null : ctx.clusterSecret().frameMacKey())
                 .errorHandler(errorHandler)
                 .nanoClock(ctx.nanoClock()));
             // Joining runs on the membership threads; the catalog follows it (no remote work until registered).
@@ -129,7 +136,7 @@ final class PeerSide
                 new MembershipMembers(startedMembership),
                 peerTransport.publisher(),
                 fetcher,
-                TransportCounters.of(openedTransport, countersManager),
+                TransportCounters.of(openedTransport, countersManager, systemCounters),
                 systemCounters,
                 ctx.nanoClock());
             catalog = new CatalogService(catalogContext, transfers);

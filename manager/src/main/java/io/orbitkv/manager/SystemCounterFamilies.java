@@ -3,6 +3,7 @@ package io.orbitkv.manager;
 import io.orbitkv.manager.catalog.CatalogCounter;
 import io.orbitkv.manager.events.KvEventCounter;
 import io.orbitkv.manager.membership.MembershipCounter;
+import io.orbitkv.manager.peer.PeerAuthCounter;
 import io.orbitkv.manager.ring.RingCounter;
 import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
@@ -36,6 +37,7 @@ public final class SystemCounterFamilies
             TransferCounter.values(),
             MembershipCounter.values(),
             KvEventCounter.values(),
+            PeerAuthCounter.values(),
             SystemCounterDescriptor.values(),
         };
     }
