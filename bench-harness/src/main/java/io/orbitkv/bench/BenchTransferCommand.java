@@ -109,6 +109,9 @@ public final class BenchTransferCommand implements Callable<Integer>
         "then with --cluster-secret-file, and print each figure's ratio (authenticated / not).")
     boolean authCompare;
 
+    @Option(names = "--auth-first", description = "With --auth-compare: measure the authenticated pair first.")
+    boolean authFirst;
+
     @Option(names = "--json", description = "Also write the results as JSON to this file.")
     File jsonFile;
 
@@ -143,7 +146,8 @@ public final class BenchTransferCommand implements Callable<Integer>
         Files.createDirectories(dir);
         final TransferBench.Options options = new TransferBench.Options(blocks, rounds, warmupRounds, blocksPerRead,
             restoreBlocks, restoreReps, List.copyOf(streams), iperfSecs, skipIperf, skipTe, library.toAbsolutePath(),
-            transport, etcdEndpoints, dir, null == clusterSecretFile ? null : clusterSecretFile.toAbsolutePath(), authCompare);
+            transport, etcdEndpoints, dir, null == clusterSecretFile ? null : clusterSecretFile.toAbsolutePath(), authCompare,
+            authFirst);
         if (authCompare && null == clusterSecretFile)
         {
             throw new CommandLine.ParameterException(spec.commandLine(), "--auth-compare needs --cluster-secret-file");

@@ -90,7 +90,8 @@ final class TransferBench
         String etcdEndpoints,
         Path workDir,
         Path clusterSecretFile,
-        boolean authCompare)
+        boolean authCompare,
+        boolean authFirst)
     {
     }
 
@@ -247,8 +248,18 @@ final class TransferBench
                 if (options.authCompare())
                 {
                     // The same pair twice in this run, unauthenticated then with the secret: same-run ratios.
-                    final Map<String, Object> off = measurePair(endpoints, streams, null);
-                    final Map<String, Object> on = measurePair(endpoints, streams, options.clusterSecretFile());
+                    final Map<String, Object> off;
+                    final Map<String, Object> on;
+                    if (options.authFirst())
+                    {
+                        on = measurePair(endpoints, streams, options.clusterSecretFile());
+                        off = measurePair(endpoints, streams, null);
+                    }
+                    else
+                    {
+                        off = measurePair(endpoints, streams, null);
+                        on = measurePair(endpoints, streams, options.clusterSecretFile());
+                    }
                     builtin.put("streams_" + streams, off);
                     builtin.put("streams_" + streams + "_auth", on);
                     final Map<String, Object> ratios = new LinkedHashMap<>();
