@@ -236,6 +236,9 @@ public final class ManagerContext
         {
             epochClock = SystemEpochClock.INSTANCE;
         }
+        // Checked even without peers, so a bad secret file is found when it is given, not when the Manager joins.
+        clusterSecret = null == clusterSecretFile ? null :
+            io.orbitkv.manager.peer.ClusterSecret.load(java.nio.file.Path.of(clusterSecretFile));
         if (null == nanoClock)
         {
             nanoClock = SystemNanoClock.INSTANCE;
@@ -250,8 +253,6 @@ public final class ManagerContext
         check(!etcdEndpoints.isBlank(), "--etcd-endpoints must list at least one http://host:port URL");
         etcdSecurity = io.orbitkv.manager.membership.EtcdSecurity.of(etcdCa, etcdCert, etcdKey, etcdUser, etcdPasswordFile);
         etcdSecurity.checkEndpoints(etcdEndpoints);
-        clusterSecret = null == clusterSecretFile ? null :
-            io.orbitkv.manager.peer.ClusterSecret.load(java.nio.file.Path.of(clusterSecretFile));
         check(null != clusterName, "--cluster-name is required with --etcd-endpoints");
         MembershipConfiguration.checkClusterName(clusterName);
         check(null != nodeId, "--node-id is required with --etcd-endpoints");
@@ -1073,7 +1074,7 @@ public final class ManagerContext
 
     /**
      * Owner-only file holding the cluster secret ({@code --cluster-secret-file}); read and checked when the context is
-     * concluded with etcd endpoints.
+     * concluded (a standalone Manager has no peer channel to authenticate, but a bad file is still refused).
      *
      * @param clusterSecretFile file, or null for an unauthenticated peer channel.
      * @return this for a fluent API.

@@ -120,8 +120,9 @@ class PeerAuthEndToEndTest
         for (final OrbitKvProcesses m : new OrbitKvProcesses[]{a, b})
         {
             // A Manager also sends to its own endpoint; every frame that verified opened its sender's replay window, so
-            // one window (its own) means no frame of the other Manager passed, and only frames that pass reach a handler.
-            assertEquals(1, value(m, PeerAuthCounter.SENDER_WINDOWS), m::dump);
+            // at most one window (its own, once it has sent itself a frame) means no frame of the other Manager passed,
+            // and only frames that pass reach a handler.
+            assertTrue(value(m, PeerAuthCounter.SENDER_WINDOWS) <= 1, m::dump);
             assertTrue(value(m, CatalogCounter.INCOMPLETE_SHARDS) > 0, "the other's shards stay uncovered");
         }
     }
