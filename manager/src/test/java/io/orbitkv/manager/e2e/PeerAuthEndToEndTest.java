@@ -98,8 +98,8 @@ class PeerAuthEndToEndTest
             assertEquals(2, value(m, PeerAuthCounter.SENDER_WINDOWS), "itself and the other");
         }
         // The requester's transport proved the secret on its streams to A (mirrored on the stats tick).
-        assertTrue(b.awaitCounter(PeerAuthCounter.HANDSHAKES_PROVED.label(), 4, DEADLINE_NS) >= 1, b::dump);
-        assertTrue(a.awaitCounter(PeerAuthCounter.HANDSHAKES_PROVED.label(), 4, DEADLINE_NS) >= 1, a::dump);
+        awaitAtLeast(b, PeerAuthCounter.HANDSHAKES_PROVED, 1);
+        awaitAtLeast(a, PeerAuthCounter.HANDSHAKES_PROVED, 1);
         assertEquals(0, value(a, PeerAuthCounter.HANDSHAKES_FAILED));
     }
 
@@ -109,8 +109,11 @@ class PeerAuthEndToEndTest
     {
         etcd = EtcdCluster.start(1);
         cluster = "auth-" + UUID.randomUUID().toString().substring(0, 8);
-        final OrbitKvProcesses a = manager("a", secret("a", "0123456789abcdef0123456789abcdef-one", "rw-------"));
-        final OrbitKvProcesses b = manager("b", secret("b", "0123456789abcdef0123456789abcdef-two", "rw-------"));
+        final int transferPort = freeTcpPort();
+        final OrbitKvProcesses a = manager("a", secret("a", "0123456789abcdef0123456789abcdef-one", "rw-------"),
+            "127.0.0.1:" + transferPort);
+        final Path otherSecret = secret("b", "0123456789abcdef0123456789abcdef-two", "rw-------");
+        final OrbitKvProcesses b = manager("b", otherSecret);
         final long deadlineNs = System.nanoTime() + DEADLINE_NS;
         while (value(a, PeerAuthCounter.DROPPED_BAD_MAC) == 0 || value(b, PeerAuthCounter.DROPPED_BAD_MAC) == 0)
         {
@@ -124,6 +127,55 @@ class PeerAuthEndToEndTest
             // and only frames that pass reach a handler.
             assertTrue(value(m, PeerAuthCounter.SENDER_WINDOWS) <= 1, m::dump);
             assertTrue(value(m, CatalogCounter.INCOMPLETE_SHARDS) > 0, "the other's shards stay uncovered");
+        }
+
+        // b's transport (its handshake key) reading from a's transfer endpoint: the handshake fails, a counts it.
+        final io.orbitkv.transport.BuiltinTransport foreign = new io.orbitkv.transport.BuiltinTransport(
+            new io.orbitkv.transport.BuiltinTransport.Context()
+                .handshakeKey(io.orbitkv.manager.peer.ClusterSecret.load(otherSecret).handshakeKey())
+                .identity(2, 2)
+                .streamsPerPeer(1));
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined())
+        {
+            final java.lang.foreign.MemorySegment local = arena.allocate(1 << 16, 4096);
+            foreign.registerMemory(local.address(), local.byteSize());
+            final int peer = foreign.peer("127.0.0.1:" + transferPort);
+            final int[] status = {-1};
+            assertTrue(foreign.submitRead(peer, 1, 1, 4096, local.address(), 4096, 7));
+            final long readDeadlineNs = System.nanoTime() + DEADLINE_NS;
+            while (-1 == status[0])
+            {
+                foreign.poll(new io.orbitkv.transport.TransportListener()
+                {
+                    public void onReadComplete(final long requestId, final int readStatus, final long bytes)
+                    {
+                        status[0] = readStatus;
+                    }
+
+                    public void onRevoked(final long sessionId)
+                    {
+                    }
+                }, 16);
+                assertTrue(System.nanoTime() - readDeadlineNs < 0, "the foreign read never ended");
+                Thread.onSpinWait();
+            }
+            assertTrue(io.orbitkv.transport.TransportStatus.OK != status[0]);
+            assertTrue(foreign.stats().get(io.orbitkv.transport.BuiltinTransportStats.HANDSHAKES_FAILED) >= 1);
+        }
+        finally
+        {
+            foreign.close();
+        }
+        awaitAtLeast(a, PeerAuthCounter.HANDSHAKES_FAILED, 1);
+        assertEquals(0, value(a, PeerAuthCounter.HANDSHAKES_PROVED));
+        assertEquals(0, a.counter("transport: requests served"));
+    }
+
+    private static int freeTcpPort() throws IOException
+    {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0))
+        {
+            return socket.getLocalPort();
         }
     }
 
@@ -150,13 +202,24 @@ class PeerAuthEndToEndTest
 
     private OrbitKvProcesses manager(final String node, final Path secret) throws IOException
     {
+        return manager(node, secret, "127.0.0.1:0");
+    }
+
+    private OrbitKvProcesses manager(final String node, final Path secret, final String transferEndpoint)
+        throws IOException
+    {
         final OrbitKvProcesses m = new OrbitKvProcesses();
         managers.add(m);
-        m.startManager(args(node, secret));
+        m.startManager(args(node, secret, transferEndpoint));
         return m;
     }
 
     private String[] args(final String node, final Path secret)
+    {
+        return args(node, secret, "127.0.0.1:0");
+    }
+
+    private String[] args(final String node, final Path secret, final String transferEndpoint)
     {
         return new String[]{
             "--pool-bytes", "32m",
@@ -166,7 +229,7 @@ class PeerAuthEndToEndTest
             "--node-id", node,
             "--catalog-nodes", "a,b",
             "--membership-ttl-secs", "30",
-            "--transfer-endpoint", "127.0.0.1:0",
+            "--transfer-endpoint", transferEndpoint,
             "--peer-admission", "off",
             "--cluster-secret-file", secret.toString()};
     }
@@ -221,6 +284,16 @@ class PeerAuthEndToEndTest
     private static long value(final OrbitKvProcesses m, final CounterDescriptor d)
     {
         return m.counter(d.label());
+    }
+
+    private static void awaitAtLeast(final OrbitKvProcesses m, final CounterDescriptor d, final long least)
+    {
+        final long deadlineNs = System.nanoTime() + DEADLINE_NS;
+        while (value(m, d) < least)
+        {
+            assertTrue(System.nanoTime() - deadlineNs < 0, () -> d.label() + " below " + least + "\n" + m.dump());
+            Thread.onSpinWait();
+        }
     }
 
     private static void awaitCounter(final OrbitKvProcesses m, final CounterDescriptor d, final long expected)
