@@ -69,7 +69,10 @@ final class PeerSide
                 "orbitkv manager: peer authentication is OFF (no --cluster-secret-file): peer frames carry no MAC " +
                     "and transfer connections prove nothing" :
                 "orbitkv manager: peer authentication is on (secret " + ctx.clusterSecret().file() +
-                    "): peer frames carry HMAC-SHA256/128 trailers, transfer connections prove the secret");
+                    "): peer frames carry HMAC-SHA256/128 trailers, " +
+                    (Configuration.TransportKind.MOONCAKE == ctx.transport() ?
+                    "the mooncake transport's connections are not covered (no handshake of ours)" :
+                    "transfer connections prove the secret"));
             openedTransport = ctx.transferTransportSupplier().newTransport(ctx);
             openedTransport.registerMemory(poolRegion.segment().address(), poolRegion.segment().byteSize());
             if (null != ssdTier && ctx.transferSsdStagingBytes() > 0)

@@ -13,6 +13,7 @@ import io.aeron.Image;
 import io.aeron.Subscription;
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ThreadingMode;
+import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
 import org.agrona.IoUtil;
@@ -25,7 +26,6 @@ import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.status.CountersManager;
 import org.agrona.nio.TransportPoller;
-import io.orbitkv.manager.status.SystemCounters;
 
 /**
  * The catalog's peer transport: one embedded Aeron media driver (small sparse terms, its directory inside the

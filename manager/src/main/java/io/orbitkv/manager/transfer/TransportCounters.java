@@ -1,9 +1,8 @@
 package io.orbitkv.manager.transfer;
 
 import io.orbitkv.manager.peer.PeerAuthCounter;
-import io.orbitkv.manager.status.SystemCounters;
-
 import io.orbitkv.manager.status.CounterSet;
+import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.transport.BuiltinTransport;
 import io.orbitkv.transport.BuiltinTransportStats;
 import io.orbitkv.transport.Transport;

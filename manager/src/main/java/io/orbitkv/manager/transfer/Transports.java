@@ -1,6 +1,10 @@
 package io.orbitkv.manager.transfer;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
 
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
@@ -55,9 +59,9 @@ public final class Transports implements TransportSupplier
         {
             // Handshakes name the node (its id's hash) and this start of it (a random half), and prove the secret.
             final String nodeId = null == ctx.nodeId() ? "" : ctx.nodeId();
-            final long nodeHash = java.nio.ByteBuffer.wrap(sha256(nodeId.getBytes(StandardCharsets.UTF_8))).getLong();
+            final long nodeHash = ByteBuffer.wrap(sha256(nodeId.getBytes(StandardCharsets.UTF_8))).getLong();
             builtin.handshakeKey(ctx.clusterSecret().handshakeKey())
-                .identity(nodeHash, new java.security.SecureRandom().nextLong());
+                .identity(nodeHash, new SecureRandom().nextLong());
         }
         return new BuiltinTransport(builtin
             .bindHost(host)
@@ -70,9 +74,9 @@ public final class Transports implements TransportSupplier
     {
         try
         {
-            return java.security.MessageDigest.getInstance("SHA-256").digest(bytes);
+            return MessageDigest.getInstance("SHA-256").digest(bytes);
         }
-        catch (final java.security.NoSuchAlgorithmException ex)
+        catch (final NoSuchAlgorithmException ex)
         {
             throw new IllegalStateException(ex);
         }
