@@ -88,6 +88,19 @@ public final class BenchCatalogCommand implements Callable<Integer>
     @Option(names = "--dir", description = "Parent of the peers' Aeron directories (default /dev/shm/...).")
     File dir;
 
+    @Option(names = "--cluster-secret-file", description = "Authenticate the peers' frames with a key derived from " +
+        "this owner-only secret file, as Managers do with the same flag (default: unauthenticated).")
+    File clusterSecretFile;
+
+    @Option(names = "--auth-compare", description = "Run every phase twice in this run, unauthenticated and then " +
+        "authenticated with --cluster-secret-file, and print each figure's ratio (authenticated / not); the Redis anchor " +
+        "runs with the first pass only.")
+    boolean authCompare;
+
+    @Option(names = "--auth-first", description = "With --auth-compare: the authenticated pass first (alternate the " +
+        "order between runs so that drift over a run does not count for one side).")
+    boolean authFirst;
+
     @Option(names = "--json", description = "Also write the results as JSON to this file.")
     File jsonFile;
 
@@ -119,7 +132,52 @@ public final class BenchCatalogCommand implements Callable<Integer>
             throw new CommandLine.ParameterException(spec.commandLine(),
                 "sizes must be positive (lookup keys >= 128, warm-up records < keys)");
         }
-        final Map<String, Object> results = new CatalogBench(settings, spec.commandLine().getOut()).run();
+        final byte[] frameMacKey = null == clusterSecretFile ? null :
+            io.orbitkv.manager.peer.ClusterSecret.load(clusterSecretFile.toPath()).frameMacKey();
+        if (authCompare && null == frameMacKey)
+        {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--auth-compare needs --cluster-secret-file");
+        }
+        final Map<String, Object> results;
+        if (authCompare)
+        {
+            final Map<String, Object> off;
+            final Map<String, Object> on;
+            if (authFirst)
+            {
+                settings.frameMacKey = frameMacKey;
+                on = new CatalogBench(settings, spec.commandLine().getOut()).run();
+                settings.frameMacKey = null;
+                settings.anchor = false;
+                off = new CatalogBench(settings, spec.commandLine().getOut()).run();
+            }
+            else
+            {
+                settings.frameMacKey = null;
+                off = new CatalogBench(settings, spec.commandLine().getOut()).run();
+                settings.frameMacKey = frameMacKey;
+                settings.anchor = false;
+                on = new CatalogBench(settings, spec.commandLine().getOut()).run();
+            }
+            results = new java.util.LinkedHashMap<>();
+            results.put("auth_off", off);
+            results.put("auth_on", on);
+            final Map<String, Object> ratios = new java.util.LinkedHashMap<>();
+            ratios(off, on, "", ratios);
+            results.put("ratio_on_over_off", ratios);
+            final java.io.PrintWriter out = spec.commandLine().getOut();
+            out.println("authenticated / unauthenticated, same run:");
+            for (final Map.Entry<String, Object> entry : ratios.entrySet())
+            {
+                out.printf("  %-60s %.3f%n", entry.getKey(), (Double)entry.getValue());
+            }
+            out.flush();
+        }
+        else
+        {
+            settings.frameMacKey = frameMacKey;
+            results = new CatalogBench(settings, spec.commandLine().getOut()).run();
+        }
         if (null != jsonFile)
         {
             final File parent = jsonFile.getAbsoluteFile().getParentFile();
@@ -134,6 +192,30 @@ public final class BenchCatalogCommand implements Callable<Integer>
         return 0;
     }
 
+    /**
+     * Every number found under the same key path in both passes, as on / off.
+     */
+    @SuppressWarnings("unchecked")
+    static void ratios(final Map<String, Object> off, final Map<String, Object> on, final String prefix,
+        final Map<String, Object> out)
+    {
+        for (final Map.Entry<String, Object> entry : off.entrySet())
+        {
+            final Object other = on.get(entry.getKey());
+            final String key = prefix + entry.getKey();
+            if (entry.getValue() instanceof Map<?, ?> map && other instanceof Map<?, ?> otherMap)
+            {
+                ratios((Map<String, Object>)map, (Map<String, Object>)otherMap, key + ".", out);
+            }
+            else if (entry.getValue() instanceof Number a && other instanceof Number b && 0 != a.doubleValue() &&
+                Double.isFinite(a.doubleValue()) && Double.isFinite(b.doubleValue()))
+            {
+                out.put(key, b.doubleValue() / a.doubleValue());
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
     private static Map<String, Object> withoutNaN(final Map<String, Object> results)
     {
         final Map<String, Object> clean = new LinkedHashMap<>();
@@ -141,7 +223,7 @@ public final class BenchCatalogCommand implements Callable<Integer>
         {
             final Object value = entry.getValue();
             clean.put(entry.getKey(), value instanceof Double d && (d.isNaN() || d.isInfinite()) ? null :
-                value);
+                value instanceof Map<?, ?> map ? withoutNaN((Map<String, Object>)map) : value);
         }
         return clean;
     }

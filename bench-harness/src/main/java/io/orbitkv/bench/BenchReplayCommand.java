@@ -110,6 +110,10 @@ public final class BenchReplayCommand implements Callable<Integer>
     @Option(names = "--etcd-endpoints", description = "Use this etcd instead of starting one.")
     String etcdEndpoints;
 
+    @Option(names = "--cluster-secret-file", description = "The Managers' --cluster-secret-file (default: their peer " +
+        "channel is unauthenticated).")
+    Path clusterSecretFile;
+
     @picocli.CommandLine.Mixin
     io.orbitkv.manager.cli.EtcdAuthOptions etcdAuth = new io.orbitkv.manager.cli.EtcdAuthOptions();
 
@@ -206,7 +210,7 @@ public final class BenchReplayCommand implements Callable<Integer>
         final ReplayBench.Options options = new ReplayBench.Options(traceFile, requests, managers, poolBlocks,
             (int)blockBytes, parsedRoute, speed, List.copyOf(modes), prefillTokensPerS, List.copyOf(capacitySweep),
             failures, plots, etcdEndpoints, dir, seed, !noProgress, List.copyOf(managerJvmArgs), catalogReplicas,
-            catalogHosts, maxShardMoves, window);
+            catalogHosts, maxShardMoves, window, null == clusterSecretFile ? null : clusterSecretFile.toAbsolutePath());
         final Map<String, Object> results;
         try
         {

@@ -101,6 +101,17 @@ public final class BenchTransferCommand implements Callable<Integer>
         "directory under /dev/shm, deleted after a run that succeeded).")
     Path workDir;
 
+    @Option(names = "--cluster-secret-file", description = "The Managers' --cluster-secret-file: their peer frames " +
+        "carry MACs and their transfer connections prove the secret (default: unauthenticated).")
+    Path clusterSecretFile;
+
+    @Option(names = "--auth-compare", description = "Measure each Manager pair twice in this run, unauthenticated and " +
+        "then with --cluster-secret-file, and print each figure's ratio (authenticated / not).")
+    boolean authCompare;
+
+    @Option(names = "--auth-first", description = "With --auth-compare: measure the authenticated pair first.")
+    boolean authFirst;
+
     @Option(names = "--json", description = "Also write the results as JSON to this file.")
     File jsonFile;
 
@@ -135,7 +146,17 @@ public final class BenchTransferCommand implements Callable<Integer>
         Files.createDirectories(dir);
         final TransferBench.Options options = new TransferBench.Options(blocks, rounds, warmupRounds, blocksPerRead,
             restoreBlocks, restoreReps, List.copyOf(streams), iperfSecs, skipIperf, skipTe, library.toAbsolutePath(),
-            transport, etcdEndpoints, dir);
+            transport, etcdEndpoints, dir, null == clusterSecretFile ? null : clusterSecretFile.toAbsolutePath(), authCompare,
+            authFirst);
+        if (authCompare && null == clusterSecretFile)
+        {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--auth-compare needs --cluster-secret-file");
+        }
+        if (null != clusterSecretFile)
+        {
+            // Refused here as the Managers would refuse it, before anything starts.
+            io.orbitkv.manager.peer.ClusterSecret.load(clusterSecretFile);
+        }
         final TransferBench bench = new TransferBench(options, spec.commandLine().getOut());
         final Map<String, Object> results;
         try

@@ -75,6 +75,8 @@ final class CatalogBench
         int redisPort = -1;
         String redisScript;
         Path dir;
+        /** Frame MAC key of an authenticated peer channel, or null. */
+        byte[] frameMacKey;
     }
 
     private final Settings settings;
@@ -118,7 +120,7 @@ final class CatalogBench
             final double anchorReloadMs = settings.anchor ? anchor.loadAndReload() : Double.NaN;
             try (BenchPeer owner = new BenchPeer(settings.dir, 0, 0xA0, 0xA1, FINGERPRINT, BenchPeer.allShards(),
                 CatalogPeers.journalBudgetFor(settings.keys + settings.warmupRecords + settings.records), settings.termLength,
-                CatalogPeers.driverIdle(settings.driverIdle)))
+                CatalogPeers.driverIdle(settings.driverIdle), settings.frameMacKey))
             {
                 final ShardInventory inventory = new ShardInventory(
                     owner.journal(), new NamespaceTable(), CatalogPeers.inventoryShardBudget(settings.keys));
@@ -182,7 +184,7 @@ final class CatalogBench
         final long fillRate;
         final double hostCpuPerRecordNs;
         try (BenchPeer host = new BenchPeer(settings.dir, 1, 0xB0, 0xB1, FINGERPRINT, BenchPeer.allShards(),
-            1L << 20, settings.termLength, CatalogPeers.driverIdle(settings.driverIdle)))
+            1L << 20, settings.termLength, CatalogPeers.driverIdle(settings.driverIdle), settings.frameMacKey))
         {
             host.admitOwner(0, owner.incarnationMsb(), owner.incarnationLsb());
             final PeerClient client = CatalogPeers.connect(owner, host);
@@ -356,7 +358,8 @@ final class CatalogBench
         final BenchPeer[] hosts = new BenchPeer[HOSTS];
         final int[] hostOfShard = new int[CatalogLimits.SHARD_COUNT];
         try (BenchPeer owner = new BenchPeer(settings.dir, 10, 0xD0, 0xD1, FINGERPRINT, BenchPeer.allShards(),
-            CatalogPeers.journalBudgetFor(lookupKeys + lagRecords), settings.termLength, CatalogPeers.driverIdle(settings.driverIdle)))
+            CatalogPeers.journalBudgetFor(lookupKeys + lagRecords), settings.termLength, CatalogPeers.driverIdle(settings.driverIdle),
+            settings.frameMacKey))
         {
             final ShardInventory inventory =
                 new ShardInventory(owner.journal(), new NamespaceTable(), CatalogPeers.inventoryShardBudget(lookupKeys));
@@ -373,7 +376,7 @@ final class CatalogBench
                         hostOfShard[s] = h;
                     }
                     hosts[h] = new BenchPeer(settings.dir, 11 + h, 0xE0 + h, 0xF0 + h, FINGERPRINT, hosted, 1L << 20,
-                        settings.termLength, CatalogPeers.driverIdle(settings.driverIdle));
+                        settings.termLength, CatalogPeers.driverIdle(settings.driverIdle), settings.frameMacKey);
                     hosts[h].admitOwner(owner.nodeIndex(), owner.incarnationMsb(), owner.incarnationLsb());
                 }
                 for (int h = 0; h < HOSTS; h++)

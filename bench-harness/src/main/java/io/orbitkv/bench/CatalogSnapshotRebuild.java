@@ -55,7 +55,7 @@ final class CatalogSnapshotRebuild
             entries += inventory.size(s);
         }
         try (BenchPeer host = new BenchPeer(settings.dir, 2, 0xC0, 0xC1, FINGERPRINT, BenchPeer.allShards(),
-            1L << 20, settings.termLength, CatalogPeers.driverIdle(settings.driverIdle)))
+            1L << 20, settings.termLength, CatalogPeers.driverIdle(settings.driverIdle), settings.frameMacKey))
         {
             host.admitOwner(0, owner.incarnationMsb(), owner.incarnationLsb());
             final PeerClient client = CatalogPeers.connect(owner, host);

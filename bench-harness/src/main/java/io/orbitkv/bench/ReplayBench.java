@@ -175,7 +175,8 @@ final class ReplayBench
         int catalogReplicas,
         int catalogHosts,
         int maxShardMoves,
-        double[] hitWindow)
+        double[] hitWindow,
+        Path clusterSecretFile)
     {
     }
 
@@ -435,6 +436,11 @@ final class ReplayBench
         final List<String> managerFlags = new java.util.ArrayList<>(flags);
         // the bench's own etcd is plaintext; a given one may need TLS and auth (BenchReplayCommand sets the properties)
         managerFlags.addAll(io.orbitkv.manager.cli.EtcdAuthOptions.argsFromProperties());
+        if (null != o.clusterSecretFile())
+        {
+            managerFlags.add("--cluster-secret-file");
+            managerFlags.add(o.clusterSecretFile().toString());
+        }
         final Path dir = o.workDir().resolve(mode.name() + "-" + capacity);
         java.nio.file.Files.createDirectories(dir);
         final List<BenchManager> managers = new ArrayList<>();

@@ -88,7 +88,10 @@ final class TransferBench
         Path teLibrary,
         String transport,
         String etcdEndpoints,
-        Path workDir)
+        Path workDir,
+        Path clusterSecretFile,
+        boolean authCompare,
+        boolean authFirst)
     {
     }
 
@@ -242,7 +245,37 @@ final class TransferBench
             }
             for (final int streams : options.streams())
             {
-                builtin.put("streams_" + streams, measurePair(endpoints, streams));
+                if (options.authCompare())
+                {
+                    // The same pair twice in this run, unauthenticated then with the secret: same-run ratios.
+                    final Map<String, Object> off;
+                    final Map<String, Object> on;
+                    if (options.authFirst())
+                    {
+                        on = measurePair(endpoints, streams, options.clusterSecretFile());
+                        off = measurePair(endpoints, streams, null);
+                    }
+                    else
+                    {
+                        off = measurePair(endpoints, streams, null);
+                        on = measurePair(endpoints, streams, options.clusterSecretFile());
+                    }
+                    builtin.put("streams_" + streams, off);
+                    builtin.put("streams_" + streams + "_auth", on);
+                    final Map<String, Object> ratios = new LinkedHashMap<>();
+                    BenchCatalogCommand.ratios(off, on, "", ratios);
+                    builtin.put("streams_" + streams + "_ratio_auth_over_plain", ratios);
+                    out.printf(Locale.ROOT, "%n--transfer-streams %d, authenticated / unauthenticated, same run:%n", streams);
+                    for (final Map.Entry<String, Object> entry : ratios.entrySet())
+                    {
+                        out.printf(Locale.ROOT, "  %-50s %.3f%n", entry.getKey(), (Double)entry.getValue());
+                    }
+                    out.flush();
+                }
+                else
+                {
+                    builtin.put("streams_" + streams, measurePair(endpoints, streams, options.clusterSecretFile()));
+                }
             }
         }
         finally
@@ -251,7 +284,8 @@ final class TransferBench
         }
     }
 
-    private Map<String, Object> measurePair(final String etcdEndpoints, final int streams) throws Exception
+    private Map<String, Object> measurePair(final String etcdEndpoints, final int streams, final Path clusterSecretFile)
+        throws Exception
     {
         final Map<String, Object> pair = new LinkedHashMap<>();
         final long bigBytes = (long)options.blocks() * BLOCK_BYTES;
@@ -260,7 +294,8 @@ final class TransferBench
         final long poolBytes = Math.max(MIN_POOL_BYTES, (regionBytes + (64L << 20) + BLOCK_BYTES - 1) & -(long)BLOCK_BYTES);
         final TransferManager.Settings settings = new TransferManager.Settings(etcdEndpoints,
             "bench-transfer-" + UUID.randomUUID().toString().substring(0, 8), "a", poolBytes, BLOCK_BYTES, regionBytes,
-            streams, options.transport(), "mooncake".equals(options.transport()) ? options.teLibrary() : null);
+            streams, options.transport(), "mooncake".equals(options.transport()) ? options.teLibrary() : null,
+            clusterSecretFile);
         final List<BenchManager> managers = new ArrayList<>();
         TransferCounters countersA = null;
         TransferCounters countersB = null;
@@ -280,8 +315,9 @@ final class TransferBench
             }
             managers.get(0).awaitCounter(CatalogCounter.INCOMPLETE_SHARDS, (v) -> 0 == v,
                 BenchManager.START_TIMEOUT_NS);
-            out.printf(Locale.ROOT, "%n--transfer-streams %d: Managers a (pid %d) and b (pid %d) in one cluster after %.1f s, " +
-                "pools and transfer budgets of %d MiB%n", streams, managers.get(0).pid(), managers.get(1).pid(),
+            out.printf(Locale.ROOT, "%n--transfer-streams %d%s: Managers a (pid %d) and b (pid %d) in one cluster after %.1f s, " +
+                "pools and transfer budgets of %d MiB%n", streams, null == clusterSecretFile ? "" : " (authenticated)",
+                managers.get(0).pid(), managers.get(1).pid(),
                 (System.nanoTime() - startNs) / 1e9, poolBytes >> 20);
             out.flush();
             try (EngineClient engineA = engine(managers.get(0), "bench-transfer-a", regionBytes);

@@ -24,6 +24,7 @@ final class TransferManager
      * @param streams        {@code --transfer-streams}.
      * @param transport      {@code --transport}.
      * @param teLibrary      {@code --te-library} with the mooncake transport, else null.
+     * @param clusterSecretFile {@code --cluster-secret-file}, or null for an unauthenticated peer channel.
      */
     record Settings(
         String etcdEndpoints,
@@ -34,7 +35,8 @@ final class TransferManager
         long regionBytes,
         int streams,
         String transport,
-        Path teLibrary)
+        Path teLibrary,
+        Path clusterSecretFile)
     {
     }
 
@@ -66,6 +68,11 @@ final class TransferManager
             "--peer-admission", "off"));
         // a given etcd may need TLS and auth: BenchTransferCommand sets the properties only then
         args.addAll(io.orbitkv.manager.cli.EtcdAuthOptions.argsFromProperties());
+        if (null != settings.clusterSecretFile())
+        {
+            args.add("--cluster-secret-file");
+            args.add(settings.clusterSecretFile().toString());
+        }
         if (null != settings.teLibrary())
         {
             args.add("--te-library");

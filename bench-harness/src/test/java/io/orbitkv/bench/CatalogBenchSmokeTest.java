@@ -62,4 +62,34 @@ class CatalogBenchSmokeTest
         assertEquals(11, root.path("summary").size(), root.path("summary").toString());
         assertTrue(text.toString().contains("| metric | OrbitKV | anchor (same run) | ratio | goal |"), text.toString());
     }
+
+    @Test
+    void shouldRunEveryPhaseUnauthenticatedAndAuthenticatedAndWriteTheirRatios() throws Exception
+    {
+        final Path secret = dir.resolve("secret");
+        java.nio.file.Files.writeString(secret, "bench-catalog-smoke-secret-0123456789");
+        java.nio.file.Files.setPosixFilePermissions(secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        final Path json = dir.resolve("catalog-auth.json");
+        final StringWriter text = new StringWriter();
+        final CommandLine commandLine = BenchMain.commandLine();
+        commandLine.setOut(new PrintWriter(text));
+        commandLine.setErr(new PrintWriter(new StringWriter()));
+        assertTrue(0 != commandLine.execute("bench", "catalog", "--no-anchor", "--auth-compare"),
+            "--auth-compare without a secret is refused");
+        final int exitCode = commandLine.execute("bench", "catalog", "--no-anchor",
+            "--keys", "4000", "--records", "8000", "--warmup-records", "2000",
+            "--lookup-keys", "1000", "--queries", "200", "--warmup-queries", "50",
+            "--lag-rate", "5000", "--lag-seconds", "1", "--cluster-secret-file", secret.toString(), "--auth-compare",
+            "--dir", dir.resolve("peers").toString(), "--json", json.toString());
+        assertEquals(0, exitCode, text.toString());
+        final JsonNode root = new ObjectMapper().readTree(json.toFile());
+        for (final String pass : new String[]{"auth_off", "auth_on"})
+        {
+            assertTrue(root.path(pass).path("delta_apply_records_per_s").asDouble() > 0, pass + " in " + root);
+            assertEquals(4000, root.path(pass).path("snapshot_entries").asLong());
+        }
+        assertTrue(root.path("ratio_on_over_off").path("delta_apply_records_per_s").asDouble() > 0, root.toString());
+        assertEquals(1.0, root.path("ratio_on_over_off").path("snapshot_entries").asDouble());
+        assertTrue(text.toString().contains("authenticated / unauthenticated, same run:"), text.toString());
+    }
 }

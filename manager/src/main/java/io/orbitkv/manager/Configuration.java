@@ -218,6 +218,13 @@ public final class Configuration
     /** Owner-only file holding the etcd user's password. */
     public static final String ETCD_PASSWORD_FILE_PROP_NAME = "orbitkv.manager.etcd.password.file";
 
+    /**
+     * Owner-only file (0600) holding the cluster secret, at least 32 bytes, that every Manager of the cluster shares:
+     * peer frames carry a MAC under a key derived from it and transfer connections prove it. Unset: the peer channel is
+     * not authenticated (docs/security.md).
+     */
+    public static final String CLUSTER_SECRET_FILE_PROP_NAME = "orbitkv.manager.cluster.secret.file";
+
     /** Cluster to join (an etcd key segment); required with etcd endpoints, no default. */
     public static final String CLUSTER_NAME_PROP_NAME = "orbitkv.manager.cluster.name";
 
@@ -900,6 +907,11 @@ public final class Configuration
     public static String etcdPasswordFile()
     {
         return System.getProperty(ETCD_PASSWORD_FILE_PROP_NAME);
+    }
+
+    public static String clusterSecretFile()
+    {
+        return System.getProperty(CLUSTER_SECRET_FILE_PROP_NAME);
     }
 
     public static String clusterName()

@@ -93,6 +93,8 @@ public final class ManagerContext
     private String etcdKey = Configuration.etcdKey();
     private String etcdUser = Configuration.etcdUser();
     private String etcdPasswordFile = Configuration.etcdPasswordFile();
+    private String clusterSecretFile = Configuration.clusterSecretFile();
+    private io.orbitkv.manager.peer.ClusterSecret clusterSecret;
     private io.orbitkv.manager.membership.EtcdSecurity etcdSecurity = io.orbitkv.manager.membership.EtcdSecurity.NONE;
     private String clusterName = Configuration.clusterName();
     private String nodeId = Configuration.nodeId();
@@ -242,6 +244,9 @@ public final class ManagerContext
         {
             epochClock = SystemEpochClock.INSTANCE;
         }
+        // Checked even without peers, so a bad secret file is found when it is given, not when the Manager joins.
+        clusterSecret = null == clusterSecretFile ? null :
+            io.orbitkv.manager.peer.ClusterSecret.load(java.nio.file.Path.of(clusterSecretFile));
         if (null == nanoClock)
         {
             nanoClock = SystemNanoClock.INSTANCE;
@@ -1118,6 +1123,32 @@ public final class ManagerContext
     {
         this.etcdUser = etcdUser;
         return this;
+    }
+
+    /**
+     * Owner-only file holding the cluster secret ({@code --cluster-secret-file}); read and checked when the context is
+     * concluded (a standalone Manager has no peer channel to authenticate, but a bad file is still refused).
+     *
+     * @param clusterSecretFile file, or null for an unauthenticated peer channel.
+     * @return this for a fluent API.
+     */
+    public ManagerContext clusterSecretFile(final String clusterSecretFile)
+    {
+        this.clusterSecretFile = clusterSecretFile;
+        return this;
+    }
+
+    public String clusterSecretFile()
+    {
+        return clusterSecretFile;
+    }
+
+    /**
+     * @return the cluster secret's keys once concluded, or null when the peer channel is not authenticated.
+     */
+    public io.orbitkv.manager.peer.ClusterSecret clusterSecret()
+    {
+        return clusterSecret;
     }
 
     /**

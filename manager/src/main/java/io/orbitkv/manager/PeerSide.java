@@ -67,6 +67,14 @@ final class PeerSide
         Membership startedMembership = null;
         try
         {
+            ctx.membershipLog().println(null == ctx.clusterSecret() ?
+                "orbitkv manager: peer authentication is OFF (no --cluster-secret-file): peer frames carry no MAC " +
+                    "and transfer connections prove nothing" :
+                "orbitkv manager: peer authentication is on (secret " + ctx.clusterSecret().file() +
+                    "): peer frames carry HMAC-SHA256/128 trailers, " +
+                    (Configuration.TransportKind.MOONCAKE == ctx.transport() ?
+                    "the mooncake transport's connections are not covered (no handshake of ours)" :
+                    "transfer connections prove the secret"));
             openedTransport = ctx.transferTransportSupplier().newTransport(ctx);
             openedTransport.registerMemory(poolRegion.segment().address(), poolRegion.segment().byteSize());
             if (null != ssdTier && ctx.transferSsdStagingBytes() > 0)
@@ -83,6 +91,8 @@ final class PeerSide
                 .incarnation(runtimeUuid.getMostSignificantBits(), runtimeUuid.getLeastSignificantBits())
                 .placementFingerprint(ctx.placement().routeFingerprint(1))
                 .countersManager(countersManager)
+                .systemCounters(systemCounters)
+                .frameMacKey(null == ctx.clusterSecret() ? null : ctx.clusterSecret().frameMacKey())
                 .errorHandler(errorHandler)
                 .nanoClock(ctx.nanoClock()));
             // Joining runs on the membership threads; the catalog follows it (no remote work until registered).
@@ -133,7 +143,7 @@ final class PeerSide
                 members,
                 peerTransport.publisher(),
                 fetcher,
-                TransportCounters.of(openedTransport, countersManager),
+                TransportCounters.of(openedTransport, countersManager, systemCounters),
                 systemCounters,
                 ctx.nanoClock());
             catalog = new CatalogService(catalogContext, transfers);

@@ -4,6 +4,7 @@ import io.orbitkv.manager.authority.AuthorityCounter;
 import io.orbitkv.manager.catalog.CatalogCounter;
 import io.orbitkv.manager.events.KvEventCounter;
 import io.orbitkv.manager.membership.MembershipCounter;
+import io.orbitkv.manager.peer.PeerAuthCounter;
 import io.orbitkv.manager.ring.RingCounter;
 import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
@@ -38,6 +39,7 @@ public final class SystemCounterFamilies
             MembershipCounter.values(),
             KvEventCounter.values(),
             AuthorityCounter.values(),
+            PeerAuthCounter.values(),
             SystemCounterDescriptor.values(),
         };
     }

@@ -210,6 +210,18 @@ class SteadyStateAllocationTest
     @Test
     void shouldNotAllocateOnTheAgentThreadsWhileStreamingToAndQueryingAnotherHost() throws Exception
     {
+        streamToAndQueryAnotherHost(null);
+    }
+
+    @Test
+    void shouldNotAllocateOnTheAgentThreadsWhileStreamingToAndQueryingAnotherHostOverAnAuthenticatedChannel()
+        throws Exception
+    {
+        streamToAndQueryAnotherHost(secretFile());
+    }
+
+    private void streamToAndQueryAnotherHost(final String secretFile) throws Exception
+    {
         final File hostDir = ManagerTestSupport.newDir();
         Manager host = null;
         try (io.orbitkv.manager.membership.EtcdCluster etcd = io.orbitkv.manager.membership.EtcdCluster.start(1))
@@ -218,8 +230,8 @@ class SteadyStateAllocationTest
             // applied there; every peers lookup on A is one cold query to B, answered on B's agent thread and decoded
             // on A's. Both agent threads are measured, each against its own budget (see HOST_SENDER_SWITCH_BYTES).
             final String cluster = newCluster();
-            manager = Manager.launch(catalogContext(dir, etcd, cluster, "a", "b"));
-            host = Manager.launch(catalogContext(hostDir, etcd, cluster, "b", "b"));
+            manager = Manager.launch(catalogContext(dir, etcd, cluster, "a", "b").clusterSecretFile(secretFile));
+            host = Manager.launch(catalogContext(hostDir, etcd, cluster, "b", "b").clusterSecretFile(secretFile));
             awaitCatalogReady(manager, 2);
             awaitCatalogReady(host, 2);
             final long queriesBefore = manager.counter(CatalogCounter.COLD_QUERIES);
@@ -233,6 +245,7 @@ class SteadyStateAllocationTest
                 "every peers lookup sent a cold query to B");
             assertTrue(host.counter(CatalogCounter.RECORDS_APPLIED) - appliedBefore >= ROUNDS,
                 "B applied A's stream");
+            assertAuthenticated(secretFile, manager, host);
             assertTrue(window[0] < 2L * ROUNDS && window[1] < hostBudget(window[2]),
                 "over " + 2 * ROUNDS + " requests in " + window[2] / 1_000_000 + " ms A's agent thread allocated " +
                 window[0] + " bytes and B's " + window[1] + " (budgets " + 2 * ROUNDS + ", " + hostBudget(window[2]) +
@@ -251,6 +264,17 @@ class SteadyStateAllocationTest
     @Test
     void shouldNotAllocateOnTheAgentThreadsWhileFetchingBlocksFromAPeer() throws Exception
     {
+        fetchBlocksFromAPeer(null);
+    }
+
+    @Test
+    void shouldNotAllocateOnTheAgentThreadsWhileFetchingBlocksFromAPeerOverAnAuthenticatedChannel() throws Exception
+    {
+        fetchBlocksFromAPeer(secretFile());
+    }
+
+    private void fetchBlocksFromAPeer(final String secretFile) throws Exception
+    {
         final File sourceDir = ManagerTestSupport.newDir();
         Manager source = null;
         try (io.orbitkv.manager.membership.EtcdCluster etcd = io.orbitkv.manager.membership.EtcdCluster.start(1))
@@ -259,8 +283,8 @@ class SteadyStateAllocationTest
             // a cold query), authorization and grant, transport reads into B's engine region, CRC32C checks and the
             // release. Both agent threads are measured against the budgets of the catalog test.
             final String cluster = newCluster();
-            source = Manager.launch(catalogContext(sourceDir, etcd, cluster, "a", "a,b"));
-            manager = Manager.launch(catalogContext(dir, etcd, cluster, "b", "a,b")
+            source = Manager.launch(catalogContext(sourceDir, etcd, cluster, "a", "a,b").clusterSecretFile(secretFile));
+            manager = Manager.launch(catalogContext(dir, etcd, cluster, "b", "a,b").clusterSecretFile(secretFile)
                 .peerAdmission(io.orbitkv.manager.transfer.PeerAdmission.Policy.OFF));
             awaitCatalogReady(source, 2);
             awaitCatalogReady(manager, 2);
@@ -324,6 +348,7 @@ class SteadyStateAllocationTest
                 assertEquals(0, manager.counter(SystemCounterDescriptor.ERRORS));
                 assertEquals(0, source.counter(SystemCounterDescriptor.ERRORS));
                 assertTrue(manager.counter(TransferCounter.BLOCKS_FETCHED) >= 2L * ROUNDS * KEYS);
+                assertAuthenticated(secretFile, manager, source);
                 assertTrue(window[0] < hostBudget(window[2]) && window[1] < hostBudget(window[2]),
                     "over " + ROUNDS + " peer reads of " + KEYS + " blocks in " + window[2] / 1_000_000 + " ms B's " +
                     "agent thread allocated " + window[0] + " bytes and A's " + window[1] + " (budget " +
@@ -482,6 +507,37 @@ class SteadyStateAllocationTest
                 }
             }
             return window;
+        }
+    }
+
+    /**
+     * An owner-only cluster secret file (outside the Managers' directories).
+     */
+    private static String secretFile() throws java.io.IOException
+    {
+        final java.nio.file.Path file = java.nio.file.Files.createTempFile("orbitkv-cluster-secret", "");
+        file.toFile().deleteOnExit();
+        java.nio.file.Files.writeString(file, "steady-state-allocation-secret-0123456789");
+        java.nio.file.Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        return file.toString();
+    }
+
+    /**
+     * With a secret, both Managers verified frames and dropped none; without, neither signed any.
+     */
+    private static void assertAuthenticated(final String secretFile, final Manager... managers)
+    {
+        for (final Manager m : managers)
+        {
+            if (null == secretFile)
+            {
+                assertEquals(0, m.counter(io.orbitkv.manager.peer.PeerAuthCounter.FRAMES_SIGNED));
+                continue;
+            }
+            assertTrue(m.counter(io.orbitkv.manager.peer.PeerAuthCounter.FRAMES_VERIFIED) >= ROUNDS);
+            assertEquals(0, m.counter(io.orbitkv.manager.peer.PeerAuthCounter.DROPPED_BAD_MAC));
+            assertEquals(0, m.counter(io.orbitkv.manager.peer.PeerAuthCounter.DROPPED_DUPLICATE));
+            assertEquals(0, m.counter(io.orbitkv.manager.peer.PeerAuthCounter.DROPPED_TOO_OLD));
         }
     }
 

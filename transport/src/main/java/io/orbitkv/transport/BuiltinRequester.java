@@ -28,6 +28,7 @@ final class BuiltinRequester
     private final BuiltinIoLoop loop;
     private final BuiltinTransport owner;
     private final BuiltinTransport.Context context;
+    private final BuiltinHandshake handshake;
     private final BuiltinTransportStats stats;
     private final BuiltinSockets sockets;
     private final CallState state;
@@ -62,6 +63,8 @@ final class BuiltinRequester
         this.loop = loop;
         this.owner = owner;
         this.context = owner.context;
+        this.handshake = null == context.handshakeKey() ? null :
+            new BuiltinHandshake(context.handshakeKey(), context.identityMsb(), context.identityLsb());
         this.stats = owner.stats;
         this.sockets = sockets;
         this.state = sockets.state;
@@ -250,7 +253,7 @@ final class BuiltinRequester
             {
                 throw new IOException("epoll_ctl failed: " + Errno.describe(state.errno()));
             }
-            stream.open(channel, fd, connected ? BuiltinStream.CONNECTED : BuiltinStream.CONNECTING);
+            stream.open(channel, fd, connected ? BuiltinStream.CONNECTED : BuiltinStream.CONNECTING, handshake);
             if (connected)
             {
                 flush(stream);
@@ -292,6 +295,27 @@ final class BuiltinRequester
             dispatchAfterLoss(stream.peerSlot);
             return;
         }
+        if (stream.awaitingChallenge)
+        {
+            final int outcome = receiveChallenge(stream);
+            if (outcome < 0)
+            {
+                stats.increment(BuiltinTransportStats.HANDSHAKES_FAILED);
+                failStream(stream, TransportStatus.FAILED);
+                dispatchAfterLoss(stream.peerSlot);
+                return;
+            }
+            if (0 == outcome)
+            {
+                return;
+            }
+            stats.increment(BuiltinTransportStats.HANDSHAKES_PROVED);
+            if (!flush(stream))
+            {
+                dispatchAfterLoss(stream.peerSlot);
+                return;
+            }
+        }
         if (0 == stream.count)
         {
             if (0 != (flags & BuiltinSockets.CLOSING_EVENTS))
@@ -327,8 +351,14 @@ final class BuiltinRequester
     {
         while (stream.sendStart < stream.sendEnd)
         {
+            final int end = Math.min(stream.sendEnd, stream.sendLimit);
+            if (stream.sendStart >= end)
+            {
+                // The hello went; the proof and the requests behind it wait for the source's challenge.
+                return true;
+            }
             final long sent = LibC.send(state, stream.fd, stream.sendAddress + stream.sendStart,
-                stream.sendEnd - stream.sendStart, LibC.MSG_NOSIGNAL);
+                end - stream.sendStart, LibC.MSG_NOSIGNAL);
             if (sent > 0)
             {
                 stream.sendStart += (int)sent;
@@ -349,6 +379,46 @@ final class BuiltinRequester
         stream.sendStart = 0;
         stream.sendEnd = 0;
         return true;
+    }
+
+    /**
+     * Read the source's challenge and, when its MAC verifies, write the proof in front of the queued requests.
+     *
+     * @return 1 when the handshake is done, 0 when the challenge is not whole yet, -1 when it failed.
+     */
+    private int receiveChallenge(final BuiltinStream stream)
+    {
+        while (stream.challengeFilled < BuiltinHandshake.CHALLENGE_BYTES)
+        {
+            final long received = LibC.recv(state, stream.fd, stream.challenge.address() + stream.challengeFilled,
+                BuiltinHandshake.CHALLENGE_BYTES - stream.challengeFilled, 0);
+            if (received > 0)
+            {
+                stream.challengeFilled += (int)received;
+                continue;
+            }
+            if (0 == received)
+            {
+                return -1;
+            }
+            final int errno = state.errno();
+            if (Errno.EAGAIN == errno)
+            {
+                return 0;
+            }
+            if (Errno.EINTR != errno)
+            {
+                return -1;
+            }
+        }
+        if (!handshake.answer(stream.challenge, stream.nonce, stream.send, stream.proofAt))
+        {
+            return -1;
+        }
+        stream.awaitingChallenge = false;
+        stream.sendLimit = Integer.MAX_VALUE;
+        stream.proofAt = -1;
+        return 1;
     }
 
     /**

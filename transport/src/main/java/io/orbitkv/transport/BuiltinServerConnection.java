@@ -29,6 +29,10 @@ final class BuiltinServerConnection
     int inStart;
     int inEnd;
     boolean helloDone;
+    /** The challenge went out; the requester's proof is awaited. */
+    boolean awaitingProof;
+    final MemorySegment challenge;
+    final byte[] expectedProof = new byte[BuiltinHandshake.PROOF_BYTES];
     boolean responding;
     int responseSession = -1;
     int openPosition;
@@ -44,6 +48,7 @@ final class BuiltinServerConnection
         in = arena.allocate(INPUT_BYTES, 64);
         inAddress = in.address();
         header = arena.allocate(BuiltinWire.RESPONSE_BYTES, 64);
+        challenge = arena.allocate(BuiltinHandshake.CHALLENGE_BYTES, 64);
         headerAddress = header.address();
         vector = arena.allocate(Iovec.layout(), 2);
         message = MsgHdr.allocate(arena);
@@ -58,6 +63,7 @@ final class BuiltinServerConnection
         inStart = 0;
         inEnd = 0;
         helloDone = false;
+        awaitingProof = false;
         responding = false;
         responseSession = -1;
     }

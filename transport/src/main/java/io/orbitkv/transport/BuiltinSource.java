@@ -21,6 +21,7 @@ final class BuiltinSource
     private final BuiltinIoLoop loop;
     private final BuiltinTransport owner;
     private final BuiltinTransport.Context context;
+    private final BuiltinHandshake handshake;
     private final BuiltinTransportStats stats;
     private final Arena arena;
     private final BuiltinSockets sockets;
@@ -49,6 +50,8 @@ final class BuiltinSource
         this.loop = loop;
         this.owner = owner;
         this.context = owner.context;
+        this.handshake = null == context.handshakeKey() ? null :
+            new BuiltinHandshake(context.handshakeKey(), context.identityMsb(), context.identityLsb());
         this.stats = owner.stats;
         this.sockets = sockets;
         this.state = sockets.state;
@@ -154,7 +157,7 @@ final class BuiltinSource
             }
 
             final int available = connection.inEnd - connection.inStart;
-            if (!connection.helloDone && available >= BuiltinWire.HELLO_BYTES)
+            if (!connection.helloDone && available >= BuiltinWire.HELLO_BYTES && !connection.awaitingProof)
             {
                 if (!BuiltinWire.isHello(connection.in, connection.inStart))
                 {
@@ -162,8 +165,53 @@ final class BuiltinSource
                     close(connection);
                     return;
                 }
-                connection.inStart += BuiltinWire.HELLO_BYTES;
+                final boolean asksAuth = 0 != (BuiltinWire.helloFlags(connection.in, connection.inStart) &
+                    BuiltinHandshake.FLAG_AUTH);
+                if (asksAuth != (null != handshake))
+                {
+                    // One end holds a key and the other none: nothing either could prove.
+                    stats.increment(BuiltinTransportStats.HANDSHAKES_FAILED);
+                    close(connection);
+                    return;
+                }
+                if (null == handshake)
+                {
+                    connection.inStart += BuiltinWire.HELLO_BYTES;
+                    connection.helloDone = true;
+                    disarm(connection);
+                    continue;
+                }
+                if (available < BuiltinHandshake.HELLO_BYTES)
+                {
+                    // The rest of the hello is still to come.
+                    if (!receiveMore(connection))
+                    {
+                        return;
+                    }
+                    continue;
+                }
+                if (!sendChallenge(connection))
+                {
+                    stats.increment(BuiltinTransportStats.HANDSHAKES_FAILED);
+                    close(connection);
+                    return;
+                }
+                connection.inStart += BuiltinHandshake.HELLO_BYTES;
+                connection.awaitingProof = true;
+                continue;
+            }
+            if (connection.awaitingProof && available >= BuiltinHandshake.PROOF_BYTES)
+            {
+                if (!BuiltinHandshake.proves(connection.in, connection.inStart, connection.expectedProof))
+                {
+                    stats.increment(BuiltinTransportStats.HANDSHAKES_FAILED);
+                    close(connection);
+                    return;
+                }
+                connection.inStart += BuiltinHandshake.PROOF_BYTES;
+                connection.awaitingProof = false;
                 connection.helloDone = true;
+                stats.increment(BuiltinTransportStats.HANDSHAKES_PROVED);
                 disarm(connection);
                 continue;
             }
@@ -176,36 +224,77 @@ final class BuiltinSource
                 continue;
             }
 
-            if (connection.inStart > 0)
+            if (!receiveMore(connection))
             {
-                MemorySegment.copy(connection.in, connection.inStart, connection.in, 0, available);
-                connection.inStart = 0;
-                connection.inEnd = available;
-            }
-            final long received = LibC.recv(state, connection.fd, connection.inAddress + connection.inEnd,
-                BuiltinServerConnection.INPUT_BYTES - connection.inEnd, 0);
-            if (received > 0)
-            {
-                connection.inEnd += (int)received;
-            }
-            else if (0 == received)
-            {
-                close(connection);
                 return;
             }
-            else
+        }
+    }
+
+    /**
+     * Receive what the socket holds after the unread input.
+     *
+     * @return false when nothing more can be read now (the socket is empty, or the connection closed).
+     */
+    private boolean receiveMore(final BuiltinServerConnection connection)
+    {
+        final int available = connection.inEnd - connection.inStart;
+        if (connection.inStart > 0)
+        {
+            MemorySegment.copy(connection.in, connection.inStart, connection.in, 0, available);
+            connection.inStart = 0;
+            connection.inEnd = available;
+        }
+        final long received = LibC.recv(state, connection.fd, connection.inAddress + connection.inEnd,
+            BuiltinServerConnection.INPUT_BYTES - connection.inEnd, 0);
+        if (received > 0)
+        {
+            connection.inEnd += (int)received;
+            return true;
+        }
+        if (0 == received)
+        {
+            if (connection.awaitingProof || (null != handshake && !connection.helloDone && available > 0))
             {
-                final int errno = state.errno();
-                if (Errno.EAGAIN == errno)
-                {
-                    return;
-                }
-                if (Errno.EINTR != errno)
-                {
-                    close(connection);
-                    return;
-                }
+                stats.increment(BuiltinTransportStats.HANDSHAKES_FAILED);
             }
+            close(connection);
+            return false;
+        }
+        final int errno = state.errno();
+        if (Errno.EAGAIN == errno)
+        {
+            return false;
+        }
+        if (Errno.EINTR != errno)
+        {
+            close(connection);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Answer an authenticated hello with the challenge, in one send: a new connection's socket buffer takes 64 bytes.
+     *
+     * @return false when the challenge could not be sent whole.
+     */
+    private boolean sendChallenge(final BuiltinServerConnection connection)
+    {
+        handshake.challenge(connection.in, connection.inStart, connection.challenge, connection.expectedProof);
+        while (true)
+        {
+            final long sent = LibC.send(state, connection.fd, connection.challenge.address(),
+                BuiltinHandshake.CHALLENGE_BYTES, LibC.MSG_NOSIGNAL);
+            if (BuiltinHandshake.CHALLENGE_BYTES == sent)
+            {
+                return true;
+            }
+            if (sent < 0 && Errno.EINTR == state.errno())
+            {
+                continue;
+            }
+            return false;
         }
     }
 

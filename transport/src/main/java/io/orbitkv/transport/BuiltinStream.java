@@ -44,13 +44,24 @@ final class BuiltinStream
     long nextSequence;
     int completedChunks;
     boolean dirty;
+    /** Bytes of {@link #send} that may go out: the hello only, until the source's challenge verified. */
+    int sendLimit = Integer.MAX_VALUE;
+    /** Where the proof goes in {@link #send} once the challenge verified, or -1. */
+    int proofAt = -1;
+    /** The challenge is awaited (requests wait behind the proof). */
+    boolean awaitingChallenge;
+    int challengeFilled;
+    final MemorySegment challenge;
+    final byte[] nonce = new byte[BuiltinHandshake.NONCE_BYTES];
 
     BuiltinStream(final Arena arena, final int index, final int peerSlot, final int capacity)
     {
         this.index = index;
         this.peerSlot = peerSlot;
         this.capacity = capacity;
-        send = arena.allocate(BuiltinWire.HELLO_BYTES + (long)capacity * BuiltinWire.REQUEST_BYTES, 64);
+        send = arena.allocate(
+            BuiltinHandshake.HELLO_BYTES + BuiltinHandshake.PROOF_BYTES + (long)capacity * BuiltinWire.REQUEST_BYTES, 64);
+        challenge = arena.allocate(BuiltinHandshake.CHALLENGE_BYTES, 64);
         sendAddress = send.address();
         header = arena.allocate(BuiltinWire.RESPONSE_BYTES, 64);
         headerAddress = header.address();
@@ -61,15 +72,31 @@ final class BuiltinStream
         chunkSequence = new long[capacity];
     }
 
-    void open(final SocketChannel channel, final int fd, final int state)
+    void open(final SocketChannel channel, final int fd, final int state, final BuiltinHandshake handshake)
     {
         incarnation = (incarnation + 1) & 0xFFFFFF;
         this.channel = channel;
         this.fd = fd;
         this.state = state;
         sendStart = 0;
-        BuiltinWire.writeHello(send, 0);
-        sendEnd = BuiltinWire.HELLO_BYTES;
+        if (null == handshake)
+        {
+            BuiltinWire.writeHello(send, 0);
+            sendEnd = BuiltinWire.HELLO_BYTES;
+            sendLimit = Integer.MAX_VALUE;
+            proofAt = -1;
+            awaitingChallenge = false;
+        }
+        else
+        {
+            // The hello goes now; the proof's place is kept after it, and requests queue behind it.
+            handshake.writeHello(send, 0, nonce);
+            sendLimit = BuiltinHandshake.HELLO_BYTES;
+            proofAt = BuiltinHandshake.HELLO_BYTES;
+            sendEnd = proofAt + BuiltinHandshake.PROOF_BYTES;
+            awaitingChallenge = true;
+            challengeFilled = 0;
+        }
         headerFilled = 0;
         inPayload = false;
         head = 0;
@@ -100,6 +127,11 @@ final class BuiltinStream
         {
             final int unsent = sendEnd - sendStart;
             MemorySegment.copy(send, sendStart, send, 0, unsent);
+            if (proofAt >= 0)
+            {
+                proofAt -= sendStart;
+                sendLimit -= sendStart;
+            }
             sendStart = 0;
             sendEnd = unsent;
         }
@@ -127,5 +159,9 @@ final class BuiltinStream
         sendEnd = 0;
         inPayload = false;
         headerFilled = 0;
+        sendLimit = Integer.MAX_VALUE;
+        proofAt = -1;
+        awaitingChallenge = false;
+        challengeFilled = 0;
     }
 }

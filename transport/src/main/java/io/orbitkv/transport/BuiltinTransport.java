@@ -589,6 +589,54 @@ public final class BuiltinTransport implements Transport
         private int socketSendBufferBytes = SOCKET_BUFFER_BYTES_DEFAULT;
         private int socketReceiveBufferBytes = SOCKET_BUFFER_BYTES_DEFAULT;
         private Runnable completionSignal;
+        private byte[] handshakeKey;
+        private long identityMsb;
+        private long identityLsb;
+
+        /**
+         * Require every connection, both ways, to prove this key in its handshake ({@link BuiltinHandshake}); default
+         * null: connections prove nothing. Both ends of a connection must agree.
+         *
+         * @param handshakeKey 32 bytes derived from the cluster secret, or null.
+         * @return this.
+         */
+        public Context handshakeKey(final byte[] handshakeKey)
+        {
+            this.handshakeKey = null == handshakeKey ? null : handshakeKey.clone();
+            return this;
+        }
+
+        /**
+         * @return the handshake key, or null.
+         */
+        public byte[] handshakeKey()
+        {
+            return handshakeKey;
+        }
+
+        /**
+         * The id this end names in its handshakes (the Manager's runtime incarnation); bound into every proof.
+         *
+         * @param msb most significant half.
+         * @param lsb least significant half.
+         * @return this.
+         */
+        public Context identity(final long msb, final long lsb)
+        {
+            this.identityMsb = msb;
+            this.identityLsb = lsb;
+            return this;
+        }
+
+        public long identityMsb()
+        {
+            return identityMsb;
+        }
+
+        public long identityLsb()
+        {
+            return identityLsb;
+        }
 
         /**
          * Check every setting.
@@ -617,6 +665,7 @@ public final class BuiltinTransport implements Transport
             check(helloTimeoutNs > 0, "helloTimeoutNs must be > 0: " + helloTimeoutNs);
             check(sendStallTimeoutNs > 0, "sendStallTimeoutNs must be > 0: " + sendStallTimeoutNs);
             check(socketSendBufferBytes >= 0 && socketReceiveBufferBytes >= 0, "socket buffer sizes must be >= 0");
+            check(null == handshakeKey || handshakeKey.length >= 16, "handshakeKey must be at least 16 bytes");
             return this;
         }
 

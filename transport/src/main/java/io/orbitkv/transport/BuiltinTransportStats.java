@@ -69,6 +69,12 @@ public final class BuiltinTransportStats
     /** Source: sends cut (connection closed) because the requester read nothing for the stall timeout. */
     public static final int SENDS_CUT = 29;
 
+    /** Connections whose handshake proved the handshake key both ways (either end counts its own). */
+    public static final int HANDSHAKES_PROVED = 30;
+
+    /** Connections closed because the handshake failed (wrong key, or one end without a key). */
+    public static final int HANDSHAKES_FAILED = 31;
+
     private static final String[] LABELS =
     {
         "reads submitted", "reads ok", "reads failed", "reads rejected", "reads timed out", "reads closed",
@@ -76,7 +82,7 @@ public final class BuiltinTransportStats
         "rejected revoked session", "rejected token", "rejected range", "bad hellos", "malformed frames",
         "oversize requests", "connections accepted", "connections refused", "protocol errors", "streams lost",
         "peers evicted", "peers refused", "exports refused", "invalid ranges", "bytes sent", "bytes received",
-        "sends in progress", "io errors", "hello timeouts", "sends cut",
+        "sends in progress", "io errors", "hello timeouts", "sends cut", "handshakes proved", "handshakes failed",
     };
 
     /** Number of counters. */

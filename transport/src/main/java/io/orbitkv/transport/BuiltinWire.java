@@ -29,9 +29,19 @@ final class BuiltinWire
 
     static void writeHello(final MemorySegment buffer, final long at)
     {
+        writeHello(buffer, at, (short)0);
+    }
+
+    static void writeHello(final MemorySegment buffer, final long at, final short flags)
+    {
         buffer.set(INT, at, HELLO_MAGIC);
         buffer.set(SHORT, at + 4, HELLO_VERSION);
-        buffer.set(SHORT, at + 6, (short)0);
+        buffer.set(SHORT, at + 6, flags);
+    }
+
+    static short helloFlags(final MemorySegment buffer, final long at)
+    {
+        return buffer.get(SHORT, at + 6);
     }
 
     static boolean isHello(final MemorySegment buffer, final long at)

@@ -103,6 +103,25 @@ public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
         final int termLength,
         final IdleStrategy driverIdleStrategy)
     {
+        this(dir, nodeIndex, incarnationMsb, incarnationLsb, placementFingerprint, hostedShards, journalBudgetBytes,
+            termLength, driverIdleStrategy, null);
+    }
+
+    /**
+     * @param frameMacKey the frame MAC key of an authenticated peer channel ({@code --cluster-secret-file}), or null.
+     */
+    public BenchPeer(
+        final Path dir,
+        final int nodeIndex,
+        final long incarnationMsb,
+        final long incarnationLsb,
+        final long placementFingerprint,
+        final boolean[] hostedShards,
+        final long journalBudgetBytes,
+        final int termLength,
+        final IdleStrategy driverIdleStrategy,
+        final byte[] frameMacKey)
+    {
         if (nodeIndex < 0 || nodeIndex >= MAX_NODES)
         {
             throw new IllegalArgumentException("node index must be 0.." + (MAX_NODES - 1) + ": " + nodeIndex);
@@ -131,6 +150,7 @@ public final class BenchPeer extends CatalogHostHandler implements AutoCloseable
             .incarnation(incarnationMsb, incarnationLsb)
             .placementFingerprint(placementFingerprint)
             .countersManager(countersManager)
+            .frameMacKey(frameMacKey)
             .errorHandler(errors::add));
         coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb);
         catalogProxy = new CatalogProxy(transport.publisher());

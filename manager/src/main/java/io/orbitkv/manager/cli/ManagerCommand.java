@@ -180,6 +180,8 @@ public final class ManagerCommand implements Callable<Integer>
             (c, ctx, flag) -> ctx.etcdUser(c.etcdTls.user)),
         new Setting("--etcd-password-file", Configuration.ETCD_PASSWORD_FILE_PROP_NAME, null,
             Configuration::etcdPasswordFile, (c, ctx, flag) -> ctx.etcdPasswordFile(c.etcdTls.passwordFile)),
+        new Setting("--cluster-secret-file", Configuration.CLUSTER_SECRET_FILE_PROP_NAME, null,
+            Configuration::clusterSecretFile, (c, ctx, flag) -> ctx.clusterSecretFile(c.clusterSecretFile)),
         new Setting("--cluster-name", Configuration.CLUSTER_NAME_PROP_NAME, null, Configuration::clusterName,
             (c, ctx, flag) -> ctx.clusterName(c.clusterName)),
         new Setting("--node-id", Configuration.NODE_ID_PROP_NAME, null, Configuration::nodeId,
@@ -426,6 +428,11 @@ public final class ManagerCommand implements Callable<Integer>
 
     @picocli.CommandLine.Mixin
     EtcdAuthOptions etcdTls = new EtcdAuthOptions();
+
+    @Option(names = "--cluster-secret-file", description = "Owner-only (0600) file of at least 32 bytes shared by " +
+        "every Manager of the cluster: peer frames carry a MAC and transfer connections prove it; unset, the peer " +
+        "channel is not authenticated (default: ${sys:" + Configuration.CLUSTER_SECRET_FILE_PROP_NAME + ":-none}).")
+    String clusterSecretFile;
 
     @Option(names = "--cluster-name", description = "Cluster to join; keys live under /orbitkv/v1/<cluster>/ " +
         "(default: ${sys:" + Configuration.CLUSTER_NAME_PROP_NAME + ":-none}).")

@@ -18,7 +18,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * header, and by the header's schema id either handles the session protocol itself (a PeerConnect opening a session,
  * the CatalogResponse answering one this peer opened) or hands the raw frame to the {@link PeerFrameHandler} of that
  * schema (the catalog's messages, the transfer control messages). Nothing here reads a message body other than the
- * session protocol's.
+ * session protocol's. When the cluster has a secret, a {@link FrameAuth} verifies each frame's MAC trailer and replay
+ * window before the header is read; a frame it drops reaches nothing here.
  * <p>
  * Bad bytes never throw out of here: the frame is read through a view bounded to its length, so any overrun is an
  * {@link IndexOutOfBoundsException} turned into a counted MALFORMED rejection with an entry in the error log. A frame
@@ -39,6 +40,7 @@ final class PeerAdapter implements FragmentHandler
     private final int streamId;
     private final PeerFrameHandler catalogFrames;
     private final PeerFrameHandler[] otherFrames;
+    private final FrameAuth verifier;
 
     private final UnsafeBuffer frame = new UnsafeBuffer(0, 0);
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
@@ -48,6 +50,8 @@ final class PeerAdapter implements FragmentHandler
     private long nowNs;
 
     /**
+     * @param verifier      checks each frame's MAC trailer first and strips it; null when the channel is not
+     *                      authenticated.
      * @param frameHandlers one per schema id; the catalog schema's is required (its messages other than the session
      *                      protocol go there).
      */
@@ -58,8 +62,10 @@ final class PeerAdapter implements FragmentHandler
         final PeerCounters counters,
         final ErrorHandler errorHandler,
         final int streamId,
+        final FrameAuth verifier,
         final PeerFrameHandler... frameHandlers)
     {
+        this.verifier = verifier;
         this.agent = agent;
         this.publisher = publisher;
         this.routes = routes;
@@ -108,9 +114,15 @@ final class PeerAdapter implements FragmentHandler
         this.nowNs = nowNs;
     }
 
-    public void onFragment(final DirectBuffer buffer, final int offset, final int length, final Header header)
+    public void onFragment(final DirectBuffer buffer, final int offset, final int frameLength, final Header header)
     {
-        counters.add(PeerCounter.METADATA_BYTES_RECEIVED, length);
+        counters.add(PeerCounter.METADATA_BYTES_RECEIVED, frameLength);
+        // Authenticated first: a frame that fails is counted by the verifier and seen by nothing else.
+        final int length = null == verifier ? frameLength : verifier.verify(buffer, offset, frameLength, nowNs);
+        if (length < 0)
+        {
+            return;
+        }
         try
         {
             frame.wrap(buffer, offset, length);

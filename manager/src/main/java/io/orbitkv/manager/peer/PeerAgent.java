@@ -114,7 +114,8 @@ public final class PeerAgent implements Agent
         this.connectTimeoutMs = ctx.connectTimeoutMs();
         this.sessions = publisher.sessions();
         this.adapter =
-            new PeerAdapter(this, publisher, routes, counters, ctx.errorHandler(), ctx.streamId(), frameHandlers);
+            new PeerAdapter(this, publisher, routes, counters, ctx.errorHandler(), ctx.streamId(), media.verifier,
+                frameHandlers);
         this.assembler = new FragmentAssembler(adapter);
         // Session ids start at a random point so ids of a restarted peer do not alias an old session's.
         this.nextSessionId = (System.nanoTime() & 0x7FFF_FFFFL) << 20;

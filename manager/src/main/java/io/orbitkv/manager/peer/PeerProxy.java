@@ -16,7 +16,9 @@ import org.agrona.concurrent.UnsafeBuffer;
  * preallocated buffer, and offers every message this transport sends, whoever encoded it, with a bounded retry:
  * a back-pressured or admin-action offer is counted and retried at most {@link #MAX_OFFER_ATTEMPTS} times; a
  * publication that is not connected or closed fails at once. A failed offer is never fatal: the protocol recovers by
- * gap repair, session reconnect or the requester's query budget. Single threaded (the peer agent); allocation free.
+ * gap repair, session reconnect or the requester's query budget. With a cluster secret every message leaves with its
+ * {@link FrameAuth} MAC trailer, offered as a second buffer (no copy). Single threaded (the peer agent); allocation
+ * free.
  */
 final class PeerProxy
 {
@@ -32,6 +34,7 @@ final class PeerProxy
     private final UnsafeBuffer buffer;
     private final UnsafeBuffer empty = new UnsafeBuffer(new byte[0]);
     private long offeredMessages;
+    private final FrameAuth signer;
 
     private final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
     private final PeerConnectEncoder connectEncoder = new PeerConnectEncoder();
@@ -42,8 +45,10 @@ final class PeerProxy
         final long localIncarnationLsb,
         final long placementFingerprint,
         final PeerCounters counters,
-        final int maxMessageBytes)
+        final int maxMessageBytes,
+        final FrameAuth signer)
     {
+        this.signer = signer;
         this.buffer = new UnsafeBuffer(BufferUtil.allocateDirectAligned(maxMessageBytes, 64));
         this.localIncarnationMsb = localIncarnationMsb;
         this.localIncarnationLsb = localIncarnationLsb;
@@ -134,13 +139,17 @@ final class PeerProxy
             counters.increment(PeerCounter.OFFERS_FAILED);
             return false;
         }
+        // Signed once: a retry after back-pressure offers the same trailer (nothing of the first attempt was sent).
+        final DirectBuffer trailer = null == signer ? null :
+            signer.sign(message, offset, length, localIncarnationMsb, localIncarnationLsb);
         for (int attempt = 0; attempt < MAX_OFFER_ATTEMPTS; attempt++)
         {
-            final long result = publication.offer(message, offset, length);
+            final long result = null == trailer ? publication.offer(message, offset, length) :
+                publication.offer(message, offset, length, trailer, 0, FrameAuth.TRAILER_BYTES);
             if (result > 0)
             {
                 offeredMessages++;
-                counters.add(PeerCounter.METADATA_BYTES_SENT, length);
+                counters.add(PeerCounter.METADATA_BYTES_SENT, null == trailer ? length : length + FrameAuth.TRAILER_BYTES);
                 return true;
             }
             if (Publication.BACK_PRESSURED == result || Publication.ADMIN_ACTION == result)
@@ -162,9 +171,13 @@ final class PeerProxy
         return offeredMessages;
     }
 
+    /**
+     * @return the largest message other parts may encode: the publication's limit less the MAC trailer when frames are
+     * signed.
+     */
     int maxMessageBytes()
     {
-        return buffer.capacity();
+        return null == signer ? buffer.capacity() : buffer.capacity() - FrameAuth.TRAILER_BYTES;
     }
 
     void route(final RouteEncoder route, final int shard, final long destinationMsb, final long destinationLsb)

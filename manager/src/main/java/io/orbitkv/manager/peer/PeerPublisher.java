@@ -40,7 +40,8 @@ public final class PeerPublisher implements PeerSessions
         final PeerTransport.Context ctx,
         final PublicationLru publications,
         final PeerCounters counters,
-        final String localChannel)
+        final String localChannel,
+        final FrameAuth signer)
     {
         this.publications = publications;
         this.counters = counters;
@@ -51,7 +52,8 @@ public final class PeerPublisher implements PeerSessions
         this.localNodeIndex = ctx.localNodeIndex();
         this.connectTimeoutMs = ctx.connectTimeoutMs();
         this.proxy = new PeerProxy(
-            ctx.incarnationMsb(), ctx.incarnationLsb(), ctx.placementFingerprint(), counters, ctx.maxMessageBytes());
+            ctx.incarnationMsb(), ctx.incarnationLsb(), ctx.placementFingerprint(), counters, ctx.maxMessageBytes(),
+            signer);
         this.nextCorrelationId = ctx.incarnationLsb() & 0x7FFF_FFFF_0000_0000L;
     }
 

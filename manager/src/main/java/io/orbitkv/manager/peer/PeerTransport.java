@@ -13,6 +13,7 @@ import io.aeron.Image;
 import io.aeron.Subscription;
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ThreadingMode;
+import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
 import org.agrona.IoUtil;
@@ -370,6 +371,7 @@ public final class PeerTransport implements AutoCloseable
         final PeerWakeup wakeup;
         final Subscription subscription;
         final PeerPublisher publisher;
+        final FrameAuth verifier;
         final ManyToOneConcurrentArrayQueue<Image> availableImages =
             new ManyToOneConcurrentArrayQueue<>(PeerAgent.IMAGE_QUEUE_CAPACITY);
         final ManyToOneConcurrentArrayQueue<Image> unavailableImages =
@@ -389,9 +391,13 @@ public final class PeerTransport implements AutoCloseable
             this.subscription = aeron.addSubscription(
                 channel(ctx.endpoint()), ctx.streamId(), this::queueAvailableImage, this::queueUnavailableImage);
             final String localChannel = resolveLocalChannel(subscription, ctx.endpoint(), driverInvoker);
+            final byte[] key = ctx.frameMacKey();
+            final SystemCounters systemCounters = ctx.systemCounters();
+            systemCounters.get(PeerAuthCounter.ENABLED).setRelease(null == key ? 0 : 1);
+            this.verifier = null == key ? null : new FrameAuth(key, systemCounters, new SenderWindows());
             this.publisher = new PeerPublisher(
                 ctx, new PublicationLru(aeron, ctx.streamId(), ctx.publicationLruCapacity(), counters), counters,
-                localChannel);
+                localChannel, null == key ? null : new FrameAuth(key, systemCounters, null));
         }
 
         private void queueAvailableImage(final Image image)
@@ -453,9 +459,17 @@ public final class PeerTransport implements AutoCloseable
         private ErrorHandler errorHandler;
         private NanoClock nanoClock = SystemNanoClock.INSTANCE;
         private IdleStrategy driverIdleStrategy;
+        private byte[] frameMacKey;
+        private SystemCounters systemCounters;
 
         void conclude()
         {
+            require(null == frameMacKey || ClusterSecret.KEY_BYTES == frameMacKey.length,
+                "frameMacKey must be " + ClusterSecret.KEY_BYTES + " bytes");
+            if (null == systemCounters)
+            {
+                systemCounters = SystemCounters.inMemory(PeerAuthCounter.values());
+            }
             require(null != endpoint && !endpoint.isEmpty() && endpoint.indexOf(':') > 0,
                 "endpoint must be HOST:PORT: " + endpoint);
             require(null != directory, "directory is required");
@@ -659,6 +673,36 @@ public final class PeerTransport implements AutoCloseable
         public IdleStrategy driverIdleStrategy()
         {
             return driverIdleStrategy;
+        }
+
+        /**
+         * Authenticate every peer frame with this key ({@link ClusterSecret#frameMacKey()}): each frame sent carries a
+         * {@link FrameAuth} trailer and each frame received must carry a valid one. Default null: frames carry no MAC
+         * and anyone who reaches the endpoint is heard.
+         */
+        public Context frameMacKey(final byte[] frameMacKey)
+        {
+            this.frameMacKey = null == frameMacKey ? null : frameMacKey.clone();
+            return this;
+        }
+
+        public byte[] frameMacKey()
+        {
+            return frameMacKey;
+        }
+
+        /**
+         * Where the {@link PeerAuthCounter}s are (the Manager's system counters). Default: counters nobody else reads.
+         */
+        public Context systemCounters(final SystemCounters systemCounters)
+        {
+            this.systemCounters = systemCounters;
+            return this;
+        }
+
+        public SystemCounters systemCounters()
+        {
+            return systemCounters;
         }
 
         /**

@@ -1,6 +1,8 @@
 package io.orbitkv.manager.transfer;
 
+import io.orbitkv.manager.peer.PeerAuthCounter;
 import io.orbitkv.manager.status.CounterSet;
+import io.orbitkv.manager.status.SystemCounters;
 import io.orbitkv.transport.BuiltinTransport;
 import io.orbitkv.transport.BuiltinTransportStats;
 import io.orbitkv.transport.Transport;
@@ -15,21 +17,27 @@ public final class TransportCounters extends CounterSet<TransportCounter>
     private static final TransportCounter[] ALL = TransportCounter.values();
 
     private final BuiltinTransport transport;
+    private final SystemCounters systemCounters;
 
-    private TransportCounters(final CountersManager countersManager, final BuiltinTransport transport)
+    private TransportCounters(
+        final CountersManager countersManager, final BuiltinTransport transport, final SystemCounters systemCounters)
     {
         super(countersManager, ALL);
         this.transport = transport;
+        this.systemCounters = systemCounters;
     }
 
     /**
      * @param transport       the transport the Manager opened.
      * @param countersManager where the counters go.
+     * @param systemCounters  where the handshake outcomes go ({@link PeerAuthCounter}).
      * @return its counters, allocated, or null when the transport keeps no statistics.
      */
-    public static TransportCounters of(final Transport transport, final CountersManager countersManager)
+    public static TransportCounters of(
+        final Transport transport, final CountersManager countersManager, final SystemCounters systemCounters)
     {
-        return transport instanceof BuiltinTransport builtin ? new TransportCounters(countersManager, builtin) : null;
+        return transport instanceof BuiltinTransport builtin ?
+            new TransportCounters(countersManager, builtin, systemCounters) : null;
     }
 
     /**
@@ -42,5 +50,7 @@ public final class TransportCounters extends CounterSet<TransportCounter>
         {
             get(counter).setRelease(stats.get(counter.statistic()));
         }
+        systemCounters.get(PeerAuthCounter.HANDSHAKES_PROVED).setRelease(stats.get(BuiltinTransportStats.HANDSHAKES_PROVED));
+        systemCounters.get(PeerAuthCounter.HANDSHAKES_FAILED).setRelease(stats.get(BuiltinTransportStats.HANDSHAKES_FAILED));
     }
 }

@@ -1,5 +1,11 @@
 package io.orbitkv.manager.transfer;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.transport.BuiltinTransport;
@@ -48,10 +54,31 @@ public final class Transports implements TransportSupplier
                 .host(host)
                 .rpcPort(port));
         }
-        return new BuiltinTransport(new BuiltinTransport.Context()
+        final BuiltinTransport.Context builtin = new BuiltinTransport.Context();
+        if (null != ctx.clusterSecret())
+        {
+            // Handshakes name the node (its id's hash) and this start of it (a random half), and prove the secret.
+            final String nodeId = null == ctx.nodeId() ? "" : ctx.nodeId();
+            final long nodeHash = ByteBuffer.wrap(sha256(nodeId.getBytes(StandardCharsets.UTF_8))).getLong();
+            builtin.handshakeKey(ctx.clusterSecret().handshakeKey())
+                .identity(nodeHash, new SecureRandom().nextLong());
+        }
+        return new BuiltinTransport(builtin
             .bindHost(host)
             .port(port)
             .streamsPerPeer(ctx.transferStreams())
             .maxSessions(ctx.transferMaxSessions()));
+    }
+
+    private static byte[] sha256(final byte[] bytes)
+    {
+        try
+        {
+            return MessageDigest.getInstance("SHA-256").digest(bytes);
+        }
+        catch (final NoSuchAlgorithmException ex)
+        {
+            throw new IllegalStateException(ex);
+        }
     }
 }

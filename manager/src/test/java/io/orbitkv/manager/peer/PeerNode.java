@@ -46,6 +46,8 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
     final List<long[]> coldRows = new ArrayList<>();
     final int[] journalReceiver = new int[CatalogLimits.SHARD_COUNT];
     final PeerTransport transport;
+    final io.orbitkv.manager.status.SystemCounters authCounters =
+        io.orbitkv.manager.status.SystemCounters.inMemory(PeerAuthCounter.values());
     private final CatalogProxy catalogProxy;
     long coldResponses;
     long repairsServed;
@@ -121,6 +123,25 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
         final org.agrona.concurrent.NanoClock clock,
         final TransferHandler transferHandler)
     {
+        this(dir, nodeIndex, incarnationMsb, incarnationLsb, fingerprint, mtuLength, driverThread, clock, transferHandler,
+            null);
+    }
+
+    /**
+     * @param frameMacKey the frame MAC key of an authenticated channel, or null.
+     */
+    PeerNode(
+        final Path dir,
+        final int nodeIndex,
+        final long incarnationMsb,
+        final long incarnationLsb,
+        final long fingerprint,
+        final int mtuLength,
+        final boolean driverThread,
+        final org.agrona.concurrent.NanoClock clock,
+        final TransferHandler transferHandler,
+        final byte[] frameMacKey)
+    {
         this.nodeIndex = nodeIndex;
         this.incarnationMsb = incarnationMsb;
         this.incarnationLsb = incarnationLsb;
@@ -142,6 +163,8 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
             .placementFingerprint(fingerprint)
             .countersManager(countersManager)
             .nanoClock(clock)
+            .frameMacKey(frameMacKey)
+            .systemCounters(authCounters)
             .errorHandler(errors::add));
         coldQueries = new ColdQueryHandler(validator, directory, incarnationMsb, incarnationLsb);
         catalogProxy = new CatalogProxy(transport.publisher());
@@ -185,6 +208,11 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
     long counter(final PeerCounter counter)
     {
         return transport.counters().value(counter);
+    }
+
+    long counter(final PeerAuthCounter counter)
+    {
+        return authCounters.value(counter);
     }
 
     /**
