@@ -281,7 +281,7 @@ public final class Manager implements AutoCloseable
             }
         }
 
-        readyMs = ctx.epochClock().time() - processStartMs();
+        readyMs = processUptimeMs();
         systemCounters.get(SystemCounterDescriptor.READY_MS).setRelease(readyMs);
         // Engines may attach from here on: local service never waits for etcd. A join that fails for good
         // (placement mismatch, node id in use, etcd unreachable for the join timeout) still fails the launch.
@@ -293,16 +293,14 @@ public final class Manager implements AutoCloseable
     }
 
     /**
-     * When this process started, for the time-to-ready figure: the kernel's start time of the process (JVM boot
-     * included), else the JVM's own record of its start.
+     * Time since this JVM started, for the time-to-ready figure: the JVM's uptime, read from a monotonic clock, so a
+     * step of the wall clock between the start and now does not enter it (a figure from the wall clock's start time
+     * was off by the step).
      */
-    private static long processStartMs()
+    private static long processUptimeMs()
     {
-        return ProcessHandle.current().info().startInstant()
-            .map(java.time.Instant::toEpochMilli)
-            .orElseGet(() -> java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime());
+        return java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime();
     }
-
     /**
      * Milliseconds from the start of this process to the moment the Manager signalled ready (engines may attach).
      * Also counter {@link SystemCounterDescriptor#READY_MS}.

@@ -5,6 +5,7 @@ import io.orbitkv.manager.catalog.CatalogCounter;
 import io.orbitkv.manager.events.KvEventCounter;
 import io.orbitkv.manager.membership.MembershipCounter;
 import io.orbitkv.manager.peer.PeerAuthCounter;
+import io.orbitkv.manager.peer.PeerGuardCounter;
 import io.orbitkv.manager.ring.RingCounter;
 import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.status.SystemCounterDescriptor;
@@ -40,6 +41,7 @@ public final class SystemCounterFamilies
             KvEventCounter.values(),
             AuthorityCounter.values(),
             PeerAuthCounter.values(),
+            PeerGuardCounter.values(),
             SystemCounterDescriptor.values(),
         };
     }

@@ -9,10 +9,12 @@ import io.aeron.Image;
 import io.aeron.Subscription;
 import io.orbitkv.codecs.catalog.CatalogStatus;
 import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.collections.LongHashSet;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentInvoker;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.status.AtomicCounter;
 
 /**
  * Duty cycle of the peer transport, shaped like the driver's conductor: read the clock once, service the Aeron client
@@ -83,6 +85,11 @@ public final class PeerAgent implements Agent
     private final long connectTimeoutMs;
     private final ManyToOneConcurrentArrayQueue<Image> availableImages;
     private final ManyToOneConcurrentArrayQueue<Image> unavailableImages;
+    private final int termLength;
+    private final AtomicCounter imagesRejected;
+    private final AtomicCounter imagePollErrors;
+    private final LongHashSet rejectedImages = new LongHashSet();
+    private int imageRoundRobin;
 
     private final Long2ObjectHashMap<PeerSession> sessions;
     private final ArrayList<PeerSession> pendingSessions = new ArrayList<>();
@@ -113,6 +120,9 @@ public final class PeerAgent implements Agent
         this.nanoClock = ctx.nanoClock();
         this.connectTimeoutMs = ctx.connectTimeoutMs();
         this.sessions = publisher.sessions();
+        this.termLength = ctx.termLength();
+        this.imagesRejected = ctx.systemCounters().get(PeerGuardCounter.IMAGES_REJECTED);
+        this.imagePollErrors = ctx.systemCounters().get(PeerGuardCounter.IMAGE_POLL_ERRORS);
         this.adapter =
             new PeerAdapter(this, publisher, routes, counters, ctx.errorHandler(), ctx.streamId(), media.verifier,
                 frameHandlers);
@@ -145,7 +155,7 @@ public final class PeerAgent implements Agent
         }
         adapter.nowNs(nowNs);
         final long offeredBefore = proxy.offeredMessages();
-        final int fragments = subscription.poll(assembler, FRAGMENT_LIMIT);
+        final int fragments = pollImages();
         workCount += fragments;
         if (proxy.offeredMessages() != offeredBefore)
         {
@@ -331,17 +341,79 @@ public final class PeerAgent implements Agent
         return workCount;
     }
 
+    /**
+     * Poll the subscription's images one by one (round robin from a rotating start, as the subscription would), up to
+     * {@link #FRAGMENT_LIMIT} fragments in all. An image whose poll throws is rejected (the driver tells its sender)
+     * and no longer read, the failure counted, not logged: whatever a sender wrote that no reader can read would
+     * otherwise throw in every duty cycle until the image timed out.
+     */
+    private int pollImages()
+    {
+        final int imageCount = subscription.imageCount();
+        if (0 == imageCount)
+        {
+            return 0;
+        }
+        int fragments = 0;
+        int start = imageRoundRobin++;
+        if (start >= imageCount)
+        {
+            start = 0;
+            imageRoundRobin = 1;
+        }
+        for (int i = 0; i < imageCount && fragments < FRAGMENT_LIMIT; i++)
+        {
+            final Image image = subscription.imageAtIndex((start + i) % imageCount);
+            if (rejectedImages.contains(image.correlationId()))
+            {
+                continue;
+            }
+            try
+            {
+                fragments += image.poll(assembler, FRAGMENT_LIMIT - fragments);
+            }
+            catch (final RuntimeException ex)
+            {
+                imagePollErrors.incrementRelease();
+                reject(image, "unreadable frame in the image");
+            }
+        }
+        return fragments;
+    }
+
+    private void reject(final Image image, final String reason)
+    {
+        rejectedImages.add(image.correlationId());
+        imagesRejected.incrementRelease();
+        assembler.freeSessionBuffer(image.sessionId());
+        try
+        {
+            image.reject(reason);
+        }
+        catch (final RuntimeException ignore)
+        {
+            // Closed meanwhile: it is skipped until it is gone either way.
+        }
+    }
+
     private int drainImages()
     {
         int workCount = 0;
-        while (null != availableImages.poll())
+        Image image;
+        while (null != (image = availableImages.poll()))
         {
             counters.increment(PeerCounter.IMAGES_AVAILABLE);
+            if (image.termBufferLength() != termLength && !rejectedImages.contains(image.correlationId()))
+            {
+                // The peer socket's guard admits no other term length; should one get through, it is not read.
+                reject(image, "term length is not the peer transport's");
+            }
             workCount++;
         }
-        while (null != unavailableImages.poll())
+        while (null != (image = unavailableImages.poll()))
         {
             counters.increment(PeerCounter.IMAGES_UNAVAILABLE);
+            rejectedImages.remove(image.correlationId());
             workCount++;
         }
         return workCount;

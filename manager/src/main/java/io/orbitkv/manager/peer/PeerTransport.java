@@ -148,7 +148,13 @@ public final class PeerTransport implements AutoCloseable
     {
         this.ctx = ctx;
         this.aeronDir = ctx.directory().resolve("aeron-peer").toFile();
-        this.wakeup = new PeerWakeup(io.aeron.driver.Configuration.receiveChannelEndpointSupplier(), ctx.errorHandler());
+        final SystemCounters systemCounters = ctx.systemCounters();
+        final int termLength = ctx.termLength();
+        this.wakeup = new PeerWakeup(
+            (udpChannel, dispatcher, statusIndicator, driverContext) -> new GuardedReceiveEndpoint(
+                udpChannel, dispatcher, statusIndicator, driverContext, termLength, systemCounters),
+            ctx.errorHandler());
+        final ErrorHandler driverErrorHandler = driverErrorHandler(ctx.errorHandler(), systemCounters);
         MediaDriver launched = null;
         Aeron connected = null;
         PeerCounters allocated = null;
@@ -173,7 +179,7 @@ public final class PeerTransport implements AutoCloseable
                 .asyncExecutorEnabled(false)
                 .clientLivenessTimeoutNs(INVOKED_LIVENESS_TIMEOUT_NS)
                 .publicationUnblockTimeoutNs(INVOKED_PUBLICATION_UNBLOCK_TIMEOUT_NS)
-                .errorHandler(ctx.errorHandler()));
+                .errorHandler(driverErrorHandler));
             connected = Aeron.connect(new Aeron.Context()
                 .aeronDirectoryName(aeronDir.getAbsolutePath())
                 .useConductorAgentInvoker(true)
@@ -194,6 +200,47 @@ public final class PeerTransport implements AutoCloseable
         this.driver = launched;
         this.aeron = connected;
         this.counters = allocated;
+    }
+
+    /**
+     * The embedded driver's error handler: errors of frame validation (a setup frame the driver refuses to make an
+     * image of: its MTU, window or term length) are what anyone who reaches the socket can cause, so they are counted
+     * ({@link PeerGuardCounter#DRIVER_FRAME_ERRORS}) and not logged; every other driver error goes to {@code handler}.
+     */
+    static ErrorHandler driverErrorHandler(final ErrorHandler handler, final SystemCounters counters)
+    {
+        return (throwable) ->
+        {
+            if (isFrameValidationError(throwable))
+            {
+                counters.increment(PeerGuardCounter.DRIVER_FRAME_ERRORS);
+            }
+            else
+            {
+                handler.onError(throwable);
+            }
+        };
+    }
+
+    /**
+     * @return whether the driver raised this while judging a received setup frame (creating an image of it).
+     */
+    static boolean isFrameValidationError(final Throwable throwable)
+    {
+        if (!(throwable instanceof IllegalArgumentException || throwable instanceof IllegalStateException ||
+            throwable instanceof io.aeron.exceptions.ConfigurationException))
+        {
+            return false;
+        }
+        for (final StackTraceElement frame : throwable.getStackTrace())
+        {
+            final String method = frame.getMethodName();
+            if ("onCreatePublicationImage".equals(method) || "onSetupMessage".equals(method))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -468,7 +515,7 @@ public final class PeerTransport implements AutoCloseable
                 "frameMacKey must be " + ClusterSecret.KEY_BYTES + " bytes");
             if (null == systemCounters)
             {
-                systemCounters = SystemCounters.inMemory(PeerAuthCounter.values());
+                systemCounters = SystemCounters.inMemory(PeerAuthCounter.values(), PeerGuardCounter.values());
             }
             require(null != endpoint && !endpoint.isEmpty() && endpoint.indexOf(':') > 0,
                 "endpoint must be HOST:PORT: " + endpoint);
@@ -692,7 +739,8 @@ public final class PeerTransport implements AutoCloseable
         }
 
         /**
-         * Where the {@link PeerAuthCounter}s are (the Manager's system counters). Default: counters nobody else reads.
+         * Where the {@link PeerAuthCounter}s and {@link PeerGuardCounter}s are (the Manager's system counters).
+         * Default: counters nobody else reads.
          */
         public Context systemCounters(final SystemCounters systemCounters)
         {

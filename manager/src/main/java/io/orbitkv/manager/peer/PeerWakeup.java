@@ -48,7 +48,7 @@ public final class PeerWakeup implements IdleInput, ReceiveChannelEndpointSuppli
     private AtomicCounter socketWakeups;
 
     /**
-     * @param driverSupplier the supplier the driver would have used (creates the endpoints this one watches).
+     * @param driverSupplier creates the endpoints this one watches (the peer socket's guarded endpoint).
      * @param errorHandler   told once when the wait cannot be set up and falls back to parking.
      */
     PeerWakeup(final ReceiveChannelEndpointSupplier driverSupplier, final ErrorHandler errorHandler)

@@ -47,7 +47,7 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
     final int[] journalReceiver = new int[CatalogLimits.SHARD_COUNT];
     final PeerTransport transport;
     final io.orbitkv.manager.status.SystemCounters authCounters =
-        io.orbitkv.manager.status.SystemCounters.inMemory(PeerAuthCounter.values());
+        io.orbitkv.manager.status.SystemCounters.inMemory(PeerAuthCounter.values(), PeerGuardCounter.values());
     private final CatalogProxy catalogProxy;
     long coldResponses;
     long repairsServed;
@@ -211,6 +211,11 @@ final class PeerNode extends CatalogHostHandler implements AutoCloseable
     }
 
     long counter(final PeerAuthCounter counter)
+    {
+        return authCounters.value(counter);
+    }
+
+    long counter(final PeerGuardCounter counter)
     {
         return authCounters.value(counter);
     }
