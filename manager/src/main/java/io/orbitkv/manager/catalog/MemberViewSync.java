@@ -230,7 +230,21 @@ final class MemberViewSync implements DiscoveryMembers
         }
         applyLinks(view);
         applyOwnerSlots(view, membership);
+        admitMemberHosts(view);
         return 1;
+    }
+
+    /**
+     * The peer socket hears the hosts of this view's members from now on (their peer endpoints' addresses).
+     */
+    private void admitMemberHosts(final MemberView view)
+    {
+        final List<String> endpoints = new ArrayList<>(view.members().size());
+        for (final MemberRecord record : view.members().values())
+        {
+            endpoints.add(record.peerEndpoint());
+        }
+        publisher.sourceFilter().admit(endpoints);
     }
 
     void closeLinks()

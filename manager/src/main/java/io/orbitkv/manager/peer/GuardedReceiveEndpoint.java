@@ -15,7 +15,8 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
 /**
- * The embedded media driver's receive endpoint on the peer socket, with a guard in front of the driver: a setup
+ * The embedded media driver's receive endpoint on the peer socket, with a guard in front of the driver: setup and
+ * data frames from a host that is no member's ({@link PeerSourceFilter}) are dropped; a setup
  * frame creates an image only when it carries this transport's term length, an MTU a peer transport may use
  * ({@link PeerTransport#isValidMtuLength(int)}) and an aligned term offset inside the term; a data frame is inserted
  * only at an aligned term offset whose datagram, and each frame in it, ends inside the term (and a data frame inside
@@ -32,6 +33,8 @@ final class GuardedReceiveEndpoint extends ReceiveChannelEndpoint
     private static final int FRAME_ALIGNMENT = 32;
 
     private final int termLength;
+    private final PeerSourceFilter sources;
+    private final AtomicCounter droppedNotMember;
     private final AtomicCounter droppedTermLength;
     private final AtomicCounter droppedMtu;
     private final AtomicCounter droppedDataOffset;
@@ -42,10 +45,13 @@ final class GuardedReceiveEndpoint extends ReceiveChannelEndpoint
         final AtomicCounter statusIndicator,
         final MediaDriver.Context context,
         final int termLength,
+        final PeerSourceFilter sources,
         final SystemCounters counters)
     {
         super(udpChannel, dispatcher, statusIndicator, context);
         this.termLength = termLength;
+        this.sources = sources;
+        this.droppedNotMember = counters.get(PeerGuardCounter.DROPPED_NOT_MEMBER);
         this.droppedTermLength = counters.get(PeerGuardCounter.DROPPED_SETUP_TERM_LENGTH);
         this.droppedMtu = counters.get(PeerGuardCounter.DROPPED_SETUP_MTU);
         this.droppedDataOffset = counters.get(PeerGuardCounter.DROPPED_DATA_OFFSET);
@@ -58,6 +64,11 @@ final class GuardedReceiveEndpoint extends ReceiveChannelEndpoint
         final InetSocketAddress srcAddress,
         final int transportIndex)
     {
+        if (!sources.admits(srcAddress))
+        {
+            droppedNotMember.incrementRelease();
+            return;
+        }
         if (!isAcceptedSetup(header.termLength(), header.mtuLength(), header.termOffset(), termLength))
         {
             if (header.termLength() != termLength)
@@ -80,6 +91,11 @@ final class GuardedReceiveEndpoint extends ReceiveChannelEndpoint
         final InetSocketAddress srcAddress,
         final int transportIndex)
     {
+        if (!sources.admits(srcAddress))
+        {
+            droppedNotMember.incrementRelease();
+            return 0;
+        }
         if (!isAcceptedData(buffer, header.termOffset(), length, termLength))
         {
             droppedDataOffset.incrementRelease();

@@ -35,6 +35,7 @@ public final class PeerPublisher implements PeerSessions
     private int nextClientId;
     private long nextCorrelationId;
     private long nowMs;
+    private PeerSourceFilter sourceFilter = new PeerSourceFilter();
 
     PeerPublisher(
         final PeerTransport.Context ctx,
@@ -205,6 +206,19 @@ public final class PeerPublisher implements PeerSessions
     public void localIncarnation(final long msb, final long lsb)
     {
         proxy.localIncarnation(msb, lsb);
+    }
+
+    void sourceFilter(final PeerSourceFilter sourceFilter)
+    {
+        this.sourceFilter = sourceFilter;
+    }
+
+    /**
+     * @return which hosts the peer socket hears (the member view sets it).
+     */
+    public PeerSourceFilter sourceFilter()
+    {
+        return sourceFilter;
     }
 
     public long nextCorrelationId()

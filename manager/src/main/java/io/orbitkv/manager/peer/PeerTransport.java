@@ -150,9 +150,10 @@ public final class PeerTransport implements AutoCloseable
         this.aeronDir = ctx.directory().resolve("aeron-peer").toFile();
         final SystemCounters systemCounters = ctx.systemCounters();
         final int termLength = ctx.termLength();
+        final PeerSourceFilter sources = new PeerSourceFilter();
         this.wakeup = new PeerWakeup(
             (udpChannel, dispatcher, statusIndicator, driverContext) -> new GuardedReceiveEndpoint(
-                udpChannel, dispatcher, statusIndicator, driverContext, termLength, systemCounters),
+                udpChannel, dispatcher, statusIndicator, driverContext, termLength, sources, systemCounters),
             ctx.errorHandler());
         final ErrorHandler driverErrorHandler = driverErrorHandler(ctx.errorHandler(), systemCounters);
         MediaDriver launched = null;
@@ -190,6 +191,7 @@ public final class PeerTransport implements AutoCloseable
             allocated = new PeerCounters(ctx.countersManager());
             wakeup.counters(allocated);
             this.media = new Media(ctx, connected, launched.sharedAgentInvoker(), allocated, wakeup);
+            media.publisher.sourceFilter(sources);
         }
         catch (final RuntimeException ex)
         {

@@ -121,6 +121,34 @@ class PeerGuardTest
     }
 
     @Test
+    void shouldDropEveryFrameFromAHostThatIsNoMembersOnceAViewNamesTheMembers() throws IOException
+    {
+        start();
+        stranger.close();
+        stranger = DatagramChannel.open();
+        stranger.bind(new InetSocketAddress("127.0.0.2", 0));
+        final PeerSourceFilter sources = host.publisher().sourceFilter();
+        assertFalse(sources.isRestricted(), "no view yet: every host is heard");
+
+        sources.admit(java.util.List.of(host.transport.endpoint(), owner.transport.endpoint()));
+        assertTrue(sources.isRestricted());
+        final long imagesBefore = host.counter(PeerCounter.IMAGES_AVAILABLE);
+        sendSetup(PeerTransport.TERM_LENGTH, 1_408, 0);
+        sendData(0, 8);
+        await(() -> host.counter(PeerGuardCounter.DROPPED_NOT_MEMBER) == 2, "the stranger's setup and data dropped");
+        settle();
+        assertEquals(imagesBefore, host.counter(PeerCounter.IMAGES_AVAILABLE), "no image of the stranger");
+        servesTheMember();
+
+        // A member endpoint that names no single host (a wildcard) restricts nothing.
+        sources.admit(java.util.List.of("0.0.0.0:7470", owner.transport.endpoint()));
+        assertFalse(sources.isRestricted());
+        sendSetup(PeerTransport.TERM_LENGTH, 1_408, 0);
+        await(() -> host.counter(PeerCounter.IMAGES_AVAILABLE) > imagesBefore, "the image of a host heard again");
+        assertEquals(2, host.counter(PeerGuardCounter.DROPPED_NOT_MEMBER));
+    }
+
+    @Test
     void shouldAcceptWhatAPeerSendsAndJudgeDatagramsByTheirFrames()
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[256]);
