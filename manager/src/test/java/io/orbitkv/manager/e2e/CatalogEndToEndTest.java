@@ -3,11 +3,15 @@ package io.orbitkv.manager.e2e;
 import io.orbitkv.manager.catalog.CatalogCounter;
 import io.orbitkv.manager.membership.MembershipCounter;
 import io.orbitkv.manager.status.CounterDescriptor;
+import io.orbitkv.manager.status.SystemCounterDescriptor;
 import java.io.File;
 import java.io.IOException;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.DatagramChannel;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,6 +23,9 @@ import io.aeron.Aeron;
 import io.aeron.ExclusivePublication;
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ThreadingMode;
+import io.aeron.protocol.DataHeaderFlyweight;
+import io.aeron.protocol.HeaderFlyweight;
+import io.aeron.protocol.SetupFlyweight;
 import io.orbitkv.client.EngineClient;
 import io.orbitkv.client.KeyBatch;
 import io.orbitkv.client.OperationResult;
@@ -33,6 +40,7 @@ import io.orbitkv.codecs.catalog.MessageHeaderEncoder;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.membership.EtcdCluster;
 import io.orbitkv.manager.peer.PeerCounter;
+import io.orbitkv.manager.peer.PeerGuardCounter;
 import io.orbitkv.manager.peer.PeerTransport;
 import org.agrona.CloseHelper;
 import org.agrona.IoUtil;
@@ -259,6 +267,14 @@ class CatalogEndToEndTest
         // retired incarnation of a Manager that restarted are each refused and counted by B.
         rogueFrames(b);
 
+        // 6b. A stranger's raw Aeron frames at B's peer port: a setup of a 1 GiB term with data at an unaligned offset
+        // near its end, setups of MTU 0 and term length 0, a well-formed setup from a host that is no member's. All are
+        // dropped and counted before B's driver acts on them, none reaches B's error log, and B still serves peers.
+        forgedAeronFrames(b, peerPorts[1]);
+        final KeyBatch afterForgery = batch(2_500_000, 8);
+        engineA.publish(afterForgery, result);
+        awaitPeerKeys(engineB, afterForgery, 8, result);
+
         // 7. stat shows the catalog section: metadata rate, update lag, journal, resyncs, coverage, index bytes, and
         // the cold queries served as catalog host.
         final String stat = a.runStatOnce(60_000);
@@ -338,6 +354,63 @@ class CatalogEndToEndTest
         {
             IoUtil.delete(rogueDir.toFile(), true);
         }
+    }
+
+    private static void forgedAeronFrames(final OrbitKvProcesses b, final int peerPort) throws IOException
+    {
+        final long errorsBefore = b.counter(SystemCounterDescriptor.ERRORS.label());
+        final InetSocketAddress target = new InetSocketAddress("127.0.0.1", peerPort);
+        final ByteBuffer bytes = ByteBuffer.allocateDirect(256);
+        final UnsafeBuffer frame = new UnsafeBuffer(bytes);
+        try (DatagramChannel local = DatagramChannel.open();
+            DatagramChannel foreign = DatagramChannel.open())
+        {
+            local.bind(new InetSocketAddress("127.0.0.1", 0));
+            foreign.bind(new InetSocketAddress("127.0.0.2", 0));
+            for (int i = 0; i < 10; i++)
+            {
+                sendForged(local, bytes, target, forgedSetup(frame, 1 << 30, 1_408));
+                sendForged(local, bytes, target, forgedData(frame, (1 << 30) - 1));
+            }
+            sendForged(local, bytes, target, forgedSetup(frame, PeerTransport.TERM_LENGTH, 0));
+            sendForged(local, bytes, target, forgedSetup(frame, 0, 1_408));
+            sendForged(foreign, bytes, target, forgedSetup(frame, PeerTransport.TERM_LENGTH, 1_408));
+        }
+        awaitAbove(b, PeerGuardCounter.DROPPED_SETUP_TERM_LENGTH.label(), 0);
+        awaitAbove(b, PeerGuardCounter.DROPPED_DATA_OFFSET.label(), 0);
+        awaitAbove(b, PeerGuardCounter.DROPPED_SETUP_MTU.label(), 0);
+        awaitAbove(b, PeerGuardCounter.DROPPED_NOT_MEMBER.label(), 0);
+        assertEquals(0, b.counter(PeerGuardCounter.IMAGE_POLL_ERRORS.label()), b::dump);
+        assertEquals(errorsBefore, b.counter(SystemCounterDescriptor.ERRORS.label()), b::dump);
+    }
+
+    private static int forgedSetup(final UnsafeBuffer frame, final int termLength, final int mtuLength)
+    {
+        final SetupFlyweight setup = new SetupFlyweight(frame);
+        setup.frameLength(SetupFlyweight.HEADER_LENGTH);
+        setup.version(HeaderFlyweight.CURRENT_VERSION).flags((short)0).headerType(HeaderFlyweight.HDR_TYPE_SETUP);
+        setup.termOffset(0).sessionId(0x5150).streamId(PeerTransport.DEFAULT_STREAM_ID).initialTermId(7)
+            .activeTermId(7).termLength(termLength).mtuLength(mtuLength).ttl(0);
+        return SetupFlyweight.HEADER_LENGTH;
+    }
+
+    private static int forgedData(final UnsafeBuffer frame, final int termOffset)
+    {
+        final int length = DataHeaderFlyweight.HEADER_LENGTH + 8;
+        final DataHeaderFlyweight data = new DataHeaderFlyweight(frame);
+        data.frameLength(length);
+        data.version(HeaderFlyweight.CURRENT_VERSION).flags(DataHeaderFlyweight.BEGIN_AND_END_FLAGS)
+            .headerType(HeaderFlyweight.HDR_TYPE_DATA);
+        data.termOffset(termOffset).sessionId(0x5150).streamId(PeerTransport.DEFAULT_STREAM_ID).termId(7);
+        return length;
+    }
+
+    private static void sendForged(
+        final DatagramChannel channel, final ByteBuffer bytes, final InetSocketAddress target, final int length)
+        throws IOException
+    {
+        bytes.clear().limit(length);
+        channel.send(bytes, target);
     }
 
     /**
