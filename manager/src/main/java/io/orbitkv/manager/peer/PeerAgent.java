@@ -7,7 +7,9 @@ import io.aeron.ExclusivePublication;
 import io.aeron.FragmentAssembler;
 import io.aeron.Image;
 import io.aeron.Subscription;
+import io.aeron.logbuffer.Header;
 import io.orbitkv.codecs.catalog.CatalogStatus;
+import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.LongHashSet;
 import org.agrona.concurrent.Agent;
@@ -77,6 +79,7 @@ public final class PeerAgent implements Agent
     private final PeerWakeup wakeup;
     private final Subscription subscription;
     private final FragmentAssembler assembler;
+    private final ImagePollErrors pollErrors;
     private final PeerAdapter adapter;
     private final PeerPublisher publisher;
     private final PeerProxy proxy;
@@ -126,7 +129,8 @@ public final class PeerAgent implements Agent
         this.adapter =
             new PeerAdapter(this, publisher, routes, counters, ctx.errorHandler(), ctx.streamId(), media.verifier,
                 frameHandlers);
-        this.assembler = new FragmentAssembler(adapter);
+        this.pollErrors = media.pollErrors;
+        this.assembler = new FragmentAssembler(this::deliver);
         // Session ids start at a random point so ids of a restarted peer do not alias an old session's.
         this.nextSessionId = (System.nanoTime() & 0x7FFF_FFFFL) << 20;
     }
@@ -343,9 +347,10 @@ public final class PeerAgent implements Agent
 
     /**
      * Poll the subscription's images one by one (round robin from a rotating start, as the subscription would), up to
-     * {@link #FRAGMENT_LIMIT} fragments in all. An image whose poll throws is rejected (the driver tells its sender)
-     * and no longer read, the failure counted, not logged: whatever a sender wrote that no reader can read would
-     * otherwise throw in every duty cycle until the image timed out.
+     * {@link #FRAGMENT_LIMIT} fragments in all. An image whose poll failed reading it ({@link ImagePollErrors}: not
+     * an exception of the frame handler, which is logged as before) is rejected (the driver tells its sender) and no
+     * longer read, the failure counted, not logged: whatever a sender wrote that no reader can read would otherwise
+     * fail every duty cycle until the image timed out.
      */
     private int pollImages()
     {
@@ -368,17 +373,39 @@ public final class PeerAgent implements Agent
             {
                 continue;
             }
+            boolean failed;
             try
             {
                 fragments += image.poll(assembler, FRAGMENT_LIMIT - fragments);
+                failed = pollErrors.takeImageFailed();
             }
             catch (final RuntimeException ex)
+            {
+                // Aeron hands exceptions to the subscription's error handler; should one escape, the image failed.
+                pollErrors.takeImageFailed();
+                failed = true;
+            }
+            if (failed)
             {
                 imagePollErrors.incrementRelease();
                 reject(image, "unreadable frame in the image");
             }
         }
         return fragments;
+    }
+
+    private void deliver(final DirectBuffer buffer, final int offset, final int length, final Header header)
+    {
+        try
+        {
+            adapter.onFragment(buffer, offset, length, header);
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            // The poll hands it to the subscription's error handler, which logs it as the handler's.
+            pollErrors.handlerThrew();
+            throw ex;
+        }
     }
 
     private void reject(final Image image, final String reason)

@@ -156,6 +156,7 @@ public final class PeerTransport implements AutoCloseable
                 udpChannel, dispatcher, statusIndicator, driverContext, termLength, sources, systemCounters),
             ctx.errorHandler());
         final ErrorHandler driverErrorHandler = driverErrorHandler(ctx.errorHandler(), systemCounters);
+        final ImagePollErrors pollErrors = new ImagePollErrors(ctx.errorHandler());
         MediaDriver launched = null;
         Aeron connected = null;
         PeerCounters allocated = null;
@@ -187,10 +188,10 @@ public final class PeerTransport implements AutoCloseable
                 .driverAgentInvoker(launched.sharedAgentInvoker())
                 .driverTimeoutMs(TimeUnit.NANOSECONDS.toMillis(INVOKED_LIVENESS_TIMEOUT_NS))
                 .errorHandler(ctx.errorHandler())
-                .subscriberErrorHandler(ctx.errorHandler()));
+                .subscriberErrorHandler(pollErrors));
             allocated = new PeerCounters(ctx.countersManager());
             wakeup.counters(allocated);
-            this.media = new Media(ctx, connected, launched.sharedAgentInvoker(), allocated, wakeup);
+            this.media = new Media(ctx, connected, launched.sharedAgentInvoker(), allocated, wakeup, pollErrors);
             media.publisher.sourceFilter(sources);
         }
         catch (final RuntimeException ex)
@@ -418,6 +419,7 @@ public final class PeerTransport implements AutoCloseable
         final AgentInvoker driverInvoker;
         final PeerCounters counters;
         final PeerWakeup wakeup;
+        final ImagePollErrors pollErrors;
         final Subscription subscription;
         final PeerPublisher publisher;
         final FrameAuth verifier;
@@ -431,9 +433,11 @@ public final class PeerTransport implements AutoCloseable
             final Aeron aeron,
             final AgentInvoker driverInvoker,
             final PeerCounters counters,
-            final PeerWakeup wakeup)
+            final PeerWakeup wakeup,
+            final ImagePollErrors pollErrors)
         {
             this.aeron = aeron;
+            this.pollErrors = pollErrors;
             this.driverInvoker = driverInvoker;
             this.counters = counters;
             this.wakeup = wakeup;
