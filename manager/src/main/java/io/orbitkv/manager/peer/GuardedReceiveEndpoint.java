@@ -9,14 +9,15 @@ import io.aeron.driver.media.ReceiveChannelEndpoint;
 import io.aeron.driver.media.UdpChannel;
 import io.aeron.protocol.DataHeaderFlyweight;
 import io.aeron.protocol.HeaderFlyweight;
+import io.aeron.protocol.RttMeasurementFlyweight;
 import io.aeron.protocol.SetupFlyweight;
 import io.orbitkv.manager.status.SystemCounters;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
 /**
- * The embedded media driver's receive endpoint on the peer socket, with a guard in front of the driver: setup and
- * data frames from a host that is no member's ({@link PeerSourceFilter}) are dropped; a setup
+ * The embedded media driver's receive endpoint on the peer socket, with a guard in front of the driver: setup, data
+ * and RTT measurement frames from a host that is no member's ({@link PeerSourceFilter}) are dropped; a setup
  * frame creates an image only when it carries this transport's term length, an MTU a peer transport may use
  * ({@link PeerTransport#isValidMtuLength(int)}) and an aligned term offset inside the term; a data frame is inserted
  * only at an aligned term offset whose datagram, and each frame in it, ends inside the term (and a data frame inside
@@ -102,6 +103,21 @@ final class GuardedReceiveEndpoint extends ReceiveChannelEndpoint
             return 0;
         }
         return super.onDataPacket(header, buffer, length, srcAddress, transportIndex);
+    }
+
+    public void onRttMeasurement(
+        final RttMeasurementFlyweight header,
+        final UnsafeBuffer buffer,
+        final int length,
+        final InetSocketAddress srcAddress,
+        final int transportIndex)
+    {
+        if (!sources.admits(srcAddress))
+        {
+            droppedNotMember.incrementRelease();
+            return;
+        }
+        super.onRttMeasurement(header, buffer, length, srcAddress, transportIndex);
     }
 
     /**

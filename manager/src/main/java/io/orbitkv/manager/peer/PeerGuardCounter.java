@@ -15,7 +15,7 @@ public enum PeerGuardCounter implements FixedCounter
     DRIVER_FRAME_ERRORS(363, "Peer guard: frames the media driver refused (counted, not logged)", false),
     IMAGES_REJECTED(364, "Peer guard: images rejected (term length not the configured one, or a poll failed)", false),
     IMAGE_POLL_ERRORS(365, "Peer guard: image polls that failed (the image is no longer read)", false),
-    DROPPED_NOT_MEMBER(366, "Peer guard: setup and data frames dropped, source is no member's host", false);
+    DROPPED_NOT_MEMBER(366, "Peer guard: setup, data and RTT frames dropped, source is no member's host", false);
 
     private final Spec spec;
 
