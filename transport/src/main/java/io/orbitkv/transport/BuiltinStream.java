@@ -53,9 +53,12 @@ final class BuiltinStream
     int challengeFilled;
     final MemorySegment challenge;
     final byte[] nonce = new byte[BuiltinHandshake.NONCE_BYTES];
+    /** The connection's TLS, or null on a plain transport. */
+    final BuiltinTls tls;
 
-    BuiltinStream(final Arena arena, final int index, final int peerSlot, final int capacity)
+    BuiltinStream(final Arena arena, final int index, final int peerSlot, final int capacity, final BuiltinTls tls)
     {
+        this.tls = tls;
         this.index = index;
         this.peerSlot = peerSlot;
         this.capacity = capacity;
