@@ -1165,6 +1165,21 @@ public final class ManagerContext
         return this;
     }
 
+    public String transportTlsCert()
+    {
+        return transportTlsCert;
+    }
+
+    public String transportTlsKey()
+    {
+        return transportTlsKey;
+    }
+
+    public String transportTlsCa()
+    {
+        return transportTlsCa;
+    }
+
     /**
      * @return the built-in transport's TLS once concluded ({@code --transport-tls-cert}, {@code --transport-tls-key},
      *     {@code --transport-tls-ca}), or null when its connections are plain TCP.
