@@ -121,6 +121,39 @@ class BuiltinTlsTest
     }
 
     @Test
+    void shouldMoveManyReadsInFlightOverFourStreams()
+    {
+        // Small chunks: every stream holds its full 64 requests and more wait in the peer's queue.
+        final BuiltinTransport source = transport(tls, 4, pool);
+        final BuiltinTransport requester = new BuiltinTransport(new BuiltinTransport.Context()
+            .tls(tls).streamsPerPeer(4).chunkBytes(16 * 1024).readTimeoutNs(TimeUnit.SECONDS.toNanos(30)));
+        transports.add(requester);
+        requester.registerMemory(local.address(), POOL_BYTES);
+        assertTrue(source.export(SESSION, TOKEN, new long[]{pool.address()}, new int[]{(int)POOL_BYTES}, 1));
+        final int peer = requester.peer(source.localEndpoint());
+        final int length = (int)(2 * MIB);
+        final int inFlight = (int)(POOL_BYTES / length);
+        long requestId = 1;
+        for (int round = 0; round < 8; round++)
+        {
+            local.fill((byte)0);
+            final long first = requestId;
+            for (int i = 0; i < inFlight; i++)
+            {
+                assertTrue(requester.submitRead(peer, SESSION, TOKEN, pool.address() + (long)i * length,
+                    local.address() + (long)i * length, length, requestId++));
+            }
+            final long last = requestId - 1;
+            await(() -> completed.containsKey(last) && completed.size() >= last, source, requester);
+            for (long id = first; id <= last; id++)
+            {
+                assertEquals(TransportStatus.OK, completed.get(id), "read " + id);
+            }
+            assertEquals(-1, local.mismatch(pool), "byte exact, round " + round);
+        }
+    }
+
+    @Test
     void shouldRunTheSecretsHandshakeInsideTls()
     {
         final byte[] key = new byte[32];
