@@ -33,6 +33,7 @@ final class BuiltinRequester
     private final BuiltinSockets sockets;
     private final CallState state;
     private final long scratchAddress;
+    private final Arena arena;
 
     private final int[] readGeneration;
     private final int[] readBytesDone;
@@ -61,6 +62,7 @@ final class BuiltinRequester
         final BuiltinSockets sockets)
     {
         this.loop = loop;
+        this.arena = arena;
         this.owner = owner;
         this.context = owner.context;
         this.handshake = null == context.handshakeKey() ? null :
@@ -94,8 +96,7 @@ final class BuiltinRequester
         streams = new BuiltinStream[maxPeers * streamsPerPeer];
         for (int i = 0; i < streams.length; i++)
         {
-            streams[i] = new BuiltinStream(arena, i, i / streamsPerPeer, context.maxChunksPerStream(),
-                null == context.tls() ? null : new BuiltinTls(arena, context.tls(), stats));
+            streams[i] = new BuiltinStream(arena, i, i / streamsPerPeer, context.maxChunksPerStream());
         }
     }
 
@@ -254,8 +255,13 @@ final class BuiltinRequester
             {
                 throw new IOException("epoll_ctl failed: " + Errno.describe(state.errno()));
             }
-            if (null != stream.tls)
+            if (null != context.tls())
             {
+                if (null == stream.tls)
+                {
+                    // About 250 KiB of buffers, made when the stream first connects and kept for its reconnects.
+                    stream.tls = new BuiltinTls(arena, context.tls(), stats);
+                }
                 stream.tls.open(context.tls().engine(true));
             }
             stream.open(channel, fd, connected ? BuiltinStream.CONNECTED : BuiltinStream.CONNECTING, handshake);

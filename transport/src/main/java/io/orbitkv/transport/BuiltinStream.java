@@ -53,12 +53,11 @@ final class BuiltinStream
     int challengeFilled;
     final MemorySegment challenge;
     final byte[] nonce = new byte[BuiltinHandshake.NONCE_BYTES];
-    /** The connection's TLS, or null on a plain transport. */
-    final BuiltinTls tls;
+    /** The connection's TLS (made at the first connect, then kept), or null on a plain transport. */
+    BuiltinTls tls;
 
-    BuiltinStream(final Arena arena, final int index, final int peerSlot, final int capacity, final BuiltinTls tls)
+    BuiltinStream(final Arena arena, final int index, final int peerSlot, final int capacity)
     {
-        this.tls = tls;
         this.index = index;
         this.peerSlot = peerSlot;
         this.capacity = capacity;
