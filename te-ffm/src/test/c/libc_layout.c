@@ -269,6 +269,7 @@ int main(void)
     CONSTANT(ENOSPC);
     CONSTANT(ENOSYS);
     CONSTANT(ETIME);
+    CONSTANT(EPROTO);
     CONSTANT(EOPNOTSUPP);
 
     return 0;

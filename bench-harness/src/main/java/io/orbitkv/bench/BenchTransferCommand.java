@@ -1,6 +1,7 @@
 package io.orbitkv.bench;
 
 import java.io.File;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -112,11 +113,25 @@ public final class BenchTransferCommand implements Callable<Integer>
     @Option(names = "--auth-first", description = "With --auth-compare: measure the authenticated pair first.")
     boolean authFirst;
 
+    @Option(names = "--transport-tls-dir", description = "Directory of " + TLS_CA + ", " + TLS_CERT + " and " + TLS_KEY +
+        " (PKCS#8): the Managers' transfer connections use mutual TLS 1.3 with them. openssl makes them there (EC " +
+        "P-256, one CA) when the directory holds no " + TLS_CA + " (default: plain TCP).")
+    Path tlsDir;
+
+    @Option(names = "--tls-compare", description = "Measure each Manager pair twice in this run, plain TCP and then " +
+        "with --transport-tls-dir, and print each figure's ratio (TLS / plain).")
+    boolean tlsCompare;
+
     @Option(names = "--json", description = "Also write the results as JSON to this file.")
     File jsonFile;
 
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
+
+    /** Files of {@code --transport-tls-dir}. */
+    static final String TLS_CA = "ca.pem";
+    static final String TLS_CERT = "node.pem";
+    static final String TLS_KEY = "node.key";
 
     public Integer call() throws Exception
     {
@@ -147,7 +162,22 @@ public final class BenchTransferCommand implements Callable<Integer>
         final TransferBench.Options options = new TransferBench.Options(blocks, rounds, warmupRounds, blocksPerRead,
             restoreBlocks, restoreReps, List.copyOf(streams), iperfSecs, skipIperf, skipTe, library.toAbsolutePath(),
             transport, etcdEndpoints, dir, null == clusterSecretFile ? null : clusterSecretFile.toAbsolutePath(), authCompare,
-            authFirst);
+            authFirst, null == tlsDir ? null : tlsDir.toAbsolutePath(), tlsCompare);
+        if (tlsCompare && null == tlsDir)
+        {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--tls-compare needs --transport-tls-dir");
+        }
+        if (tlsCompare && authCompare)
+        {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--tls-compare and --auth-compare: one at a time");
+        }
+        if (null != tlsDir)
+        {
+            makeCertificates(tlsDir);
+            // Refused here as the Managers would refuse them, before anything starts.
+            io.orbitkv.transport.TransportTls.fromPem(tlsDir.resolve(TLS_CERT), tlsDir.resolve(TLS_KEY),
+                tlsDir.resolve(TLS_CA));
+        }
         if (authCompare && null == clusterSecretFile)
         {
             throw new CommandLine.ParameterException(spec.commandLine(), "--auth-compare needs --cluster-secret-file");
@@ -184,5 +214,39 @@ public final class BenchTransferCommand implements Callable<Integer>
             IoUtil.delete(dir.toFile(), true);
         }
         return 0;
+    }
+
+    /**
+     * A CA and one node certificate it issued, both EC P-256, made with openssl unless the directory holds a CA already.
+     */
+    static void makeCertificates(final Path dir) throws IOException, InterruptedException
+    {
+        Files.createDirectories(dir);
+        if (Files.exists(dir.resolve(TLS_CA)))
+        {
+            return;
+        }
+        final String ca = dir.resolve(TLS_CA).toString();
+        final String caKey = dir.resolve("ca.key").toString();
+        final String request = dir.resolve("node.csr").toString();
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", caKey,
+            "-out", ca, "-days", "30", "-subj", "/CN=orbitkv-bench-ca");
+        openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+            dir.resolve(TLS_KEY).toString(), "-out", request, "-subj", "/CN=orbitkv-bench-node");
+        openssl("x509", "-req", "-in", request, "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-out",
+            dir.resolve(TLS_CERT).toString(), "-days", "30");
+    }
+
+    private static void openssl(final String... arguments) throws IOException, InterruptedException
+    {
+        final List<String> command = new java.util.ArrayList<>();
+        command.add("openssl");
+        command.addAll(List.of(arguments));
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final String output = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        if (0 != process.waitFor())
+        {
+            throw new IOException(String.join(" ", command) + " failed: " + output);
+        }
     }
 }

@@ -91,7 +91,9 @@ final class TransferBench
         Path workDir,
         Path clusterSecretFile,
         boolean authCompare,
-        boolean authFirst)
+        boolean authFirst,
+        Path tlsDir,
+        boolean tlsCompare)
     {
     }
 
@@ -245,20 +247,38 @@ final class TransferBench
             }
             for (final int streams : options.streams())
             {
-                if (options.authCompare())
+                if (options.tlsCompare())
+                {
+                    // The same pair twice in this run, plain TCP then TLS: same-run ratios.
+                    final Map<String, Object> off = measurePair(endpoints, streams, options.clusterSecretFile(), null);
+                    final Map<String, Object> on =
+                        measurePair(endpoints, streams, options.clusterSecretFile(), options.tlsDir());
+                    builtin.put("streams_" + streams, off);
+                    builtin.put("streams_" + streams + "_tls", on);
+                    final Map<String, Object> ratios = new LinkedHashMap<>();
+                    BenchCatalogCommand.ratios(off, on, "", ratios);
+                    builtin.put("streams_" + streams + "_ratio_tls_over_plain", ratios);
+                    out.printf(Locale.ROOT, "%n--transfer-streams %d, TLS / plain TCP, same run:%n", streams);
+                    for (final Map.Entry<String, Object> entry : ratios.entrySet())
+                    {
+                        out.printf(Locale.ROOT, "  %-50s %.3f%n", entry.getKey(), (Double)entry.getValue());
+                    }
+                    out.flush();
+                }
+                else if (options.authCompare())
                 {
                     // The same pair twice in this run, unauthenticated then with the secret: same-run ratios.
                     final Map<String, Object> off;
                     final Map<String, Object> on;
                     if (options.authFirst())
                     {
-                        on = measurePair(endpoints, streams, options.clusterSecretFile());
-                        off = measurePair(endpoints, streams, null);
+                        on = measurePair(endpoints, streams, options.clusterSecretFile(), options.tlsDir());
+                        off = measurePair(endpoints, streams, null, options.tlsDir());
                     }
                     else
                     {
-                        off = measurePair(endpoints, streams, null);
-                        on = measurePair(endpoints, streams, options.clusterSecretFile());
+                        off = measurePair(endpoints, streams, null, options.tlsDir());
+                        on = measurePair(endpoints, streams, options.clusterSecretFile(), options.tlsDir());
                     }
                     builtin.put("streams_" + streams, off);
                     builtin.put("streams_" + streams + "_auth", on);
@@ -274,7 +294,8 @@ final class TransferBench
                 }
                 else
                 {
-                    builtin.put("streams_" + streams, measurePair(endpoints, streams, options.clusterSecretFile()));
+                    builtin.put("streams_" + streams,
+                        measurePair(endpoints, streams, options.clusterSecretFile(), options.tlsDir()));
                 }
             }
         }
@@ -284,8 +305,8 @@ final class TransferBench
         }
     }
 
-    private Map<String, Object> measurePair(final String etcdEndpoints, final int streams, final Path clusterSecretFile)
-        throws Exception
+    private Map<String, Object> measurePair(
+        final String etcdEndpoints, final int streams, final Path clusterSecretFile, final Path tlsDir) throws Exception
     {
         final Map<String, Object> pair = new LinkedHashMap<>();
         final long bigBytes = (long)options.blocks() * BLOCK_BYTES;
@@ -295,7 +316,7 @@ final class TransferBench
         final TransferManager.Settings settings = new TransferManager.Settings(etcdEndpoints,
             "bench-transfer-" + UUID.randomUUID().toString().substring(0, 8), "a", poolBytes, BLOCK_BYTES, regionBytes,
             streams, options.transport(), "mooncake".equals(options.transport()) ? options.teLibrary() : null,
-            clusterSecretFile);
+            clusterSecretFile, tlsDir);
         final List<BenchManager> managers = new ArrayList<>();
         TransferCounters countersA = null;
         TransferCounters countersB = null;
@@ -316,7 +337,8 @@ final class TransferBench
             managers.get(0).awaitCounter(CatalogCounter.INCOMPLETE_SHARDS, (v) -> 0 == v,
                 BenchManager.START_TIMEOUT_NS);
             out.printf(Locale.ROOT, "%n--transfer-streams %d%s: Managers a (pid %d) and b (pid %d) in one cluster after %.1f s, " +
-                "pools and transfer budgets of %d MiB%n", streams, null == clusterSecretFile ? "" : " (authenticated)",
+                "pools and transfer budgets of %d MiB%n", streams,
+                (null == clusterSecretFile ? "" : " (authenticated)") + (null == tlsDir ? "" : " (TLS)"),
                 managers.get(0).pid(), managers.get(1).pid(),
                 (System.nanoTime() - startNs) / 1e9, poolBytes >> 20);
             out.flush();

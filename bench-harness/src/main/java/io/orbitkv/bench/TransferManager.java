@@ -25,6 +25,8 @@ final class TransferManager
      * @param transport      {@code --transport}.
      * @param teLibrary      {@code --te-library} with the mooncake transport, else null.
      * @param clusterSecretFile {@code --cluster-secret-file}, or null for an unauthenticated peer channel.
+     * @param tlsDir         directory of {@code ca.pem}, {@code node.pem}, {@code node.key} for the transport's TLS,
+     *                       or null for plain TCP.
      */
     record Settings(
         String etcdEndpoints,
@@ -36,7 +38,8 @@ final class TransferManager
         int streams,
         String transport,
         Path teLibrary,
-        Path clusterSecretFile)
+        Path clusterSecretFile,
+        Path tlsDir)
     {
     }
 
@@ -72,6 +75,15 @@ final class TransferManager
         {
             args.add("--cluster-secret-file");
             args.add(settings.clusterSecretFile().toString());
+        }
+        if (null != settings.tlsDir())
+        {
+            args.add("--transport-tls-cert");
+            args.add(settings.tlsDir().resolve(BenchTransferCommand.TLS_CERT).toString());
+            args.add("--transport-tls-key");
+            args.add(settings.tlsDir().resolve(BenchTransferCommand.TLS_KEY).toString());
+            args.add("--transport-tls-ca");
+            args.add(settings.tlsDir().resolve(BenchTransferCommand.TLS_CA).toString());
         }
         if (null != settings.teLibrary())
         {

@@ -224,6 +224,9 @@ public final class Configuration
      * not authenticated (docs/security.md).
      */
     public static final String CLUSTER_SECRET_FILE_PROP_NAME = "orbitkv.manager.cluster.secret.file";
+    public static final String TRANSPORT_TLS_CERT_PROP_NAME = "orbitkv.manager.transport.tls.cert";
+    public static final String TRANSPORT_TLS_KEY_PROP_NAME = "orbitkv.manager.transport.tls.key";
+    public static final String TRANSPORT_TLS_CA_PROP_NAME = "orbitkv.manager.transport.tls.ca";
 
     /** Cluster to join (an etcd key segment); required with etcd endpoints, no default. */
     public static final String CLUSTER_NAME_PROP_NAME = "orbitkv.manager.cluster.name";
@@ -912,6 +915,21 @@ public final class Configuration
     public static String clusterSecretFile()
     {
         return System.getProperty(CLUSTER_SECRET_FILE_PROP_NAME);
+    }
+
+    public static String transportTlsCert()
+    {
+        return System.getProperty(TRANSPORT_TLS_CERT_PROP_NAME);
+    }
+
+    public static String transportTlsKey()
+    {
+        return System.getProperty(TRANSPORT_TLS_KEY_PROP_NAME);
+    }
+
+    public static String transportTlsCa()
+    {
+        return System.getProperty(TRANSPORT_TLS_CA_PROP_NAME);
     }
 
     public static String clusterName()

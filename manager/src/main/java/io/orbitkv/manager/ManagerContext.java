@@ -94,6 +94,10 @@ public final class ManagerContext
     private String etcdUser = Configuration.etcdUser();
     private String etcdPasswordFile = Configuration.etcdPasswordFile();
     private String clusterSecretFile = Configuration.clusterSecretFile();
+    private String transportTlsCert = Configuration.transportTlsCert();
+    private String transportTlsKey = Configuration.transportTlsKey();
+    private String transportTlsCa = Configuration.transportTlsCa();
+    private io.orbitkv.transport.TransportTls transportTls;
     private io.orbitkv.manager.peer.ClusterSecret clusterSecret;
     private io.orbitkv.manager.membership.EtcdSecurity etcdSecurity = io.orbitkv.manager.membership.EtcdSecurity.NONE;
     private String clusterName = Configuration.clusterName();
@@ -247,6 +251,7 @@ public final class ManagerContext
         // Checked even without peers, so a bad secret file is found when it is given, not when the Manager joins.
         clusterSecret = null == clusterSecretFile ? null :
             io.orbitkv.manager.peer.ClusterSecret.load(java.nio.file.Path.of(clusterSecretFile));
+        transportTls = loadTransportTls(transportTlsCert, transportTlsKey, transportTlsCa);
         if (null == nanoClock)
         {
             nanoClock = SystemNanoClock.INSTANCE;
@@ -1123,6 +1128,81 @@ public final class ManagerContext
     {
         this.etcdUser = etcdUser;
         return this;
+    }
+
+    /**
+     * Mutual TLS 1.3 for the built-in transport's connections, from PEM files; all three or none. Loaded when the
+     * context is concluded, so bad files stop the start.
+     *
+     * @param cert this node's certificate chain.
+     * @param key  its PKCS#8 private key.
+     * @param ca   the CA a peer's certificate must lead to.
+     * @return this for a fluent API.
+     */
+    public ManagerContext transportTls(final String cert, final String key, final String ca)
+    {
+        this.transportTlsCert = cert;
+        this.transportTlsKey = key;
+        this.transportTlsCa = ca;
+        return this;
+    }
+
+    public ManagerContext transportTlsCert(final String cert)
+    {
+        this.transportTlsCert = cert;
+        return this;
+    }
+
+    public ManagerContext transportTlsKey(final String key)
+    {
+        this.transportTlsKey = key;
+        return this;
+    }
+
+    public ManagerContext transportTlsCa(final String ca)
+    {
+        this.transportTlsCa = ca;
+        return this;
+    }
+
+    public String transportTlsCert()
+    {
+        return transportTlsCert;
+    }
+
+    public String transportTlsKey()
+    {
+        return transportTlsKey;
+    }
+
+    public String transportTlsCa()
+    {
+        return transportTlsCa;
+    }
+
+    /**
+     * @return the built-in transport's TLS once concluded ({@code --transport-tls-cert}, {@code --transport-tls-key},
+     *     {@code --transport-tls-ca}), or null when its connections are plain TCP.
+     */
+    public io.orbitkv.transport.TransportTls transportTls()
+    {
+        return transportTls;
+    }
+
+    private static io.orbitkv.transport.TransportTls loadTransportTls(
+        final String cert, final String key, final String ca)
+    {
+        if (null == cert && null == key && null == ca)
+        {
+            return null;
+        }
+        if (null == cert || null == key || null == ca)
+        {
+            throw new IllegalArgumentException("transport TLS needs all three of --transport-tls-cert, " +
+                "--transport-tls-key and --transport-tls-ca (given: cert " + cert + ", key " + key + ", ca " + ca + ")");
+        }
+        return io.orbitkv.transport.TransportTls.fromPem(
+            java.nio.file.Path.of(cert), java.nio.file.Path.of(key), java.nio.file.Path.of(ca));
     }
 
     /**

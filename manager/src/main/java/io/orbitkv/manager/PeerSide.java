@@ -75,6 +75,10 @@ final class PeerSide
                     (Configuration.TransportKind.MOONCAKE == ctx.transport() ?
                     "the mooncake transport's connections are not covered (no handshake of ours)" :
                     "transfer connections prove the secret"));
+            ctx.membershipLog().println(null == ctx.transportTls() ?
+                "orbitkv manager: transfer transport TLS is off (no --transport-tls-cert): block bytes cross in the clear" :
+                "orbitkv manager: transfer transport TLS is on (mutual TLS 1.3, peers verified against " +
+                    ctx.transportTlsCa() + "): block bytes are encrypted and copied, not zero-copy");
             openedTransport = ctx.transferTransportSupplier().newTransport(ctx);
             openedTransport.registerMemory(poolRegion.segment().address(), poolRegion.segment().byteSize());
             if (null != ssdTier && ctx.transferSsdStagingBytes() > 0)

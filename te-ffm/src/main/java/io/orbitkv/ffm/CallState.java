@@ -61,6 +61,16 @@ public final class CallState
     }
 
     /**
+     * Store a value, for a call made in Java that reports its failure the way a capturing call does.
+     *
+     * @param errno the value {@link #errno()} returns next.
+     */
+    public void errno(final int errno)
+    {
+        segment.set(ValueLayout.JAVA_INT, ERRNO_OFFSET, errno);
+    }
+
+    /**
      * Clear the captured value, e.g. before a call whose failure is signalled through {@code errno} alone.
      */
     public void reset()

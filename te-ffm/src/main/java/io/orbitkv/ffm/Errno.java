@@ -24,6 +24,7 @@ public final class Errno
     public static final int ENOSPC = 28;
     public static final int ENOSYS = 38;
     public static final int ETIME = 62;
+    public static final int EPROTO = 71;
     public static final int EOPNOTSUPP = 95;
 
     private Errno()
@@ -58,6 +59,7 @@ public final class Errno
             case ENOSPC -> "ENOSPC";
             case ENOSYS -> "ENOSYS";
             case ETIME -> "ETIME";
+            case EPROTO -> "EPROTO";
             case EOPNOTSUPP -> "EOPNOTSUPP";
             default -> "errno";
         };

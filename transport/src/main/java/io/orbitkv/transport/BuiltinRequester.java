@@ -33,6 +33,7 @@ final class BuiltinRequester
     private final BuiltinSockets sockets;
     private final CallState state;
     private final long scratchAddress;
+    private final Arena arena;
 
     private final int[] readGeneration;
     private final int[] readBytesDone;
@@ -61,6 +62,7 @@ final class BuiltinRequester
         final BuiltinSockets sockets)
     {
         this.loop = loop;
+        this.arena = arena;
         this.owner = owner;
         this.context = owner.context;
         this.handshake = null == context.handshakeKey() ? null :
@@ -253,6 +255,15 @@ final class BuiltinRequester
             {
                 throw new IOException("epoll_ctl failed: " + Errno.describe(state.errno()));
             }
+            if (null != context.tls())
+            {
+                if (null == stream.tls)
+                {
+                    // About 250 KiB of buffers, made when the stream first connects and kept for its reconnects.
+                    stream.tls = new BuiltinTls(arena, context.tls(), stats);
+                }
+                stream.tls.open(context.tls().engine(true));
+            }
             stream.open(channel, fd, connected ? BuiltinStream.CONNECTED : BuiltinStream.CONNECTING, handshake);
             if (connected)
             {
@@ -288,6 +299,21 @@ final class BuiltinRequester
         if (BuiltinStream.CONNECTED != stream.state)
         {
             return;
+        }
+        if (null != stream.tls && !stream.tls.handshakeDone())
+        {
+            // The TLS handshake first, on its own: the hello and requests go once it is done.
+            final int outcome = stream.tls.handshake(state, stream.fd);
+            if (outcome < 0)
+            {
+                failStream(stream, TransportStatus.FAILED);
+                dispatchAfterLoss(stream.peerSlot);
+                return;
+            }
+            if (0 == outcome)
+            {
+                return;
+            }
         }
 
         if (!flush(stream))
@@ -357,8 +383,10 @@ final class BuiltinRequester
                 // The hello went; the proof and the requests behind it wait for the source's challenge.
                 return true;
             }
-            final long sent = LibC.send(state, stream.fd, stream.sendAddress + stream.sendStart,
-                end - stream.sendStart, LibC.MSG_NOSIGNAL);
+            final long sent = null == stream.tls ?
+                LibC.send(state, stream.fd, stream.sendAddress + stream.sendStart, end - stream.sendStart,
+                    LibC.MSG_NOSIGNAL) :
+                stream.tls.send(state, stream.fd, stream.sendAddress + stream.sendStart, end - stream.sendStart);
             if (sent > 0)
             {
                 stream.sendStart += (int)sent;
@@ -390,8 +418,8 @@ final class BuiltinRequester
     {
         while (stream.challengeFilled < BuiltinHandshake.CHALLENGE_BYTES)
         {
-            final long received = LibC.recv(state, stream.fd, stream.challenge.address() + stream.challengeFilled,
-                BuiltinHandshake.CHALLENGE_BYTES - stream.challengeFilled, 0);
+            final long received = recv(stream, stream.challenge.address() + stream.challengeFilled,
+                BuiltinHandshake.CHALLENGE_BYTES - stream.challengeFilled);
             if (received > 0)
             {
                 stream.challengeFilled += (int)received;
@@ -434,8 +462,8 @@ final class BuiltinRequester
             final long received;
             if (!stream.inPayload)
             {
-                received = LibC.recv(state, stream.fd, stream.headerAddress + stream.headerFilled,
-                    BuiltinWire.RESPONSE_BYTES - stream.headerFilled, 0);
+                received = recv(stream, stream.headerAddress + stream.headerFilled,
+                    BuiltinWire.RESPONSE_BYTES - stream.headerFilled);
                 if (received > 0)
                 {
                     stream.headerFilled += (int)received;
@@ -453,7 +481,7 @@ final class BuiltinRequester
                 final int remaining = stream.chunkLength[head] - stream.payloadReceived;
                 final long target = live ?
                     owner.readLocalAddress[read] + stream.chunkOffset[head] + stream.payloadReceived : scratchAddress;
-                received = LibC.recv(state, stream.fd, target, live ? remaining : Math.min(remaining, SCRATCH_BYTES), 0);
+                received = recv(stream, target, live ? remaining : Math.min(remaining, SCRATCH_BYTES));
                 if (received > 0)
                 {
                     if (live)
@@ -500,6 +528,12 @@ final class BuiltinRequester
             }
         }
         return true;
+    }
+
+    private long recv(final BuiltinStream stream, final long address, final long length)
+    {
+        return null == stream.tls ?
+            LibC.recv(state, stream.fd, address, length, 0) : stream.tls.recv(state, stream.fd, address, length);
     }
 
     private boolean acceptHeader(final BuiltinStream stream, final int head)

@@ -41,9 +41,12 @@ final class BuiltinServerConnection
     long payloadAddress;
     int payloadLength;
     long sent;
+    /** The connection's TLS, or null on a plain transport. */
+    final BuiltinTls tls;
 
-    BuiltinServerConnection(final Arena arena, final int index)
+    BuiltinServerConnection(final Arena arena, final int index, final BuiltinTls tls)
     {
+        this.tls = tls;
         this.index = index;
         in = arena.allocate(INPUT_BYTES, 64);
         inAddress = in.address();

@@ -118,7 +118,8 @@ final class BuiltinSource
             BuiltinServerConnection connection = connections[index];
             if (null == connection)
             {
-                connection = new BuiltinServerConnection(arena, index);
+                connection = new BuiltinServerConnection(arena, index,
+                    null == context.tls() ? null : new BuiltinTls(arena, context.tls(), stats));
                 connections[index] = connection;
             }
             final int fd = sockets.configure(channel);
@@ -129,6 +130,10 @@ final class BuiltinSource
                 continue;
             }
             freeConnections.take();
+            if (null != connection.tls)
+            {
+                connection.tls.open(context.tls().engine(false));
+            }
             connection.open(channel, fd);
             connection.openPosition = openConnectionCount;
             openConnections[openConnectionCount++] = index;
@@ -245,8 +250,11 @@ final class BuiltinSource
             connection.inStart = 0;
             connection.inEnd = available;
         }
-        final long received = LibC.recv(state, connection.fd, connection.inAddress + connection.inEnd,
-            BuiltinServerConnection.INPUT_BYTES - connection.inEnd, 0);
+        final long received = null == connection.tls ?
+            LibC.recv(state, connection.fd, connection.inAddress + connection.inEnd,
+                BuiltinServerConnection.INPUT_BYTES - connection.inEnd, 0) :
+            connection.tls.recv(state, connection.fd, connection.inAddress + connection.inEnd,
+                BuiltinServerConnection.INPUT_BYTES - connection.inEnd);
         if (received > 0)
         {
             connection.inEnd += (int)received;
@@ -284,8 +292,10 @@ final class BuiltinSource
         handshake.challenge(connection.in, connection.inStart, connection.challenge, connection.expectedProof);
         while (true)
         {
-            final long sent = LibC.send(state, connection.fd, connection.challenge.address(),
-                BuiltinHandshake.CHALLENGE_BYTES, LibC.MSG_NOSIGNAL);
+            final long sent = null == connection.tls ?
+                LibC.send(state, connection.fd, connection.challenge.address(), BuiltinHandshake.CHALLENGE_BYTES,
+                    LibC.MSG_NOSIGNAL) :
+                connection.tls.send(state, connection.fd, connection.challenge.address(), BuiltinHandshake.CHALLENGE_BYTES);
             if (BuiltinHandshake.CHALLENGE_BYTES == sent)
             {
                 return true;
@@ -392,7 +402,16 @@ final class BuiltinSource
         while (connection.sent < total)
         {
             final long sent;
-            if (connection.sent < BuiltinWire.RESPONSE_BYTES)
+            if (null != connection.tls)
+            {
+                final long offset = connection.sent - BuiltinWire.RESPONSE_BYTES;
+                sent = offset < 0 ?
+                    connection.tls.sendTwo(state, connection.fd, connection.headerAddress + connection.sent, -offset,
+                        connection.payloadAddress, connection.payloadLength) :
+                    connection.tls.send(state, connection.fd, connection.payloadAddress + offset,
+                        connection.payloadLength - offset);
+            }
+            else if (connection.sent < BuiltinWire.RESPONSE_BYTES)
             {
                 connection.gather();
                 sent = LibC.sendmsg(state, connection.fd, connection.message, LibC.MSG_NOSIGNAL);

@@ -53,6 +53,8 @@ final class BuiltinStream
     int challengeFilled;
     final MemorySegment challenge;
     final byte[] nonce = new byte[BuiltinHandshake.NONCE_BYTES];
+    /** The connection's TLS (made at the first connect, then kept), or null on a plain transport. */
+    BuiltinTls tls;
 
     BuiltinStream(final Arena arena, final int index, final int peerSlot, final int capacity)
     {

@@ -590,6 +590,7 @@ public final class BuiltinTransport implements Transport
         private int socketReceiveBufferBytes = SOCKET_BUFFER_BYTES_DEFAULT;
         private Runnable completionSignal;
         private byte[] handshakeKey;
+        private TransportTls tls;
         private long identityMsb;
         private long identityLsb;
 
@@ -612,6 +613,30 @@ public final class BuiltinTransport implements Transport
         public byte[] handshakeKey()
         {
             return handshakeKey;
+        }
+
+        /**
+         * Carry every connection over mutual TLS 1.3 ({@link TransportTls}); default null: plain TCP with zero-copy
+         * sends and receives. With TLS the bytes are copied through per-connection buffers and encrypted; a peer
+         * without TLS, or with a certificate the CA did not issue, fails its handshake (counted as
+         * {@code tls handshakes failed}). Both ends of a connection must agree. The handshake key's exchange, when
+         * set, runs inside the TLS connection.
+         *
+         * @param tls the certificates, or null.
+         * @return this.
+         */
+        public Context tls(final TransportTls tls)
+        {
+            this.tls = tls;
+            return this;
+        }
+
+        /**
+         * @return the TLS configuration, or null.
+         */
+        public TransportTls tls()
+        {
+            return tls;
         }
 
         /**

@@ -75,6 +75,15 @@ public final class BuiltinTransportStats
     /** Connections closed because the handshake failed (wrong key, or one end without a key). */
     public static final int HANDSHAKES_FAILED = 31;
 
+    /** Connections whose TLS handshake completed (either end counts its own). */
+    public static final int TLS_HANDSHAKES_DONE = 32;
+
+    /**
+     * Connections closed because the TLS handshake failed: a peer without TLS, a certificate the CA did not issue, a
+     * peer that closed during the handshake.
+     */
+    public static final int TLS_HANDSHAKES_FAILED = 33;
+
     private static final String[] LABELS =
     {
         "reads submitted", "reads ok", "reads failed", "reads rejected", "reads timed out", "reads closed",
@@ -83,6 +92,7 @@ public final class BuiltinTransportStats
         "oversize requests", "connections accepted", "connections refused", "protocol errors", "streams lost",
         "peers evicted", "peers refused", "exports refused", "invalid ranges", "bytes sent", "bytes received",
         "sends in progress", "io errors", "hello timeouts", "sends cut", "handshakes proved", "handshakes failed",
+        "tls handshakes done", "tls handshakes failed",
     };
 
     /** Number of counters. */

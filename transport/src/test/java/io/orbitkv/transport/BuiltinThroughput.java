@@ -27,9 +27,19 @@ final class BuiltinThroughput
      */
     static double bytesPerSecond(final int streams, final int readBytes, final int depth, final long durationNs)
     {
+        return bytesPerSecond(streams, readBytes, depth, durationNs, null);
+    }
+
+    /**
+     * The same over TLS when {@code tls} is not null.
+     */
+    static double bytesPerSecond(
+        final int streams, final int readBytes, final int depth, final long durationNs, final TransportTls tls)
+    {
         try (Arena arena = Arena.ofShared();
-            BuiltinTransport source = new BuiltinTransport(new BuiltinTransport.Context());
-            BuiltinTransport requester = new BuiltinTransport(new BuiltinTransport.Context().streamsPerPeer(streams)))
+            BuiltinTransport source = new BuiltinTransport(new BuiltinTransport.Context().tls(tls));
+            BuiltinTransport requester = new BuiltinTransport(new BuiltinTransport.Context().tls(tls)
+                .streamsPerPeer(streams)))
         {
             final MemorySegment pool = arena.allocate(readBytes, 4096);
             final MemorySegment local = arena.allocate((long)readBytes * depth, 4096);

@@ -182,6 +182,12 @@ public final class ManagerCommand implements Callable<Integer>
             Configuration::etcdPasswordFile, (c, ctx, flag) -> ctx.etcdPasswordFile(c.etcdTls.passwordFile)),
         new Setting("--cluster-secret-file", Configuration.CLUSTER_SECRET_FILE_PROP_NAME, null,
             Configuration::clusterSecretFile, (c, ctx, flag) -> ctx.clusterSecretFile(c.clusterSecretFile)),
+        new Setting("--transport-tls-cert", Configuration.TRANSPORT_TLS_CERT_PROP_NAME, null,
+            Configuration::transportTlsCert, (c, ctx, flag) -> ctx.transportTlsCert(c.transportTlsCert)),
+        new Setting("--transport-tls-key", Configuration.TRANSPORT_TLS_KEY_PROP_NAME, null,
+            Configuration::transportTlsKey, (c, ctx, flag) -> ctx.transportTlsKey(c.transportTlsKey)),
+        new Setting("--transport-tls-ca", Configuration.TRANSPORT_TLS_CA_PROP_NAME, null,
+            Configuration::transportTlsCa, (c, ctx, flag) -> ctx.transportTlsCa(c.transportTlsCa)),
         new Setting("--cluster-name", Configuration.CLUSTER_NAME_PROP_NAME, null, Configuration::clusterName,
             (c, ctx, flag) -> ctx.clusterName(c.clusterName)),
         new Setting("--node-id", Configuration.NODE_ID_PROP_NAME, null, Configuration::nodeId,
@@ -433,6 +439,19 @@ public final class ManagerCommand implements Callable<Integer>
         "every Manager of the cluster: peer frames carry a MAC and transfer connections prove it; unset, the peer " +
         "channel is not authenticated (default: ${sys:" + Configuration.CLUSTER_SECRET_FILE_PROP_NAME + ":-none}).")
     String clusterSecretFile;
+
+    @Option(names = "--transport-tls-cert", description = "PEM certificate (chain) of this node for mutual TLS 1.3 " +
+        "on the built-in transfer transport; with --transport-tls-key and --transport-tls-ca, all three or none " +
+        "(default: ${sys:" + Configuration.TRANSPORT_TLS_CERT_PROP_NAME + ":-none}: plain TCP, zero copy).")
+    String transportTlsCert;
+
+    @Option(names = "--transport-tls-key", description = "PKCS#8 PEM private key (BEGIN PRIVATE KEY) of " +
+        "--transport-tls-cert (default: ${sys:" + Configuration.TRANSPORT_TLS_KEY_PROP_NAME + ":-none}).")
+    String transportTlsKey;
+
+    @Option(names = "--transport-tls-ca", description = "PEM CA certificate(s) a peer's transport certificate must " +
+        "lead to, both ways (default: ${sys:" + Configuration.TRANSPORT_TLS_CA_PROP_NAME + ":-none}).")
+    String transportTlsCa;
 
     @Option(names = "--cluster-name", description = "Cluster to join; keys live under /orbitkv/v1/<cluster>/ " +
         "(default: ${sys:" + Configuration.CLUSTER_NAME_PROP_NAME + ":-none}).")

@@ -5,7 +5,7 @@ import io.orbitkv.manager.status.FixedCounter;
 /**
  * Counters of the authenticated peer channel ({@code --cluster-secret-file}): frames signed and verified, frames
  * dropped by reason before any handler saw them, the replay windows, and the built-in transport's connection
- * handshakes. Fixed ids 300..319: never renumber or reuse one.
+ * handshakes (the secret's and TLS's). Fixed ids 300..319: never renumber or reuse one.
  */
 public enum PeerAuthCounter implements FixedCounter
 {
@@ -21,7 +21,10 @@ public enum PeerAuthCounter implements FixedCounter
     SENDER_WINDOWS(308, "Peer auth: replay windows in use (sender incarnations)", true),
     SENDER_WINDOWS_RECYCLED(309, "Peer auth: replay windows recycled after their sender fell idle", false),
     HANDSHAKES_PROVED(310, "Peer auth: transfer transport connections whose handshake proved the secret", true),
-    HANDSHAKES_FAILED(311, "Peer auth: transfer transport connections closed, handshake failed", true);
+    HANDSHAKES_FAILED(311, "Peer auth: transfer transport connections closed, handshake failed", true),
+    TLS_ENABLED(312, "Peer auth: transfer transport connections use TLS (1) or not (0)", true),
+    TLS_HANDSHAKES_DONE(313, "Peer auth: transfer transport connections whose TLS handshake completed", true),
+    TLS_HANDSHAKES_FAILED(314, "Peer auth: transfer transport connections closed, TLS handshake failed", true);
 
     private final Spec spec;
 

@@ -52,5 +52,10 @@ public final class TransportCounters extends CounterSet<TransportCounter>
         }
         systemCounters.get(PeerAuthCounter.HANDSHAKES_PROVED).setRelease(stats.get(BuiltinTransportStats.HANDSHAKES_PROVED));
         systemCounters.get(PeerAuthCounter.HANDSHAKES_FAILED).setRelease(stats.get(BuiltinTransportStats.HANDSHAKES_FAILED));
+        systemCounters.get(PeerAuthCounter.TLS_ENABLED).setRelease(null == transport.context().tls() ? 0 : 1);
+        systemCounters.get(PeerAuthCounter.TLS_HANDSHAKES_DONE)
+            .setRelease(stats.get(BuiltinTransportStats.TLS_HANDSHAKES_DONE));
+        systemCounters.get(PeerAuthCounter.TLS_HANDSHAKES_FAILED)
+            .setRelease(stats.get(BuiltinTransportStats.TLS_HANDSHAKES_FAILED));
     }
 }

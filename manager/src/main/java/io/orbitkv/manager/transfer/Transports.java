@@ -49,6 +49,11 @@ public final class Transports implements TransportSupplier
         }
         if (Configuration.TransportKind.MOONCAKE == ctx.transport())
         {
+            if (null != ctx.transportTls())
+            {
+                throw new IllegalArgumentException("--transport-tls-* apply to the builtin transport only, not to " +
+                    "--transport mooncake");
+            }
             return new MooncakeTransport(new MooncakeTransport.Context()
                 .libraryPath(Path.of(ctx.teLibrary()))
                 .host(host)
@@ -64,6 +69,7 @@ public final class Transports implements TransportSupplier
                 .identity(nodeHash, new SecureRandom().nextLong());
         }
         return new BuiltinTransport(builtin
+            .tls(ctx.transportTls())
             .bindHost(host)
             .port(port)
             .streamsPerPeer(ctx.transferStreams())
