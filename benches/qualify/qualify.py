@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -28,6 +29,15 @@ DRAIN_MARGIN_S = 10.0  # past heal + session TTL, until pins, sessions, budget a
 HEALTHY_AT_START_S = 90.0
 HIT_WINDOW_S = 2.0
 HIT_RECOVERED = 0.95  # of the hit fraction before the fault
+# --quick (the smoke set in scripts/test): shorter traffic around each fault, and faults that expect no fence capped
+QUICK_WARM_S = 2.0
+QUICK_AFTER_HEAL_S = 6.0
+QUICK_BASELINE_S = 3.0
+QUICK_FAULT_CAP_S = 5.0
+QUICK_WARMUP_CYCLES = 1
+WARMUP_CYCLES = 2
+SERIES_BIN_S = 1.0  # the hit-over-time series (plots)
+DEFAULT_SEED = 28
 DEFAULT_REQUESTS = 300
 DEFAULT_RATE = 15.0  # requests per second per host
 BLOCK_BYTES = 16 * 1024
@@ -52,7 +62,11 @@ class Cluster:
         self.engines = []
         self.traffic = None
         self.sampler = None
+        self.extra_procs = []  # helpers a scenario starts in a host's namespace (a proxy)
         self.args = args
+        self.warm_s = QUICK_WARM_S if args.quick else WARM_S
+        self.after_heal_s = QUICK_AFTER_HEAL_S if args.quick else AFTER_HEAL_S
+        self.baseline_hits = None  # {trace index: hit fraction} of the baseline, once it ran
 
     def manager(self, node):
         return next(m for m in self.managers if m.node == node)
@@ -64,7 +78,9 @@ class Cluster:
         procs = list(self.etcd.all_procs)
         for m in self.managers:
             procs.extend(m.procs)
-        procs.extend(e.proc for e in self.engines)
+        for e in self.engines:
+            procs.extend(e.procs)
+        procs.extend(self.extra_procs)
         return procs
 
     def on_record(self, host, t, record):
@@ -127,6 +143,8 @@ class Cluster:
         for m in self.managers:
             if m.proc:
                 m.proc.stop()
+        for p in self.extra_procs:
+            p.stop(2)
         for p in self.etcd.procs.values():
             p.stop(5)
         for member in self.etcd.members:
@@ -205,7 +223,11 @@ def error_entries(ctx):
             for count, _first, _last, text in snap.errors:
                 key = (m.node, snap.pid, text.splitlines()[0] if text else "")
                 entries[key] = max(entries.get(key, 0), count)
+                ERROR_TEXTS.setdefault(key, text)
     return entries
+
+
+ERROR_TEXTS = {}  # (node, pid, first line): the entry's whole text (its stack trace), for the report
 
 
 # Error-log entries that are no internal error: a refusal of what a client asked, logged as the Manager logs every
@@ -329,7 +351,7 @@ def run_scenario(ctx, sc):
     incarnations_before = {m.node: (m.proc.pid, m.snapshot().value(harness.INCARNATION)) for m in ctx.managers}
     t_start = time.monotonic()
     ctx.traffic.resume()
-    time.sleep(WARM_S)
+    time.sleep(ctx.warm_s)
     t_fault = time.monotonic()
     try:
         figures.update(sc.inject(ctx))
@@ -338,7 +360,7 @@ def run_scenario(ctx, sc):
         t_heal_start = time.monotonic()
         figures.update(sc.heal(ctx))
     t_heal = time.monotonic()
-    time.sleep(AFTER_HEAL_S)
+    time.sleep(ctx.after_heal_s)
     t_stop = time.monotonic()
     drained_traffic = ctx.traffic.pause()
     t_quiet = time.monotonic()
@@ -394,6 +416,8 @@ def run_scenario(ctx, sc):
     internal = [e for e in new_errors if e not in expected]
     check("error-logs", not internal, "; ".join(internal[:5]))
     figures["newErrors"] = len(internal)
+    figures["newErrorTexts"] = [ERROR_TEXTS.get(k, "")[:1500] for k, n in errors_after.items()
+                                if n > errors_before.get(k, 0) and not any(p in k[2] for p in EXPECTED_ERRORS)][:8]
     figures["expectedErrorEntries"] = expected[:10]
 
     # no process died that the scenario did not kill
@@ -404,6 +428,9 @@ def run_scenario(ctx, sc):
             p.reported = True
     engine_failures = [e.failed for e in ctx.engines if e.failed]
     check("no-unexpected-death", not died and not engine_failures, "; ".join(died + engine_failures)[:2000])
+
+    listening = listening_problems(ctx)
+    check("listening", not listening, "; ".join(listening))
 
     # expected fences, and nobody else losing its registration
     fault_samples = [s for s in samples if t_fault <= s[0] <= t_heal + RECOVERY_DEADLINE_S]
@@ -456,8 +483,121 @@ def run_scenario(ctx, sc):
             t += 0.5
     figures["hitRecoveredS"] = recovery
     figures["counterMoves"] = counter_moves(ctx, counters_before, counter_values(ctx))
+    figures.update(coverage_figures(samples, t_fault, t_stop))
+    figures.update(recompute_figures(records))
+    figures["refusals"] = {k: v for k, v in figures["counterMoves"].items() if "refused" in k or "rejected" in k}
+    if sc.id == "baseline":
+        ctx.baseline_hits = hits_by_index(records)
+    figures.update(baseline_figures(ctx, t_fault, t_heal, t_stop))
+    series = hit_series(ctx, t_start, t_stop, t_fault, t_heal_start, t_heal)
     passed = all(c["passed"] for c in checks)
-    return {"id": sc.id, "title": sc.title, "passed": passed, "checks": checks, "figures": figures}
+    return {"id": sc.id, "title": sc.title, "passed": passed, "checks": checks, "figures": figures,
+            "series": series}
+
+
+def listening_problems(ctx):
+    """What listens in a host's namespace beyond its Manager's configured endpoints (tcp ADDR:TRANSFER_PORT, udp
+    ADDR:PEER_PORT): `ss -ltnup` there. The engine and every helper must listen on nothing."""
+    problems = []
+    for m in ctx.managers:
+        allowed = {("tcp", "%s:%d" % (m.addr, harness.TRANSFER_PORT)), ("udp", "%s:%d" % (m.addr, harness.PEER_PORT))}
+        out = subprocess.run(["ip", "netns", "exec", "okq-%s-%s" % (ctx.run, m.node), "ss", "-ltnupH"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if out.returncode != 0:
+            problems.append("%s: ss failed: %s" % (m.node, out.stderr.strip()))
+            continue
+        for line in out.stdout.splitlines():
+            parts = line.split()
+            if len(parts) < 5:
+                continue
+            local = parts[4].replace("[::ffff:", "").replace("]", "")
+            if (parts[0], local) not in allowed:
+                problems.append("%s: %s %s listening (%s)" % (m.node, parts[0], parts[4], " ".join(parts[6:])[:120]))
+    return problems
+
+
+def coverage_figures(samples, t_from, t_to):
+    """Seconds (sampler rounds x interval) in which a Manager hosted a shard of incomplete coverage or had an
+    incomplete view, between the fault and the end of traffic: the largest over the Managers and per Manager."""
+    incomplete = {}
+    view = {}
+    for t, node, _pid, v in samples:
+        if t_from <= t <= t_to:
+            incomplete.setdefault(node, 0)
+            view.setdefault(node, 0)
+            if v[harness.INCOMPLETE_SHARDS] > 0:
+                incomplete[node] += 1
+            if v[harness.VIEW_COMPLETE] != 1:
+                view[node] += 1
+    step = harness.SAMPLE_INTERVAL_S
+    return {"incompleteCoverageS": round(max(incomplete.values(), default=0) * step, 1),
+            "incompleteCoverageByHostS": {n: round(c * step, 1) for n, c in sorted(incomplete.items())},
+            "viewIncompleteS": round(max(view.values(), default=0) * step, 1)}
+
+
+def recompute_figures(records):
+    """Requests the engines recomputed in part or whole: unserved (the Manager gone or not answering: all of it) and
+    partial (blocks the cluster no longer had, or could not fetch in time), with the blocks recomputed."""
+    partial = [r for r in records if not r[7] and r[3] + r[4] + r[5] < r[8]]
+    return {"recomputedRequests": {"unserved": sum(1 for r in records if r[7]), "partial": len(partial)},
+            "recomputedBlocks": sum(r[8] - (r[3] + r[4] + r[5]) for r in records)}
+
+
+def hits_by_index(records):
+    hits = {}
+    for r in records:
+        if r[8]:
+            h, n = hits.get(r[2], (0, 0))
+            hits[r[2]] = (h + r[3] + r[4] + r[5], n + r[8])
+    return {i: h / n for i, (h, n) in hits.items()}
+
+
+def expected_hit(ctx, records):
+    """The baseline's hit fraction over the same trace positions as records (blocks weighted), or None."""
+    if not ctx.baseline_hits:
+        return None
+    known = [r for r in records if r[2] in ctx.baseline_hits and r[8]]
+    blocks = sum(r[8] for r in known)
+    return sum(ctx.baseline_hits[r[2]] * r[8] for r in known) / blocks if blocks else None
+
+
+def baseline_figures(ctx, t_fault, t_heal, t_stop):
+    """Against the baseline at the same trace positions: the time from heal until a window's hit fraction is back
+    within HIT_RECOVERED of it, and the fraction of blocks lost from the fault to the end of traffic."""
+    if not ctx.baseline_hits:
+        return {}
+    recovered = None
+    t = t_heal
+    while t + HIT_WINDOW_S <= t_stop:
+        window = ctx.records_between(t, t + HIT_WINDOW_S)
+        h, e = hit_fraction(window), expected_hit(ctx, window)
+        if h is not None and e is not None and h >= HIT_RECOVERED * e:
+            recovered = round(t + HIT_WINDOW_S - t_heal, 2)
+            break
+        t += 0.5
+    span = ctx.records_between(t_fault, t_stop)
+    blocks = sum(r[8] for r in span)
+    lost = None
+    if blocks:
+        e = expected_hit(ctx, span)
+        h = hit_fraction(span)
+        lost = None if e is None else round(max(0.0, e - h), 3)
+    return {"hitRecoveredVsBaselineS": recovered, "hitLost": lost}
+
+
+def hit_series(ctx, t_start, t_stop, t_fault, t_heal_start, t_heal):
+    """The hit fraction per SERIES_BIN_S from the start of traffic to its end, with the baseline's at the same trace
+    positions and the requests and unserved ones per bin; times relative to the fault's start."""
+    bins = []
+    t = t_start
+    while t < t_stop:
+        recs = ctx.records_between(t, t + SERIES_BIN_S)
+        bins.append([round(t - t_fault, 2), rounded(hit_fraction(recs)), rounded(expected_hit(ctx, recs)), len(recs),
+                     sum(1 for r in recs if r[7])])
+        t += SERIES_BIN_S
+    return {"binS": SERIES_BIN_S, "columns": ["t", "hit", "baselineHit", "requests", "unserved"], "bins": bins,
+            "fault": [0.0, round(t_heal_start - t_fault, 2)], "healed": round(t_heal - t_fault, 2),
+            "end": round(t_stop - t_fault, 2)}
 
 
 def row(result):
@@ -486,6 +626,11 @@ def main():
     p.add_argument("--requests", type=int, default=DEFAULT_REQUESTS, help="requests of the trace replayed in cycles")
     p.add_argument("--rate", type=float, default=DEFAULT_RATE, help="requests per second per host")
     p.add_argument("--work", help="logs and etcd data (default ${TMPDIR:-/tmp}/orbitkv-qualify-RUN)")
+    p.add_argument("--quick", action="store_true",
+                   help="shorter traffic around each fault and faults without an expected fence capped at %.0f s "
+                        "(the smoke set in scripts/test)" % QUICK_FAULT_CAP_S)
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the random choices (swizzle order, rogue)")
+    p.add_argument("--plots", help="write a hit-over-time SVG per scenario (fault shaded) and an index here")
     args = p.parse_args()
     every = scenarios.all_scenarios(args.hosts)
     if args.list:
@@ -500,6 +645,10 @@ def main():
             log("unknown scenario(s) %s; --list shows them" % ",".join(unknown))
             return 2
         chosen = [sc for sc in every if sc.id in wanted]
+    if args.quick:
+        for sc in chosen:
+            if not sc.fenced:
+                sc.fault_s = min(sc.fault_s, QUICK_FAULT_CAP_S)
     args.work = args.work or os.path.join(os.environ.get("TMPDIR", "/tmp"), "orbitkv-qualify-" + args.run)
     os.makedirs(args.work, exist_ok=True)
     log("run %s: %d hosts, scenarios %s; logs in %s" % (args.run, args.hosts, ",".join(s.id for s in chosen),
@@ -510,12 +659,16 @@ def main():
     try:
         ctx.start()
         # two cycles of the trace before the baseline, so that it starts from a warm cluster as every scenario does
-        warmup_s = 2 * len(ctx.chains) / (args.rate * args.hosts)
+        warmup_s = ((QUICK_WARMUP_CYCLES if args.quick else WARMUP_CYCLES) * len(ctx.chains)
+                    / (args.rate * args.hosts))
         log("warm-up: %.0f s of traffic" % warmup_s)
         ctx.traffic.resume()
         time.sleep(warmup_s)
         ctx.traffic.pause()
-        for sc in [scenarios.Baseline()] + chosen:
+        baseline = scenarios.Baseline()
+        if args.quick:
+            baseline.fault_s = QUICK_BASELINE_S
+        for sc in [baseline] + chosen:
             try:
                 result = run_scenario(ctx, sc)
             except Exception as ex:  # a scenario that cannot run is a failed row, and the run goes on
@@ -531,13 +684,18 @@ def main():
         ctx.close()
     passed = bool(results) and all(r["passed"] for r in results)
     summary = {"run": args.run, "hosts": args.hosts, "passed": passed, "seconds": round(time.monotonic() - started, 1),
-               "settings": {"membershipTtlS": MEMBERSHIP_TTL_S, "sessionTtlS": SESSION_TTL_S, "warmS": WARM_S,
-                            "afterHealS": AFTER_HEAL_S, "requests": args.requests, "ratePerHost": args.rate,
+               "settings": {"membershipTtlS": MEMBERSHIP_TTL_S, "sessionTtlS": SESSION_TTL_S, "warmS": ctx.warm_s,
+                            "afterHealS": ctx.after_heal_s, "quick": args.quick, "seed": args.seed,
+                            "requests": args.requests, "ratePerHost": args.rate,
                             "blockBytes": BLOCK_BYTES, "poolBytes": POOL_BYTES, "trace": args.trace},
                "scenarios": results}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(summary, f, indent=2)
+    if args.plots:
+        import plots
+        written = plots.write_all(summary, args.plots)
+        log("plots: %d files in %s" % (len(written), args.plots))
     log("%s: %d of %d scenarios passed in %.0f s" % ("PASS" if passed else "FAIL",
                                                      sum(1 for r in results if r["passed"]), len(results),
                                                      summary["seconds"]))
