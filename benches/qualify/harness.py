@@ -74,6 +74,13 @@ def net(*args):
     subprocess.run([NET] + [str(a) for a in args], check=True, stdout=subprocess.PIPE)
 
 
+def in_root_mounts(argv, **kwargs):
+    """Run argv in the mount namespace of scripts/qualify's shell (the orchestrator's parent): a mount made there is
+    seen by every process started afterwards in a host's namespace (ip netns exec copies the mounts as it starts),
+    unlike one made in the orchestrator's own private mount namespace."""
+    return subprocess.run(["nsenter", "--mount=/proc/%d/ns/mnt" % os.getppid(), "--"] + list(argv), **kwargs)
+
+
 def node_addr(node):
     return subprocess.run([NET, "addr", node], check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
 
@@ -243,11 +250,12 @@ class Manager:
         self.procs = []
         self.final_snapshots = []  # the last CnC read of every process that ended
 
-    def start(self, extra_env=None):
-        """Start a process on the Manager's directory; extra_env adds to its environment (a preloaded library)."""
+    def start(self, extra_env=None, extra_flags=()):
+        """Start a process on the Manager's directory; extra_env adds to its environment (a preloaded library),
+        extra_flags to its flags (an SSD tier)."""
         argv = [os.path.join(ROOT, "scripts", "orbitkv"), "manager", "--dir", self.dir, "--node-id", self.node,
                 "--peer-endpoint", "%s:%d" % (self.addr, PEER_PORT),
-                "--transfer-endpoint", "%s:%d" % (self.addr, TRANSFER_PORT)] + self.flags
+                "--transfer-endpoint", "%s:%d" % (self.addr, TRANSFER_PORT)] + self.flags + list(extra_flags)
         env = dict(self.env, **extra_env) if extra_env else self.env
         self.proc = Proc("manager", self.node, "okq-%s-%s" % (self.run, self.node), argv,
                          os.path.join(self.work, "manager-%s.log" % self.node), env=env)

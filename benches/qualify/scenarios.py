@@ -624,38 +624,118 @@ class ClockOffset(Scenario):
         self.smoke = smoke
         self.title = "Manager %s's wall clock %s (libfaketime) for %.0f s" % (node, offset, fault_s)
 
-    def _restart(self, ctx, extra_env):
-        m = ctx.manager(self.node)
-        engine = ctx.engine(self.node)
-        engine.set_manager_up(False)
-        t0 = time.monotonic()
-        m.proc.killed_on_purpose = True  # stopped on purpose: its registration goes with it
-        m.proc.stop()
-        m.keep_final()
-        key = "/orbitkv/v1/%s/members/%s" % (ctx.cluster, self.node)
-        harness.wait_until(lambda: key not in ctx.etcd.prefix(key), ctx.ttl_s + 10, 0.2)
-        m.start(extra_env)
-        m.await_ready()
-        engine.set_manager_up(True)
-        whole = harness.wait_until(lambda: not whole_problems(ctx), ctx.ttl_s + 30, 0.2)
-        return round(time.monotonic() - t0, 2), bool(whole)
-
     def inject(self, ctx):
         if not os.path.exists(FAKETIME_LIB):
             raise RuntimeError("libfaketime not installed (%s; Debian faketime)" % FAKETIME_LIB)
+        # NO_FAKE_STAT: file times stay true (a faked jar time makes the JVM refuse its start-up cache)
         env = {"LD_PRELOAD": FAKETIME_LIB, "FAKETIME": self.offset, "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-               "FAKETIME_NO_CACHE": "1"}
-        took, whole = self._restart(ctx, env)
+               "NO_FAKE_STAT": "1"}
+        took, whole = restart_manager(ctx, self.node, env)
         return {"offsetRestartS": took, "offsetWhole": whole, "offset": self.offset}
 
     def heal(self, ctx):
-        took, whole = self._restart(ctx, None)
+        took, whole = restart_manager(ctx, self.node)
         return {"restoreRestartS": took, "restoreWhole": whole}
+
+
+def restart_manager(ctx, node, extra_env=None, extra_flags=()):
+    """Stop a Manager (SIGTERM), wait until etcd dropped its member record, start it again with extra_env and
+    extra_flags, wait until the cluster is whole; (seconds it took, whole)."""
+    m = ctx.manager(node)
+    engine = ctx.engine(node)
+    engine.set_manager_up(False)
+    t0 = time.monotonic()
+    m.proc.killed_on_purpose = True  # stopped on purpose: its registration goes with it
+    m.proc.stop()
+    m.keep_final()
+    key = "/orbitkv/v1/%s/members/%s" % (ctx.cluster, node)
+    harness.wait_until(lambda: key not in ctx.etcd.prefix(key), ctx.ttl_s + 10, 0.2)
+    m.start(extra_env, extra_flags)
+    m.await_ready()
+    engine.set_manager_up(True)
+    whole = harness.wait_until(lambda: not whole_problems(ctx), ctx.ttl_s + 30, 0.2)
+    return round(time.monotonic() - t0, 2), bool(whole)
 
 
 def whole_problems(ctx):
     import qualify
     return qualify.health_problems(ctx)
+
+
+EXT4_IOC_SHUTDOWN = 0x8004587D  # _IOR('X', 125, __u32)
+EXT4_GOING_FLAGS_NOLOGFLUSH = 2
+
+
+class DiskFault(Scenario):
+    """The SSD tier of one Manager on a small ext4 of its own (a loop device): the Manager is restarted with
+    --ssd-dir there (every publish admitted to the SSD, BACKEND), then the disk fails for fault_s: `full` fills the
+    filesystem (the tier's file could not be preallocated on it, so its writes now meet ENOSPC), `eio` shuts the
+    filesystem down (EXT4_IOC_SHUTDOWN: every later call fails with EIO). At the heal the Manager is restarted
+    without the tier and the filesystem removed. The Manager must keep serving from DRAM and peers, count the failed
+    I/O, lose nothing and crash not."""
+
+    FS_MIB = 24
+    SSD_BYTES = "64m"
+
+    def __init__(self, node, kind, backend, fault_s, smoke=False):
+        self.id = "disk-%s-%s-%s" % (kind, backend.replace("_", ""), node)
+        self.node = node
+        self.kind = kind
+        self.backend = backend
+        self.fault_s = fault_s
+        self.smoke = smoke
+        self.title = "SSD tier of %s (%s backend) %s for %.0f s" % (
+            node, backend, "on a full filesystem (ENOSPC)" if kind == "full" else "on a shut-down filesystem (EIO)",
+            fault_s)
+        self.loop = None
+
+    def paths(self, ctx):
+        base = os.path.join(ctx.work, "disk-%s" % self.node)
+        return base + ".img", base + ".mnt"
+
+    def root(self, argv, **kwargs):
+        return harness.in_root_mounts(argv, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                      **kwargs)
+
+    def inject(self, ctx):
+        image, mnt = self.paths(ctx)
+        with open(image, "wb") as f:
+            f.truncate(self.FS_MIB << 20)
+        self.loop = self.root(["losetup", "-f", "--show", image]).stdout.strip()
+        self.root(["mkfs.ext4", "-q", "-F", self.loop])
+        os.makedirs(mnt, exist_ok=True)
+        self.root(["mount", self.loop, mnt])
+        took, whole = restart_manager(ctx, self.node, None, [
+            "--ssd-dir", mnt, "--ssd-bytes", self.SSD_BYTES, "--ssd-admission", "on-publish",
+            "--ssd-backend", self.backend])
+        figures = {"withTierRestartS": took, "withTierWhole": whole, "loop": self.loop}
+        # a little traffic on the healthy tier first, so that it holds blocks when the fault comes
+        time.sleep(2.0)
+        if self.kind == "full":
+            free = os.statvfs(mnt)
+            self.root(["fallocate", "-l", str(free.f_bavail * free.f_frsize), os.path.join(mnt, "filler")])
+        else:
+            script = ("import fcntl, os, struct; fd = os.open(%r, os.O_RDONLY); "
+                      "fcntl.ioctl(fd, %d, struct.pack('I', %d))" % (mnt, EXT4_IOC_SHUTDOWN,
+                                                                      EXT4_GOING_FLAGS_NOLOGFLUSH))
+            self.root([sys.executable, "-c", script])
+        return figures
+
+    def heal(self, ctx):
+        image, mnt = self.paths(ctx)
+        figures = {}
+        try:
+            took, whole = restart_manager(ctx, self.node)
+            figures = {"withoutTierRestartS": took, "withoutTierWhole": whole}
+        finally:
+            harness.in_root_mounts(["umount", "-l", mnt], stderr=subprocess.DEVNULL)
+            if self.loop:
+                harness.in_root_mounts(["losetup", "-d", self.loop], stderr=subprocess.DEVNULL)
+            try:
+                os.unlink(image)
+            except OSError:
+                pass
+        return figures
 
 
 # The membership TTL the harness starts Managers with; half of it is the local validity after a keepalive.
@@ -692,8 +772,10 @@ def all_scenarios(hosts):
         KillMidTransfer("source", b, 2),
         KillMidTransfer("requester", a, 2),
         KillEngine(c, 2),
-        SlowHost(b, 10, 10),
+        SlowHost(b, 5, 10),
         FreezeManager(c, TTL_S + 4),
         RogueInput(10),
         ClockOffset(c, "+90s", 10),
+        DiskFault(c, "full", "io_uring", 8),
+        DiskFault(c, "eio", "filechannel", 8),
     ]
