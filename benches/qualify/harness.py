@@ -234,6 +234,14 @@ def b64(text):
     return base64.b64encode(text.encode()).decode()
 
 
+def override(flags, extra):
+    """flags (option, value pairs) with extra's pairs replacing the values of the options both name and appended
+    otherwise (the Manager refuses an option given twice)."""
+    pairs = dict(zip(flags[0::2], flags[1::2]))
+    pairs.update(zip(extra[0::2], extra[1::2]))
+    return [x for option, value in pairs.items() for x in (option, value)]
+
+
 class Manager:
     """The Manager of one host: its flags, its current process and every process it had."""
 
@@ -255,7 +263,7 @@ class Manager:
         extra_flags to its flags (an SSD tier)."""
         argv = [os.path.join(ROOT, "scripts", "orbitkv"), "manager", "--dir", self.dir, "--node-id", self.node,
                 "--peer-endpoint", "%s:%d" % (self.addr, PEER_PORT),
-                "--transfer-endpoint", "%s:%d" % (self.addr, TRANSFER_PORT)] + self.flags + list(extra_flags)
+                "--transfer-endpoint", "%s:%d" % (self.addr, TRANSFER_PORT)] + override(self.flags, extra_flags)
         env = dict(self.env, **extra_env) if extra_env else self.env
         self.proc = Proc("manager", self.node, "okq-%s-%s" % (self.run, self.node), argv,
                          os.path.join(self.work, "manager-%s.log" % self.node), env=env)

@@ -447,6 +447,8 @@ def run_scenario(ctx, sc):
     engine_failures = [e.failed for e in ctx.engines if e.failed]
     check("no-unexpected-death", not died and not engine_failures, "; ".join(died + engine_failures)[:2000])
 
+    for name, ok, detail in sc.checks(figures):
+        check(name, ok, detail)
     listening = listening_problems(ctx)
     check("listening", not listening, "; ".join(listening))
 
