@@ -74,13 +74,6 @@ def net(*args):
     subprocess.run([NET] + [str(a) for a in args], check=True, stdout=subprocess.PIPE)
 
 
-def in_root_mounts(argv, **kwargs):
-    """Run argv in the mount namespace of scripts/qualify's shell (the orchestrator's parent): a mount made there is
-    seen by every process started afterwards in a host's namespace (ip netns exec copies the mounts as it starts),
-    unlike one made in the orchestrator's own private mount namespace."""
-    return subprocess.run(["nsenter", "--mount=/proc/%d/ns/mnt" % os.getppid(), "--"] + list(argv), **kwargs)
-
-
 def node_addr(node):
     return subprocess.run([NET, "addr", node], check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
 
@@ -331,8 +324,22 @@ class Engine:
         self.down = True
         self.proc.kill9()
 
-    def restart(self, timeout_s=60):
+    def stop_for_restart(self):
+        """End the engine process on purpose (its end record, then SIGKILL if it lingers); the traffic waits."""
+        self.down = True
+        self.proc.killed_on_purpose = True
+        try:
+            self.proc.popen.stdin.write(struct.pack(">i", ENGINE_END))
+            self.proc.popen.stdin.flush()
+            self.proc.popen.wait(10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill9()
+
+    def restart(self, timeout_s=60, peers=None):
+        """Start the engine process again (after kill9 or stop_for_restart); peers=False makes its lookups local only."""
         self.proc.stop(1)
+        if peers is not None:
+            self.argv[-3] = "true" if peers else "false"
         self._launch()
         self.await_ready(timeout_s)
         self.down = False

@@ -6,9 +6,11 @@ Manager must keep its registration (`others_keep_registration`: no fence, no exp
 and the fault is shorter than the lease's validity).
 """
 
+import fcntl
 import os
 import random
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -661,6 +663,22 @@ def restart_manager(ctx, node, extra_env=None, extra_flags=()):
     return round(time.monotonic() - t0, 2), bool(whole)
 
 
+def restart_engine(ctx, node, peers):
+    """Stop a host's engine, wait until its Manager detached it, start it again with lookups that ask peers or not;
+    the seconds it took."""
+    t0 = time.monotonic()
+    engine = ctx.engine(node)
+    engine.stop_for_restart()
+    m = ctx.manager(node)
+
+    def detached():
+        snap = m.snapshot((harness.CLIENTS_ATTACHED,))
+        return snap is not None and snap.value(harness.CLIENTS_ATTACHED, 0) == 0
+    harness.wait_until(detached, 30, 0.05)
+    engine.restart(peers=peers)
+    return round(time.monotonic() - t0, 2)
+
+
 def whole_problems(ctx):
     import qualify
     return qualify.health_problems(ctx)
@@ -672,7 +690,8 @@ EXT4_GOING_FLAGS_NOLOGFLUSH = 2
 
 class DiskFault(Scenario):
     """The SSD tier of one Manager on a small ext4 of its own (a loop device): the Manager is restarted with
-    --ssd-dir there (an 8 MiB pool whose every DRAM victim is written to the SSD, BACKEND), then the disk fails for fault_s: `full` fills the
+    --ssd-dir there (an 8 MiB pool whose every DRAM victim is written to the SSD, BACKEND) and its engine restarted
+    with lookups that do not ask peers (so that it recomputes, publishes and evicts),, then the disk fails for fault_s: `full` fills the
     filesystem (the tier's file could not be preallocated on it, so its writes now meet ENOSPC), `eio` shuts the
     filesystem down (EXT4_IOC_SHUTDOWN: every later call fails with EIO). At the heal the Manager is restarted
     without the tier and the filesystem removed. The Manager must keep serving from DRAM and peers, count the failed
@@ -699,8 +718,9 @@ class DiskFault(Scenario):
         return base + ".img", base + ".mnt"
 
     def root(self, argv, **kwargs):
-        return harness.in_root_mounts(argv, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                      **kwargs)
+        # in the orchestrator's own mount namespace: `ip netns exec` copies its caller's mounts into the namespace it
+        # makes, so the Manager started next (from here) sees the filesystem; nothing outside the run does
+        return subprocess.run(argv, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
     def inject(self, ctx):
         image, mnt = self.paths(ctx)
@@ -714,16 +734,21 @@ class DiskFault(Scenario):
             "--ssd-dir", mnt, "--ssd-bytes", self.SSD_BYTES, "--ssd-admission", "on-evict",
             "--pool-bytes", self.POOL_BYTES, "--ssd-backend", self.backend])
         figures = {"withTierRestartS": took, "withTierWhole": whole, "loop": self.loop}
+        # its engine's lookups local only: what it misses it recomputes and publishes, and DRAM victims go to the tier
+        figures["engineLocalS"] = restart_engine(ctx, self.node, False)
         # a little traffic on the healthy tier first, so that it holds blocks when the fault comes
         time.sleep(2.0)
         if self.kind == "full":
-            # (the mount is not in the orchestrator's own mount namespace: measured and filled where it is)
-            self.root(["sh", "-c", 'fallocate -l $(( $(stat -f -c "%%a * %%S" "%s") )) "%s/filler"' % (mnt, mnt)])
+            free = os.statvfs(mnt)
+            figures["filledBytes"] = free.f_bavail * free.f_frsize
+            if figures["filledBytes"] > 0:  # the tier's own writes may have filled it already
+                self.root(["fallocate", "-l", str(figures["filledBytes"]), os.path.join(mnt, "filler")])
         else:
-            script = ("import fcntl, os, struct; fd = os.open(%r, os.O_RDONLY); "
-                      "fcntl.ioctl(fd, %d, struct.pack('I', %d))" % (mnt, EXT4_IOC_SHUTDOWN,
-                                                                      EXT4_GOING_FLAGS_NOLOGFLUSH))
-            self.root([sys.executable, "-c", script])
+            fd = os.open(mnt, os.O_RDONLY)
+            try:
+                fcntl.ioctl(fd, EXT4_IOC_SHUTDOWN, struct.pack("I", EXT4_GOING_FLAGS_NOLOGFLUSH))
+            finally:
+                os.close(fd)
         return figures
 
     SSD_COUNTERS = {49: "reads", 51: "writes", 54: "ioErrors", 57: "admissions", 58: "admissionsSkipped",
@@ -742,10 +767,11 @@ class DiskFault(Scenario):
         try:
             took, whole = restart_manager(ctx, self.node)
             figures.update({"withoutTierRestartS": took, "withoutTierWhole": whole})
+            figures["enginePeersS"] = restart_engine(ctx, self.node, True)
         finally:
-            harness.in_root_mounts(["umount", "-l", mnt], stderr=subprocess.DEVNULL)
+            subprocess.run(["umount", "-l", mnt], stderr=subprocess.DEVNULL)
             if self.loop:
-                harness.in_root_mounts(["losetup", "-d", self.loop], stderr=subprocess.DEVNULL)
+                subprocess.run(["losetup", "-d", self.loop], stderr=subprocess.DEVNULL)
             try:
                 os.unlink(image)
             except OSError:
