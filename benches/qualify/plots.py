@@ -5,7 +5,8 @@
 
 One SVG per scenario (DIR/ID.svg): the hit fraction per second of the engines' requests (blue), the baseline's at the
 same trace positions (grey, dashed), the requests the Managers left unserved per second (orange bars, right scale),
-the fault shaded red from its start to the start of its heal, a line where the heal ended. DIR/index.html shows them
+the fault shaded red from its start to the start of its heal, a heal that takes time (a restart) shaded lighter up to
+the dashed line where it ended. DIR/index.html shows them
 all with each scenario's figures.
 """
 
@@ -47,6 +48,10 @@ def svg(result):
     out.append('<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#e8a0a0" fill-opacity="0.45"/>' % (
         fx0, TOP, max(1.0, fx1 - fx0), HEIGHT - TOP - BOTTOM))
     hx = _x(series.get("healed", fault[1]), t0, t1)
+    if hx - fx1 >= 1.0:  # a heal that takes time (a restart): shaded lighter up to its end
+        out.append('<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#e8a0a0" fill-opacity="0.2"/>' % (
+            fx1, TOP, hx - fx1, HEIGHT - TOP - BOTTOM))
+        out.append('<text x="%.1f" y="%d" fill="#903030">heal</text>' % (fx1 + 2, TOP + 24))
     out.append('<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#b04040" stroke-dasharray="2,2"/>' % (
         hx, hx, TOP, HEIGHT - BOTTOM))
     out.append('<text x="%.1f" y="%d" fill="#903030">fault</text>' % (fx0 + 2, TOP + 11))
