@@ -13,6 +13,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 import harness
@@ -691,12 +692,19 @@ EXT4_GOING_FLAGS_NOLOGFLUSH = 2
 class DiskFault(Scenario):
     """The SSD tier of one Manager on a small ext4 of its own (a loop device): the Manager is restarted with
     --ssd-dir there (an 8 MiB pool whose every DRAM victim is written to the SSD, BACKEND) and its engine restarted
-    with lookups that do not ask peers (so that it recomputes, publishes and evicts),, then the disk fails for fault_s: `full` fills the
-    filesystem (the tier's file could not be preallocated on it, so its writes now meet ENOSPC), `eio` shuts the
-    filesystem down (EXT4_IOC_SHUTDOWN: every later call fails with EIO). At the heal the Manager is restarted
-    without the tier and the filesystem removed. The Manager must keep serving from DRAM and peers, count the failed
-    I/O, lose nothing and crash not."""
+    with lookups that do not ask peers (so that it recomputes, publishes, evicts and reads back), then the disk fails
+    for fault_s: `full` fills the filesystem (the tier's file could not be preallocated on it, so its writes meet
+    ENOSPC), `eio` shuts the filesystem down (EXT4_IOC_SHUTDOWN: every later call fails with EIO), `rot` flips bytes
+    of blocks in the tier's file under the running Manager (bit rot: its checksums must catch every one), `slow`
+    throttles the loop device for the Manager's cgroup (cgroup v1 blkio, THROTTLE_BPS each way). At the heal the
+    Manager is restarted without the tier and the filesystem removed. The Manager must keep serving from DRAM and
+    peers, count the failed or slow I/O, restore no wrong byte and crash not."""
 
+    KINDS = {"full": "on a full filesystem (ENOSPC)", "eio": "on a shut-down filesystem (EIO)",
+             "rot": "with bytes flipped in its file (bit rot)", "slow": "on a throttled disk (blkio)"}
+    ROT_INTERVAL_S = 0.1
+    ROT_FLIPS = 16  # bytes flipped per round, each in another data extent position
+    THROTTLE_BPS = 256 * 1024
     FS_MIB = 24
     SSD_BYTES = "64m"
     POOL_BYTES = "8m"  # small: DRAM victims are written to the tier all the time (admission on-evict)
@@ -708,10 +716,12 @@ class DiskFault(Scenario):
         self.backend = backend
         self.fault_s = fault_s
         self.smoke = smoke
-        self.title = "SSD tier of %s (%s backend) %s for %.0f s" % (
-            node, backend, "on a full filesystem (ENOSPC)" if kind == "full" else "on a shut-down filesystem (EIO)",
-            fault_s)
+        self.title = "SSD tier of %s (%s backend) %s for %.0f s" % (node, backend, self.KINDS[kind], fault_s)
         self.loop = None
+        self.stop_rot = None
+        self.rot_thread = None
+        self.flipped = 0
+        self.pid = None
 
     def paths(self, ctx):
         base = os.path.join(ctx.work, "disk-%s" % self.node)
@@ -725,7 +735,8 @@ class DiskFault(Scenario):
     def inject(self, ctx):
         image, mnt = self.paths(ctx)
         with open(image, "wb") as f:
-            f.truncate(self.FS_MIB << 20)
+            # full: smaller than the tier's file; otherwise room for all of it
+            f.truncate((self.FS_MIB if self.kind == "full" else 96) << 20)
         self.loop = self.root(["losetup", "-f", "--show", image]).stdout.strip()
         self.root(["mkfs.ext4", "-q", "-F", self.loop])
         os.makedirs(mnt, exist_ok=True)
@@ -743,27 +754,81 @@ class DiskFault(Scenario):
             figures["filledBytes"] = free.f_bavail * free.f_frsize
             if figures["filledBytes"] > 0:  # the tier's own writes may have filled it already
                 self.root(["fallocate", "-l", str(figures["filledBytes"]), os.path.join(mnt, "filler")])
-        else:
+        elif self.kind == "eio":
             fd = os.open(mnt, os.O_RDONLY)
             try:
                 fcntl.ioctl(fd, EXT4_IOC_SHUTDOWN, struct.pack("I", EXT4_GOING_FLAGS_NOLOGFLUSH))
             finally:
                 os.close(fd)
+        elif self.kind == "rot":
+            files = [f for f in os.listdir(mnt) if f.endswith(".ssd")]
+            if not files:
+                raise RuntimeError("no tier file in %s" % mnt)
+            self.stop_rot = threading.Event()
+            self.rot_thread = threading.Thread(target=self._rot, args=(os.path.join(mnt, files[0]), ctx.args.seed),
+                                               daemon=True)
+            self.rot_thread.start()
+        else:
+            self.pid = ctx.manager(self.node).proc.pid
+            dev = os.stat(self.loop).st_rdev
+            spec = "%d:%d %d" % (os.major(dev), os.minor(dev), self.THROTTLE_BPS)
+            cgroup_enter("blkio", ctx, self.node, self.pid, [("blkio.throttle.write_bps_device", spec),
+                                                             ("blkio.throttle.read_bps_device", spec)])
         return figures
+
+    def _rot(self, path, seed):
+        """Flip ROT_FLIPS bytes every ROT_INTERVAL_S at random places of the file's data extents (SEEK_DATA)."""
+        rng = random.Random(seed)
+        fd = os.open(path, os.O_RDWR)
+        try:
+            size = os.fstat(fd).st_size
+            while not self.stop_rot.wait(self.ROT_INTERVAL_S):
+                for _ in range(self.ROT_FLIPS):
+                    try:
+                        offset = os.lseek(fd, rng.randrange(size), os.SEEK_DATA)
+                    except OSError:  # no data after that point
+                        continue
+                    byte = os.pread(fd, 1, offset)
+                    if byte:
+                        os.pwrite(fd, bytes([byte[0] ^ 0xFF]), offset)
+                        self.flipped += 1
+                os.fsync(fd)  # on the device: the Manager reads with O_DIRECT
+        finally:
+            os.close(fd)
 
     SSD_COUNTERS = {49: "reads", 51: "writes", 54: "ioErrors", 57: "admissions", 58: "admissionsSkipped",
                     200: "checksumMismatches", 205: "sourceReadFailures"}
 
     def checks(self, figures):
         ssd = figures.get("ssd") or {}
-        hit = ssd.get("ioErrors", 0) + ssd.get("admissionsSkipped", 0)
-        return [("disk-fault-seen", hit > 0, "" if hit else "the tier counted no I/O error and skipped no admission: "
-                 "the fault did not reach it (%s)" % ssd)]
+        if self.kind == "rot":
+            hit = ssd.get("checksumMismatches", 0) + ssd.get("sourceReadFailures", 0)
+            what = "no checksum mismatch although %s bytes were flipped" % figures.get("flippedBytes")
+        elif self.kind == "slow":
+            hit = figures.get("throttledGroupBytes", 0)
+            what = "no I/O went through the throttled group"
+        else:
+            hit = ssd.get("ioErrors", 0) + ssd.get("admissionsSkipped", 0)
+            what = "the tier counted no I/O error and skipped no admission"
+        return [("disk-fault-seen", hit > 0, "" if hit else "%s: the fault did not reach it (%s)" % (what, ssd))]
 
     def heal(self, ctx):
         image, mnt = self.paths(ctx)
+        if self.rot_thread is not None:
+            self.stop_rot.set()
+            self.rot_thread.join(5)
         snap = ctx.manager(self.node).snapshot(tuple(self.SSD_COUNTERS))
         figures = {"ssd": {name: snap.value(cid, 0) for cid, name in self.SSD_COUNTERS.items()} if snap else None}
+        if self.kind == "rot":
+            figures["flippedBytes"] = self.flipped
+        if self.pid is not None:
+            try:
+                with open(os.path.join(cgroup_dir("blkio", ctx, self.node), "blkio.throttle.io_service_bytes")) as f:
+                    total = [line.split() for line in f if line.startswith("Total")]
+                figures["throttledGroupBytes"] = int(total[0][1]) if total else 0
+            except (OSError, ValueError, IndexError):
+                figures["throttledGroupBytes"] = 0
+            cgroup_leave("blkio", ctx, self.node, self.pid)
         try:
             took, whole = restart_manager(ctx, self.node)
             figures.update({"withoutTierRestartS": took, "withoutTierWhole": whole})
@@ -820,6 +885,9 @@ def all_scenarios(hosts):
         DiskFault(c, "full", "filechannel", 8),
         DiskFault(c, "eio", "io_uring", 8),
         DiskFault(c, "eio", "filechannel", 8),
+        DiskFault(c, "rot", "io_uring", 8),
+        DiskFault(c, "rot", "filechannel", 8),
+        DiskFault(c, "slow", "io_uring", 8),
         # last: its forged Aeron images outlive it (bug 5 in docs/qualify.md) and fail the rows after it
         RogueInput(10),
     ]
