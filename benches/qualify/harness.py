@@ -227,6 +227,14 @@ def b64(text):
     return base64.b64encode(text.encode()).decode()
 
 
+def override(flags, extra):
+    """flags (option, value pairs) with extra's pairs replacing the values of the options both name and appended
+    otherwise (the Manager refuses an option given twice)."""
+    pairs = dict(zip(flags[0::2], flags[1::2]))
+    pairs.update(zip(extra[0::2], extra[1::2]))
+    return [x for option, value in pairs.items() for x in (option, value)]
+
+
 class Manager:
     """The Manager of one host: its flags, its current process and every process it had."""
 
@@ -243,12 +251,15 @@ class Manager:
         self.procs = []
         self.final_snapshots = []  # the last CnC read of every process that ended
 
-    def start(self):
+    def start(self, extra_env=None, extra_flags=()):
+        """Start a process on the Manager's directory; extra_env adds to its environment (a preloaded library),
+        extra_flags to its flags (an SSD tier)."""
         argv = [os.path.join(ROOT, "scripts", "orbitkv"), "manager", "--dir", self.dir, "--node-id", self.node,
                 "--peer-endpoint", "%s:%d" % (self.addr, PEER_PORT),
-                "--transfer-endpoint", "%s:%d" % (self.addr, TRANSFER_PORT)] + self.flags
+                "--transfer-endpoint", "%s:%d" % (self.addr, TRANSFER_PORT)] + override(self.flags, extra_flags)
+        env = dict(self.env, **extra_env) if extra_env else self.env
         self.proc = Proc("manager", self.node, "okq-%s-%s" % (self.run, self.node), argv,
-                         os.path.join(self.work, "manager-%s.log" % self.node), env=self.env)
+                         os.path.join(self.work, "manager-%s.log" % self.node), env=env)
         self.procs.append(self.proc)
         return self.proc
 
@@ -286,26 +297,59 @@ class Engine:
         self.control_path = os.path.join(work, "engine-%s.control" % node)
         with open(self.control_path, "wb") as f:
             f.write(struct.pack("<i", 1) + bytes(ENGINE_CONTROL_BYTES - 4))
-        argv = [java] + jvm_flags + ["-Xmx256m", "-cp", classpath, "io.orbitkv.bench.ReplayEngine", str(index),
-                                     manager_dir, self.control_path, str(block_bytes), str(max_chain), "true", trace,
-                                     str(limit)]
-        self.proc = Proc("engine", node, "okq-%s-%s" % (run, node), argv,
-                         os.path.join(work, "engine-%s.log" % node), pipes=True)
+        self.argv = [java] + jvm_flags + ["-Xmx256m", "-cp", classpath, "io.orbitkv.bench.ReplayEngine", str(index),
+                                          manager_dir, self.control_path, str(block_bytes), str(max_chain), "true",
+                                          trace, str(limit)]
+        self.ns = "okq-%s-%s" % (run, node)
+        self.log_path = os.path.join(work, "engine-%s.log" % node)
         self.on_record = on_record
+        self.lock = threading.Lock()
+        self.failed = None
+        self.down = False  # killed on purpose and not started again yet: the traffic waits
+        self.procs = []
+        self._launch()
+
+    def _launch(self):
+        self.proc = Proc("engine", self.node, self.ns, self.argv, self.log_path, pipes=True)
+        self.procs.append(self.proc)
         self.in_flight = threading.Semaphore(ENGINE_IN_FLIGHT)
         self.outstanding = 0
-        self.lock = threading.Lock()
         self.ready = threading.Event()
-        self.failed = None
-        self.reader = threading.Thread(target=self._read, name="engine-reader-" + node, daemon=True)
+        self.reader = threading.Thread(target=self._read, args=(self.proc,), name="engine-reader-" + self.node,
+                                       daemon=True)
         self.reader.start()
+
+    def kill9(self):
+        """kill -9 of the engine process; its outstanding requests are lost, the traffic waits until restart()."""
+        self.down = True
+        self.proc.kill9()
+
+    def stop_for_restart(self):
+        """End the engine process on purpose (its end record, then SIGKILL if it lingers); the traffic waits."""
+        self.down = True
+        self.proc.killed_on_purpose = True
+        try:
+            self.proc.popen.stdin.write(struct.pack(">i", ENGINE_END))
+            self.proc.popen.stdin.flush()
+            self.proc.popen.wait(10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill9()
+
+    def restart(self, timeout_s=60, peers=None):
+        """Start the engine process again (after kill9 or stop_for_restart); peers=False makes its lookups local only."""
+        self.proc.stop(1)
+        if peers is not None:
+            self.argv[-3] = "true" if peers else "false"
+        self._launch()
+        self.await_ready(timeout_s)
+        self.down = False
 
     def set_manager_up(self, up):
         with open(self.control_path, "r+b") as f:
             f.write(struct.pack("<i", 1 if up else 0))
 
-    def _read(self):
-        out = self.proc.popen.stdout
+    def _read(self, proc):
+        out = proc.popen.stdout
         try:
             hello = out.read(16)
             if len(hello) < 16 or struct.unpack(">iqi", hello)[0] != ENGINE_HELLO:
@@ -327,8 +371,10 @@ class Engine:
                 self.in_flight.release()
                 self.on_record(self.index, time.monotonic(), record)
         except Exception as ex:
+            if proc.killed_on_purpose:
+                return
             if self.failed is None:
-                self.failed = "engine %s: %s (exit %s)\n%s" % (self.node, ex, self.proc.popen.poll(), self.proc.log_tail())
+                self.failed = "engine %s: %s (exit %s)\n%s" % (self.node, ex, proc.popen.poll(), proc.log_tail())
             self.ready.set()
 
     def await_ready(self, timeout_s=60):
@@ -338,22 +384,30 @@ class Engine:
 
     def dispatch(self, index, stop):
         """Send one request index once fewer than ENGINE_IN_FLIGHT are outstanding; False if stop was set first."""
+        while self.down:
+            if stop.wait(0.05) or self.failed:
+                return False
         while not self.in_flight.acquire(timeout=0.1):
             if stop.is_set() or self.failed:
                 return False
+            if self.down:
+                return self.dispatch(index, stop)
         with self.lock:
             self.outstanding += 1
+        proc = self.proc
         try:
-            self.proc.popen.stdin.write(struct.pack(">i", index))
-            self.proc.popen.stdin.flush()
+            proc.popen.stdin.write(struct.pack(">i", index))
+            proc.popen.stdin.flush()
         except OSError as ex:
+            if proc.killed_on_purpose:  # killed by the scenario meanwhile: sent again once it is back
+                return self.dispatch(index, stop)
             self.failed = "engine %s refused request %d: %s" % (self.node, index, ex)
             return False
         return True
 
     def idle(self):
         with self.lock:
-            return self.outstanding == 0
+            return self.outstanding == 0 or self.down
 
     def close(self):
         try:
