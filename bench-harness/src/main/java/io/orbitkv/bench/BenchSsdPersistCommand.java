@@ -191,8 +191,8 @@ public final class BenchSsdPersistCommand implements Callable<Integer>
         out.println();
         out.println("Recovery (warm page cache; medians of " + rounds + " starts per size):");
         out.println("| residences | manifest | raw sequential read | recovery (read + index) | ratio (speed) | goal | " +
-            "time to ready, recover on / off |");
-        out.println("|---|---|---|---|---|---|---|");
+            "time to ready, recover on / off | replay / order / index |");
+        out.println("|---|---|---|---|---|---|---|---|");
         for (final int size : recoverySizes)
         {
             final long pid = ProcessHandle.current().pid();
@@ -218,6 +218,9 @@ public final class BenchSsdPersistCommand implements Callable<Integer>
                 final double[] raw = new double[rounds];
                 final double[] recover = new double[rounds];
                 final double[] readyOn = new double[rounds];
+                final double[] replayMs = new double[rounds];
+                final double[] orderMs = new double[rounds];
+                final double[] indexMs = new double[rounds];
                 long manifestBytes = 0;
                 long restored = 0;
                 rawRead(manifest);
@@ -231,6 +234,9 @@ public final class BenchSsdPersistCommand implements Callable<Integer>
                     {
                         readyOn[round] = (System.nanoTime() - launchNs) / 1e6;
                         recover[round] = manager.counter(StoreCounter.SSD_RECOVERY_US) / 1e3;
+                        replayMs[round] = manager.counter(StoreCounter.SSD_RECOVERY_REPLAY_US) / 1e3;
+                        orderMs[round] = manager.counter(StoreCounter.SSD_RECOVERY_ORDER_US) / 1e3;
+                        indexMs[round] = manager.counter(StoreCounter.SSD_RECOVERY_INDEX_US) / 1e3;
                         restored = manager.counter(StoreCounter.SSD_RECOVERY_RESIDENCES);
                     }
                     org.agrona.IoUtil.delete(managerDir, true);
@@ -245,10 +251,11 @@ public final class BenchSsdPersistCommand implements Callable<Integer>
                     final double readyOff = (System.nanoTime() - offNs) / 1e6;
                     final double rawMs = median(raw);
                     final double recoverMs = median(recover);
-                    out.printf(Locale.ROOT, "| %d | %.1f MB | %.1f ms (%.0f MB/s) | %.1f ms (%.0f MB/s) | %.2fx | >= 0.5x |" +
-                        " %.0f / %.0f ms |%n", size, manifestBytes / 1e6, rawMs, manifestBytes / 1e3 / rawMs, recoverMs,
+                    out.printf(Locale.ROOT, "| %d | %.1f MB | %.1f ms (%.0f MB/s) | %.1f ms (%.0f MB/s) | %.2fx |" +
+                        " >= 0.5x | %.0f / %.0f ms | %.1f / %.1f / %.1f ms |%n", size, manifestBytes / 1e6, rawMs,
+                        manifestBytes / 1e3 / rawMs, recoverMs,
                         manifestBytes / 1e3 / recoverMs, rawMs / recoverMs, median(readyOn),
-                        readyOff);
+                        readyOff, median(replayMs), median(orderMs), median(indexMs));
                     out.flush();
                 }
             }

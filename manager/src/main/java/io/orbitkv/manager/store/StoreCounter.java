@@ -63,7 +63,10 @@ public enum StoreCounter implements FixedCounter
     SSD_RECOVERY_DROPPED(344, "SSD recovery: records dropped (out of layout, overlapping, unknown namespace, no room)", true),
     SSD_RECOVERY_US(345, "SSD recovery: time to read the manifest and rebuild the index (us)", true),
     SSD_RECOVERY_CHECKSUM_DROPS(346, "SSD recovery: restored residences dropped on first read (checksum)", false),
-    SSD_RECOVERY_VERIFIED(347, "SSD recovery: restored residences verified on first read", false);
+    SSD_RECOVERY_VERIFIED(347, "SSD recovery: restored residences verified on first read", false),
+    SSD_RECOVERY_REPLAY_US(348, "SSD recovery: of which reading and replaying the manifest (us)", true),
+    SSD_RECOVERY_ORDER_US(349, "SSD recovery: of which ordering the live residences (us)", true),
+    SSD_RECOVERY_INDEX_US(350, "SSD recovery: of which rebuilding the index (us)", true);
 
     /** {@link #SSD_RECOVERY_STATE}: no SSD tier, or {@code --ssd-recover off}. */
     public static final int SSD_RECOVERY_OFF = 0;
