@@ -175,7 +175,8 @@ final class ReplayBench
         int catalogReplicas,
         int catalogHosts,
         int maxShardMoves,
-        double[] hitWindow)
+        double[] hitWindow,
+        List<String> managerFlags)
     {
     }
 
@@ -435,6 +436,7 @@ final class ReplayBench
         final List<String> managerFlags = new java.util.ArrayList<>(flags);
         // the bench's own etcd is plaintext; a given one may need TLS and auth (BenchReplayCommand sets the properties)
         managerFlags.addAll(io.orbitkv.manager.cli.EtcdAuthOptions.argsFromProperties());
+        managerFlags.addAll(o.managerFlags());
         final Path dir = o.workDir().resolve(mode.name() + "-" + capacity);
         java.nio.file.Files.createDirectories(dir);
         final List<BenchManager> managers = new ArrayList<>();

@@ -3,6 +3,7 @@ package io.orbitkv.manager.store;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.index.BlockIndex;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
@@ -11,6 +12,7 @@ import io.orbitkv.ffm.MappedRegion;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.util.zip.CRC32C;
 import org.agrona.BitUtil;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -120,6 +122,28 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private long restoreOrderNs;
     private long restoreIndexNs;
 
+    /** Entry ids the verification scan looks at per housekeeping tick at most (skipping is cheap, not free). */
+    private static final int VERIFY_IDS_PER_TICK = 1 << 16;
+    private final boolean verifyRestored;
+    private final BlockChecksum verifyChecksum;
+    private final CRC32C verifyCrc = new CRC32C();
+    private final SsdReadListener verifyListener = this::onVerifyReadComplete;
+    private final int[] verifyEntryOfKey = new int[Configuration.SSD_VERIFY_MAX_IN_FLIGHT];
+    private final int[] verifyLengthOfKey = new int[Configuration.SSD_VERIFY_MAX_IN_FLIGHT];
+    private final boolean[] verifyKeyBusy = new boolean[Configuration.SSD_VERIFY_MAX_IN_FLIGHT];
+    private final AtomicCounter verifyState;
+    private final AtomicCounter verifyPendingGauge;
+    private final AtomicCounter verifyVerified;
+    private final AtomicCounter verifyDropped;
+    private final AtomicCounter verifyBytes;
+    private int verifyCursor;
+    private int verifyLimit;
+    private int verifyInFlight;
+    private long verifyPending;
+    private long verifyBudgetBytes;
+    private long verifyLastNs;
+    private int commandCapacity;
+
     private final MemorySegment pool;
     private final SsdBackendSupplier backendSupplier;
     private SsdBackend backend;
@@ -200,7 +224,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         this.description = backend.description();
 
         // One command per 4 KiB of staging at most: staging, not the command table, is what bounds admissions.
-        final int commandCapacity = BitUtil.findNextPositivePowerOfTwo(
+        commandCapacity = BitUtil.findNextPositivePowerOfTwo(
             (int)Math.max(4L * queueDepth, ctx.ssdStagingBytes() / BLOCK));
         cmdKind = new byte[commandCapacity];
         cmdEntry = new int[commandCapacity];
@@ -244,6 +268,13 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         directReadFaults = counters.get(StoreCounter.SSD_DIRECT_READ_FAULTS);
         recoveryChecksumDrops = counters.get(StoreCounter.SSD_RECOVERY_CHECKSUM_DROPS);
         recoveryVerified = counters.get(StoreCounter.SSD_RECOVERY_VERIFIED);
+        verifyRestored = ctx.ssdVerifyRestored();
+        verifyChecksum = new BlockChecksum(staging);
+        verifyState = counters.get(StoreCounter.SSD_VERIFY_STATE);
+        verifyPendingGauge = counters.get(StoreCounter.SSD_VERIFY_PENDING);
+        verifyVerified = counters.get(StoreCounter.SSD_VERIFY_VERIFIED);
+        verifyDropped = counters.get(StoreCounter.SSD_VERIFY_DROPPED);
+        verifyBytes = counters.get(StoreCounter.SSD_VERIFY_BYTES);
         fallbackGauge.setRelease(SsdBackend.KIND_FILECHANNEL == backend.kind() ? 1 : 0);
         updateGauges();
     }
@@ -506,7 +537,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         }
         final long stagingOffset = admitStagingOffset;
         final int entry = admitEntry;
-        restoredUnverified[entry] = false;
+        clearRestored(entry);
         residences.crc32c(entry, dram.crc32c(dramEntryId));
         // design: the victim's bytes are copied out before its DRAM space is reused.
         MemorySegment.copy(pool, dram.offset(dramEntryId), staging, stagingOffset, length);
@@ -707,8 +738,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     boolean verifyRead(final int entry, final long stagingOffset, final int length, final int crc32c)
     {
         final int expected = residences.crc32c(entry);
-        final boolean restored = restoredUnverified[entry];
-        restoredUnverified[entry] = false;
+        final boolean restored = clearRestored(entry);
         if (expected == crc32c)
         {
             checksumBlocksVerified.incrementRelease();
@@ -803,9 +833,124 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         blocksResident.setRelease(residences.blockCount());
         queueDepthGauge.setRelease(backend.inFlight() + (pendingTail - pendingHead));
         evictions.setRelease(residences.evictions());
+        final long nowNs = System.nanoTime();
         if (null != manifestLog)
         {
-            manifestLog.housekeeping(residences, System.nanoTime());
+            manifestLog.housekeeping(residences, nowNs);
+        }
+        verifyTick(nowNs);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Verification scan of recovered residences, on the housekeeping tick.
+
+    /**
+     * Clear an entry's mark of a recovered residence not yet verified.
+     *
+     * @return whether it was marked.
+     */
+    private boolean clearRestored(final int entry)
+    {
+        if (restoredUnverified[entry])
+        {
+            restoredUnverified[entry] = false;
+            verifyPending--;
+            verifyPendingGauge.setRelease(verifyPending);
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Queue reads of recovered residences not yet verified, in entry order: at most
+     * {@link Configuration#SSD_VERIFY_MAX_IN_FLIGHT} in flight, at most {@link Configuration#SSD_VERIFY_BYTES_PER_SECOND},
+     * and only while more than half the commands are free (readers and writers come first). Once past the last
+     * recovered entry the scan is done and costs nothing more.
+     */
+    private void verifyTick(final long nowNs)
+    {
+        if (verifyCursor >= verifyLimit)
+        {
+            if (0 == verifyInFlight && StoreCounter.SSD_VERIFY_SCANNING == verifyState.get())
+            {
+                verifyState.setRelease(StoreCounter.SSD_VERIFY_DONE);
+            }
+            return;
+        }
+        final long burst = Math.max(maxBlockBytes, Configuration.SSD_VERIFY_BYTES_PER_SECOND / 100);
+        verifyBudgetBytes = Math.min(burst,
+            verifyBudgetBytes + (nowNs - verifyLastNs) * Configuration.SSD_VERIFY_BYTES_PER_SECOND / 1_000_000_000L);
+        verifyLastNs = nowNs;
+        final int end = (int)Math.min(verifyLimit, (long)verifyCursor + VERIFY_IDS_PER_TICK);
+        while (verifyCursor < end && verifyInFlight < Configuration.SSD_VERIFY_MAX_IN_FLIGHT && verifyBudgetBytes > 0 &&
+            freeCommandCount > commandCapacity / 2)
+        {
+            final int entry = verifyCursor;
+            if (!restoredUnverified[entry])
+            {
+                verifyCursor++;
+                continue;
+            }
+            if (!residences.isReady(entry))
+            {
+                // Gone (evicted or dropped) before the scan came to it.
+                clearRestored(entry);
+                verifyCursor++;
+                continue;
+            }
+            int key = 0;
+            while (verifyKeyBusy[key])
+            {
+                key++;
+            }
+            final int length = residences.length(entry);
+            residences.pin(entry);
+            if (NO_COMMAND == submitRead(entry, length, verifyListener, key))
+            {
+                // No staging or command free now: the next tick tries again.
+                residences.unpin(entry);
+                break;
+            }
+            verifyKeyBusy[key] = true;
+            verifyEntryOfKey[key] = entry;
+            verifyLengthOfKey[key] = length;
+            verifyInFlight++;
+            verifyBudgetBytes -= ioLength(length);
+            verifyCursor++;
+        }
+    }
+
+    private void onVerifyReadComplete(final int key, final long stagingOffset, final boolean ok)
+    {
+        final int entry = verifyEntryOfKey[key];
+        final int length = verifyLengthOfKey[key];
+        verifyKeyBusy[key] = false;
+        verifyInFlight--;
+        if (!ok)
+        {
+            // Staging and the pin are released and the residence dropped already.
+            clearRestored(entry);
+            verifyDropped.incrementRelease();
+            return;
+        }
+        verifyBytes.getAndAddRelease(ioLength(length));
+        if (!clearRestored(entry))
+        {
+            // A reader verified it meanwhile.
+            releaseStaged(entry, stagingOffset);
+            return;
+        }
+        verifyCrc.reset();
+        verifyChecksum.update(verifyCrc, stagingOffset, length);
+        if (verifyRead(entry, stagingOffset, length, (int)verifyCrc.getValue()))
+        {
+            verifyVerified.incrementRelease();
+            releaseStaged(entry, stagingOffset);
+        }
+        else
+        {
+            // Dropped by verifyRead (staging and the pin released): no reader will be served these bytes.
+            verifyDropped.incrementRelease();
         }
     }
 
@@ -869,11 +1014,23 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
                     continue;
                 }
                 restoredUnverified[entry] = true;
+                verifyLimit = Math.max(verifyLimit, entry + 1);
                 restoredCount++;
             }
         }
         restoreTouchSum = touched;
         restoreIndexNs = System.nanoTime() - indexStartNs;
+        verifyPending = restoredCount;
+        verifyPendingGauge.setRelease(verifyPending);
+        if (!verifyRestored || 0 == restoredCount)
+        {
+            verifyLimit = 0;
+        }
+        else
+        {
+            verifyState.setRelease(StoreCounter.SSD_VERIFY_SCANNING);
+            verifyLastNs = System.nanoTime();
+        }
         residences.sequenceAtLeast(replay.maxSequence());
         updateGauges();
         return (dropped << 32) | restoredCount;
