@@ -341,7 +341,7 @@ class SsdPersistenceEndToEndTest
         assertEquals(onSsd, replay.liveCount());
         final int[] slots = replay.liveSlotsOldestFirst();
         final int rotten = 7;
-        try (FileChannel channel = FileChannel.open(ssdFile, StandardOpenOption.WRITE))
+        try (FileChannel channel = FileChannel.open(ssdFile, StandardOpenOption.READ, StandardOpenOption.WRITE))
         {
             for (int i = 0; i < rotten; i++)
             {
