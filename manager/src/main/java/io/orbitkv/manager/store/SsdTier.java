@@ -143,6 +143,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private long verifyBudgetBytes;
     private long verifyLastNs;
     private int commandCapacity;
+    private boolean closing;
 
     private final MemorySegment pool;
     private final SsdBackendSupplier backendSupplier;
@@ -306,6 +307,8 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
 
     void onClose()
     {
+        // No verification read may be queued once the backend is closed (the gauges are updated after this).
+        closing = true;
         // design: staging must outlive every I/O the kernel may still be doing into it.
         backend.drain(this, DRAIN_TIMEOUT_NS);
         backend.close();
@@ -869,6 +872,10 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
      */
     private void verifyTick(final long nowNs)
     {
+        if (closing || !started)
+        {
+            return;
+        }
         if (verifyCursor >= verifyLimit)
         {
             if (0 == verifyInFlight && StoreCounter.SSD_VERIFY_SCANNING == verifyState.get())
