@@ -54,7 +54,8 @@ final class BenchManager implements AutoCloseable
      * @param nodeId    node id.
      * @param workDir   parent of its directory and log.
      * @param jvmArgs   options of the child JVM.
-     * @param flags     every flag but {@code --dir} and {@code --node-id}.
+     * @param flags     every flag but {@code --dir} and {@code --node-id}; {@code {dir}} in a flag stands for the
+     *                  Manager's own directory (e.g. {@code --ssd-dir {dir}/ssd}).
      * @return the started Manager.
      * @throws IOException when the process cannot be started.
      */
@@ -64,7 +65,10 @@ final class BenchManager implements AutoCloseable
         final Path dir = workDir.resolve("manager-" + nodeId);
         final File log = workDir.resolve("manager-" + nodeId + ".log").toFile();
         final List<String> args = new ArrayList<>(List.of("manager", "--dir", dir.toString(), "--node-id", nodeId));
-        args.addAll(flags);
+        for (final String flag : flags)
+        {
+            args.add(flag.replace("{dir}", dir.toString()));
+        }
         final BenchManager manager = new BenchManager(nodeId, dir, log, List.copyOf(jvmArgs), List.copyOf(args));
         manager.launch();
         return manager;

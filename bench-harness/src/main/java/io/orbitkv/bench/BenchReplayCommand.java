@@ -144,6 +144,11 @@ public final class BenchReplayCommand implements Callable<Integer>
         "(e.g. -XX:StartFlightRecording=filename=DIR/%%p.jfr to profile the Managers).")
     List<String> managerJvmArgs = new ArrayList<>();
 
+    @Option(names = "--manager-flag", description = "An extra flag (or flag value) for every Manager, repeatable, in " +
+        "order; {dir} stands for the Manager's own directory (e.g. --manager-flag=--ssd-dir " +
+        "--manager-flag={dir}/ssd for an SSD tier that survives a restart of the Manager).")
+    List<String> managerFlags = new ArrayList<>();
+
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
@@ -210,7 +215,8 @@ public final class BenchReplayCommand implements Callable<Integer>
         final ReplayBench.Options options = new ReplayBench.Options(traceFile, requests, managers, poolBlocks,
             (int)blockBytes, parsedRoute, speed, List.copyOf(modes), prefillTokensPerS, List.copyOf(capacitySweep),
             failures, plots, etcdEndpoints, dir, seed, !noProgress, List.copyOf(managerJvmArgs), catalogReplicas,
-            catalogHosts, maxShardMoves, window, null == clusterSecretFile ? null : clusterSecretFile.toAbsolutePath());
+            catalogHosts, maxShardMoves, window, null == clusterSecretFile ? null : clusterSecretFile.toAbsolutePath(),
+            List.copyOf(managerFlags));
         final Map<String, Object> results;
         try
         {

@@ -176,7 +176,8 @@ final class ReplayBench
         int catalogHosts,
         int maxShardMoves,
         double[] hitWindow,
-        Path clusterSecretFile)
+        Path clusterSecretFile,
+        List<String> managerFlags)
     {
     }
 
@@ -441,6 +442,7 @@ final class ReplayBench
             managerFlags.add("--cluster-secret-file");
             managerFlags.add(o.clusterSecretFile().toString());
         }
+        managerFlags.addAll(o.managerFlags());
         final Path dir = o.workDir().resolve(mode.name() + "-" + capacity);
         java.nio.file.Files.createDirectories(dir);
         final List<BenchManager> managers = new ArrayList<>();

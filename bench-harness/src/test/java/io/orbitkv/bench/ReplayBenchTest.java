@@ -49,7 +49,7 @@ class ReplayBenchTest
         final ReplayBench.Options options = new ReplayBench.Options(trace, 0, 2, POOL_BLOCKS, BLOCK_BYTES,
             ReplayRoute.ROUND_ROBIN, 0, List.of("isolated", "embedded"), 10_000, List.of(), List.of(), dir.resolve("plots"),
             null, dir.resolve("work"), 1, true, List.of(), Configuration.CATALOG_REPLICAS_DEFAULT, 0,
-            Configuration.MAX_SHARD_MOVES_DEFAULT, null, null);
+            Configuration.MAX_SHARD_MOVES_DEFAULT, null, null, List.of());
         Files.createDirectories(options.workDir());
         final StringWriter text = new StringWriter();
         final ByteArrayOutputStream progress = new ByteArrayOutputStream();
@@ -125,7 +125,7 @@ class ReplayBenchTest
             ReplayRoute.ROUND_ROBIN, 1, List.of("embedded"), 10_000, List.of(),
             List.of(ReplayBench.Failure.parse("etcd-stop:1s@15%", 2), ReplayBench.Failure.parse("restart-catalog:b@75%", 2)),
             null, null, dir.resolve("work"), 1, false, List.of(), Configuration.CATALOG_REPLICAS_DEFAULT, 0,
-            Configuration.MAX_SHARD_MOVES_DEFAULT, null, null);
+            Configuration.MAX_SHARD_MOVES_DEFAULT, null, null, List.of());
         Files.createDirectories(options.workDir());
         final StringWriter text = new StringWriter();
         final ReplayBench bench = new ReplayBench(options, new PrintWriter(text), new PrintStream(

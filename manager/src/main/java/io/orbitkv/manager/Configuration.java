@@ -475,6 +475,17 @@ public final class Configuration
     public static final String SSD_RECOVER_PROP_NAME = "orbitkv.manager.ssd.recover";
     public static final boolean SSD_RECOVER_DEFAULT = true;
 
+    /**
+     * Whether recovered SSD residences not yet read are verified against their checksums by a background scan (low
+     * priority, at most {@link #SSD_VERIFY_BYTES_PER_SECOND}), which drops the corrupt ones before a reader asks.
+     */
+    public static final String SSD_VERIFY_RESTORED_PROP_NAME = "orbitkv.manager.ssd.verify.restored";
+    public static final boolean SSD_VERIFY_RESTORED_DEFAULT = true;
+    /** The verification scan of recovered residences reads at most this many bytes per second. */
+    public static final long SSD_VERIFY_BYTES_PER_SECOND = 64L << 20;
+    /** The verification scan keeps at most this many reads in flight. */
+    public static final int SSD_VERIFY_MAX_IN_FLIGHT = 4;
+
     /** When the SSD tier's manifest is made durable; {@code off} keeps no manifest (the tier is lost at every stop). */
     public static final String SSD_MANIFEST_SYNC_PROP_NAME = "orbitkv.manager.ssd.manifest.sync";
     public static final SsdManifestSync SSD_MANIFEST_SYNC_DEFAULT = SsdManifestSync.BATCH;
@@ -834,6 +845,11 @@ public final class Configuration
     public static boolean ssdRecover()
     {
         return booleanProperty(SSD_RECOVER_PROP_NAME, SSD_RECOVER_DEFAULT);
+    }
+
+    public static boolean ssdVerifyRestored()
+    {
+        return booleanProperty(SSD_VERIFY_RESTORED_PROP_NAME, SSD_VERIFY_RESTORED_DEFAULT);
     }
 
     public static SsdManifestSync ssdManifestSync()

@@ -83,6 +83,7 @@ public final class ManagerContext
     private SsdBackendSupplier ssdBackendSupplier = SsdBackendSupplier.DEFAULT;
     private long ssdStagingBytes = Configuration.ssdStagingBytes();
     private boolean ssdRecover = Configuration.ssdRecover();
+    private boolean ssdVerifyRestored = Configuration.ssdVerifyRestored();
     private Configuration.SsdManifestSync ssdManifestSync = Configuration.ssdManifestSync();
     private long ssdManifestCheckpointBytes = Configuration.ssdManifestCheckpointBytes();
     private String etcdEndpoints = Configuration.etcdEndpoints();
@@ -636,6 +637,24 @@ public final class ManagerContext
     public boolean ssdRecover()
     {
         return ssdRecover;
+    }
+
+    /**
+     * @return whether a background scan verifies recovered SSD residences before they are read.
+     */
+    public boolean ssdVerifyRestored()
+    {
+        return ssdVerifyRestored;
+    }
+
+    /**
+     * @param ssdVerifyRestored whether a background scan verifies recovered SSD residences before they are read.
+     * @return this.
+     */
+    public ManagerContext ssdVerifyRestored(final boolean ssdVerifyRestored)
+    {
+        this.ssdVerifyRestored = ssdVerifyRestored;
+        return this;
     }
 
     public ManagerContext ssdRecover(final boolean ssdRecover)

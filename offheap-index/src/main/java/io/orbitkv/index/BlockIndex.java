@@ -35,6 +35,9 @@ public final class BlockIndex
      */
     public static final int FULL = -2;
 
+    /** {@link #insertIfAbsent} found the key present. */
+    public static final int PRESENT = -3;
+
     /**
      * Longest hash accepted in a key.
      */
@@ -278,6 +281,63 @@ public final class BlockIndex
         {
             return FULL;
         }
+        return insertHashed(hashKey(namespaceId, hash, hashOffset, hashLength), namespaceId, hash, hashOffset, hashLength);
+    }
+
+    /**
+     * Insert a key unless it is present, with one walk of its probe sequence (where {@link #find} then
+     * {@link #insert} walk it twice).
+     *
+     * @param namespaceId namespace of the key.
+     * @param hash        buffer holding the hash bytes.
+     * @param hashOffset  offset of the hash in {@code hash}.
+     * @param hashLength  1..{@link #MAX_HASH_BYTES}.
+     * @return the new entry id (as {@link #insert} leaves it), {@link #PRESENT} or {@link #FULL}.
+     */
+    public int insertIfAbsent(final int namespaceId, final DirectBuffer hash, final int hashOffset, final int hashLength)
+    {
+        checkHashLength(hashLength);
+        final int hashCode = hashKey(namespaceId, hash, hashOffset, hashLength);
+        final ProbeSlots slots = this.slots;
+        int slot = slots.home(hashCode);
+        while (true)
+        {
+            final long value = slots.get(slot);
+            if (0 == value)
+            {
+                break;
+            }
+            if ((int)(value >>> 32) == hashCode && keyEquals((int)value - 1, namespaceId, hash, hashOffset, hashLength))
+            {
+                return PRESENT;
+            }
+            slot = slots.next(slot);
+        }
+        if (size == capacity)
+        {
+            return FULL;
+        }
+        return insertHashed(hashCode, namespaceId, hash, hashOffset, hashLength);
+    }
+
+    /**
+     * Load the home slot of a key, so that an {@link #insertIfAbsent} or {@link #find} of it soon after finds the
+     * slot in the cache: loading the slots of several keys before inserting them lets their cache misses overlap.
+     *
+     * @param namespaceId namespace of the key.
+     * @param hash        buffer holding the hash bytes.
+     * @param hashOffset  offset of the hash in {@code hash}.
+     * @param hashLength  1..{@link #MAX_HASH_BYTES}.
+     * @return the slot's content, for the caller to fold into a value it keeps (so the load is not dropped).
+     */
+    public long touch(final int namespaceId, final DirectBuffer hash, final int hashOffset, final int hashLength)
+    {
+        return slots.get(slots.home(hashKey(namespaceId, hash, hashOffset, hashLength)));
+    }
+
+    private int insertHashed(
+        final int hashCode, final int namespaceId, final DirectBuffer hash, final int hashOffset, final int hashLength)
+    {
         final int id;
         if (NULL_ID != freeListHead)
         {
@@ -289,7 +349,6 @@ public final class BlockIndex
             id = neverUsedId++;
         }
 
-        final int hashCode = hashKey(namespaceId, hash, hashOffset, hashLength);
         final int base = entryBase(id);
         final UnsafeBuffer entries = this.entries;
         entries.putLong(base + POOL_OFFSET_OFFSET, 0);

@@ -299,15 +299,20 @@ public final class BlockStore
         {
             return TOO_LARGE;
         }
-        if (NOT_FOUND != index.find(namespaceId, hash, hashOffset, hashLength))
+        final int id = index.insertIfAbsent(namespaceId, hash, hashOffset, hashLength);
+        if (BlockIndex.PRESENT == id)
         {
             return ALREADY_PRESENT;
         }
-        if (index.isFull() || !allocator.allocateAt(sizeClass, offset))
+        if (id < 0)
         {
             return NO_SPACE;
         }
-        final int id = index.insert(namespaceId, hash, hashOffset, hashLength);
+        if (!allocator.allocateAt(sizeClass, offset))
+        {
+            index.remove(id);
+            return NO_SPACE;
+        }
         index.poolOffset(id, offset);
         index.length(id, length);
         index.sizeClass(id, sizeClass);
@@ -320,6 +325,17 @@ public final class BlockStore
         linkLeastRecent(id);
         observer.onResident(this, id);
         return id;
+    }
+
+    /**
+     * Load the index slot a key would take, ahead of its {@link #restore}: a caller restoring many keys touches a
+     * handful of them first so that their cache misses overlap instead of being paid one after the other.
+     *
+     * @return a value for the caller to keep (fold it into a sum), so the load is not optimised away.
+     */
+    public long touch(final int namespaceId, final DirectBuffer hash, final int hashOffset, final int hashLength)
+    {
+        return index.touch(namespaceId, hash, hashOffset, hashLength);
     }
 
     /**

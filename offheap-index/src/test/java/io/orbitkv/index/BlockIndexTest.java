@@ -21,6 +21,36 @@ class BlockIndexTest
     private final UnsafeBuffer key = new UnsafeBuffer(new byte[128]);
 
     @Test
+    void shouldInsertIfAbsentWithOneProbeAndRefuseAPresentKeyOrAFullIndex()
+    {
+        final BlockIndex index = new BlockIndex(100_000);
+        final int capacity = index.capacity();
+        long touched = 0;
+        for (int i = 0; i < capacity; i++)
+        {
+            writeKey(i, 32);
+            touched += index.touch(7, key, 0, 32);
+            final int id = index.insertIfAbsent(7, key, 0, 32);
+            assertTrue(id >= 0 && id < capacity, "key " + i + ": " + id);
+            assertEquals(id, index.find(7, key, 0, 32));
+            assertEquals(BlockIndex.PRESENT, index.insertIfAbsent(7, key, 0, 32), "key " + i + " again");
+            // Same hash bytes in another namespace are another key.
+            if (i + 1 < capacity)
+            {
+                assertNotEquals(NOT_FOUND, index.find(7, key, 0, 32));
+                assertEquals(NOT_FOUND, index.find(8, key, 0, 32));
+            }
+        }
+        assertTrue(touched != 0, "touch reads the slots it is asked about");
+        assertEquals(capacity, index.size());
+        writeKey(0, 32);
+        assertEquals(BlockIndex.PRESENT, index.insertIfAbsent(7, key, 0, 32), "present wins over full");
+        writeKey(capacity, 32);
+        assertEquals(FULL, index.insertIfAbsent(7, key, 0, 32));
+        assertEquals(capacity, index.size());
+    }
+
+    @Test
     void shouldFitExactlyCapacityEntriesWithinTheBudget()
     {
         final long budget = 100_000;

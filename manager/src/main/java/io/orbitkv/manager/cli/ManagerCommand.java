@@ -159,6 +159,9 @@ public final class ManagerCommand implements Callable<Integer>
             (c, ctx, flag) -> ctx.ssdStagingBytes(Configuration.parseSize(flag, c.ssdStagingBytes))),
         new Setting("--ssd-recover", Configuration.SSD_RECOVER_PROP_NAME, Configuration.SSD_RECOVER_DEFAULT ? "on" : "off",
             Configuration::ssdRecover, (c, ctx, flag) -> ctx.ssdRecover(Configuration.parseOnOff(flag, c.ssdRecover))),
+        new Setting("--ssd-verify-restored", Configuration.SSD_VERIFY_RESTORED_PROP_NAME,
+            Configuration.SSD_VERIFY_RESTORED_DEFAULT ? "on" : "off", Configuration::ssdVerifyRestored,
+            (c, ctx, flag) -> ctx.ssdVerifyRestored(Configuration.parseOnOff(flag, c.ssdVerifyRestored))),
         new Setting("--ssd-manifest-sync", Configuration.SSD_MANIFEST_SYNC_PROP_NAME,
             Configuration.SSD_MANIFEST_SYNC_DEFAULT.name().toLowerCase(Locale.ROOT), Configuration::ssdManifestSync,
             (c, ctx, flag) -> ctx.ssdManifestSync(Configuration.parseSsdManifestSync(flag, c.ssdManifestSync))),
@@ -412,6 +415,11 @@ public final class ManagerCommand implements Callable<Integer>
         "and keep the residences it records (verified on first read); off: the tier starts empty " +
         "(default: ${DEFAULT-VALUE}).")
     String ssdRecover;
+
+    @Option(names = "--ssd-verify-restored", paramLabel = "on|off", description = "Verify recovered SSD residences " +
+        "against their checksums in the background (low priority, rate-limited) and drop corrupt ones before they are " +
+        "read; off: each is verified on its first read only (default: ${DEFAULT-VALUE}).")
+    String ssdVerifyRestored;
 
     @Option(names = "--ssd-manifest-sync", paramLabel = "POLICY", description = "When the SSD manifest is made " +
         "durable: batch (every 1024 records or 10 ms), always (after every write), none (by the kernel), or off " +

@@ -867,6 +867,19 @@ public final class SsdManifest
             return hashLength[slot];
         }
 
+        /**
+         * @return every slot's hash bytes, slot {@code s} at {@link #hashOffset(int) hashOffset(s)}; read only.
+         */
+        public byte[] hashes()
+        {
+            return hash;
+        }
+
+        public int hashOffset(final int slot)
+        {
+            return slot * BlockIndex.MAX_HASH_BYTES;
+        }
+
         public void hash(final int slot, final MutableDirectBuffer dst, final int dstOffset)
         {
             dst.putBytes(dstOffset, hash, slot * BlockIndex.MAX_HASH_BYTES, hashLength[slot]);

@@ -34,6 +34,12 @@ import org.agrona.concurrent.status.AtomicCounter;
  * records describe, and the extent conversions of a preallocated file), then of the manifest. So the agent thread
  * never waits for a write or a sync; it only copies a record of at most a hundred bytes into a queue.
  *
+ * <p>The syncs run on a second thread ({@code orbitkv-ssd-manifest-sync}): while one is outstanding, the writer keeps
+ * writing what the agent queues (at least every {@link #DRAIN_INTERVAL_NS}), so a record reaches the file (and so
+ * survives a kill of the process, if not a power loss) within about a millisecond of being queued however long the
+ * device takes to sync. The next sync starts when the one outstanding is done and the policy calls for it; records
+ * written meanwhile wait for it.
+ *
  * <p>Checkpoints: between a {@link #MSG_CHECKPOINT_BEGIN} and a {@link #MSG_CHECKPOINT_END} the agent queues a
  * snapshot of every live residence ({@link #MSG_SNAPSHOT}) among its ordinary records. The writer puts the snapshot
  * and every ordinary record in a new file and keeps appending ordinary records to the manifest too; at the end it
@@ -84,6 +90,14 @@ final class SsdManifestWriter implements Runnable, AutoCloseable
     private boolean checkpointing;
     private long unsyncedRecords;
     private long firstUnsyncedNs;
+    /** Syncs asked of the sync thread; written by the writer only. */
+    private volatile long syncsRequested;
+    /** Syncs the sync thread finished; written by it only. */
+    private volatile long syncsDone;
+    /** The manifest channel the requested sync covers (the writer swaps channels only with no sync outstanding). */
+    private volatile FileChannel syncChannel;
+    private volatile boolean syncerRunning = true;
+    private Thread syncer;
 
     private final AtomicCounter records;
     private final AtomicCounter bytes;
@@ -218,7 +232,28 @@ final class SsdManifestWriter implements Runnable, AutoCloseable
     {
         thread = new Thread(this, "orbitkv-ssd-manifest");
         thread.setDaemon(true);
+        syncer = new Thread(this::runSyncs, "orbitkv-ssd-manifest-sync");
+        syncer.setDaemon(true);
+        syncer.start();
         thread.start();
+    }
+
+    private void runSyncs()
+    {
+        long done = syncsDone;
+        while (syncerRunning)
+        {
+            final long requested = syncsRequested;
+            if (requested == done)
+            {
+                LockSupport.parkNanos(IDLE_PARK_NS);
+                continue;
+            }
+            syncFiles(syncChannel);
+            done = requested;
+            syncsDone = done;
+            LockSupport.unpark(thread);
+        }
     }
 
     OneToOneRingBuffer queue()
@@ -297,10 +332,12 @@ final class SsdManifestWriter implements Runnable, AutoCloseable
                 // Drain what the agent queued before it stopped.
             }
             flushAll();
+            awaitSync();
             if (unsyncedRecords > 0)
             {
                 // A clean stop leaves a durable manifest whatever the policy.
-                sync();
+                syncFiles(current.channel);
+                unsyncedRecords = 0;
             }
         }
         catch (final Throwable ex)
@@ -309,23 +346,59 @@ final class SsdManifestWriter implements Runnable, AutoCloseable
         }
         finally
         {
+            stopSyncer();
             abortCheckpoint();
             closeQuietly(current.channel);
             closeQuietly(dataChannel);
         }
     }
 
+    private boolean syncOutstanding()
+    {
+        return syncsRequested != syncsDone;
+    }
+
+    /**
+     * Wait for the outstanding sync, if any (before the manifest's channel changes, and at the stop).
+     */
+    private void awaitSync()
+    {
+        while (syncOutstanding() && syncer.isAlive())
+        {
+            LockSupport.parkNanos(DRAIN_INTERVAL_NS);
+        }
+    }
+
+    private void stopSyncer()
+    {
+        syncerRunning = false;
+        if (null != syncer)
+        {
+            LockSupport.unpark(syncer);
+            try
+            {
+                syncer.join(CLOSE_TIMEOUT_MS);
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     private void park()
     {
-        final boolean timed = Configuration.SsdManifestSync.BATCH == policy && unsyncedRecords > 0;
+        final boolean timed = syncOutstanding() ||
+            (Configuration.SsdManifestSync.NONE != policy && unsyncedRecords > 0);
         state = timed ? STATE_TIMED : STATE_IDLE;
         VarHandle.fullFence();
         if (queue.size() == 0 && running)
         {
             // While records wait for their sync, what the agent queues is written every DRAIN_INTERVAL_NS: a
             // written record survives the process (kill -9) even before it is synced.
-            final long parkNs = timed ? Math.max(1, Math.min(DRAIN_INTERVAL_NS,
-                firstUnsyncedNs + Configuration.SSD_MANIFEST_SYNC_BATCH_NS - System.nanoTime())) : IDLE_PARK_NS;
+            final long parkNs = !timed ? IDLE_PARK_NS : unsyncedRecords > 0 && !syncOutstanding() ?
+                Math.max(1, Math.min(DRAIN_INTERVAL_NS,
+                firstUnsyncedNs + Configuration.SSD_MANIFEST_SYNC_BATCH_NS - System.nanoTime())) : DRAIN_INTERVAL_NS;
             LockSupport.parkNanos(parkNs);
         }
         state = STATE_RUNNING;
@@ -333,7 +406,7 @@ final class SsdManifestWriter implements Runnable, AutoCloseable
 
     private void maybeSync(final long nowNs)
     {
-        if (0 == unsyncedRecords)
+        if (0 == unsyncedRecords || syncOutstanding())
         {
             return;
         }
@@ -346,27 +419,31 @@ final class SsdManifestWriter implements Runnable, AutoCloseable
         };
         if (due)
         {
-            sync();
+            // Hand the sync to the sync thread and keep writing: what is written from here on waits for the next.
+            unsyncedRecords = 0;
+            firstUnsyncedNs = 0;
+            syncChannel = current.channel;
+            syncsRequested = syncsRequested + 1;
+            LockSupport.unpark(syncer);
         }
     }
 
-    private void sync()
+    private void syncFiles(final FileChannel manifestChannel)
     {
         final long startNs = System.nanoTime();
         try
         {
             // The blocks first: a durable record must never name bytes that are not.
             dataChannel.force(false);
-            current.channel.force(false);
+            manifestChannel.force(false);
             syncs.incrementRelease();
         }
         catch (final IOException ex)
         {
-            writeErrors.incrementRelease();
+            // Atomic: the writer counts its refused writes in the same counter.
+            writeErrors.increment();
             log.println("orbitkv ssd: manifest sync failed: " + ex);
         }
-        unsyncedRecords = 0;
-        firstUnsyncedNs = 0;
         final long us = (System.nanoTime() - startNs) / 1000;
         if (us > syncMaxUs.get())
         {
@@ -535,7 +612,7 @@ final class SsdManifestWriter implements Runnable, AutoCloseable
         }
         catch (final IOException ex)
         {
-            writeErrors.incrementRelease();
+            writeErrors.increment();
             log.println("orbitkv ssd: manifest write of " + target.position + " bytes to " + target.path +
                 " refused (" + ex.getMessage() + ")" + (target == current ?
                 "; " + target.pendingRecords + " records lost, a checkpoint will rewrite the manifest" :
@@ -584,7 +661,7 @@ final class SsdManifestWriter implements Runnable, AutoCloseable
         }
         catch (final IOException ex)
         {
-            writeErrors.incrementRelease();
+            writeErrors.increment();
             log.println("orbitkv ssd: cannot start a manifest checkpoint: " + ex);
             abortCheckpoint();
             resyncWanted = true;
@@ -602,6 +679,8 @@ final class SsdManifestWriter implements Runnable, AutoCloseable
         {
             return;
         }
+        // The outstanding sync (if any) covers the channel about to be closed: let it finish first.
+        awaitSync();
         try
         {
             dataChannel.force(false);
@@ -611,7 +690,7 @@ final class SsdManifestWriter implements Runnable, AutoCloseable
         }
         catch (final IOException ex)
         {
-            writeErrors.incrementRelease();
+            writeErrors.increment();
             log.println("orbitkv ssd: manifest checkpoint failed: " + ex);
             abortCheckpoint();
             resyncWanted = true;

@@ -226,10 +226,15 @@ public final class SsdPersistence implements AutoCloseable
                 counters.get(StoreCounter.SSD_RECOVERY_BLOCK_BYTES).setRelease(tier.payloadBytes());
                 counters.get(StoreCounter.SSD_RECOVERY_DROPPED).setRelease(dropped);
                 counters.get(StoreCounter.SSD_RECOVERY_US).setRelease(elapsedUs);
+                counters.get(StoreCounter.SSD_RECOVERY_REPLAY_US).setRelease(readNs / 1_000);
+                counters.get(StoreCounter.SSD_RECOVERY_ORDER_US).setRelease(tier.restoreOrderNs() / 1_000);
+                counters.get(StoreCounter.SSD_RECOVERY_INDEX_US).setRelease(tier.restoreIndexNs() / 1_000);
                 counters.get(StoreCounter.SSD_RECOVERY_STATE).setRelease(StoreCounter.SSD_RECOVERY_DONE);
                 log.println("orbitkv ssd: recovered " + restored + " residences (" + tier.payloadBytes() +
                     " bytes, verified on first read) from " + manifest + " (" + read.records() + " records, " +
-                    read.bytes() + " bytes) in " + elapsedMs + " ms; dropped " + dropped +
+                    read.bytes() + " bytes) in " + elapsedMs + " ms (replay " + readNs / 1_000_000 + ", order " +
+                    tier.restoreOrderNs() / 1_000_000 + ", index " + tier.restoreIndexNs() / 1_000_000 + " ms); dropped " +
+                    dropped +
                     (read.tornBytes() > 0 ? "; torn tail of " + read.tornBytes() + " bytes ignored" : ""));
                 writer.openAppend(read.validEnd(), fileNamespaceOf, replay.namespaceCount());
                 replay = null;

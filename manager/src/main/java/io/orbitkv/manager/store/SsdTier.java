@@ -3,6 +3,7 @@ package io.orbitkv.manager.store;
 import io.orbitkv.manager.Configuration;
 import io.orbitkv.manager.ManagerContext;
 import io.orbitkv.manager.status.SystemCounters;
+import io.orbitkv.index.BlockChecksum;
 import io.orbitkv.index.BlockIndex;
 import io.orbitkv.index.BlockStore;
 import io.orbitkv.index.NamespaceTable;
@@ -11,6 +12,7 @@ import io.orbitkv.ffm.MappedRegion;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.util.zip.CRC32C;
 import org.agrona.BitUtil;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -113,7 +115,35 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     private final boolean[] restoredUnverified;
     private final long ssdBytes;
     private final int maxBlockBytes;
-    private final UnsafeBuffer restoreHash = new UnsafeBuffer(new byte[BlockIndex.MAX_HASH_BYTES]);
+    /** Residences whose index slots are loaded together before they are restored one by one. */
+    private static final int RESTORE_BATCH = 16;
+    /** Keeps the loads of the index slots before a restore from being optimised away. */
+    private long restoreTouchSum;
+    private long restoreOrderNs;
+    private long restoreIndexNs;
+
+    /** Entry ids the verification scan looks at per housekeeping tick at most (skipping is cheap, not free). */
+    private static final int VERIFY_IDS_PER_TICK = 1 << 16;
+    private final boolean verifyRestored;
+    private final BlockChecksum verifyChecksum;
+    private final CRC32C verifyCrc = new CRC32C();
+    private final SsdReadListener verifyListener = this::onVerifyReadComplete;
+    private final int[] verifyEntryOfKey = new int[Configuration.SSD_VERIFY_MAX_IN_FLIGHT];
+    private final int[] verifyLengthOfKey = new int[Configuration.SSD_VERIFY_MAX_IN_FLIGHT];
+    private final boolean[] verifyKeyBusy = new boolean[Configuration.SSD_VERIFY_MAX_IN_FLIGHT];
+    private final AtomicCounter verifyState;
+    private final AtomicCounter verifyPendingGauge;
+    private final AtomicCounter verifyVerified;
+    private final AtomicCounter verifyDropped;
+    private final AtomicCounter verifyBytes;
+    private int verifyCursor;
+    private int verifyLimit;
+    private int verifyInFlight;
+    private long verifyPending;
+    private long verifyBudgetBytes;
+    private long verifyLastNs;
+    private int commandCapacity;
+    private boolean closing;
 
     private final MemorySegment pool;
     private final SsdBackendSupplier backendSupplier;
@@ -195,7 +225,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         this.description = backend.description();
 
         // One command per 4 KiB of staging at most: staging, not the command table, is what bounds admissions.
-        final int commandCapacity = BitUtil.findNextPositivePowerOfTwo(
+        commandCapacity = BitUtil.findNextPositivePowerOfTwo(
             (int)Math.max(4L * queueDepth, ctx.ssdStagingBytes() / BLOCK));
         cmdKind = new byte[commandCapacity];
         cmdEntry = new int[commandCapacity];
@@ -239,6 +269,13 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         directReadFaults = counters.get(StoreCounter.SSD_DIRECT_READ_FAULTS);
         recoveryChecksumDrops = counters.get(StoreCounter.SSD_RECOVERY_CHECKSUM_DROPS);
         recoveryVerified = counters.get(StoreCounter.SSD_RECOVERY_VERIFIED);
+        verifyRestored = ctx.ssdVerifyRestored();
+        verifyChecksum = new BlockChecksum(staging);
+        verifyState = counters.get(StoreCounter.SSD_VERIFY_STATE);
+        verifyPendingGauge = counters.get(StoreCounter.SSD_VERIFY_PENDING);
+        verifyVerified = counters.get(StoreCounter.SSD_VERIFY_VERIFIED);
+        verifyDropped = counters.get(StoreCounter.SSD_VERIFY_DROPPED);
+        verifyBytes = counters.get(StoreCounter.SSD_VERIFY_BYTES);
         fallbackGauge.setRelease(SsdBackend.KIND_FILECHANNEL == backend.kind() ? 1 : 0);
         updateGauges();
     }
@@ -270,6 +307,8 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
 
     void onClose()
     {
+        // No verification read may be queued once the backend is closed (the gauges are updated after this).
+        closing = true;
         // design: staging must outlive every I/O the kernel may still be doing into it.
         backend.drain(this, DRAIN_TIMEOUT_NS);
         backend.close();
@@ -501,7 +540,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         }
         final long stagingOffset = admitStagingOffset;
         final int entry = admitEntry;
-        restoredUnverified[entry] = false;
+        clearRestored(entry);
         residences.crc32c(entry, dram.crc32c(dramEntryId));
         // design: the victim's bytes are copied out before its DRAM space is reused.
         MemorySegment.copy(pool, dram.offset(dramEntryId), staging, stagingOffset, length);
@@ -702,8 +741,7 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     boolean verifyRead(final int entry, final long stagingOffset, final int length, final int crc32c)
     {
         final int expected = residences.crc32c(entry);
-        final boolean restored = restoredUnverified[entry];
-        restoredUnverified[entry] = false;
+        final boolean restored = clearRestored(entry);
         if (expected == crc32c)
         {
             checksumBlocksVerified.incrementRelease();
@@ -798,9 +836,128 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
         blocksResident.setRelease(residences.blockCount());
         queueDepthGauge.setRelease(backend.inFlight() + (pendingTail - pendingHead));
         evictions.setRelease(residences.evictions());
+        final long nowNs = System.nanoTime();
         if (null != manifestLog)
         {
-            manifestLog.housekeeping(residences, System.nanoTime());
+            manifestLog.housekeeping(residences, nowNs);
+        }
+        verifyTick(nowNs);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Verification scan of recovered residences, on the housekeeping tick.
+
+    /**
+     * Clear an entry's mark of a recovered residence not yet verified.
+     *
+     * @return whether it was marked.
+     */
+    private boolean clearRestored(final int entry)
+    {
+        if (restoredUnverified[entry])
+        {
+            restoredUnverified[entry] = false;
+            verifyPending--;
+            verifyPendingGauge.setRelease(verifyPending);
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Queue reads of recovered residences not yet verified, in entry order: at most
+     * {@link Configuration#SSD_VERIFY_MAX_IN_FLIGHT} in flight, at most {@link Configuration#SSD_VERIFY_BYTES_PER_SECOND},
+     * and only while more than half the commands are free (readers and writers come first). Once past the last
+     * recovered entry the scan is done and costs nothing more.
+     */
+    private void verifyTick(final long nowNs)
+    {
+        if (closing || !started)
+        {
+            return;
+        }
+        if (verifyCursor >= verifyLimit)
+        {
+            if (0 == verifyInFlight && StoreCounter.SSD_VERIFY_SCANNING == verifyState.get())
+            {
+                verifyState.setRelease(StoreCounter.SSD_VERIFY_DONE);
+            }
+            return;
+        }
+        final long burst = Math.max(maxBlockBytes, Configuration.SSD_VERIFY_BYTES_PER_SECOND / 100);
+        verifyBudgetBytes = Math.min(burst,
+            verifyBudgetBytes + (nowNs - verifyLastNs) * Configuration.SSD_VERIFY_BYTES_PER_SECOND / 1_000_000_000L);
+        verifyLastNs = nowNs;
+        final int end = (int)Math.min(verifyLimit, (long)verifyCursor + VERIFY_IDS_PER_TICK);
+        while (verifyCursor < end && verifyInFlight < Configuration.SSD_VERIFY_MAX_IN_FLIGHT && verifyBudgetBytes > 0 &&
+            freeCommandCount > commandCapacity / 2)
+        {
+            final int entry = verifyCursor;
+            if (!restoredUnverified[entry])
+            {
+                verifyCursor++;
+                continue;
+            }
+            if (!residences.isReady(entry))
+            {
+                // Gone (evicted or dropped) before the scan came to it.
+                clearRestored(entry);
+                verifyCursor++;
+                continue;
+            }
+            int key = 0;
+            while (verifyKeyBusy[key])
+            {
+                key++;
+            }
+            final int length = residences.length(entry);
+            residences.pin(entry);
+            if (NO_COMMAND == submitRead(entry, length, verifyListener, key))
+            {
+                // No staging or command free now: the next tick tries again.
+                residences.unpin(entry);
+                break;
+            }
+            verifyKeyBusy[key] = true;
+            verifyEntryOfKey[key] = entry;
+            verifyLengthOfKey[key] = length;
+            verifyInFlight++;
+            verifyBudgetBytes -= ioLength(length);
+            verifyCursor++;
+        }
+    }
+
+    private void onVerifyReadComplete(final int key, final long stagingOffset, final boolean ok)
+    {
+        final int entry = verifyEntryOfKey[key];
+        final int length = verifyLengthOfKey[key];
+        verifyKeyBusy[key] = false;
+        verifyInFlight--;
+        if (!ok)
+        {
+            // Staging and the pin are released and the residence dropped already.
+            clearRestored(entry);
+            verifyDropped.incrementRelease();
+            return;
+        }
+        verifyBytes.getAndAddRelease(ioLength(length));
+        if (!clearRestored(entry))
+        {
+            // A reader verified it meanwhile.
+            releaseStaged(entry, stagingOffset);
+            return;
+        }
+        verifyCrc.reset();
+        verifyChecksum.update(verifyCrc, stagingOffset, length);
+        if (verifyRead(entry, stagingOffset, length, (int)verifyCrc.getValue()))
+        {
+            verifyVerified.incrementRelease();
+            releaseStaged(entry, stagingOffset);
+        }
+        else
+        {
+            // Dropped by verifyRead (staging and the pin released): no reader will be served these bytes.
+            verifyDropped.incrementRelease();
         }
     }
 
@@ -823,50 +980,106 @@ public final class SsdTier implements BlockStore.EvictionListener, SsdBackend.Co
     {
         final int[] managerNamespaceOf = new int[replay.namespaceCount()];
         java.util.Arrays.fill(managerNamespaceOf, Integer.MIN_VALUE);
+        final long orderStartNs = System.nanoTime();
         final int[] slots = replay.liveSlotsOldestFirst();
+        final long indexStartNs = System.nanoTime();
+        restoreOrderNs = indexStartNs - orderStartNs;
+        final UnsafeBuffer hashes = new UnsafeBuffer(replay.hashes());
         long restoredCount = 0;
         long dropped = 0;
-        for (int i = slots.length - 1; i >= 0; i--)
+        long touched = 0;
+        for (int batchEnd = slots.length; batchEnd > 0; batchEnd -= RESTORE_BATCH)
         {
-            final int slot = slots[i];
-            final int fileNamespace = replay.namespace(slot);
-            int namespaceId = -1;
-            if (fileNamespace >= 0 && fileNamespace < managerNamespaceOf.length)
+            final int batchStart = Math.max(0, batchEnd - RESTORE_BATCH);
+            // Load the index slots of the batch first: their cache misses overlap instead of adding up.
+            for (int i = batchEnd - 1; i >= batchStart; i--)
             {
-                namespaceId = managerNamespaceOf[fileNamespace];
-                if (Integer.MIN_VALUE == namespaceId)
+                final int slot = slots[i];
+                final int namespaceId = managerNamespace(replay, slot, namespaces, managerNamespaceOf, fileNamespaceOf);
+                if (namespaceId >= 0)
                 {
-                    final byte[] name = replay.namespaceName(fileNamespace);
-                    namespaceId = null == name ? -1 : namespaces.lookupOrRegister(new UnsafeBuffer(name), 0, name.length);
-                    managerNamespaceOf[fileNamespace] = namespaceId;
-                    if (namespaceId >= 0 && namespaceId < fileNamespaceOf.length)
-                    {
-                        fileNamespaceOf[namespaceId] = fileNamespace;
-                    }
+                    touched += residences.touch(namespaceId, hashes, replay.hashOffset(slot), replay.hashLength(slot));
                 }
             }
-            final long offset = replay.offset(slot);
-            final int length = replay.length(slot);
-            if (namespaceId < 0 || length < 1 || length > maxBlockBytes || offset < 0 || (offset & (BLOCK - 1)) != 0 ||
-                offset + ioLength(length) > ssdBytes)
+            for (int i = batchEnd - 1; i >= batchStart; i--)
             {
-                dropped++;
-                continue;
+                final int slot = slots[i];
+                final int namespaceId = managerNamespace(replay, slot, namespaces, managerNamespaceOf, fileNamespaceOf);
+                final long offset = replay.offset(slot);
+                final int length = replay.length(slot);
+                if (namespaceId < 0 || length < 1 || length > maxBlockBytes || offset < 0 || (offset & (BLOCK - 1)) != 0 ||
+                    offset + ioLength(length) > ssdBytes)
+                {
+                    dropped++;
+                    continue;
+                }
+                final int entry = residences.restore(namespaceId, hashes, replay.hashOffset(slot), replay.hashLength(slot),
+                    offset, length, replay.crc32c(slot), replay.sequence(slot));
+                if (entry < 0)
+                {
+                    dropped++;
+                    continue;
+                }
+                restoredUnverified[entry] = true;
+                verifyLimit = Math.max(verifyLimit, entry + 1);
+                restoredCount++;
             }
-            replay.hash(slot, restoreHash, 0);
-            final int entry = residences.restore(namespaceId, restoreHash, 0, replay.hashLength(slot), offset, length,
-                replay.crc32c(slot), replay.sequence(slot));
-            if (entry < 0)
-            {
-                dropped++;
-                continue;
-            }
-            restoredUnverified[entry] = true;
-            restoredCount++;
+        }
+        restoreTouchSum = touched;
+        restoreIndexNs = System.nanoTime() - indexStartNs;
+        verifyPending = restoredCount;
+        verifyPendingGauge.setRelease(verifyPending);
+        if (!verifyRestored || 0 == restoredCount)
+        {
+            verifyLimit = 0;
+        }
+        else
+        {
+            verifyState.setRelease(StoreCounter.SSD_VERIFY_SCANNING);
+            verifyLastNs = System.nanoTime();
         }
         residences.sequenceAtLeast(replay.maxSequence());
         updateGauges();
         return (dropped << 32) | restoredCount;
+    }
+
+    private static int managerNamespace(
+        final SsdManifest.Replay replay,
+        final int slot,
+        final NamespaceTable namespaces,
+        final int[] managerNamespaceOf,
+        final int[] fileNamespaceOf)
+    {
+        final int fileNamespace = replay.namespace(slot);
+        if (fileNamespace < 0 || fileNamespace >= managerNamespaceOf.length)
+        {
+            return -1;
+        }
+        int namespaceId = managerNamespaceOf[fileNamespace];
+        if (Integer.MIN_VALUE == namespaceId)
+        {
+            final byte[] name = replay.namespaceName(fileNamespace);
+            namespaceId = null == name ? -1 : namespaces.lookupOrRegister(new UnsafeBuffer(name), 0, name.length);
+            managerNamespaceOf[fileNamespace] = namespaceId;
+            if (namespaceId >= 0 && namespaceId < fileNamespaceOf.length)
+            {
+                fileNamespaceOf[namespaceId] = fileNamespace;
+            }
+        }
+        return namespaceId;
+    }
+
+    /**
+     * @return time the last {@link #restore} spent ordering the live residences, then rebuilding the index (ns).
+     */
+    long restoreOrderNs()
+    {
+        return restoreOrderNs;
+    }
+
+    long restoreIndexNs()
+    {
+        return restoreIndexNs;
     }
 
     /**

@@ -63,7 +63,22 @@ public enum StoreCounter implements FixedCounter
     SSD_RECOVERY_DROPPED(344, "SSD recovery: records dropped (out of layout, overlapping, unknown namespace, no room)", true),
     SSD_RECOVERY_US(345, "SSD recovery: time to read the manifest and rebuild the index (us)", true),
     SSD_RECOVERY_CHECKSUM_DROPS(346, "SSD recovery: restored residences dropped on first read (checksum)", false),
-    SSD_RECOVERY_VERIFIED(347, "SSD recovery: restored residences verified on first read", false);
+    SSD_RECOVERY_VERIFIED(347, "SSD recovery: restored residences verified on first read", false),
+    SSD_RECOVERY_REPLAY_US(348, "SSD recovery: of which reading and replaying the manifest (us)", true),
+    SSD_RECOVERY_ORDER_US(349, "SSD recovery: of which ordering the live residences (us)", true),
+    SSD_RECOVERY_INDEX_US(350, "SSD recovery: of which rebuilding the index (us)", true),
+    SSD_VERIFY_STATE(351, "SSD verify scan: 0 off or nothing to verify, 1 scanning, 2 done", true),
+    SSD_VERIFY_PENDING(352, "SSD verify scan: restored residences not yet verified", true),
+    SSD_VERIFY_VERIFIED(353, "SSD verify scan: restored residences verified by the scan", false),
+    SSD_VERIFY_DROPPED(354, "SSD verify scan: restored residences dropped by the scan (checksum or read error)", false),
+    SSD_VERIFY_BYTES(355, "SSD verify scan: bytes read", false);
+
+    /** {@link #SSD_VERIFY_STATE}: off, or nothing was recovered. */
+    public static final int SSD_VERIFY_OFF = 0;
+    /** {@link #SSD_VERIFY_STATE}: recovered residences are being verified. */
+    public static final int SSD_VERIFY_SCANNING = 1;
+    /** {@link #SSD_VERIFY_STATE}: every recovered residence was verified (by the scan or a read), dropped or gone. */
+    public static final int SSD_VERIFY_DONE = 2;
 
     /** {@link #SSD_RECOVERY_STATE}: no SSD tier, or {@code --ssd-recover off}. */
     public static final int SSD_RECOVERY_OFF = 0;

@@ -7,6 +7,7 @@ import io.orbitkv.codecs.engine.FailureReason;
 import io.orbitkv.codecs.engine.KeyStatus;
 import io.orbitkv.manager.cli.BlockChain;
 import io.orbitkv.manager.store.SsdManifest;
+import io.orbitkv.manager.store.StoreCounter;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
@@ -50,6 +51,8 @@ class SsdPersistenceEndToEndTest
     /** Rounds of the kill -9 test in the suite; {@code -Dorbitkv.test.ssd.kill.rounds=20} for the long run. */
     private static final int KILL_ROUNDS = Integer.getInteger("orbitkv.test.ssd.kill.rounds", 5);
     private static final String RESTORED = "SSD recovery: residences restored";
+    private static final String VERIFY_STATE = "SSD verify scan: 0 off or nothing to verify, 1 scanning, 2 done";
+    private static final String VERIFY_PENDING = "SSD verify scan: restored residences not yet verified";
     private static final String STATE = "SSD recovery: 0 off, 1 reading, 2 done, 3 refused (tier started empty), 4 no manifest";
 
     @RegisterExtension
@@ -87,7 +90,8 @@ class SsdPersistenceEndToEndTest
     @Test
     void shouldRestoreEverySsdBlockByteExactAfterSigterm() throws Exception
     {
-        final String[] manager = managerArgs("512m");
+        // Without the verification scan: every restored residence is verified by its first read here.
+        final String[] manager = verifyOff(managerArgs("512m"));
         processes.startManager(manager);
         assertEquals(4, processes.counter(STATE), "a first start finds no manifest");
         final BlockChain chain = publish(21, 3000);
@@ -103,6 +107,8 @@ class SsdPersistenceEndToEndTest
         assertEquals(0, processes.counter("SSD recovery: torn or corrupt manifest tail records ignored"));
         assertEquals(0, processes.counter("Blocks resident"), "DRAM starts empty");
         assertEquals(onSsd, processes.counter("SSD blocks resident"));
+        assertEquals(StoreCounter.SSD_VERIFY_OFF, processes.counter(VERIFY_STATE));
+        assertEquals(onSsd, processes.counter(VERIFY_PENDING));
 
         final Probe probe = probe(chain);
         assertEquals(0, probe.mismatches, probe.toString());
@@ -135,6 +141,7 @@ class SsdPersistenceEndToEndTest
         {
             final BlockChain chain = new BlockChain(100 + round, 2500, MIN_BLOCK, MAX_BLOCK);
             chains.add(chain);
+            final long restoredAtStart = processes.counter(RESTORED);
             final OrbitKvProcesses.Started publisher = processes.startClient(chainArgs("publish", chain));
             // Kill at a seeded moment of the publish: after a seeded number of SSD admissions of this round.
             final long admissionsBefore = processes.counter("SSD admissions (write completed)");
@@ -146,9 +153,13 @@ class SsdPersistenceEndToEndTest
                 java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(200));
                 seen = processes.counter("SSD admissions (write completed)");
             }
-            final long liveAtKill = processes.counter("SSD blocks resident");
+            final long residentAtKill = processes.counter("SSD blocks resident");
             processes.managerProcess().destroyForcibly();
             assertTrue(processes.managerProcess().waitFor(30, TimeUnit.SECONDS));
+            // The dead process's counters stay in its CnC file: the residences READY at the kill are exactly those
+            // restored at its start plus the writes it completed, less its evictions (a 1 GiB tier: none).
+            final long readyAtKill = restoredAtStart + processes.counter("SSD admissions (write completed)") -
+                processes.counter("SSD evictions");
             publisher.process().destroyForcibly();
             publisher.process().waitFor(30, TimeUnit.SECONDS);
 
@@ -162,17 +173,18 @@ class SsdPersistenceEndToEndTest
                 assertEquals(0, probe.fromDram, "DRAM starts empty");
                 fromSsd += probe.fromSsd;
             }
-            final long checksumDrops = processes.counter("SSD recovery: restored residences dropped on first read (checksum)");
+            final long checksumDrops = processes.counter("SSD recovery: restored residences dropped on first read (checksum)") +
+                processes.counter("SSD verify scan: restored residences dropped by the scan (checksum or read error)");
             assertEquals(restored, fromSsd + checksumDrops, "every restored residence is served or dropped");
-            // What the gauge showed just before the kill (a lower bound: more may have completed since) less what
-            // came back: the writes not yet durable under the batch policy.
-            final long lost = Math.max(0, liveAtKill - restored);
+            // READY at the kill less what came back: the records the writer had not written.
+            final long lost = Math.max(0, readyAtKill - restored);
             totalLost += lost;
-            System.out.println("kill -9 round " + round + " (seed " + seed + "): live at kill >= " + liveAtKill +
-                ", restored " + restored + ", dropped on read " + checksumDrops + ", lost " + lost);
+            System.out.println("kill -9 round " + round + " (seed " + seed + "): ready at kill " + readyAtKill +
+                " (resident, writes in flight included, >= " + residentAtKill + "), restored " + restored +
+                ", dropped on read " + checksumDrops + ", lost " + lost);
             // kill -9 loses what the writer had not yet written: at most a sync batch, whatever the policy's timer.
             assertTrue(lost <= 2L * io.orbitkv.manager.Configuration.SSD_MANIFEST_SYNC_BATCH_RECORDS,
-                "round " + round + ": lost " + lost + " of " + liveAtKill);
+                "round " + round + ": lost " + lost + " of " + readyAtKill);
         }
         System.out.println("kill -9: " + KILL_ROUNDS + " rounds, seed " + seed + ", lost " + totalLost + " in all");
     }
@@ -180,7 +192,8 @@ class SsdPersistenceEndToEndTest
     @Test
     void shouldDetectBitRotAndATruncatedManifestAndNeverServeThem() throws Exception
     {
-        final String[] manager = managerArgs("512m");
+        // Without the verification scan: the rot is found by the reads below.
+        final String[] manager = verifyOff(managerArgs("512m"));
         processes.startManager(manager);
         final BlockChain chain = publish(31, 2000);
         awaitWritesSettled();
@@ -310,6 +323,71 @@ class SsdPersistenceEndToEndTest
     }
 
     // ---------------------------------------------------------------------------------------------------------------
+
+    @Test
+    void shouldDropBitRotNoReadTouchesInTheBackgroundBeforeAnyRead() throws Exception
+    {
+        final String[] manager = managerArgs("512m");
+        processes.startManager(manager);
+        final BlockChain chain = publish(41, 2000);
+        awaitWritesSettled();
+        final long onSsd = processes.counter("SSD blocks resident");
+        stop(false);
+
+        final Path ssdFile = ssdDir.resolve("orbitkv-default.ssd");
+        final Path manifest = SsdManifest.manifestOf(ssdFile);
+        final SsdManifest.Replay replay = new SsdManifest.Replay();
+        SsdManifest.read(manifest, SsdManifest.headerLayout(manifest), replay);
+        assertEquals(onSsd, replay.liveCount());
+        final int[] slots = replay.liveSlotsOldestFirst();
+        final int rotten = 7;
+        try (FileChannel channel = FileChannel.open(ssdFile, StandardOpenOption.READ, StandardOpenOption.WRITE))
+        {
+            for (int i = 0; i < rotten; i++)
+            {
+                // One flipped byte somewhere in the block: the scan must find it without any reader.
+                final int slot = slots[(i * 131 + 17) % slots.length];
+                final long at = replay.offset(slot) + (i * 997L) % replay.length(slot);
+                final ByteBuffer one = ByteBuffer.allocate(1);
+                channel.read(one, at);
+                one.put(0, (byte)~one.get(0)).rewind();
+                channel.write(one, at);
+            }
+        }
+
+        restart(manager);
+        assertEquals(onSsd, processes.counter(RESTORED));
+        // No client reads anything: the scan alone runs through the restored residences, then stops.
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (StoreCounter.SSD_VERIFY_DONE != processes.counter(VERIFY_STATE))
+        {
+            assertTrue(System.nanoTime() - deadlineNs < 0, "scan not done: " +
+                processes.counter(VERIFY_PENDING) + " pending, state " + processes.counter(VERIFY_STATE));
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+        }
+        assertEquals(0, processes.counter(VERIFY_PENDING));
+        assertEquals(rotten, processes.counter(
+            "SSD verify scan: restored residences dropped by the scan (checksum or read error)"));
+        assertEquals(onSsd - rotten, processes.counter("SSD verify scan: restored residences verified by the scan"));
+        assertTrue(processes.counter("SSD verify scan: bytes read") >= onSsd * MIN_BLOCK);
+        assertEquals(0, processes.counter("SSD recovery: restored residences dropped on first read (checksum)"));
+        assertEquals(onSsd - rotten, processes.counter("SSD blocks resident"));
+
+        // The rotten residences are gone before any read: readers find them absent, never FAILED, never wrong.
+        final Probe probe = probe(chain);
+        assertEquals(0, probe.mismatches, probe.toString());
+        assertEquals(0, probe.failed, probe.toString());
+        assertEquals(onSsd - rotten, probe.fromSsd, probe.toString());
+        assertEquals(0, processes.counter("SSD recovery: restored residences verified on first read"));
+    }
+
+    private static String[] verifyOff(final String[] args)
+    {
+        final String[] all = java.util.Arrays.copyOf(args, args.length + 2);
+        all[args.length] = "--ssd-verify-restored";
+        all[args.length + 1] = "off";
+        return all;
+    }
 
     private String[] managerArgs(final String ssdBytes)
     {
