@@ -31,7 +31,7 @@ final class BenchMainTest
     void shouldOfferEveryBenchSubcommandUnderBench()
     {
         final CommandLine bench = BenchMain.commandLine().getSubcommands().get("bench");
-        assertEquals(List.of("local", "ring-echo", "ssd", "membership", "catalog", "discovery", "cli", "transfer",
+        assertEquals(List.of("local", "ring-echo", "ssd", "ssd-persist", "membership", "catalog", "discovery", "cli", "transfer",
             "replay", "client"),
             List.copyOf(bench.getSubcommands().keySet()));
         assertEquals("orbitkv bench local", bench.getSubcommands().get("local").getCommandSpec().qualifiedName());
