@@ -614,6 +614,78 @@ class RogueInput(Scenario):
         return {"rogue": self.rogue.sent}
 
 
+class BadMemberRecords(Scenario):
+    """Someone with write access to the cluster's prefix in etcd puts bad member records there for fault_s, one every
+    PUT_INTERVAL_S, each under a node id of its own: bytes that are not JSON, JSON without the fields of a record,
+    fields of the wrong types, and records over the 1 KiB limit. Every Manager's view must refuse each (counted: the
+    watch invalidates the view, the snapshot that follows skips the record), keep its registration and keep serving;
+    the heal deletes them."""
+
+    PUT_INTERVAL_S = 0.5
+    MEMBERS_COUNTED = {81: "invalidatedMalformed", 83: "invalidatedTooLarge", 85: "rejectedBySnapshots"}
+    BAD_VALUES = (
+        "\x00\x01 not json {",
+        "{}",
+        '{"nodeId": 7, "peerEndpoint": ["x"], "transferEndpoint": null, "epoch": "one"}',
+        '{"nodeId": "rogue", "pad": "%s"}' % ("x" * 2048),
+        "[" * 900,
+    )
+
+    def __init__(self, fault_s, smoke=False):
+        self.id = "etcd-bad-member-records"
+        self.fault_s = fault_s
+        self.smoke = smoke
+        self.title = "malformed and oversized member records put into etcd for %.0f s" % fault_s
+        self.keys = []
+        self.stop_puts = None
+        self.thread = None
+        self.before = {}
+
+    def _counted(self, ctx):
+        counted = {}
+        for m in ctx.managers:
+            snap = m.snapshot(tuple(self.MEMBERS_COUNTED))
+            if snap is not None:
+                for cid, name in self.MEMBERS_COUNTED.items():
+                    counted[name] = counted.get(name, 0) + snap.value(cid, 0)
+        return counted
+
+    def _put_loop(self, ctx):
+        i = 0
+        while not self.stop_puts.is_set():
+            value = self.BAD_VALUES[i % len(self.BAD_VALUES)]
+            key = "/orbitkv/v1/%s/members/rogue-%d" % (ctx.cluster, i)
+            try:
+                ctx.etcd.call("/v3/kv/put", {"key": harness.b64(key), "value": harness.b64(value)})
+                self.keys.append(key)
+            except RuntimeError:
+                pass
+            i += 1
+            self.stop_puts.wait(self.PUT_INTERVAL_S)
+
+    def inject(self, ctx):
+        self.before = self._counted(ctx)
+        self.stop_puts = threading.Event()
+        self.thread = threading.Thread(target=self._put_loop, args=(ctx,), daemon=True)
+        self.thread.start()
+        return {}
+
+    def heal(self, ctx):
+        self.stop_puts.set()
+        self.thread.join(5)
+        for key in self.keys:
+            ctx.etcd.call("/v3/kv/deleterange", {"key": harness.b64(key)})
+        after = self._counted(ctx)
+        return {"badRecordsPut": len(self.keys),
+                "badRecordRefusals": {k: after.get(k, 0) - self.before.get(k, 0) for k in self.MEMBERS_COUNTED.values()}}
+
+    def checks(self, figures):
+        refusals = figures.get("badRecordRefusals") or {}
+        seen = sum(refusals.values())
+        return [("bad-records-refused", figures.get("badRecordsPut", 0) > 0 and seen > 0,
+                 "" if seen else "no Manager counted a bad record (%s put)" % figures.get("badRecordsPut"))]
+
+
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 
 
@@ -881,6 +953,7 @@ def all_scenarios(hosts):
         SlowHost(b, 5, 10),
         FreezeManager(c, TTL_S + 4),
         ClockOffset(c, "+90s", 10),
+        BadMemberRecords(8),
         DiskFault(c, "full", "io_uring", 8),
         DiskFault(c, "full", "filechannel", 8),
         DiskFault(c, "eio", "io_uring", 8),
