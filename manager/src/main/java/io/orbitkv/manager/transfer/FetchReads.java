@@ -31,6 +31,8 @@ final class FetchReads
     private final AtomicCounter bytesFetched;
     private final AtomicCounter readFailures;
     private final AtomicCounter readTimeouts;
+    private final AtomicCounter readsLost;
+    private final AtomicCounter readsRefused;
     private final AtomicCounter checksumMismatches;
     private final AtomicCounter localSpanKeys;
     private final AtomicCounter checksumsFromTransport;
@@ -49,6 +51,8 @@ final class FetchReads
         bytesFetched = counters.get(TransferCounter.BYTES_FETCHED);
         readFailures = counters.get(TransferCounter.READ_FAILURES);
         readTimeouts = counters.get(TransferCounter.READ_TIMEOUTS);
+        readsLost = counters.get(TransferCounter.READS_LOST);
+        readsRefused = counters.get(TransferCounter.READS_REFUSED);
         checksumMismatches = counters.get(TransferCounter.CHECKSUM_MISMATCHES);
         localSpanKeys = counters.get(TransferCounter.LOCAL_SPAN_KEYS);
         checksumsFromTransport = counters.get(TransferCounter.CHECKSUMS_FROM_TRANSPORT);
@@ -175,16 +179,19 @@ final class FetchReads
         fetch.readsInFlight--;
         inFlight--;
         final int length = fetch.keyLengths[k];
-        if (TransportStatus.TIMEOUT == status)
+        if (TransportStatus.OK != status)
         {
-            // A peer that does not answer in time (partition, paused or dying source): an expected outcome of the
-            // network, counted, not an internal error; the key fails and the prefix stops as for any failed read.
+            // A peer that does not answer in time, a connection that dies with its source, a session the source
+            // revoked (partition, paused, killed or restarted source): outcomes of the network and of other
+            // processes, counted by kind, not internal errors; the key fails and the prefix stops.
             readFailures.incrementRelease();
-            readTimeouts.incrementRelease();
+            (TransportStatus.TIMEOUT == status ? readTimeouts : TransportStatus.REJECTED == status ? readsRefused :
+                readsLost).incrementRelease();
             fail(fetch, k, FailureReason.TRANSFER);
         }
-        else if (TransportStatus.OK != status || bytes != length)
+        else if (bytes != length)
         {
+            // The transport said every byte landed, and it did not: ours to look at.
             readFailures.incrementRelease();
             errorHandler.onError(new IllegalStateException("peer read " + TransportStatus.name(status) + ": key " + k +
                 " of fetch " + fetch.correlationId + ", " + bytes + " of " + length + " bytes"));

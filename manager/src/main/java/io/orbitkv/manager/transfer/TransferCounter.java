@@ -74,7 +74,11 @@ public enum TransferCounter implements FixedCounter
     LOCAL_SPAN_KEYS(212, "Transfer requester: keys of a fetch served from this Manager's DRAM (between peer spans)", false),
     CHECKSUMS_FROM_TRANSPORT(252, "Transfer requester: peer blocks checked against the sum the transport took as they landed",
         false),
-    READ_TIMEOUTS(325, "Transfer requester: peer reads timed out (counted in the failed reads too; not an error)", false);
+    READ_TIMEOUTS(325, "Transfer requester: peer reads timed out (counted in the failed reads too; not an error)", false),
+    READS_LOST(327, "Transfer requester: peer reads lost with their connection or peer handle (in the failed reads too)",
+        false),
+    READS_REFUSED(328, "Transfer requester: peer reads the source refused, e.g. a revoked session (in the failed reads too)",
+        false);
 
     private final Spec spec;
 

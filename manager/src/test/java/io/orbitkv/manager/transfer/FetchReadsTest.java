@@ -133,8 +133,25 @@ class FetchReadsTest
         assertEquals(List.of(), errors, "a timeout is an outcome of the network, not an internal error");
 
         reads.complete(fetches, requestId(1), TransportStatus.FAILED, 0, false, 0);
-        assertEquals(1, errors.size(), "other failures are still logged");
+        assertEquals(List.of(), errors, "a connection lost with its source is not an internal error either");
+        assertEquals(1, counters.get(TransferCounter.READS_LOST).get());
         assertEquals(1, counters.get(TransferCounter.READ_TIMEOUTS).get());
+        assertEquals(2, counters.get(TransferCounter.READ_FAILURES).get());
+    }
+
+    @Test
+    void shouldCountARefusedReadWithoutAnErrorEntryButLogAShortOne()
+    {
+        reads.complete(fetches, requestId(0), TransportStatus.REJECTED, 0, false, 0);
+        assertEquals(List.of(), errors, "a source refusing a revoked session is not an internal error");
+        assertEquals(1, counters.get(TransferCounter.READS_REFUSED).get());
+
+        // OK with fewer bytes than asked: the transport broke its word, which is ours to look at.
+        reads.complete(fetches, requestId(1), TransportStatus.OK, BLOCK - 1, false, 0);
+        assertEquals(1, errors.size());
+        assertEquals(PeerFetch.KEY_FAILED, fetch.keyStates[1]);
+        assertEquals(2, counters.get(TransferCounter.READ_FAILURES).get());
+        assertEquals(0, counters.get(TransferCounter.READS_LOST).get());
     }
 
     @Test
