@@ -285,6 +285,23 @@ public final class OrbitKvProcesses implements AutoCloseable, AfterTestExecution
         return value;
     }
 
+    /**
+     * Poll a counter of this Manager until it reaches at least {@code least} or the timeout passes.
+     *
+     * @return its last value read.
+     */
+    public long awaitCounterAtLeast(final String label, final long least, final long timeoutNs)
+    {
+        final long deadlineNs = System.nanoTime() + timeoutNs;
+        long value = counter(label);
+        while (value < least && System.nanoTime() - deadlineNs < 0)
+        {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+            value = counter(label);
+        }
+        return value;
+    }
+
     private void awaitCncReady(final long timeoutNs) throws IOException
     {
         final Path cnc = dir.resolve(CncFileDescriptor.CNC_FILE_NAME);

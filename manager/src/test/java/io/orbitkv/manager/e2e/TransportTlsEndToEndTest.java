@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -20,7 +19,6 @@ import io.orbitkv.manager.peer.PeerAuthCounter;
 import io.orbitkv.manager.status.CounterDescriptor;
 import io.orbitkv.manager.transfer.TransferCounter;
 import org.agrona.CloseHelper;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -75,7 +73,7 @@ class TransportTlsEndToEndTest
         final EngineClient engineB = engine(b);
         final OperationResult result = new OperationResult(512);
         final KeyBatch prefix = CatalogTestKeys.batch(NS, 0, 16, BLOCK, REGION_BLOCKS);
-        fill(engineA, 16);
+        SeededBlocks.fill(engineA, 16, BLOCK);
         engineA.publish(prefix, result);
         assertEquals(16, result.value());
         CatalogTestKeys.awaitPeerKeys(engineB, prefix, 16, result, DEADLINE_NS);
@@ -83,7 +81,7 @@ class TransportTlsEndToEndTest
         engineB.read(prefix, 0L, true, result);
         assertEquals(StatusCode.OK, result.code(), result::message);
         assertEquals(16, result.count(KeyStatus.PEER));
-        assertEquals(0, mismatches(engineB, 16), "byte exact");
+        assertEquals(0, SeededBlocks.mismatches(engineB, 16, BLOCK), "byte exact");
         assertEquals(16, value(b, TransferCounter.BLOCKS_FETCHED));
         awaitAtLeast(b, PeerAuthCounter.TLS_HANDSHAKES_DONE, 1);
         awaitAtLeast(a, PeerAuthCounter.TLS_HANDSHAKES_DONE, 1);
@@ -162,48 +160,18 @@ class TransportTlsEndToEndTest
         return client;
     }
 
-    private static void fill(final EngineClient client, final int count)
-    {
-        final UnsafeBuffer region = client.dataBuffer();
-        final byte[] bytes = new byte[BLOCK];
-        for (int i = 0; i < count; i++)
-        {
-            new Random(i).nextBytes(bytes);
-            region.putBytes(i * BLOCK, bytes);
-        }
-    }
 
-    private static int mismatches(final EngineClient client, final int count)
-    {
-        final UnsafeBuffer region = client.dataBuffer();
-        final byte[] expected = new byte[BLOCK];
-        final byte[] actual = new byte[BLOCK];
-        int bad = 0;
-        for (int i = 0; i < count; i++)
-        {
-            new Random(i).nextBytes(expected);
-            region.getBytes(i * BLOCK, actual);
-            if (!java.util.Arrays.equals(expected, actual))
-            {
-                bad++;
-            }
-        }
-        return bad;
-    }
 
     private static long value(final OrbitKvProcesses m, final CounterDescriptor d)
     {
         return m.counter(d.label());
     }
 
+
     private static void awaitAtLeast(final OrbitKvProcesses m, final CounterDescriptor d, final long least)
     {
-        final long deadlineNs = System.nanoTime() + DEADLINE_NS;
-        while (value(m, d) < least)
-        {
-            assertTrue(System.nanoTime() - deadlineNs < 0, () -> d.label() + " below " + least + "\n" + m.dump());
-            Thread.onSpinWait();
-        }
+        final long value = m.awaitCounterAtLeast(d.label(), least, DEADLINE_NS);
+        assertTrue(value >= least, () -> d.label() + " at " + value + ", below " + least + "\n" + m.dump());
     }
 
     private static void awaitCounter(final OrbitKvProcesses m, final CounterDescriptor d, final long expected)
